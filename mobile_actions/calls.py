@@ -1,0 +1,148 @@
+"""Tool calls and their validation against a catalogue.
+
+An invalid call is never dispatched: everything downstream (dispatch, the hybrid runner, the
+scorer's schema-valid rate) asks `validate_call` first. Problems are values, not exceptions,
+because a validator's caller usually wants all of them at once.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable
+
+from jsonschema import Draft202012Validator, FormatChecker
+
+from mobile_actions.catalog import Catalogue, Tool
+
+# Mobile Actions writes datetimes as `YYYY-MM-DDTHH:MM:SS` and says so only in the description.
+DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
+DATETIME_HINT = "YYYY-MM-DDTHH:MM:SS"
+DATETIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
+_FORMATS = FormatChecker()
+
+
+@_FORMATS.checks("mobile-actions-datetime", raises=ValueError)
+def _is_datetime(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    if not DATETIME_RE.fullmatch(value):
+        raise ValueError(f"{value!r} is not in {DATETIME_HINT} format")
+    try:
+        datetime.strptime(value, DATETIME_FORMAT)
+    except ValueError as e:  # 2025-02-30T10:00:00 has the right shape but is no date
+        raise ValueError(f"{value!r} is not a real date and time: {e}") from None
+    return True
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "ToolCall":
+        """Accept `{"name", "arguments"}` and the row shape `{"function": {"name", "arguments"}}`."""
+        import json
+
+        if not isinstance(data, dict):
+            raise ValueError(f"a tool call is a JSON object, got {type(data).__name__}")
+        fn = data.get("function", data)
+        name = fn.get("name")
+        if not isinstance(name, str):
+            raise ValueError("a tool call needs a string 'name'")
+        args = fn.get("arguments", {})
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{name}: arguments string is not JSON: {e.msg}") from None
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise ValueError(f"{name}: arguments must be an object, got {type(args).__name__}")
+        return cls(name, args)
+
+
+@dataclass(frozen=True)
+class Problem:
+    tool: str
+    argument: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.tool}.{self.argument}" if self.argument else self.tool
+        return f"{where}: {self.message}"
+
+
+def argument_schema(tool: Tool) -> dict:
+    """The JSON Schema a call's arguments must satisfy: the tool's parameters, closed, with
+    the Mobile Actions datetime convention turned into a checked format."""
+    schema = _with_datetime_format(tool.parameters)
+    schema.setdefault("additionalProperties", False)
+    return schema
+
+
+def _with_datetime_format(schema: dict) -> dict:
+    out = dict(schema)
+    if out.get("type") == "string" and "format" not in out and DATETIME_HINT in out.get("description", ""):
+        out["format"] = "mobile-actions-datetime"
+    if out.get("format") in ("date-time", "datetime") and DATETIME_HINT in out.get("description", ""):
+        out["format"] = "mobile-actions-datetime"
+    if "properties" in out:
+        out["properties"] = {k: _with_datetime_format(v) for k, v in out["properties"].items()}
+    if isinstance(out.get("items"), dict):
+        out["items"] = _with_datetime_format(out["items"])
+    return out
+
+
+_VALIDATORS: dict[int, tuple[Tool, Draft202012Validator]] = {}
+
+
+def _validator(tool: Tool) -> Draft202012Validator:
+    hit = _VALIDATORS.get(id(tool))
+    if hit is None or hit[0] is not tool:
+        hit = (tool, Draft202012Validator(argument_schema(tool), format_checker=_FORMATS))
+        _VALIDATORS[id(tool)] = hit
+    return hit[1]
+
+
+def validate_call(call: ToolCall, catalogue: Catalogue) -> list[Problem]:
+    if call.name not in catalogue:
+        return [Problem(call.name, None, f"unknown tool (known: {', '.join(catalogue.names)})")]
+    tool = catalogue[call.name]
+    if not isinstance(call.arguments, dict):
+        return [Problem(call.name, None, "arguments must be an object")]
+    problems = []
+    for err in sorted(_validator(tool).iter_errors(call.arguments), key=lambda e: list(map(str, e.path))):
+        problems.append(_problem(call.name, err))
+    return problems
+
+
+def _problem(tool: str, err) -> Problem:
+    path = ".".join(str(p) for p in err.absolute_path)
+    if err.validator == "required":
+        missing = err.message.split("'")[1] if "'" in err.message else None
+        return Problem(tool, missing, "missing required argument")
+    if err.validator == "additionalProperties":
+        extra = re.findall(r"'([^']+)'", err.message)
+        return Problem(tool, ".".join(filter(None, [path, *extra])) or None, "unknown argument")
+    if err.validator == "type":
+        return Problem(tool, path or None, f"expected {err.validator_value}, got {type(err.instance).__name__} {err.instance!r:.60}")
+    if err.validator == "enum":
+        return Problem(tool, path or None, f"{err.instance!r:.60} is not one of {err.validator_value}")
+    if err.validator == "format":
+        cause = err.cause if err.cause is not None else err.message
+        return Problem(tool, path or None, str(cause))
+    return Problem(tool, path or None, err.message)
+
+
+def validate_calls(calls: Iterable[ToolCall], catalogue: Catalogue) -> list[Problem]:
+    return [p for c in calls for p in validate_call(c, catalogue)]
+
+
+def is_valid(call: ToolCall, catalogue: Catalogue) -> bool:
+    return not validate_call(call, catalogue)

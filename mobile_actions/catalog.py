@@ -1,0 +1,203 @@
+"""Tool catalogues: the set of tools a caller may call.
+
+Two shapes exist in the wild: Mobile Actions rows (`{"function": {...}}` with Gemini's upper-case
+types) and OpenAI's (`{"type": "function", "function": {...}}` with JSON Schema types). Both are
+normalised to JSON Schema here, once, so validation, rendering and generation see one shape.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+REPO_TOOLS_DIR = Path(__file__).resolve().parent.parent / "tools"
+JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
+# Schema keys we understand; anything else is kept verbatim (descriptions of the user's own schemas
+# are theirs), but these are the ones whose values we check.
+_SCHEMA_KEYS = {"type", "description", "properties", "required", "enum", "items", "format",
+                "pattern", "minimum", "maximum", "default", "nullable", "minItems", "maxItems"}
+
+
+class CatalogueError(ValueError):
+    """A catalogue that cannot be used; the message names the source, the tool and the field."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    @property
+    def properties(self) -> dict:
+        return self.parameters.get("properties", {})
+
+    @property
+    def required(self) -> list[str]:
+        return list(self.parameters.get("required", []))
+
+    def to_mobile_actions(self) -> dict:
+        """The Mobile Actions row shape (Gemini upper-case types, no wrapper type)."""
+        return {"function": {"name": self.name, "description": self.description,
+                             "parameters": _to_gemini(self.parameters)}}
+
+    def to_openai(self) -> dict:
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": self.parameters}}
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    tools: tuple[Tool, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {t.name: t for t in self.tools})
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._by_name[name]  # type: ignore[attr-defined]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name  # type: ignore[attr-defined]
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self.tools)
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+    def to_mobile_actions(self) -> list[dict]:
+        return [t.to_mobile_actions() for t in self.tools]
+
+    def to_openai(self) -> list[dict]:
+        return [t.to_openai() for t in self.tools]
+
+    @classmethod
+    def from_json(cls, data: Any, source: str = "<data>") -> "Catalogue":
+        if isinstance(data, dict) and "tools" in data:
+            data = data["tools"]
+        if not isinstance(data, list):
+            raise CatalogueError(f"{source}: a catalogue is a JSON list of tools, got {type(data).__name__}")
+        tools: list[Tool] = []
+        seen: set[str] = set()
+        for i, entry in enumerate(data):
+            tool = parse_tool(entry, f"{source}: tool #{i}")
+            if tool.name in seen:
+                raise CatalogueError(f"{source}: tool {tool.name!r}: duplicate tool name")
+            seen.add(tool.name)
+            tools.append(tool)
+        return cls(tuple(tools))
+
+
+def parse_tool(entry: Any, where: str = "<tool>") -> Tool:
+    """One tool in either shape -> Tool with a JSON Schema `parameters`."""
+    if isinstance(entry, Tool):
+        return entry
+    if not isinstance(entry, dict):
+        raise CatalogueError(f"{where}: a tool is a JSON object, got {type(entry).__name__}")
+    fn = entry.get("function", entry)
+    if not isinstance(fn, dict):
+        raise CatalogueError(f"{where}: field 'function' must be an object")
+    name = fn.get("name")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise CatalogueError(f"{where}: field 'name' must be an identifier-like string, got {name!r}")
+    where = f"{where.rsplit(': tool #', 1)[0]}: tool {name!r}"
+    description = fn.get("description", "")
+    if not isinstance(description, str):
+        raise CatalogueError(f"{where}: field 'description' must be a string")
+    params = fn.get("parameters") or {"type": "object", "properties": {}}
+    params = _normalise_schema(params, f"{where}: parameters")
+    if params.get("type") != "object":
+        raise CatalogueError(f"{where}: field 'parameters.type' must be OBJECT/object, got {params.get('type')!r}")
+    params.setdefault("properties", {})
+    required = params.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise CatalogueError(f"{where}: field 'parameters.required' must be a list of names")
+    for r in required:
+        if r not in params["properties"]:
+            raise CatalogueError(f"{where}: field 'parameters.required': {r!r} is not in properties")
+    return Tool(name=name, description=description, parameters=params)
+
+
+def _normalise_schema(schema: Any, where: str) -> dict:
+    if not isinstance(schema, dict):
+        raise CatalogueError(f"{where}: a schema must be an object, got {type(schema).__name__}")
+    out: dict = {}
+    for key, value in schema.items():
+        if key == "type":
+            types = value if isinstance(value, list) else [value]
+            norm = []
+            for t in types:
+                if not isinstance(t, str) or t.lower() not in JSON_TYPES:
+                    raise CatalogueError(f"{where}: field 'type': unknown type {t!r}")
+                norm.append(t.lower())
+            out["type"] = norm if isinstance(value, list) else norm[0]
+        elif key == "properties":
+            if not isinstance(value, dict):
+                raise CatalogueError(f"{where}: field 'properties' must be an object")
+            out["properties"] = {k: _normalise_schema(v, f"{where}.{k}") for k, v in value.items()}
+        elif key == "items":
+            out["items"] = _normalise_schema(value, f"{where}[]")
+        elif key == "enum":
+            if not isinstance(value, list) or not value:
+                raise CatalogueError(f"{where}: field 'enum' must be a non-empty list")
+            out["enum"] = list(value)
+        elif key == "nullable" and value is True:
+            out["nullable"] = True
+        else:
+            out[key] = value
+    if "type" not in out and "enum" not in out and "properties" not in out:
+        raise CatalogueError(f"{where}: field 'type' is missing")
+    if "properties" in out and "type" not in out:
+        out["type"] = "object"
+    if out.get("type") == "object" and "required" in out:
+        for r in out["required"]:
+            if r not in out.get("properties", {}):
+                raise CatalogueError(f"{where}: field 'required': {r!r} is not in properties")
+    return out
+
+
+def _to_gemini(schema: dict) -> dict:
+    out: dict = {}
+    for key, value in schema.items():
+        if key == "type":
+            out["type"] = [t.upper() for t in value] if isinstance(value, list) else value.upper()
+        elif key == "properties":
+            out["properties"] = {k: _to_gemini(v) for k, v in value.items()}
+        elif key == "items":
+            out["items"] = _to_gemini(value)
+        else:
+            out[key] = value
+    return out
+
+
+def catalogue_search_path() -> list[Path]:
+    """Where bare catalogue names are looked up: $MOBILE_ACTIONS_TOOLS (os.pathsep list), then the repo's tools/."""
+    extra = [Path(p) for p in os.environ.get("MOBILE_ACTIONS_TOOLS", "").split(os.pathsep) if p]
+    return [*extra, REPO_TOOLS_DIR]
+
+
+def load_catalogue(name_or_path: str | os.PathLike = "mobile_actions") -> Catalogue:
+    """A bare name (`mobile_actions`) loads `<dir>/<name>.json` from the search path; anything else is a file."""
+    text = str(name_or_path)
+    path = Path(text)
+    if not path.suffix and os.sep not in text and not path.is_file():
+        for d in catalogue_search_path():
+            if (d / f"{text}.json").is_file():
+                path = d / f"{text}.json"
+                break
+        else:
+            dirs = ", ".join(str(d) for d in catalogue_search_path())
+            raise CatalogueError(f"no catalogue named {text!r} (looked in {dirs})")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CatalogueError(f"{path}: no such catalogue file") from None
+    except json.JSONDecodeError as e:
+        raise CatalogueError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
+    return Catalogue.from_json(data, source=str(path))

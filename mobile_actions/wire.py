@@ -1,0 +1,422 @@
+"""The FunctionGemma wire format: the one place that knows how conversations become text and back.
+
+Rendering follows FunctionGemma's template (Gemma turns, seven control strings, `<escape>`-quoted
+strings, alphabetically sorted keys in declarations). `CHAT_TEMPLATE` is the same renderer written
+in Jinja for `tokenizer.apply_chat_template`; a test holds the two to identical output.
+
+Two developer-turn layouts exist:
+- ``official``: the developer text (which starts with the current datetime in Mobile Actions) and
+  then the declarations, as FunctionGemma checkpoints expect;
+- ``cache``: the stable instruction and declarations first and the volatile datetime lines last, so
+  the KV cache of everything up to the end of the declarations can be reused across requests.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from mobile_actions.calls import ToolCall
+from mobile_actions.catalog import Catalogue, Tool, parse_tool
+
+START_DECL, END_DECL = "<start_function_declaration>", "<end_function_declaration>"
+START_CALL, END_CALL = "<start_function_call>", "<end_function_call>"
+START_RESP, END_RESP = "<start_function_response>", "<end_function_response>"
+ESCAPE = "<escape>"
+# In FunctionGemma's id order: 46..52 (`<unused40>`..`<unused46>` in Gemma 3's vocabulary).
+CONTROL_TOKENS = (START_DECL, END_DECL, START_CALL, END_CALL, START_RESP, END_RESP, ESCAPE)
+CONTROL_TOKEN_IDS = dict(zip(CONTROL_TOKENS, range(46, 53)))
+BOS, START_TURN, END_TURN = "<bos>", "<start_of_turn>", "<end_of_turn>"
+STOP_STRINGS = (END_TURN, START_RESP)
+LAYOUTS = ("official", "cache")
+# Developer-text lines that change per request; the cache layout moves them after the declarations.
+VOLATILE_PREFIXES = ("Current date and time", "Day of week")
+
+
+class WireError(ValueError):
+    """A value that cannot be written in the wire format (e.g. a string holding `<escape>`)."""
+
+
+class WireParseError(ValueError):
+    """Model output that is not a well-formed call; names the position and what was expected."""
+
+    def __init__(self, text: str, position: int, expected: str):
+        self.text, self.position, self.expected = text, position, expected
+        snippet = text[max(0, position - 20):position + 20].replace("\n", "\\n")
+        super().__init__(f"at position {position}: expected {expected}, near {snippet!r}")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    calls: list[ToolCall] = field(default_factory=list)
+    text: str = ""
+
+
+# ---------------------------------------------------------------------------------------------- values
+def format_value(value: Any, *, sort_keys: bool = False, upper_types: bool = False) -> str:
+    """A JSON value in FunctionGemma's notation: strings escaped, keys bare, no spaces."""
+    if isinstance(value, str):
+        if ESCAPE in value:
+            raise WireError(f"string {value[:40]!r} contains {ESCAPE}, which the wire format cannot quote")
+        return f"{ESCAPE}{value}{ESCAPE}"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+            raise WireError(f"{value} is not a JSON number")
+        return repr(value)
+    if isinstance(value, dict):
+        items = sorted(value.items()) if sort_keys else value.items()
+        parts = []
+        for k, v in items:
+            _check_key(k)
+            if upper_types and k == "type":
+                v = [t.upper() for t in v] if isinstance(v, list) else str(v).upper()
+            parts.append(f"{k}:{format_value(v, sort_keys=sort_keys, upper_types=upper_types)}")
+        return "{" + ",".join(parts) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(format_value(v, sort_keys=sort_keys, upper_types=upper_types) for v in value) + "]"
+    raise WireError(f"cannot write a {type(value).__name__} in the wire format")
+
+
+_KEY_RE = re.compile(r"[^\s:{}\[\],<>]+")
+
+
+def _check_key(key: Any) -> None:
+    if not isinstance(key, str) or not _KEY_RE.fullmatch(key):
+        raise WireError(f"key {key!r} cannot be written bare (no spaces, ':', braces, brackets, ',' or '<>')")
+
+
+# ---------------------------------------------------------------------------------------------- render
+def render_declaration(tool: Tool) -> str:
+    params = {k: v for k, v in tool.parameters.items() if not (k in ("properties", "required") and not v)}
+    body = {"description": tool.description, "parameters": params}
+    return f"{START_DECL}declaration:{tool.name}{format_value(body, sort_keys=True, upper_types=True)}{END_DECL}"
+
+
+def render_call(call: ToolCall) -> str:
+    return f"{START_CALL}call:{call.name}{format_value(call.arguments)}{END_CALL}"
+
+
+def render_response(name: str, response: Any) -> str:
+    return f"{START_RESP}response:{name}{format_value(response)}{END_RESP}"
+
+
+def split_developer_text(content: str) -> tuple[str, str]:
+    """(stable, volatile) parts of a developer message, for the cache layout."""
+    lines = content.split("\n")
+    stable = [line for line in lines if not line.startswith(VOLATILE_PREFIXES)]
+    volatile = [line for line in lines if line.startswith(VOLATILE_PREFIXES)]
+    return "\n".join(stable), "\n".join(volatile)
+
+
+def _tools(tools: Catalogue | Iterable[Any] | None) -> list[Tool]:
+    if tools is None:
+        return []
+    return [parse_tool(t) for t in tools]
+
+
+def _calls_of(message: dict) -> list[ToolCall]:
+    return [ToolCall.from_json(c) for c in message.get("tool_calls") or []]
+
+
+def _responses_of(message: dict) -> list[tuple[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        try:
+            content = json.loads(content)
+        except json.JSONDecodeError:
+            return [(message.get("name", "tool"), content)]
+    items = content if isinstance(content, list) else [content]
+    out = []
+    for item in items:
+        if isinstance(item, dict) and "response" in item:
+            out.append((item.get("name") or message.get("name", "tool"), item["response"]))
+        else:
+            out.append((message.get("name", "tool"), item))
+    return out
+
+
+def render(messages: Sequence[dict], tools: Catalogue | Iterable[Any] | None = None, *,
+           add_generation_prompt: bool = False, layout: str = "official") -> str:
+    """A conversation as FunctionGemma text. Roles: developer/system, user, assistant/model, tool."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    decls = "".join(render_declaration(t) for t in _tools(tools))
+    out = [BOS]
+    msgs = list(messages)
+    if msgs and msgs[0].get("role") in ("developer", "system"):
+        dev = msgs.pop(0).get("content") or ""
+    else:
+        dev = None
+    if dev is not None or decls:
+        dev = dev or ""
+        if layout == "cache":
+            stable, volatile = split_developer_text(dev)
+            body = stable + decls + ("\n" + volatile + "\n" if volatile else "")
+        else:
+            body = dev + decls
+        out.append(f"{START_TURN}developer\n{body}{END_TURN}\n")
+    in_model = False
+    for m in msgs:
+        role = m.get("role")
+        if role == "user":
+            if in_model:
+                out.append(f"{END_TURN}\n")
+                in_model = False
+            out.append(f"{START_TURN}user\n{m.get('content') or ''}{END_TURN}\n")
+        elif role in ("assistant", "model"):
+            if not in_model:
+                out.append(f"{START_TURN}model\n")
+                in_model = True
+            out.extend(render_call(c) for c in _calls_of(m))
+            if m.get("content"):
+                out.append(m["content"])
+            if not m.get("tool_calls"):
+                out.append(f"{END_TURN}\n")
+                in_model = False
+        elif role == "tool":
+            if not in_model:
+                out.append(f"{START_TURN}model\n")
+                in_model = True
+            out.extend(render_response(n, r) for n, r in _responses_of(m))
+        else:
+            raise ValueError(f"unknown role {role!r}")
+    if in_model:
+        # A final assistant message that only calls tools: the turn ends after the calls.
+        last = msgs[-1]
+        if last.get("role") in ("assistant", "model"):
+            out.append(f"{END_TURN}\n")
+    elif add_generation_prompt:
+        out.append(f"{START_TURN}model\n")
+    return "".join(out)
+
+
+def stable_prefix(developer_text: str, tools: Catalogue | Iterable[Any]) -> str:
+    """Text that every request with these tools starts with in the cache layout (the KV cache to reuse)."""
+    stable, _ = split_developer_text(developer_text)
+    return f"{BOS}{START_TURN}developer\n{stable}" + "".join(render_declaration(t) for t in _tools(tools))
+
+
+# ---------------------------------------------------------------------------------------------- parse
+_NUMBER_RE = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.text, self.pos = text, 0
+
+    def fail(self, expected: str):
+        raise WireParseError(self.text, self.pos, expected)
+
+    def expect(self, literal: str) -> None:
+        if not self.text.startswith(literal, self.pos):
+            self.fail(repr(literal))
+        self.pos += len(literal)
+
+    def name(self) -> str:
+        m = _KEY_RE.match(self.text, self.pos)
+        if not m:
+            self.fail("a name")
+        # A name ends at '{' or ':'; _KEY_RE already stops there.
+        self.pos = m.end()
+        return m.group()
+
+    def value(self) -> Any:
+        t, p = self.text, self.pos
+        if t.startswith(ESCAPE, p):
+            end = t.find(ESCAPE, p + len(ESCAPE))
+            if end < 0:
+                self.pos = len(t)
+                self.fail(f"closing {ESCAPE}")
+            self.pos = end + len(ESCAPE)
+            return t[p + len(ESCAPE):end]
+        if t.startswith("{", p):
+            return self.obj()
+        if t.startswith("[", p):
+            self.pos += 1
+            items: list = []
+            if t.startswith("]", self.pos):
+                self.pos += 1
+                return items
+            while True:
+                items.append(self.value())
+                if t.startswith(",", self.pos):
+                    self.pos += 1
+                elif t.startswith("]", self.pos):
+                    self.pos += 1
+                    return items
+                else:
+                    self.fail("',' or ']'")
+        for word, val in (("true", True), ("false", False), ("null", None)):
+            if t.startswith(word, p):
+                self.pos += len(word)
+                return val
+        m = _NUMBER_RE.match(t, p)
+        if m:
+            self.pos = m.end()
+            s = m.group()
+            return int(s) if re.fullmatch(r"-?\d+", s) else float(s)
+        self.fail(f"a value ({ESCAPE}string{ESCAPE}, number, true, false, null, {{...}} or [...])")
+
+    def obj(self) -> dict:
+        self.expect("{")
+        out: dict = {}
+        if self.text.startswith("}", self.pos):
+            self.pos += 1
+            return out
+        while True:
+            key = self.name()
+            self.expect(":")
+            if key in out:
+                self.pos -= len(key) + 1
+                self.fail(f"a key not already given ({key!r} repeats)")
+            out[key] = self.value()
+            if self.text.startswith(",", self.pos):
+                self.pos += 1
+            elif self.text.startswith("}", self.pos):
+                self.pos += 1
+                return out
+            else:
+                self.fail("',' or '}'")
+
+    def call(self) -> ToolCall:
+        self.expect(START_CALL)
+        self.expect("call:")
+        name = self.name()
+        args = self.obj()
+        self.expect(END_CALL)
+        return ToolCall(name, args)
+
+
+def parse(text: str) -> Parsed:
+    """Model output (what follows `<start_of_turn>model\\n`) -> calls and any plain text.
+
+    Strict on purpose: a malformed call raises WireParseError rather than being guessed at, since
+    a guessed call could be dispatched to a phone.
+    """
+    for stop in STOP_STRINGS:
+        cut = text.find(stop)
+        if cut >= 0:
+            text = text[:cut]
+    p = _Parser(text)
+    calls: list[ToolCall] = []
+    plain: list[str] = []
+    while p.pos < len(text):
+        nxt = text.find(START_CALL, p.pos)
+        if nxt < 0:
+            plain.append(text[p.pos:])
+            break
+        plain.append(text[p.pos:nxt])
+        p.pos = nxt
+        calls.append(p.call())
+    rest = "".join(plain)
+    for tok in CONTROL_TOKENS:
+        at = rest.find(tok)
+        if at >= 0:
+            raise WireParseError(text, text.find(tok), f"plain text or {START_CALL}, not a stray {tok}")
+    return Parsed(calls, rest.strip())
+
+
+# ---------------------------------------------------------------------------------------------- template
+# The Jinja twin of render(). Differences would silently change what a model is trained on, so a
+# test renders the same conversations both ways. `layout` may be passed as a template kwarg.
+CHAT_TEMPLATE = r"""{%- macro fv(v, sort, up) -%}
+{%- if v is string -%}<escape>{{ v }}<escape>
+{%- elif v is boolean -%}{{ 'true' if v else 'false' }}
+{%- elif v is none -%}null
+{%- elif v is mapping -%}{{ '{' }}
+{%- set items = (v | dictsort) if sort else v.items() -%}
+{%- for k, x in items -%}
+{%- if up and k == 'type' -%}{{ k }}:{{ fv(x | upper if x is string else x | map('upper') | list, sort, up) }}
+{%- else -%}{{ k }}:{{ fv(x, sort, up) }}{%- endif -%}
+{%- if not loop.last -%},{%- endif -%}
+{%- endfor -%}{{ '}' }}
+{%- elif v is iterable -%}[{%- for x in v -%}{{ fv(x, sort, up) }}{%- if not loop.last -%},{%- endif -%}{%- endfor -%}]
+{%- else -%}{{ v }}
+{%- endif -%}
+{%- endmacro -%}
+{%- macro decl(tool) -%}
+{%- set fn = tool.function if tool.function is defined else tool -%}
+{%- set params = fn.parameters if fn.parameters else {'type': 'object'} -%}
+{%- set ns = namespace(first=true) -%}
+<start_function_declaration>declaration:{{ fn.name }}{description:{{ fv(fn.description or '', true, true) }},parameters:{
+{%- for k, x in params | dictsort -%}
+{%- if not (k in ['properties', 'required'] and not x) -%}
+{%- if not ns.first -%},{%- endif -%}{%- set ns.first = false -%}
+{{ fv({k: x}, true, true)[1:-1] }}
+{%- endif -%}
+{%- endfor -%}
+}}<end_function_declaration>
+{%- endmacro -%}
+{%- macro resp(m) -%}
+{%- set c = m.content -%}
+{%- set items = c if (c is iterable and c is not string and c is not mapping) else [c] -%}
+{%- for it in items -%}
+{%- if it is mapping and 'response' in it -%}<start_function_response>response:{{ it.name or m.name or 'tool' }}{{ fv(it.response, false, false) }}<end_function_response>
+{%- else -%}<start_function_response>response:{{ m.name or 'tool' }}{{ fv(it, false, false) }}<end_function_response>
+{%- endif -%}
+{%- endfor -%}
+{%- endmacro -%}
+{{- bos_token -}}
+{%- set lay = layout if layout is defined else 'official' -%}
+{%- set decls = namespace(s='') -%}
+{%- for t in (tools or []) -%}{%- set decls.s = decls.s + decl(t) -%}{%- endfor -%}
+{%- set first = 0 -%}
+{%- if messages and messages[0].role in ['developer', 'system'] -%}
+{%- set dev = messages[0].content or '' -%}{%- set first = 1 -%}
+{%- else -%}{%- set dev = none -%}{%- endif -%}
+{%- if dev is not none or decls.s -%}
+{%- set dev = dev or '' -%}
+{%- if lay == 'cache' -%}
+{%- set sv = namespace(stable=[], vol=[]) -%}
+{%- for line in dev.split('\n') -%}
+{%- if line.startswith('Current date and time') or line.startswith('Day of week') -%}{%- set sv.vol = sv.vol + [line] -%}
+{%- else -%}{%- set sv.stable = sv.stable + [line] -%}{%- endif -%}
+{%- endfor -%}
+<start_of_turn>developer
+{{ sv.stable | join('\n') }}{{ decls.s }}{% if sv.vol %}{{ '\n' }}{{ sv.vol | join('\n') }}{{ '\n' }}{% endif %}<end_of_turn>
+{{ '' }}
+{%- else -%}
+<start_of_turn>developer
+{{ dev }}{{ decls.s }}<end_of_turn>
+{{ '' }}
+{%- endif -%}
+{%- endif -%}
+{%- set st = namespace(in_model=false, last='') -%}
+{%- for m in messages[first:] -%}
+{%- set st.last = m.role -%}
+{%- if m.role == 'user' -%}
+{%- if st.in_model -%}<end_of_turn>
+{{ '' }}{%- set st.in_model = false -%}{%- endif -%}
+<start_of_turn>user
+{{ m.content or '' }}<end_of_turn>
+{{ '' }}
+{%- elif m.role in ['assistant', 'model'] -%}
+{%- if not st.in_model -%}<start_of_turn>model
+{{ '' }}{%- set st.in_model = true -%}{%- endif -%}
+{%- generation -%}
+{%- for c in (m.tool_calls or []) -%}
+{%- set f = c.function if c.function is defined else c -%}
+<start_function_call>call:{{ f.name }}{{ fv(f.arguments or {}, false, false) }}<end_function_call>
+{%- endfor -%}
+{{- m.content or '' -}}
+{%- if not m.tool_calls -%}<end_of_turn>
+{{ '' }}{%- set st.in_model = false -%}{%- elif loop.last -%}<end_of_turn>
+{{ '' }}{%- set st.in_model = false -%}{%- endif -%}
+{%- endgeneration -%}
+{%- elif m.role == 'tool' -%}
+{%- if not st.in_model -%}<start_of_turn>model
+{{ '' }}{%- set st.in_model = true -%}{%- endif -%}
+{{- resp(m) -}}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt and not st.in_model -%}<start_of_turn>model
+{{ '' }}
+{%- endif -%}
+"""
