@@ -1,0 +1,201 @@
+"""The `mobile-actions` command: parse arguments, call the library, print.
+
+Each part of the project registers its own sub-commands (`register(subparsers)` in its `*cli`
+module); this file holds the core ones and stays thin.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+
+# Parts that add sub-commands; each module has `register(subparsers)`.
+PART_CLIS = (
+    "mobile_actions.caller_cli",
+    "mobile_actions.runtime_cli",
+    "mobile_actions.android.cli",
+    "mobile_actions.navigator.cli",
+    "mobile_actions.hybrid_cli",
+)
+
+
+def _err(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------- validate
+def cmd_validate(args: argparse.Namespace) -> int:
+    from mobile_actions.calls import validate_call
+    from mobile_actions.catalog import CatalogueError, load_catalogue
+    from mobile_actions.dataset import Reader
+
+    try:
+        override = load_catalogue(args.tools) if args.tools else None
+    except CatalogueError as e:
+        _err(f"error: {e}")
+        return 2
+    reader = Reader(args.file, strict=False)
+    n_rows = n_calls = n_bad_calls = 0
+    try:
+        for row in reader:
+            n_rows += 1
+            tools = override or row.tools
+            for call in row.calls:
+                n_calls += 1
+                problems = validate_call(call, tools)
+                n_bad_calls += bool(problems)
+                for p in problems:
+                    print(f"{row.where}: {p}")
+    except FileNotFoundError:
+        _err(f"error: {args.file}: no such file")
+        return 2
+    for p in reader.problems:
+        print(p)
+    bad = n_bad_calls + len(reader.problems)
+    print(f"{args.file}: {n_rows} rows, {n_calls} calls; {len(reader.problems)} unreadable lines, "
+          f"{n_bad_calls} invalid calls" + ("" if bad else " — all valid"))
+    return 1 if bad else 0
+
+
+# ---------------------------------------------------------------------------------------------- score
+def cmd_score(args: argparse.Namespace) -> int:
+    from mobile_actions.dataset import load_rows
+    from mobile_actions.scoring import read_predictions, score
+
+    rows, problems = load_rows(args.gold, strict=False)
+    preds, pred_problems = read_predictions(args.pred)
+    for p in [*problems, *pred_problems]:
+        _err(str(p))
+    if problems or pred_problems:
+        _err("error: unreadable lines above; scores would be misaligned")
+        return 1
+    try:
+        report = score(rows, preds)
+    except ValueError as e:
+        _err(f"error: {e}")
+        return 1
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print_report(report)
+    return 0
+
+
+def print_report(report, title: str = "scores") -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from mobile_actions.scoring import confusion_table
+
+    console = Console()
+    t = Table(title=f"{title} (n={report.n})")
+    for col in ("exact match (official)", "lenient (BFCL-style)", "schema-valid", "refusal accuracy"):
+        t.add_column(col, justify="right")
+    ra = "n/a" if report.refusal_accuracy is None else f"{report.refusal_accuracy:.1%} of {report.n_refusal_rows}"
+    t.add_row(f"{report.exact_match:.1%}", f"{report.lenient_match:.1%}", f"{report.schema_valid:.1%}", ra)
+    console.print(t)
+    pt = Table(title="per tool (names)")
+    for col in ("tool", "gold", "predicted", "precision", "recall"):
+        pt.add_column(col, justify="right" if col != "tool" else "left")
+    for name, st in sorted(report.per_tool.items()):
+        pt.add_row(name, str(st.gold), str(st.predicted), f"{st.precision:.1%}", f"{st.recall:.1%}")
+    console.print(pt)
+    labels, matrix = confusion_table(report.confusion)
+    ct = Table(title="confusion (rows: gold, columns: predicted)")
+    ct.add_column("gold \\ pred")
+    for lab in labels:
+        ct.add_column(lab[:12], justify="right")
+    for lab, row in zip(labels, matrix):
+        ct.add_row(lab, *[str(v) if v else "." for v in row])
+    console.print(ct)
+
+
+# ---------------------------------------------------------------------------------------------- generate
+def cmd_generate(args: argparse.Namespace) -> int:
+    from mobile_actions.catalog import CatalogueError, load_catalogue
+    from mobile_actions.dataset import write_rows
+    from mobile_actions.generate import diversity, generate_rows
+
+    try:
+        catalogue = load_catalogue(args.tools)
+    except CatalogueError as e:
+        _err(f"error: {e}")
+        return 2
+    t0 = time.perf_counter()
+    rows = generate_rows(catalogue, args.n, seed=args.seed, families=args.families, refusal_rate=args.refusal_rate)
+    rows = list(rows)
+    n = write_rows(rows, args.out)
+    dt = time.perf_counter() - t0
+    d = diversity(rows)
+    print(f"wrote {n} rows to {args.out} in {dt:.1f} s (seed {args.seed}, families {args.families})")
+    print(d.summary() if hasattr(d, "summary") else d)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------- render
+def cmd_render(args: argparse.Namespace) -> int:
+    """Show exactly what a caller sees for a request: the FunctionGemma prompt text."""
+    from mobile_actions import wire
+    from mobile_actions.catalog import load_catalogue
+    from mobile_actions.dataset import developer_message
+
+    catalogue = load_catalogue(args.tools)
+    messages = [developer_message(), {"role": "user", "content": args.request}]
+    print(wire.render(messages, catalogue, add_generation_prompt=True, layout=args.layout), end="")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mobile-actions", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="check every row's gold calls against that row's tools")
+    p.add_argument("file", help="Mobile Actions JSONL")
+    p.add_argument("--tools", help="check against this catalogue (name or JSON file) instead of each row's tools")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("score", help="score predictions against gold rows")
+    p.add_argument("--gold", required=True)
+    p.add_argument("--pred", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("generate", help="synthetic Mobile Actions rows for any catalogue")
+    p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file")
+    p.add_argument("--n", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--families", default="all", choices=("all", "train", "heldout"),
+                   help="phrasing families to draw from (held-out families make an honest eval set)")
+    p.add_argument("--refusal-rate", type=float, default=0.1)
+    p.add_argument("--out", default="data/generated.jsonl")
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("render", help="print the FunctionGemma prompt a caller sees for a request")
+    p.add_argument("request")
+    p.add_argument("--tools", default="mobile_actions")
+    p.add_argument("--layout", default="official", choices=("official", "cache"))
+    p.set_defaults(func=cmd_render)
+
+    for name in PART_CLIS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

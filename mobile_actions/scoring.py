@@ -1,0 +1,205 @@
+"""Scoring predicted tool calls against gold rows.
+
+`exact_match` is the official Mobile Actions metric (Google's notebook): the ordered list of tool
+names is equal and every call's arguments are exactly equal; no normalisation. The notebook calls it
+a lower bound, so `lenient_match` adds a BFCL-style check (order-free parallel calls, strings
+compared after removing spaces and `,./-_*^` and lower-casing, int accepted for float).
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from mobile_actions.calls import ToolCall, validate_call
+from mobile_actions.catalog import Catalogue
+from mobile_actions.dataset import LineProblem, Row
+
+NONE = "<none>"  # the "no call" column/row of the confusion table (a refusal)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What a caller produced for one row. `error` is a parse error (the output was not a call list)."""
+
+    calls: list[ToolCall] = field(default_factory=list)
+    text: str = ""
+    raw: str | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict:
+        return {"calls": [c.to_json() for c in self.calls], "text": self.text, "raw": self.raw, "error": self.error}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Prediction":
+        """Accepts our own lines, a Mobile Actions row / assistant message, or `{"raw": model_text}`."""
+        from mobile_actions import wire
+
+        if not isinstance(data, dict):
+            raise ValueError(f"a prediction is a JSON object, got {type(data).__name__}")
+        if "calls" in data:
+            return cls([ToolCall.from_json(c) for c in data["calls"] or []], data.get("text") or "",
+                       data.get("raw"), data.get("error"))
+        if "messages" in data:
+            data = data["messages"][-1]
+        if "tool_calls" in data or data.get("role") == "assistant":
+            return cls([ToolCall.from_json(c) for c in data.get("tool_calls") or []], data.get("content") or "")
+        if "raw" in data:
+            try:
+                parsed = wire.parse(data["raw"])
+            except wire.WireParseError as e:
+                return cls([], "", data["raw"], str(e))
+            return cls(parsed.calls, parsed.text, data["raw"])
+        raise ValueError("a prediction needs 'calls', 'tool_calls', 'messages' or 'raw'")
+
+
+@dataclass
+class ToolStats:
+    gold: int = 0
+    predicted: int = 0
+    correct: int = 0  # name matches (multiset overlap per row)
+
+    @property
+    def precision(self) -> float:
+        return self.correct / self.predicted if self.predicted else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.correct / self.gold if self.gold else 0.0
+
+    def to_json(self) -> dict:
+        return {"gold": self.gold, "predicted": self.predicted, "correct": self.correct,
+                "precision": round(self.precision, 4), "recall": round(self.recall, 4)}
+
+
+@dataclass
+class Report:
+    n: int
+    exact_match: float
+    lenient_match: float
+    schema_valid: float
+    refusal_accuracy: float | None
+    n_refusal_rows: int
+    per_tool: dict[str, ToolStats]
+    confusion: dict[str, dict[str, int]]
+    row_results: list[dict] = field(default_factory=list, repr=False)
+
+    def to_json(self) -> dict:
+        return {"n": self.n, "exact_match": round(self.exact_match, 4), "lenient_match": round(self.lenient_match, 4),
+                "schema_valid": round(self.schema_valid, 4),
+                "refusal_accuracy": None if self.refusal_accuracy is None else round(self.refusal_accuracy, 4),
+                "n_refusal_rows": self.n_refusal_rows,
+                "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
+                "confusion": self.confusion}
+
+
+def exact_match(gold: Sequence[ToolCall], pred: Sequence[ToolCall]) -> bool:
+    """Official: ordered names equal and each call's argument dict exactly equal."""
+    return [c.name for c in gold] == [c.name for c in pred] and all(
+        _sorted(g.arguments) == _sorted(p.arguments) for g, p in zip(gold, pred))
+
+
+def _sorted(d: Any) -> Any:
+    return json.dumps(d, sort_keys=True, ensure_ascii=False)
+
+
+_STRIP = re.compile(r"[\s,./\-_*^]")
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, str):
+        return _STRIP.sub("", value).lower()
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, list):
+        return [_norm(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _norm(v) for k, v in value.items()}
+    return value
+
+
+def lenient_match(gold: Sequence[ToolCall], pred: Sequence[ToolCall]) -> bool:
+    """BFCL-style: every gold call matched by one predicted call, in any order, values normalised."""
+    if len(gold) != len(pred):
+        return False
+    remaining = list(pred)
+    for g in gold:
+        want = (g.name, _norm(g.arguments))
+        for i, p in enumerate(remaining):
+            if (p.name, _norm(p.arguments)) == want:
+                del remaining[i]
+                break
+        else:
+            return False
+    return True
+
+
+def schema_valid(pred: Prediction, tools: Catalogue) -> bool:
+    return pred.error is None and all(not validate_call(c, tools) for c in pred.calls)
+
+
+def score(rows: Sequence[Row], preds: Sequence[Prediction]) -> Report:
+    if len(rows) != len(preds):
+        raise ValueError(f"{len(rows)} gold rows but {len(preds)} predictions")
+    n = len(rows)
+    em = lm = sv = refusals = refusals_ok = 0
+    per_tool: dict[str, ToolStats] = {}
+    confusion: dict[str, dict[str, int]] = {}
+    results = []
+    for row, pred in zip(rows, preds):
+        e, l, v = exact_match(row.calls, pred.calls), lenient_match(row.calls, pred.calls), schema_valid(pred, row.tools)
+        em += e
+        lm += l
+        sv += v
+        if not row.calls:
+            refusals += 1
+            refusals_ok += not pred.calls and pred.error is None
+        g_names, p_names = Counter(c.name for c in row.calls), Counter(c.name for c in pred.calls)
+        for name in g_names | p_names:
+            st = per_tool.setdefault(name, ToolStats())
+            st.gold += g_names[name]
+            st.predicted += p_names[name]
+            st.correct += min(g_names[name], p_names[name])
+        g_seq, p_seq = [c.name for c in row.calls] or [NONE], [c.name for c in pred.calls] or [NONE]
+        for i in range(max(len(g_seq), len(p_seq))):
+            g = g_seq[i] if i < len(g_seq) else NONE
+            p = p_seq[i] if i < len(p_seq) else NONE
+            confusion.setdefault(g, {}).setdefault(p, 0)
+            confusion[g][p] += 1
+        results.append({"where": row.where, "exact": e, "lenient": l, "schema_valid": v})
+    return Report(n=n, exact_match=em / n if n else 0.0, lenient_match=lm / n if n else 0.0,
+                  schema_valid=sv / n if n else 0.0,
+                  refusal_accuracy=refusals_ok / refusals if refusals else None, n_refusal_rows=refusals,
+                  per_tool=per_tool, confusion=confusion, row_results=results)
+
+
+def read_predictions(path: str | Path) -> tuple[list[Prediction], list[LineProblem]]:
+    """Predictions JSONL, one per gold row, in order. Bad lines are problems, never skipped silently."""
+    preds: list[Prediction] = []
+    problems: list[LineProblem] = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, text in enumerate(f, start=1):
+            if not text.strip():
+                continue
+            try:
+                preds.append(Prediction.from_json(json.loads(text)))
+            except (json.JSONDecodeError, ValueError) as e:
+                problems.append(LineProblem(str(path), lineno, f"bad prediction: {e}"))
+    return preds, problems
+
+
+def write_predictions(preds: Iterable[Prediction], path: str | Path) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for p in preds:
+            f.write(json.dumps(p.to_json(), ensure_ascii=False) + "\n")
+
+
+def confusion_table(confusion: dict[str, dict[str, int]]) -> tuple[list[str], list[list[int]]]:
+    """Labels and a square matrix (gold rows × predicted columns) for printing or plotting."""
+    labels = sorted({*confusion, *(p for row in confusion.values() for p in row)}, key=lambda s: (s == NONE, s))
+    return labels, [[confusion.get(g, {}).get(p, 0) for p in labels] for g in labels]
