@@ -118,9 +118,6 @@ def parse_tool(entry: Any, where: str = "<tool>") -> Tool:
     required = params.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise CatalogueError(f"{where}: field 'parameters.required' must be a list of names")
-    for r in required:
-        if r not in params["properties"]:
-            raise CatalogueError(f"{where}: field 'parameters.required': {r!r} is not in properties")
     return Tool(name=name, description=description, parameters=params)
 
 

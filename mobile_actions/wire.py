@@ -231,9 +231,8 @@ class _Parser:
         t, p = self.text, self.pos
         if t.startswith(ESCAPE, p):
             end = t.find(ESCAPE, p + len(ESCAPE))
-            if end < 0:
-                self.pos = len(t)
-                self.fail(f"closing {ESCAPE}")
+            if end < 0:  # point at the string that never closes, not at the end of the text
+                self.fail(f"closing {ESCAPE} for the string opened here")
             self.pos = end + len(ESCAPE)
             return t[p + len(ESCAPE):end]
         if t.startswith("{", p):
@@ -326,6 +325,8 @@ def parse(text: str) -> Parsed:
 # ---------------------------------------------------------------------------------------------- template
 # The Jinja twin of render(). Differences would silently change what a model is trained on, so a
 # test renders the same conversations both ways. `layout` may be passed as a template kwarg.
+# Jinja cannot decode JSON, so the template needs call arguments as objects (the dataset card's
+# stringified variant is decoded by `mobile_actions.dataset` first) and says so if it gets a string.
 CHAT_TEMPLATE = r"""{%- macro fv(v, sort, up) -%}
 {%- if v is string -%}<escape>{{ v }}<escape>
 {%- elif v is boolean -%}{{ 'true' if v else 'false' }}
@@ -403,6 +404,7 @@ CHAT_TEMPLATE = r"""{%- macro fv(v, sort, up) -%}
 {%- generation -%}
 {%- for c in (m.tool_calls or []) -%}
 {%- set f = c.function if c.function is defined else c -%}
+{%- if f.arguments is string -%}{{ raise_exception('tool call ' ~ f.name ~ ': arguments is a JSON string; decode it to an object first (mobile_actions.dataset does)') }}{%- endif -%}
 <start_function_call>call:{{ f.name }}{{ fv(f.arguments or {}, false, false) }}<end_function_call>
 {%- endfor -%}
 {{- m.content or '' -}}

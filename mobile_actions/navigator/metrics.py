@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
@@ -277,9 +277,13 @@ def evaluate(
     """Score ``predictions`` (``(episode_id, step) -> command``) against the gold actions of ``episodes``."""
     episodes = list(episodes)
     known = {(e.episode_id, s.index) for e in episodes for s in e.steps}
-    unknown = [k for k in predictions if k not in known]
-    if unknown:
-        raise PredictionFileError(f"{len(unknown)} prediction(s) for steps not in the evaluated episodes, e.g. {unknown[0]}")
+    ids = {e.episode_id for e in episodes}
+    bad_steps = [k for k in predictions if k[0] in ids and k not in known]
+    if bad_steps:
+        raise PredictionFileError(f"prediction for a step the episode does not have: {bad_steps[0]}")
+    if predictions and not any(k in known for k in predictions):
+        raise PredictionFileError("no prediction names an evaluated episode (wrong split or wrong file?)")
+    ignored = sum(k[0] not in ids for k in predictions)  # other splits' episodes: not ours to score
     verdicts: list[StepVerdict] = []
     missing = 0
     for e in episodes:
@@ -296,7 +300,10 @@ def evaluate(
                 ok, why = match_corrected(pred, gt, s.sam2_bbox)
             verdicts.append(StepVerdict(e.episode_id, s.index, e.category, gt.to_command(), pred, ok, why))
     lengths = {e.episode_id: (e.step_length if mode == "official" else len(e.steps)) for e in episodes}
-    return score(verdicts, lengths, mode, averaging_for(split), missing)
+    result = score(verdicts, lengths, mode, averaging_for(split), missing)
+    if ignored:
+        result = replace(result, notes=result.notes + (f"{ignored} prediction(s) for episodes outside this split ignored",))
+    return result
 
 
 @dataclass(frozen=True)
