@@ -1,0 +1,44 @@
+import json
+
+from mobile_actions.cli import main
+
+
+def test_validate_clean_file_exits_0(examples_path, capsys):
+    assert main(["validate", str(examples_path)]) == 0
+    assert "all valid" in capsys.readouterr().out
+
+
+def test_validate_names_every_bad_line(tmp_path, examples_path, capsys):
+    lines = examples_path.read_text().splitlines()
+    row = json.loads(lines[0])
+    unknown = json.loads(lines[0])
+    unknown["messages"][-1]["tool_calls"] = [{"function": {"name": "order_pizza", "arguments": {}}}]
+    missing = json.loads(lines[3])
+    del missing["messages"][-1]["tool_calls"][0]["function"]["arguments"]  # stringified variant: no subject/to
+    missing["messages"][-1]["tool_calls"][0]["function"]["arguments"] = json.dumps({"to": "a@b.c"})
+    bad_dt = json.loads(lines[2])
+    bad_dt["messages"][-1]["tool_calls"][0]["function"]["arguments"]["datetime"] = "2026-01-10 14:30"
+    p = tmp_path / "bad.jsonl"
+    p.write_text("\n".join([json.dumps(row), lines[1][:50], json.dumps(unknown), json.dumps(missing),
+                            json.dumps(bad_dt)]) + "\n")
+    assert main(["validate", str(p)]) == 1
+    out = capsys.readouterr().out
+    assert f"{p}:2: invalid JSON" in out
+    assert f"{p}:3: order_pizza: unknown tool" in out
+    assert f"{p}:4: send_email.subject: missing required argument" in out
+    assert f"{p}:5: create_calendar_event.datetime: '2026-01-10 14:30' is not in YYYY-MM-DDTHH:MM:SS format" in out
+
+
+def test_score_json(tmp_path, examples_path, capsys):
+    pred = tmp_path / "p.jsonl"
+    pred.write_text(examples_path.read_text())  # gold as prediction: perfect
+    assert main(["score", "--gold", str(examples_path), "--pred", str(pred), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n"] == 4 and out["exact_match"] == 1.0 and out["schema_valid"] == 1.0
+
+
+def test_render_prints_the_prompt(capsys):
+    assert main(["render", "turn on the flashlight", "--layout", "cache"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("<bos><start_of_turn>developer\nYou are a model")
+    assert out.endswith("<start_of_turn>user\nturn on the flashlight<end_of_turn>\n<start_of_turn>model\n")

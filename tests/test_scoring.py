@@ -1,0 +1,61 @@
+import json
+
+from mobile_actions.calls import ToolCall
+from mobile_actions.dataset import load_rows
+from mobile_actions.scoring import Prediction, exact_match, lenient_match, read_predictions, score
+
+A = ToolCall("show_map", {"query": "Maison Marulaz, Besançon, France"})
+B = ToolCall("turn_on_flashlight", {})
+
+
+def test_exact_is_ordered_and_verbatim():
+    assert exact_match([A, B], [A, B])
+    assert not exact_match([A, B], [B, A])
+    assert not exact_match([A], [ToolCall("show_map", {"query": "Maison Marulaz in Besançon, France"})])
+    assert exact_match([ToolCall("f", {"a": 1, "b": 2})], [ToolCall("f", {"b": 2, "a": 1})])
+
+
+def test_lenient_is_order_free_and_normalises_strings():
+    assert lenient_match([A, B], [B, A])
+    assert lenient_match([A], [ToolCall("show_map", {"query": "maison marulaz besançon france"})])
+    assert lenient_match([ToolCall("f", {"x": 1.0})], [ToolCall("f", {"x": 1})])
+    assert not lenient_match([A], [A, B])
+    assert not lenient_match([A], [ToolCall("show_map", {"query": "Paris"})])
+
+
+def test_report_by_hand(examples_path):
+    rows, _ = load_rows(examples_path)  # gold: [flashlight], [contact], [calendar, map], [email]
+    rows = rows + [rows[0].__class__(metadata="eval", tools=rows[0].tools, messages=rows[0].messages[:-1] +
+                   [{"role": "assistant", "content": "No."}], calls=[], reply="No.")]
+    preds = [
+        Prediction(rows[0].calls),                                            # exact
+        Prediction([ToolCall("create_contact", {"first_name": "priya", "last_name": "raman",
+                                                "phone_number": "0412-555-019"})]),  # lenient only
+        Prediction(list(reversed(rows[2].calls))),                           # lenient only (order)
+        Prediction([ToolCall("send_email", {"to": "ops@example.org"})]),     # invalid: subject missing
+        Prediction([], "Sorry, I can't."),                                   # refusal right
+    ]
+    r = score(rows, preds)
+    assert r.n == 5
+    assert r.exact_match == 2 / 5
+    assert r.lenient_match == 4 / 5
+    assert r.schema_valid == 4 / 5
+    assert r.refusal_accuracy == 1.0 and r.n_refusal_rows == 1
+    assert r.per_tool["send_email"].to_json()["recall"] == 1.0
+    assert r.confusion["create_calendar_event"]["show_map"] == 1
+    assert r.confusion["<none>"]["<none>"] == 1
+    j = r.to_json()
+    assert set(j) >= {"n", "exact_match", "lenient_match", "schema_valid", "refusal_accuracy", "per_tool"}
+
+
+def test_predictions_file_accepts_raw_model_text(tmp_path):
+    p = tmp_path / "pred.jsonl"
+    p.write_text("\n".join([
+        json.dumps({"raw": "<start_function_call>call:turn_on_flashlight{}<end_function_call>"}),
+        json.dumps({"raw": "<start_function_call>call:turn_on"}),
+        "not json",
+    ]) + "\n")
+    preds, problems = read_predictions(p)
+    assert preds[0].calls == [B]
+    assert preds[1].error and not preds[1].calls
+    assert [str(x).split(": ")[0] for x in problems] == [f"{p}:3"]
