@@ -78,8 +78,10 @@ def make_tiny_model(out: str | Path, *, seed: int = 0, sliding_window: int = 8) 
     )
     torch.manual_seed(seed)
     model = Gemma3ForCausalLM(cfg).eval()
-    with torch.no_grad():  # random init is near-uniform; sharpen it so greedy paths are decisive
-        model.model.embed_tokens.weight.normal_(0, 1.0)
+    with torch.no_grad():  # std 0.02 keeps greedy paths varied (larger weights collapse to one token)
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.normal_(0, 0.02)
     model.save_pretrained(out)
     (out / "chat_template.jinja").write_text(CHAT_TEMPLATE, encoding="utf-8")
     (out / "tokenizer_config.json").write_text(json.dumps({

@@ -100,13 +100,11 @@ def add_control_tokens(tokenizer):
         tj.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
         cfg_path = Path(tmp) / "tokenizer_config.json"
         cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
-        decoder = cfg.get("added_tokens_decoder") or {}
+        # Only edit an existing table: a partial `added_tokens_decoder` would replace the full one.
         for text, i in wire.CONTROL_TOKEN_IDS.items():
-            entry = decoder.get(str(i)) or {"lstrip": False, "rstrip": False, "single_word": False}
-            entry.update(content=text, special=True, normalized=False)
-            decoder[str(i)] = entry
-        if decoder:
-            cfg["added_tokens_decoder"] = decoder
+            entry = (cfg.get("added_tokens_decoder") or {}).get(str(i))
+            if entry is not None:
+                entry.update(content=text, special=True, normalized=False)
         cfg_path.write_text(json.dumps(cfg, ensure_ascii=False, indent=2), encoding="utf-8")
         new = AutoTokenizer.from_pretrained(tmp)
     check_tokenizer(new)
@@ -169,6 +167,7 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, extra_marker: di
     config_dict = quantised.config.to_dict()
     config_dict.pop("quantization_config", None)
     config_dict.pop("_name_or_path", None)
+    config_dict.pop("_model_name_or_path", None)
     config = type(quantised.config).from_dict(config_dict)
     config.bos_token_id, config.eos_token_id, config.pad_token_id = 2, [1, 106], 0
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
@@ -325,3 +324,58 @@ def _tokenizer_from(adapter: Path | None, resolved: Path | str):
 def load_caller(spec: str | Path = "default", **kwargs):
     """(model, tokenizer) ready for greedy tool calling; see `load_model`."""
     return load_model(spec, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------- tiny
+def build_tiny_checkpoint(out_dir: str | Path, *, seed: int = 0, vocab_size: int = 512) -> Path:
+    """A randomly initialised 2-layer Gemma 3 with a tiny Gemma-shaped tokenizer, for tests.
+
+    Same id layout as Gemma 3 where it matters (`<pad>` 0, `<eos>` 1, `<bos>` 2, `<unused40..46>`
+    on 46-52, `<start_of_turn>`/`<end_of_turn>` on 105/106), same pipeline (BPE with byte fallback,
+    spaces as `▁`), so `finish_tokenizer`, training and evaluation run through the real code paths
+    in seconds. Characters only, no merges: every other token is one character or one byte.
+    Marked `kind: base` like the converted Gemma base, so control-token initialisation applies.
+    """
+    import string
+
+    import torch
+    from tokenizers import Tokenizer, decoders, models, normalizers, processors
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, GenerationConfig, PreTrainedTokenizerFast
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    names = {0: "<pad>", 1: "<eos>", 2: "<bos>", 3: "<unk>", 4: "<mask>", 105: "<start_of_turn>",
+             106: "<end_of_turn>"}
+    specials = [names.get(i, f"<unused{i - 6}>") for i in range(107)]
+    vocab = {tok: i for i, tok in enumerate(specials)}
+    for b in range(256):
+        vocab[f"<0x{b:02X}>"] = len(vocab)
+    for ch in "▁" + string.ascii_letters + string.digits + string.punctuation:
+        vocab.setdefault(ch, len(vocab))
+    if len(vocab) > vocab_size:
+        raise ValueError(f"vocab_size must be at least {len(vocab)}")
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tok.normalizer = normalizers.Replace(" ", "▁")
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    tok.post_processor = processors.TemplateProcessing(single="<bos> $A", pair="<bos> $A <bos> $B",
+                                                       special_tokens=[("<bos>", 2)])
+    from tokenizers import AddedToken
+
+    tok.add_special_tokens([AddedToken(t, normalized=False, special=True) for t in specials])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>",
+                                   unk_token="<unk>", mask_token="<mask>")
+    tokenizer = finish_tokenizer(fast)
+
+    torch.manual_seed(seed)
+    config = Gemma3TextConfig(vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                              num_attention_heads=2, num_key_value_heads=1, head_dim=32, sliding_window=64,
+                              max_position_embeddings=2048, tie_word_embeddings=True, bos_token_id=2,
+                              eos_token_id=[1, 106], pad_token_id=0)
+    model = Gemma3ForCausalLM(config)
+    model.generation_config = GenerationConfig(bos_token_id=2, pad_token_id=0, eos_token_id=list(STOP_TOKEN_IDS),
+                                               do_sample=False)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    marker = {"kind": "base", "format": 1, "source": "tiny random (tests)", "control_tokens": wire.CONTROL_TOKEN_IDS}
+    (out / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    return out

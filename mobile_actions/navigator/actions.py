@@ -136,7 +136,7 @@ def to_raw(act: Action) -> tuple[str, Any]:
 
 
 _NUM = r"[-+]?\d+(?:\.\d+)?"
-_POINT_RE = re.compile(rf"^[\(\[]?\s*({_NUM})\s*,\s*({_NUM})\s*[\)\]]?$")
+_POINT_RE = re.compile(rf"^(?:\(\s*(?P<a>{_NUM})\s*,\s*(?P<b>{_NUM})\s*\)|\[\s*(?P<c>{_NUM})\s*,\s*(?P<d>{_NUM})\s*\]|(?P<e>{_NUM})\s*,\s*(?P<f>{_NUM}))$")
 
 
 def _number(s: str) -> Number:
@@ -157,7 +157,8 @@ def parse_command(text: str) -> Action:
         m = _POINT_RE.match(arg)
         if not m:
             raise ActionParseError(text, f"{kind} needs a point '(x, y)'")
-        return Action(kind, point=(_number(m.group(1)), _number(m.group(2))))
+        x, y = [v for v in m.groups() if v is not None]
+        return Action(kind, point=(_number(x), _number(y)))
     if kind == "SCROLL":
         if arg.upper() not in DIRECTIONS:
             raise ActionParseError(text, f"SCROLL needs one of {DIRECTIONS}")

@@ -49,8 +49,8 @@ def random_now(rng: Random, start: datetime, end: datetime) -> datetime:
 # ------------------------------------------------------------------------------------------ times
 def say_time(rng: Random, h: int, m: int) -> str:
     """A time of day with its preposition: "at 3pm", "at 15:30", "at half past 9 in the morning", "at noon"."""
-    if h == 12 and m == 0 and rng.random() < 0.5:
-        return rng.choice(("at noon", "at midday", "at 12 noon"))
+    if h == 12 and m == 0:
+        return rng.choice(("at noon", "at midday", "at 12 noon", "at 12pm", "at 12:00", "at 12 pm"))
     h12 = h % 12 or 12
     ampm = "am" if h < 12 else "pm"
     part = "in the morning" if h < 12 else ("in the afternoon" if h < 18 else "in the evening")
@@ -112,8 +112,11 @@ def _next_dom(today: date, day: int) -> date:
     return date(y, m, day)
 
 
-def sample_when(rng: Random, now: datetime) -> When:
-    """A spoken future date+time and its resolution. Date and time order vary ("at 3pm tomorrow")."""
+def sample_when(rng: Random, now: datetime, with_time: bool = True) -> When:
+    """A spoken future date+time and its resolution. Date and time order vary ("at 3pm tomorrow").
+
+    With `with_time=False` only the day is said ("next Friday") and the value is that day at 00:00.
+    """
     today = now.date()
     kind = rng.choices(
         ("today", "tonight", "tomorrow", "tomorrow_part", "after_tomorrow", "in_days", "weekday", "week",
@@ -130,39 +133,39 @@ def sample_when(rng: Random, now: datetime) -> When:
             h = rng.randint(lo, 22 if kind == "tonight" else max(lo, 21))
             d = today
             day = "tonight" if kind == "tonight" else rng.choice(("today", "later today", "today", "this afternoon" if 12 <= h < 18 else "this evening" if h >= 18 else "this morning"))
-            return _when(rng, day, d, h, m, time_first_ok=True)
+            return _when(rng, day, d, h, m, with_time)
     if kind == "tomorrow":
-        return _when(rng, "tomorrow", today + timedelta(days=1), h, m)
+        return _when(rng, "tomorrow", today + timedelta(days=1), h, m, with_time)
     if kind == "tomorrow_part":
         h = rng.randint(7, 11) if rng.random() < 0.5 else rng.randint(18, 21)
         part = "tomorrow morning" if h < 12 else rng.choice(("tomorrow evening", "tomorrow night"))
-        return _when(rng, part, today + timedelta(days=1), h, m)
+        return _when(rng, part, today + timedelta(days=1), h, m, with_time)
     if kind == "after_tomorrow":
-        return _when(rng, "the day after tomorrow", today + timedelta(days=2), h, m)
+        return _when(rng, "the day after tomorrow", today + timedelta(days=2), h, m, with_time)
     if kind == "in_days":
         n = rng.randint(2, 10)
-        return _when(rng, _days_phrase(rng, n), today + timedelta(days=n), h, m)
+        return _when(rng, _days_phrase(rng, n), today + timedelta(days=n), h, m, with_time)
     if kind == "weekday":
         wd = rng.randrange(7)
         name = WEEKDAYS[wd]
         said = rng.choice((f"on {name}", f"this {name}", f"next {name}", f"{name}", f"this coming {name}", f"on {name[:3]}"))
-        return _when(rng, said, _next_weekday(today, wd), h, m)
+        return _when(rng, said, _next_weekday(today, wd), h, m, with_time)
     if kind == "week":
         n = rng.choice((7, 14))
         said = rng.choice(("in a week", "a week from today", "one week from today") if n == 7 else ("in two weeks", "two weeks from today", "in 2 weeks"))
-        return _when(rng, said, today + timedelta(days=n), h, m)
+        return _when(rng, said, today + timedelta(days=n), h, m, with_time)
     if kind in ("month_day", "month_day_year"):
         d = _next_month_day(today, rng)
         said = ("on " if rng.random() < 0.8 else "") + _month_day(rng, d, with_year=kind == "month_day_year")
         if kind == "month_day" and _next_occurrence(today, d.month, d.day) != d:
             said = "on " + _month_day(rng, d, with_year=True)  # more than a year out would be ambiguous
-        return _when(rng, said, d, h, m)
+        return _when(rng, said, d, h, m, with_time)
     if kind == "dom":
         day = rng.randint(1, 28)
         d = _next_dom(today, day)
-        return _when(rng, f"on the {ordinal(day)}", d, h, m)
+        return _when(rng, f"on the {ordinal(day)}", d, h, m, with_time)
     d = today + timedelta(days=rng.randint(1, 200))
-    return _when(rng, f"on {d.isoformat()}", d, h, m)
+    return _when(rng, f"on {d.isoformat()}", d, h, m, with_time)
 
 
 def _next_occurrence(today: date, month: int, day: int) -> date:
@@ -176,7 +179,12 @@ def _next_occurrence(today: date, month: int, day: int) -> date:
     raise ValueError("no next occurrence")
 
 
-def _when(rng: Random, day: str, d: date, h: int, m: int, time_first_ok: bool = True) -> When:
+def _when(rng: Random, day: str, d: date, h: int, m: int, with_time: bool = True) -> When:
+    if not with_time:
+        day = day.replace("tonight", "today").replace("this evening", "today").replace("this afternoon", "today")
+        for part in (" morning", " evening", " night"):
+            day = day.replace("tomorrow" + part, "tomorrow")
+        return When(day, datetime.combine(d, time(0, 0)))
     t = say_time(rng, h, m)
     if day == "tonight" or "evening" in day or "night" in day:
         t = t.replace(" in the evening", "")
@@ -185,7 +193,7 @@ def _when(rng: Random, day: str, d: date, h: int, m: int, time_first_ok: bool = 
     if "afternoon" in day:
         t = t.replace(" in the afternoon", "")
     r = rng.random()
-    if r < 0.65 or not time_first_ok:
+    if r < 0.65:
         text = f"{day} {t}"
     elif r < 0.9:
         text = f"{t} {day}"

@@ -140,9 +140,16 @@ class _Parser:
 
 @dataclass(frozen=True)
 class Template:
-    """A compiled template; `always` are slots every expansion shows, `conditional` those under `<slot:...>`."""
+    """A compiled template.
+
+    always: slots every expansion shows; conditional: slots shown only under their own `<slot:...>`
+    guard (safe to include or omit); mentioned: every slot it can show. Computed once at compile.
+    """
     source: str
     root: _Seq
+    always: frozenset[str] = frozenset()
+    conditional: frozenset[str] = frozenset()
+    mentioned: frozenset[str] = frozenset()
 
     @classmethod
     def compile(cls, source: str) -> "Template":
@@ -150,20 +157,7 @@ class Template:
         root = p.seq("")
         if p.pos != len(source):
             p.fail("trailing text")
-        return cls(source, root)
-
-    @property
-    def always(self) -> frozenset[str]:
-        return frozenset(_always(self.root))
-
-    @property
-    def mentioned(self) -> frozenset[str]:
-        return frozenset(_mentioned(self.root))
-
-    @property
-    def conditional(self) -> frozenset[str]:
-        """Slots that appear only inside their own `<slot:...>` guard (safe to include or omit)."""
-        return frozenset(_guarded(self.root))
+        return cls(source, root, frozenset(_always(root)), frozenset(_guarded(root)), frozenset(_mentioned(root)))
 
     def expand(self, rng: Random, slots: dict[str, Value], quote: tuple[str, str] = ('"', '"')) -> list[Segment]:
         out: list[Segment] = []

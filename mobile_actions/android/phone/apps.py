@@ -210,7 +210,7 @@ def _save_bar(phone: "VirtualPhone", act: Activity, title: str, action: str, on_
     return [
         Widget("appbar", (0, STATUS_H, WIDTH, CONTENT_TOP), text=title, package=act.package, color=app.color,
                rid=f"{act.package}:id/toolbar_title"),
-        Widget("button", (24, STATUS_H + 24, 144, CONTENT_TOP - 24), text="✕", desc="Cancel", package=act.package,
+        Widget("button", (24, STATUS_H + 24, 144, CONTENT_TOP - 24), desc="Cancel", package=act.package,
                rid=f"{act.package}:id/cancel", cls="android.widget.ImageButton", clickable=True, on_tap=phone.back),
         Widget("button", (WIDTH - 300, STATUS_H + 30, WIDTH - 36, CONTENT_TOP - 30), text=action, desc=action,
                package=act.package, rid=f"{act.package}:id/{rid}", cls="android.widget.Button", clickable=True,

@@ -86,6 +86,7 @@ class AndOr:
 
 # ---------------------------------------------------------------------------- tokenizer
 _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>]+")
+_DQ_PLAIN = re.compile(r'[^"\\$`]+')
 _IFS = re.compile(r"[ \t\n]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OPS = ("&&", "||", ">>", ">&", "<&", ";", "&", "|", "(", ")", "<", ">", "\n")
@@ -143,29 +144,38 @@ class _Lexer:
 
     def _word(self) -> Word:
         s, parts = self.s, []
+
+        def lit(text: str, quoted: bool) -> None:
+            # merge neighbouring literals: shlex.quote("'" * n) yields thousands of tiny pieces
+            if parts and parts[-1].kind == "lit" and parts[-1].quoted == quoted:
+                parts[-1].value += text
+            else:
+                parts.append(Part("lit", text, quoted))
+
         while self.i < len(s):
             c = s[self.i]
             m = _PLAIN.match(s, self.i)
             if m:
-                parts.append(Part("lit", m.group(), False))
+                lit(m.group(), False)
                 self.i = m.end()
             elif c == "'":
                 end = s.find("'", self.i + 1)
                 if end < 0:
                     raise ShellSyntaxError("unterminated quoted string")
-                parts.append(Part("lit", s[self.i + 1:end], True))
+                lit(s[self.i + 1:end], True)
                 self.i = end + 1
             elif c == '"':
                 self.i += 1
-                parts.extend(self._double_quoted())
+                for p in self._double_quoted():
+                    lit(p.value, True) if p.kind == "lit" else parts.append(p)
             elif c == "\\":
                 if self.i + 1 >= len(s):
                     self.i += 1
-                    parts.append(Part("lit", "\\", False))
+                    lit("\\", False)
                 elif s[self.i + 1] == "\n":
                     self.i += 2
                 else:
-                    parts.append(Part("lit", s[self.i + 1], True))
+                    lit(s[self.i + 1], True)
                     self.i += 2
             elif c == "$":
                 parts.append(self._dollar(False))
@@ -194,11 +204,8 @@ class _Lexer:
                     buf = []
                 parts.append(self._dollar(True) if c == "$" else self._backtick(True))
             else:
-                j = self.i
-                while j < len(s) and s[j] not in '"\\$`':
-                    j += 1
-                if j == self.i:
-                    j += 1
+                m = _DQ_PLAIN.match(s, self.i)
+                j = m.end() if m else self.i + 1
                 buf.append(s[self.i:j])
                 self.i = j
         if buf or not parts:
@@ -426,6 +433,20 @@ class ShellResult:
     stdout: bytes
     stderr: bytes
     exit_code: int
+    output: bytes = b""      # stdout and stderr interleaved in write order (what shell v1 sends)
+
+
+class _Tee(bytearray):
+    """A terminal stream that also appends to the combined, in-order output."""
+
+    def __init__(self, combined: bytearray) -> None:
+        super().__init__()
+        self.combined = combined
+
+    def __iadd__(self, data):  # type: ignore[override]
+        super().__iadd__(data)
+        self.combined += data
+        return self
 
 
 class Shell:
@@ -445,9 +466,10 @@ class Shell:
 
     # ---- entry points ----
     def run(self, script: str, stdin: bytes = b"") -> ShellResult:
-        out, err = bytearray(), bytearray()
+        combined = bytearray()
+        out, err = _Tee(combined), _Tee(combined)
         code = self._script(script, IO(stdin, out, err, self), depth=0)
-        return ShellResult(bytes(out), bytes(err), code)
+        return ShellResult(bytes(out), bytes(err), code, bytes(combined))
 
     def _script(self, script: str, io: IO, depth: int) -> int:
         try:

@@ -1,0 +1,558 @@
+"""Export a Gemma 3 caller to an ONNX decoder with an explicit KV cache, quantise it, check it.
+
+Why our own `torch.onnx.export` wrapper and not optimum-onnx: optimum-onnx 0.1.0 (the latest)
+requires transformers<4.58, and transformers 4.x tokenizes the GGUF base wrongly, so it cannot live
+beside the transformers 5 this project needs (docs/runtime.md). The wrapper below reuses the model's
+own modules (projections, norms, MLP, rotary tables) and writes only attention and masks itself, so:
+- past keys/values are plain inputs `past_key_i/past_value_i` [batch, kv_heads, past, head_dim] and
+  `present_*` outputs (past + new), with dynamic batch/sequence/past axes;
+- the sliding window of local layers lives in the mask (key position > query position - window),
+  so all past KV is kept and prefix reuse is a slice of it;
+- only the last position's logits come out: a 600-token prefill would otherwise write
+  600 x 262,144 floats (629 MB) and spend most of its time in the output head.
+
+Quantisation uses onnxruntime's tools: int4 = `MatMulNBitsQuantizer` (block-wise symmetric 4-bit
+on every MatMul and on the embedding Gather, after constant folding); int8 = `quantize_dynamic`
+on the MatMuls + 8-bit block-wise embedding Gather.
+
+Run: `mobile-actions export --model default --quant int4 --out OUT` or
+`python -m export.onnx_export --model DIR --quant fp32 --out OUT`.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+MANIFEST = "manifest.json"
+ONNX_NAME = "model.onnx"
+FORMAT_VERSION = 1
+QUANTS = ("fp32", "int8", "int4")
+
+
+@dataclass
+class ExportConfig:
+    model: str = "default"            # default | base | DIR (see mobile_actions.model)
+    out: str = "out/onnx-int4"
+    quant: str = "int4"               # fp32 | int8 | int4
+    block_size: int = 32              # int4/int8 block along the input dimension
+    accuracy_level: int = 4           # MatMulNBits: 4 = int8 activations (fast AVX2 kernels), 0 = fp32
+    layout: str | None = None         # prompt layout the model was trained with; None = from its marker
+    opset: int = 18
+    check: bool = True                # self-check (fp32: greedy tokens == PyTorch; int8/4: accuracy)
+    check_tokens: int = 16            # new tokens per self-check prompt
+    eval_data: str | None = None      # JSONL rows for the accuracy check (default: shared examples)
+    eval_rows: int = 20
+    keep_fp32: bool = False           # keep the intermediate fp32 export next to a quantised one
+
+
+@dataclass
+class ExportResult:
+    out: Path
+    manifest: dict
+    check: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------- wrapper
+def build_wrapper(model):
+    """nn.Module: (input_ids, attention_mask, position_ids, *past) -> (last logits, *present)."""
+    import torch
+    from torch import nn
+
+    class DecoderWithCache(nn.Module):
+        def __init__(self, lm):
+            super().__init__()
+            self.lm = lm
+            cfg = lm.config
+            self.cfg = cfg
+            self.n_layers = cfg.num_hidden_layers
+            self.n_heads = cfg.num_attention_heads
+            self.n_kv = cfg.num_key_value_heads
+            self.head_dim = cfg.head_dim
+            self.window = cfg.sliding_window
+            self.layer_types = list(cfg.layer_types)
+            self.scaling = cfg.query_pre_attn_scalar ** -0.5
+            self.softcap = getattr(cfg, "final_logit_softcapping", None)
+
+        def forward(self, input_ids, attention_mask, position_ids, *past):
+            m = self.lm.model
+            h = m.embed_tokens(input_ids)
+            b, s = input_ids.shape
+            # Key positions from the mask (left padding safe), query positions given.
+            kpos = torch.cumsum(attention_mask, dim=-1) - 1                       # [B, T]
+            valid = (attention_mask > 0)[:, None, :]                              # [B, 1, T]
+            causal = valid & (kpos[:, None, :] <= position_ids[:, :, None])       # [B, S, T]
+            local = causal & (position_ids[:, :, None] - kpos[:, None, :] < self.window)
+            masks = {"full_attention": causal[:, None, None], "sliding_attention": local[:, None, None]}
+            rope = {t: m.rotary_emb(h, position_ids, t) for t in set(self.layer_types)}
+            presents = []
+            for i, layer in enumerate(m.layers[: self.n_layers]):
+                kind = self.layer_types[i]
+                cos, sin = rope[kind]
+                res = h
+                x = layer.input_layernorm(h)
+                att = layer.self_attn
+                q = att.q_proj(x).view(b, s, self.n_heads, self.head_dim).transpose(1, 2)
+                k = att.k_proj(x).view(b, s, self.n_kv, self.head_dim).transpose(1, 2)
+                v = att.v_proj(x).view(b, s, self.n_kv, self.head_dim).transpose(1, 2)
+                q, k = att.q_norm(q), att.k_norm(k)
+                q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+                k = torch.cat([past[2 * i], k], dim=2)
+                v = torch.cat([past[2 * i + 1], v], dim=2)
+                presents += [k, v]
+                g = self.n_heads // self.n_kv
+                qg = q.reshape(b, self.n_kv, g, s, self.head_dim)
+                scores = torch.matmul(qg, k[:, :, None].transpose(-1, -2)) * self.scaling  # [B,KV,G,S,T]
+                scores = torch.where(masks[kind], scores, torch.tensor(-1e30, dtype=scores.dtype))
+                probs = torch.softmax(scores, dim=-1)
+                o = torch.matmul(probs, v[:, :, None])                                      # [B,KV,G,S,D]
+                o = o.reshape(b, self.n_heads, s, self.head_dim).transpose(1, 2).reshape(b, s, -1)
+                x = layer.post_attention_layernorm(att.o_proj(o))
+                h = res + x
+                res = h
+                x = layer.post_feedforward_layernorm(layer.mlp(layer.pre_feedforward_layernorm(h)))
+                h = res + x
+            h = m.norm(h[:, -1:, :])
+            logits = self.lm.lm_head(h)
+            if self.softcap:
+                logits = torch.tanh(logits / self.softcap) * self.softcap
+            return (logits, *presents)
+
+    def _rope(x, cos, sin):
+        cos, sin = cos[:, None], sin[:, None]
+        half = x.shape[-1] // 2
+        rot = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+        return x * cos + rot * sin
+
+    return DecoderWithCache(model).eval()
+
+
+def io_names(n_layers: int) -> tuple[list[str], list[str]]:
+    past = [f"past_{kv}_{i}" for i in range(n_layers) for kv in ("key", "value")]
+    present = [f"present_{kv}_{i}" for i in range(n_layers) for kv in ("key", "value")]
+    return ["input_ids", "attention_mask", "position_ids", *past], ["logits", *present]
+
+
+def export_fp32(model, path: Path, opset: int = 18) -> Path:
+    """Legacy (TorchScript) exporter: ~0.4 s for the tiny model, seconds for 270M; dynamo is slower."""
+    import torch
+
+    wrapper = build_wrapper(model)
+    cfg = model.config
+    n = cfg.num_hidden_layers
+    b, s, p = 1, 3, 2
+    ids = torch.randint(0, cfg.vocab_size, (b, s))
+    mask = torch.ones(b, p + s, dtype=torch.long)
+    pos = torch.arange(p, p + s)[None]
+    past = [torch.zeros(b, cfg.num_key_value_heads, p, cfg.head_dim) for _ in range(2 * n)]
+    inputs, outputs = io_names(n)
+    axes: dict[str, dict[int, str]] = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"},
+                                       "position_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch"}}
+    for name in inputs[3:]:
+        axes[name] = {0: "batch", 2: "past"}
+    for name in outputs[1:]:
+        axes[name] = {0: "batch", 2: "total"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".raw.onnx")
+    with torch.no_grad():
+        torch.onnx.export(wrapper, (ids, mask, pos, *past), str(tmp), dynamo=False, opset_version=opset,
+                          input_names=inputs, output_names=outputs, dynamic_axes=axes, do_constant_folding=True)
+    _save(_load(tmp), path)
+    for f in tmp.parent.glob(tmp.name + "*"):
+        f.unlink()
+    return path
+
+
+def _load(path: Path):
+    import onnx
+
+    return onnx.load(str(path), load_external_data=True)
+
+
+def _save(model, path: Path) -> None:
+    """Always external data: models over 2 GB cannot be one protobuf, and one shape is simpler."""
+    import onnx
+
+    data = path.name + ".data"
+    for f in (path, path.parent / data):
+        if f.exists():
+            f.unlink()
+    onnx.save_model(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=data, size_threshold=1024)
+
+
+# ---------------------------------------------------------------------------------------------- quantise
+def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = 32, accuracy_level: int = 4,
+             tied: bool = False) -> Path:
+    """fp32 ONNX -> int8/int4 ONNX with onnxruntime's quantisation tools.
+
+    `tied`: the model ties its embedding and output head; int4 then stores the 4-bit table once.
+    """
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization.matmul_nbits_quantizer import (DefaultWeightOnlyQuantConfig,
+                                                                 MatMulNBitsQuantizer)
+    from onnxruntime.quantization.quant_utils import QuantFormat
+
+    if quant == "int4":
+        cfg = DefaultWeightOnlyQuantConfig(block_size=block_size, is_symmetric=True, accuracy_level=accuracy_level,
+                                           quant_format=QuantFormat.QOperator, op_types_to_quantize=("MatMul", "Gather"),
+                                           quant_axes=(("MatMul", 0), ("Gather", 1)), bits=4)
+        q = MatMulNBitsQuantizer(_load(fp32), algo_config=cfg)
+        q.process()
+        model = q.model.model
+        if tied:
+            share_tied_embedding(model)
+        _save(model, out)
+        return out
+    if quant == "int8":
+        # Step 1: int8 weights + dynamically quantised activations for every MatMul (incl. the head).
+        mid = out.with_name("int8-mid.onnx")
+        quantize_dynamic(str(fp32), str(mid), weight_type=QuantType.QInt8, per_channel=True,
+                         op_types_to_quantize=["MatMul"], use_external_data_format=True,
+                         extra_options={"MatMulConstBOnly": True})
+        # Step 2: the embedding table (the largest tensor) as 8-bit blocks; quantize_dynamic leaves it fp32
+        # and MatMulNBitsQuantizer only writes 4-bit GatherBlockQuantized.
+        model = _load(mid)
+        quantize_embedding_int8(model, block_size)
+        _save(model, out)
+        for f in mid.parent.glob(mid.name + "*"):
+            f.unlink()
+        return out
+    raise ValueError(f"quant must be one of {QUANTS}, got {quant!r}")
+
+
+def share_tied_embedding(model) -> bool:
+    """Let the 4-bit embedding Gather read the output head's MatMulNBits weights (tied embeddings).
+
+    The quantiser writes the 262,144 x 640 table twice (GatherBlockQuantized for the embedding,
+    MatMulNBits for the head: ~105 MB each at block 32). Both use the same symmetric block layout,
+    so a Reshape of the head's packed weights ([N, K/bs, bs/2] -> [N, K/2] uint8, zero point 8) and its
+    scales ([N, K/bs]) feed the Gather exactly (tests check the logits are unchanged). The file
+    keeps one copy; onnxruntime folds the Reshape once at load.
+    """
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    gathers = [n for n in g.node if n.op_type == "GatherBlockQuantized" and n.input[0] in inits]
+    if len(gathers) != 1:
+        return False
+    gbq = gathers[0]
+    vocab, hidden = inits[gbq.input[0]].dims
+    gat = {a.name: helper.get_attribute_value(a) for a in gbq.attribute}
+    for mm in g.node:
+        if mm.op_type != "MatMulNBits" or len(mm.input) != 3:
+            continue
+        at = {a.name: helper.get_attribute_value(a) for a in mm.attribute}
+        if (at.get("N"), at.get("K"), at.get("bits", 4), at.get("block_size")) != (vocab, hidden, 4, gat.get("block_size")):
+            continue
+        shape_name = "shared_embedding_shape"
+        g.initializer.append(numpy_helper.from_array(np.array([vocab, hidden // 2], dtype=np.int64), shape_name))
+        g.node.insert(0, helper.make_node("Reshape", [mm.input[1], shape_name], ["shared_embedding_q4"],
+                                          name="shared_embedding_reshape"))
+        new = helper.make_node("GatherBlockQuantized", ["shared_embedding_q4", gbq.input[1], mm.input[2]],
+                               list(gbq.output), name=(gbq.name or "embed") + "_shared", domain="com.microsoft",
+                               gather_axis=0, quantize_axis=1, block_size=at["block_size"], bits=4)
+        idx = list(g.node).index(gbq)
+        g.node.remove(gbq)
+        g.node.insert(idx, new)
+        for name in gbq.input[0], gbq.input[2]:
+            if name in inits:
+                g.initializer.remove(inits[name])
+        return True
+    return False
+
+
+def quantize_embedding_int8(model, block_size: int = 32) -> int:
+    """Replace each Gather on a 2-D float initializer (the embedding table) by an 8-bit
+    `GatherBlockQuantized` (symmetric blocks along the hidden axis, zero point 128). Returns how many."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    inits = {t.name: t for t in model.graph.initializer}
+    done = 0
+    for idx, node in enumerate(list(model.graph.node)):
+        if node.op_type != "Gather" or node.input[0] not in inits:
+            continue
+        w = numpy_helper.to_array(inits[node.input[0]])
+        if w.ndim != 2 or w.dtype != np.float32 or w.shape[1] % block_size:
+            continue
+        blocks = w.reshape(w.shape[0], -1, block_size)
+        scale = np.abs(blocks).max(-1) / 127.0
+        scale[scale == 0] = 1.0
+        q = (np.clip(np.rint(blocks / scale[..., None]), -127, 127) + 128).astype(np.uint8).reshape(w.shape)
+        name = node.input[0]
+        model.graph.initializer.extend([
+            numpy_helper.from_array(q, name + "_Q8"),
+            numpy_helper.from_array(scale.astype(np.float32), name + "_scales8"),
+            numpy_helper.from_array(np.full(scale.shape, 128, dtype=np.uint8), name + "_zp8")])
+        new = helper.make_node("GatherBlockQuantized", [name + "_Q8", node.input[1], name + "_scales8", name + "_zp8"],
+                               [node.output[0]], name=(node.name or "embed") + "_Q8", domain="com.microsoft",
+                               gather_axis=0, quantize_axis=1, block_size=block_size, bits=8)
+        model.graph.node.remove(node)
+        model.graph.node.insert(idx, new)
+        done += 1
+    used = {i for n in model.graph.node for i in n.input}
+    for t in [t for t in model.graph.initializer if t.name not in used]:
+        model.graph.initializer.remove(t)
+    if done and not any(o.domain == "com.microsoft" for o in model.opset_import):
+        model.opset_import.append(onnx.helper.make_opsetid("com.microsoft", 1))
+    return done
+
+
+# ---------------------------------------------------------------------------------------------- folder
+def _sha256_files(files: Sequence[Path]) -> str:
+    h = hashlib.sha256()
+    for f in sorted(files):
+        h.update(f.name.encode())
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def source_files(spec: str) -> tuple[list[Path], str | None]:
+    """Weight files that define the exported model (base + adapter for `default`), and the layout its
+    marker records (None when it says nothing)."""
+    from mobile_actions import model as mm
+
+    resolved = Path(mm.resolve_model(spec))
+    dirs = [resolved]
+    if mm.is_adapter(resolved):
+        dirs = [Path(mm.resolve_model(mm.adapter_base(resolved))), resolved]
+    elif spec == "default" and (mm.BUNDLED_ADAPTER / "adapter_config.json").is_file():
+        dirs.append(mm.BUNDLED_ADAPTER)
+    files = [f for d in dirs for f in d.glob("*.safetensors")] + [f for d in dirs for f in d.glob("*.bin")]
+    layout = None
+    for d in reversed(dirs):
+        marker = mm.read_marker(d)
+        if marker.get("layout"):
+            layout = marker["layout"]
+            break
+    return files, layout
+
+
+def write_runtime_files(out: Path, tokenizer, model_cfg, *, manifest: dict) -> dict:
+    """tokenizer.json, chat template, token strings and manifest.json next to model.onnx."""
+    from mobile_actions import wire
+
+    tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
+    template = getattr(tokenizer, "chat_template", None) or wire.CHAT_TEMPLATE
+    (out / "chat_template.jinja").write_text(template, encoding="utf-8")
+    eos = model_cfg.eos_token_id
+    eos = list(eos) if isinstance(eos, (list, tuple)) else [eos]
+    stop = sorted({*[e for e in eos if e is not None], tokenizer.convert_tokens_to_ids("<end_of_turn>"),
+                   wire.CONTROL_TOKEN_IDS[wire.START_RESP]})
+    manifest.update({
+        "format_version": FORMAT_VERSION,
+        "onnx": ONNX_NAME,
+        "tokenizer": "tokenizer.json",
+        "chat_template": "chat_template.jinja",
+        "control_token_ids": wire.CONTROL_TOKEN_IDS,
+        "stop_token_ids": stop,
+        "bos_token_id": tokenizer.convert_tokens_to_ids("<bos>"),
+        "eos_token_id": eos[0],
+        "num_layers": model_cfg.num_hidden_layers,
+        "num_kv_heads": model_cfg.num_key_value_heads,
+        "head_dim": model_cfg.head_dim,
+        "vocab_size": model_cfg.vocab_size,
+        "sliding_window": model_cfg.sliding_window,
+        "layer_types": list(model_cfg.layer_types),
+    })
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    from mobile_actions.grammar import TokenTable
+
+    TokenTable.from_folder(out)  # precompute the grammar's token strings once, cached in the folder
+    return manifest
+
+
+def folder_size(path: Path) -> int:
+    return sum(f.stat().st_size for f in Path(path).iterdir() if f.is_file())
+
+
+# ---------------------------------------------------------------------------------------------- checks
+def check_prompts(tokenizer, layout: str, n: int = 4) -> list[list[int]]:
+    """Real-length Mobile Actions prompts (7 tools, ~500-700 tokens on Gemma's tokenizer)."""
+    from datetime import datetime
+
+    from mobile_actions import wire
+    from mobile_actions.catalog import load_catalogue
+    from mobile_actions.dataset import developer_message
+
+    cat = load_catalogue("mobile_actions")
+    requests = ["Turn on the flashlight please", "Email bob@example.com that I will be late for dinner",
+                "Add Maria Lopez to my contacts, her number is 555 0199", "Show me the nearest pharmacy on the map",
+                "Schedule dentist appointment tomorrow at 3pm", "Open the wifi settings"][:n]
+    now = datetime(2025, 3, 14, 9, 26, 53)
+    return [tokenizer.encode(wire.render([developer_message(now), {"role": "user", "content": r}], cat,
+                                         add_generation_prompt=True, layout=layout), add_special_tokens=False)
+            for r in requests]
+
+
+def torch_greedy(model, ids: list[int], n: int, stop: Sequence[int]) -> list[int]:
+    """Reference greedy decoding with the PyTorch model and its own cache."""
+    import torch
+
+    out: list[int] = []
+    with torch.no_grad():
+        res = model(torch.tensor([ids]), use_cache=True)
+        for _ in range(n):
+            nxt = int(res.logits[0, -1].argmax())
+            out.append(nxt)
+            if nxt in stop:
+                break
+            res = model(torch.tensor([[nxt]]), past_key_values=res.past_key_values, use_cache=True)
+    return out
+
+
+def self_check_fp32(model, folder: Path, prompts: list[list[int]], n: int) -> dict:
+    from mobile_actions.runtime import Decoder
+
+    dec = Decoder.from_folder(folder)
+    stop = dec.manifest["stop_token_ids"]
+    rows = []
+    for ids in prompts:
+        ref = torch_greedy(model, ids, n, stop)
+        got = dec.greedy(ids, n, stop)
+        rows.append({"prompt_tokens": len(ids), "torch": ref, "onnx": got, "equal": ref == got})
+    return {"kind": "greedy tokens vs PyTorch", "equal": all(r["equal"] for r in rows), "prompts": rows}
+
+
+def accuracy_check(folders: dict[str, Path], data: str | None, rows: int) -> dict:
+    """Task accuracy (official exact match) of each exported folder on the same rows."""
+    from mobile_actions.dataset import read_rows
+    from mobile_actions.runtime import Caller
+    from mobile_actions.scoring import exact_match
+
+    path = Path(data) if data else Path("/work/shared/data/mobile_actions_examples.jsonl")
+    if not path.is_file():
+        return {"skipped": f"no eval data at {path}"}
+    eval_rows = list(read_rows(path))[:rows]
+    out: dict[str, Any] = {"data": str(path), "rows": len(eval_rows)}
+    preds: dict[str, list] = {}
+    for name, folder in folders.items():
+        caller = Caller.from_pretrained(folder)
+        got = []
+        for row in eval_rows:
+            res = caller.call_messages(row.messages[:-1] if row.messages[-1].get("role") == "assistant"
+                                       else row.messages, tools=row.tools)
+            got.append(res.calls)
+        preds[name] = got
+        out[name] = round(100 * sum(exact_match(r.calls, p) for r, p in zip(eval_rows, got)) / max(1, len(eval_rows)), 2)
+    names = list(folders)
+    if len(names) == 2:
+        a, b = preds[names[0]], preds[names[1]]
+        out["agreement"] = round(100 * sum(x == y for x, y in zip(a, b)) / max(1, len(a)), 2)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- main
+def run(cfg: ExportConfig) -> ExportResult:
+    import torch
+
+    from mobile_actions import model as mm
+
+    if cfg.quant not in QUANTS:
+        raise ValueError(f"quant must be one of {QUANTS}, got {cfg.quant!r}")
+    t0 = time.time()
+    torch.set_grad_enabled(False)
+    model, tokenizer = mm.load_model(cfg.model, dtype=torch.float32)
+    model.eval()
+    files, marker_layout = source_files(cfg.model)
+    layout = cfg.layout or marker_layout or "official"
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
+    try:
+        fp32_dir = out if cfg.quant == "fp32" else work / "fp32"
+        fp32_dir.mkdir(parents=True, exist_ok=True)
+        export_fp32(model, fp32_dir / ONNX_NAME, cfg.opset)
+        base_manifest = {"source_model": cfg.model, "source_sha256": _sha256_files(files),
+                         "source_files": [str(f) for f in files], "layout": layout,
+                         "exporter": f"torch.onnx.export (legacy) torch {torch.__version__}", "opset": cfg.opset}
+        if cfg.quant != "fp32":
+            write_runtime_files(fp32_dir, tokenizer, model.config, manifest={**base_manifest, "quant": "fp32"})
+            quantize(fp32_dir / ONNX_NAME, out / ONNX_NAME, cfg.quant, block_size=cfg.block_size,
+                     accuracy_level=cfg.accuracy_level, tied=bool(getattr(model.config, "tie_word_embeddings", False)))
+        manifest = {**base_manifest, "quant": cfg.quant,
+                    "quant_params": {} if cfg.quant == "fp32" else
+                    {"block_size": cfg.block_size, "symmetric": True,
+                     "accuracy_level": cfg.accuracy_level if cfg.quant == "int4" else None,
+                     "tool": "onnxruntime MatMulNBitsQuantizer" + (" + quantize_dynamic" if cfg.quant == "int8" else "")}}
+        write_runtime_files(out, tokenizer, model.config, manifest=manifest)
+        check: dict = {}
+        if cfg.check:
+            prompts = check_prompts(tokenizer, layout)
+            if cfg.quant == "fp32":
+                check = self_check_fp32(model, out, prompts, cfg.check_tokens)
+            else:
+                check = {"fp32": self_check_fp32(model, fp32_dir, prompts[:2], cfg.check_tokens),
+                         "accuracy": accuracy_check({"fp32": fp32_dir, cfg.quant: out}, cfg.eval_data, cfg.eval_rows)}
+        manifest["self_check"] = check
+        manifest["export_seconds"] = round(time.time() - t0, 1)
+        manifest["size_bytes"] = folder_size(out)
+        (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        if cfg.keep_fp32 and cfg.quant != "fp32":
+            shutil.move(str(fp32_dir), str(out.parent / (out.name + "-fp32")))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return ExportResult(out, manifest, check)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    d = ExportConfig()
+    p.add_argument("--model", default=d.model, help="default | base | checkpoint/adapter DIR")
+    p.add_argument("--out", required=True, help="output folder (created)")
+    p.add_argument("--quant", choices=QUANTS, default=d.quant)
+    p.add_argument("--block-size", type=int, default=d.block_size)
+    p.add_argument("--accuracy-level", type=int, default=d.accuracy_level, choices=(0, 1, 2, 3, 4))
+    p.add_argument("--layout", choices=("official", "cache"), default=None,
+                   help="prompt layout the model was trained with (default: from its mobile_actions.json, else official)")
+    p.add_argument("--no-check", dest="check", action="store_false")
+    p.add_argument("--check-tokens", type=int, default=d.check_tokens)
+    p.add_argument("--eval-data", default=None, help="JSONL rows for the int8/int4 accuracy check")
+    p.add_argument("--eval-rows", type=int, default=d.eval_rows)
+    p.add_argument("--keep-fp32", action="store_true", help="keep the intermediate fp32 export as OUT-fp32")
+
+
+def config_from_args(a: argparse.Namespace) -> ExportConfig:
+    return ExportConfig(model=a.model, out=a.out, quant=a.quant, block_size=a.block_size,
+                        accuracy_level=a.accuracy_level, layout=a.layout, check=a.check, check_tokens=a.check_tokens,
+                        eval_data=a.eval_data, eval_rows=a.eval_rows, keep_fp32=a.keep_fp32)
+
+
+def summary(res: ExportResult) -> str:
+    m = res.manifest
+    lines = [f"exported {m['source_model']} -> {res.out} ({m['quant']}, {m['size_bytes'] / 1e6:.1f} MB, "
+             f"layout {m['layout']}, {m['export_seconds']} s)"]
+    c = res.check
+    if "equal" in c:
+        lines.append(f"self-check: fp32 greedy tokens == PyTorch on {len(c['prompts'])} prompts: {c['equal']}")
+    if "fp32" in c:
+        lines.append(f"self-check: fp32 greedy tokens == PyTorch: {c['fp32']['equal']}")
+    if "accuracy" in c:
+        lines.append(f"accuracy vs fp32: {json.dumps(c['accuracy'])}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m export.onnx_export", description=__doc__.split("\n")[0])
+    add_arguments(p)
+    res = run(config_from_args(p.parse_args(argv)))
+    print(summary(res))
+    c = res.check
+    ok = c.get("equal", True) and c.get("fp32", {}).get("equal", True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

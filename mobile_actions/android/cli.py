@@ -1,0 +1,131 @@
+"""``mobile-actions phone`` and ``mobile-actions dispatch``: parse arguments, call the library, print."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("phone", help="run the virtual phone (an adb device on 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="TCP port (default 15555; 0 picks a free one)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (non-loopback needs --adb-keys or --insecure)")
+    p.add_argument("--adb-keys", help="allowed adb public keys (adbkey.pub format): require adb's RSA AUTH")
+    p.add_argument("--insecure", action="store_true", help="allow a non-loopback address without AUTH")
+    p.add_argument("--timezone", default="UTC", help="the phone's time zone (persist.sys.timezone)")
+    p.add_argument("--connect", action="store_true", help="also run 'adb connect' against the adb server")
+    p.set_defaults(func=cmd_phone)
+
+    p = subparsers.add_parser("dispatch", help="run validated tool calls on an Android device")
+    p.add_argument("calls", help="a call as JSON ({\"name\": ..., \"arguments\": {...}}), a list of calls, or - for stdin")
+    p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file (default mobile_actions)")
+    p.add_argument("--bindings", default=None, help="Android bindings name or file (default: <tools>.android.json)")
+    p.add_argument("--serial", help="device serial (default $ANDROID_SERIAL, else the only device)")
+    p.add_argument("--dry-run", action="store_true", help="print the exact device commands; run nothing")
+    p.add_argument("--yes", action="store_true", help="do not ask before send-type or destructive tools")
+    p.add_argument("--tz", help="time zone for datetimes (default: the device's, else UTC)")
+    p.set_defaults(func=cmd_dispatch)
+
+
+def cmd_phone(args: argparse.Namespace) -> int:
+    from mobile_actions.android.phone.core import VirtualPhone
+    from mobile_actions.android.phone.server import DEFAULT_PORT, PhoneServer, PhoneServerError
+
+    port = DEFAULT_PORT if args.port is None else args.port
+    try:
+        server = PhoneServer(VirtualPhone(tz=args.timezone), args.host, port, adb_keys=args.adb_keys,
+                             insecure=args.insecure).start()
+    except (PhoneServerError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    serial = server.address.serial
+    print(f"virtual phone listening on {serial}", flush=True)
+    print(f"  connect:   adb connect {serial}")
+    print(f"  dispatch:  mobile-actions dispatch --serial {serial} "
+          "'{\"name\": \"show_map\", \"arguments\": {\"query\": \"Louvre\"}}'")
+    print(f"  screen:    adb -s {serial} exec-out screencap -p > s.png")
+    print(f"  state:     adb -s {serial} shell dumpsys mobile-actions")
+    print("Ctrl-C to stop.", flush=True)
+    if args.connect:
+        try:
+            import adbutils
+            print(adbutils.AdbClient().connect(serial, timeout=10), flush=True)
+        except Exception as e:  # the phone is still useful without it
+            print(f"adb connect failed: {e}", file=sys.stderr)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0
+
+
+def _read_calls(text: str):
+    from mobile_actions.calls import ToolCall
+    data = json.loads(sys.stdin.read() if text == "-" else text)
+    items = data if isinstance(data, list) else [data]
+    return [ToolCall.from_json(item) for item in items]
+
+
+def cmd_dispatch(args: argparse.Namespace) -> int:
+    from mobile_actions.android.bindings import BindingError, load_bindings
+    from mobile_actions.android.device import DeviceError, select_device
+    from mobile_actions.android.dispatch import DispatchError, dispatch
+    from mobile_actions.catalog import CatalogueError, load_catalogue
+
+    try:
+        calls = _read_calls(args.calls)
+        catalogue = load_catalogue(args.tools)
+        bindings = load_bindings(args.bindings or _default_bindings(args.tools))
+        bindings.check_against(catalogue)
+    except (ValueError, CatalogueError, BindingError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+    device = None
+    try:
+        device = select_device(args.serial)
+    except DeviceError as e:
+        if not args.dry_run:
+            print(f"error: {e}", file=sys.stderr)
+            return 3
+        print(f"# no device ({e.__class__.__name__}); datetimes use {args.tz or 'UTC'}", file=sys.stderr)
+
+    def ask(plan) -> bool:
+        if args.yes:
+            return True
+        if not sys.stdin.isatty():
+            return False
+        print(f"{plan.tool} will run on {device.serial}:")
+        for line in plan.describe():
+            print(f"  {line}")
+        return input("Go ahead? [y/N] ").strip().lower() in ("y", "yes")
+
+    for call in calls:
+        try:
+            result = dispatch(call, device, bindings=bindings, catalogue=catalogue, confirm=ask, tz=args.tz,
+                              dry_run=args.dry_run)
+        except (DispatchError, DeviceError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        if args.dry_run:
+            print(f"# {call.name} (route: {result.plan.route}{', needs confirmation' if result.plan.confirm else ''})")
+            for line in result.plan.describe():
+                print(line)
+        else:
+            notes = [o.note for o in result.outcomes if o.note]
+            print(f"{call.name}: done on {device.serial}" + (f" ({'; '.join(notes)})" if notes else ""))
+    return 0
+
+
+def _default_bindings(tools: str) -> str:
+    from pathlib import Path
+    p = Path(tools)
+    if p.suffix == ".json":
+        candidate = p.with_name(p.stem + ".android.json")
+        return str(candidate) if candidate.is_file() else "mobile_actions"
+    return tools

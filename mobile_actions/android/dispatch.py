@@ -1,0 +1,302 @@
+"""Turn a validated tool call into device steps (``plan``) and run them on a phone (``dispatch``).
+
+Why plan and run are separate: ``--dry-run`` must print exactly what would run, and tests can check
+the argv lists without a device. Only calls that pass ``validate_call`` against the catalogue are
+dispatched; send-type tools (``"confirm": true`` in the bindings) run only after the caller's
+``confirm`` callback agrees.
+
+Time zone choice for calendar times: a Mobile Actions datetime (``YYYY-MM-DDTHH:MM:SS``) has no zone
+and means wall-clock time on the phone, so ``epoch_ms`` converts it in the *device's* zone
+(``getprop persist.sys.timezone``, asked once per dispatch and only when needed); if the device does
+not say, UTC. ``tz=`` overrides. Ambiguous or skipped DST wall times resolve with ``fold=0``.
+"""
+
+from __future__ import annotations
+
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+from urllib.parse import quote
+
+from mobile_actions.android.bindings import Binding, Bindings, Optional_, ShellSpec, TapSpec, Template
+from mobile_actions.android.device import Device, ShellResult, command_line
+
+UI_DUMP_PATH = "/data/local/tmp/mobile_actions_ui.xml"
+DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
+
+
+class DispatchError(Exception):
+    """A call that could not be (fully) carried out; the message says which tool and why."""
+
+
+class InvalidCallError(DispatchError):
+    def __init__(self, message: str, problems: list) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+class UnboundToolError(DispatchError):
+    pass
+
+
+class ArgumentError(DispatchError):
+    """An argument value that cannot be sent as given (a NUL byte, a datetime that is not one)."""
+
+
+class ConfirmationRequired(DispatchError):
+    """A send-type or destructive tool was not confirmed (pass confirm=..., or --yes on the CLI)."""
+
+
+class StepFailedError(DispatchError):
+    def __init__(self, message: str, result: ShellResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+# ------------------------------------------------------------------------------------------ plans
+@dataclass(frozen=True)
+class ShellStep:
+    argv: tuple[str, ...]
+
+    def describe(self) -> str:
+        """The exact command line the device shell receives."""
+        return command_line(self.argv)
+
+
+@dataclass(frozen=True)
+class TapStep:
+    selector: tuple[tuple[str, str], ...]
+    unless: tuple[tuple[str, str], ...] = ()
+    timeout_s: float = 5.0
+
+    def describe(self) -> str:
+        sel = " ".join(f"{k}={v!r}" for k, v in self.selector)
+        skip = (" unless " + " ".join(f"{k}={v!r}" for k, v in self.unless)) if self.unless else ""
+        return (f"uiautomator dump {UI_DUMP_PATH}; cat {UI_DUMP_PATH}; "
+                f"input tap <centre of node {sel}>{skip}")
+
+
+Step = ShellStep | TapStep
+
+
+@dataclass(frozen=True)
+class Plan:
+    tool: str
+    route: str
+    confirm: bool
+    steps: tuple[Step, ...]
+
+    @property
+    def commands(self) -> list[list[str]]:
+        """The shell steps as argument lists (GUI steps excluded)."""
+        return [list(s.argv) for s in self.steps if isinstance(s, ShellStep)]
+
+    def describe(self) -> list[str]:
+        return [s.describe() for s in self.steps]
+
+
+def needs_timezone(binding: Binding) -> bool:
+    for step in binding.steps:
+        if isinstance(step, ShellSpec) and any(_uses_epoch(el) for el in step.argv):
+            return True
+    return False
+
+
+def _uses_epoch(el) -> bool:
+    if isinstance(el, Template):
+        return any(isinstance(p, tuple) and p[1] in ("epoch_ms", "epoch_ms_end") for p in el.pieces)
+    return any(_uses_epoch(sub) for sub in el.then)
+
+
+def plan(call, bindings: Bindings, *, tz: str = "UTC") -> Plan:
+    """The device steps for one call. Raises UnboundToolError / ArgumentError."""
+    if call.name not in bindings:
+        raise UnboundToolError(f"{call.name}: no Android binding (in {bindings.source})")
+    b = bindings[call.name]
+    steps: list[Step] = []
+    for spec in b.steps:
+        if isinstance(spec, TapSpec):
+            steps.append(TapStep(spec.selector, spec.unless, spec.timeout_s))
+            continue
+        argv: list[str] = []
+        for el in spec.argv:
+            argv.extend(_expand(el, call, tz))
+        for a in argv:
+            if "\0" in a:
+                raise ArgumentError(f"{call.name}: an argument contains a NUL byte, which cannot reach the device")
+        steps.append(ShellStep(tuple(argv)))
+    return Plan(call.name, b.route, b.confirm, tuple(steps))
+
+
+def _expand(el, call, tz: str) -> list[str]:
+    if isinstance(el, Optional_):
+        if _present(call.arguments.get(el.argument)):
+            return [x for sub in el.then for x in _expand(sub, call, tz)]
+        return []
+    out = []
+    for piece in el.pieces:
+        if isinstance(piece, str):
+            out.append(piece)
+        else:
+            name, flt = piece
+            out.append(_apply(call, name, flt, tz))
+    return ["".join(out)]
+
+
+def _present(value: Any) -> bool:
+    return value is not None and value != ""
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return str(value)
+    import json
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _apply(call, name: str, flt: str | None, tz: str) -> str:
+    value = _text(call.arguments.get(name))
+    if flt is None:
+        return value
+    if flt == "uri":
+        return quote(value, safe="@")
+    ms = epoch_ms(value, tz, where=f"{call.name}.{name}")
+    return str(ms + 3_600_000 if flt == "epoch_ms_end" else ms)
+
+
+def epoch_ms(value: str, tz: str, where: str = "datetime") -> int:
+    """``YYYY-MM-DDTHH:MM:SS`` wall time in zone ``tz`` -> milliseconds since the epoch."""
+    try:
+        naive = datetime.strptime(value, DATETIME_FORMAT)
+    except ValueError:
+        raise ArgumentError(f"{where}: {value!r} is not a YYYY-MM-DDTHH:MM:SS datetime") from None
+    return int(naive.replace(tzinfo=zone(tz)).timestamp() * 1000)
+
+
+def zone(tz: str):
+    from datetime import timezone
+    if tz.upper() in ("UTC", "GMT", "ETC/UTC", ""):
+        return timezone.utc
+    try:
+        from zoneinfo import ZoneInfo
+        return ZoneInfo(tz)
+    except Exception:
+        raise ArgumentError(f"unknown time zone {tz!r} (install the 'tzdata' package or pass tz='UTC')") from None
+
+
+# ------------------------------------------------------------------------------------------ running
+@dataclass
+class StepOutcome:
+    step: Step
+    result: ShellResult | None = None
+    note: str = ""
+
+
+@dataclass
+class DispatchResult:
+    plan: Plan
+    outcomes: list[StepOutcome] = field(default_factory=list)
+    dry_run: bool = False
+
+
+def validate(call, catalogue) -> None:
+    from mobile_actions.calls import validate_call
+    problems = validate_call(call, catalogue)
+    if problems:
+        raise InvalidCallError(f"{call.name}: invalid call, not dispatched: " + "; ".join(map(str, problems)),
+                               problems)
+
+
+def device_timezone(device: Device) -> str:
+    result = device.shell(["getprop", "persist.sys.timezone"])
+    return result.stdout.strip() or "UTC"
+
+
+def dispatch(call, device: Device | None, *, bindings: Bindings, catalogue,
+             confirm: Callable[[Plan], bool] | None = None, tz: str | None = None,
+             dry_run: bool = False) -> DispatchResult:
+    """Validate, plan, confirm if the tool needs it, then run each step (or only plan, with dry_run).
+
+    ``device`` may be None only for a dry run (the time zone then defaults to UTC unless ``tz``).
+    """
+    validate(call, catalogue)
+    if call.name not in bindings:
+        raise UnboundToolError(f"{call.name}: no Android binding (in {bindings.source})")
+    if tz is None:
+        tz = device_timezone(device) if (device is not None and needs_timezone(bindings[call.name])) else "UTC"
+    p = plan(call, bindings, tz=tz)
+    if dry_run:
+        return DispatchResult(p, [StepOutcome(s) for s in p.steps], dry_run=True)
+    if device is None:
+        raise DispatchError(f"{call.name}: no device to dispatch to")
+    if p.confirm and (confirm is None or not confirm(p)):
+        raise ConfirmationRequired(f"{call.name} sends something on the user's behalf: not run without "
+                                   "confirmation (use --yes to skip the question)")
+    out = DispatchResult(p)
+    for step in p.steps:
+        if isinstance(step, ShellStep):
+            out.outcomes.append(StepOutcome(step, run_shell_step(device, step, call.name)))
+        else:
+            out.outcomes.append(run_tap_step(device, step, call.name))
+    return out
+
+
+def run_shell_step(device: Device, step: ShellStep, tool: str) -> ShellResult:
+    result = device.shell(step.argv)
+    # `am start` on some Android versions prints "Error: ..." yet exits 0
+    if result.exit_code != 0 or result.stderr.lstrip().startswith("Error") or result.stdout.lstrip().startswith("Error"):
+        detail = (result.stderr or result.stdout).strip().splitlines()
+        raise StepFailedError(f"{tool}: {step.argv[0]} failed (exit {result.exit_code}): "
+                              f"{detail[-1] if detail else 'no output'}", result)
+    return result
+
+
+# ------------------------------------------------------------------------------------------ GUI steps
+def dump_ui(device: Device) -> str:
+    r = device.shell(["uiautomator", "dump", UI_DUMP_PATH])
+    if r.exit_code != 0 or "ERROR" in r.stdout + r.stderr:
+        raise StepFailedError(f"uiautomator dump failed: {(r.stderr or r.stdout).strip()}", r)
+    return device.shell(["cat", UI_DUMP_PATH]).stdout
+
+
+def find_node(xml_text: str, selector: tuple[tuple[str, str], ...]) -> dict[str, str] | None:
+    """The first node (document order) whose attributes equal every selector value."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError:
+        return None
+    for node in root.iter("node"):
+        if all(node.get(k) == v for k, v in selector):
+            return dict(node.attrib)
+    return None
+
+
+def node_centre(node: dict[str, str]) -> tuple[int, int]:
+    import re
+    x1, y1, x2, y2 = (int(v) for v in re.findall(r"-?\d+", node.get("bounds", ""))[:4])
+    return (x1 + x2) // 2, (y1 + y2) // 2
+
+
+def run_tap_step(device: Device, step: TapStep, tool: str) -> StepOutcome:
+    deadline = time.monotonic() + step.timeout_s
+    while True:
+        node = find_node(dump_ui(device), step.selector)
+        if node is not None:
+            break
+        if time.monotonic() > deadline:
+            sel = ", ".join(f"{k}={v!r}" for k, v in step.selector)
+            raise StepFailedError(f"{tool}: no on-screen element with {sel} after {step.timeout_s:g}s")
+        time.sleep(0.1)
+    if step.unless and all(node.get(k) == v for k, v in step.unless):
+        return StepOutcome(step, None, "already in the wanted state: not tapped")
+    x, y = node_centre(node)
+    argv = ("input", "tap", str(x), str(y))
+    return StepOutcome(step, run_shell_step(device, ShellStep(argv), tool), f"tapped ({x}, {y})")

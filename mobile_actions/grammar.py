@@ -1,0 +1,686 @@
+"""Schema-constrained decoding: only tokens that keep the output a valid call may be chosen.
+
+Two layers:
+- a symbol-level automaton for `<start_function_call>call:NAME{key:value,...}<end_function_call>`
+  over the declared tools (names, argument names, required arguments, `<escape>`-quoted strings,
+  enums, numbers, booleans, arrays, nested objects and the Mobile Actions datetime pattern). Control
+  strings are single symbols, so the structure can only be written with the real control tokens;
+- a token layer: a token is allowed iff the automaton accepts its whole string from the current
+  state. Structural states have a finite set of next symbols, so the allowed tokens are found by a
+  depth-first walk over the sorted token strings (bisect finds "some token starts with this");
+  free strings, where almost every token is legal, use one precomputed mask.
+
+Every emitted call therefore parses and validates by construction. When the grammar admits only
+one continuation (e.g. `call:` after `<start_function_call>`, the rest of a unique tool name),
+`forced_tokens()` returns it tokenized, so the runtime appends it without a model step.
+At the very start the model may also write plain text (a refusal); then only control strings are
+kept out of it. The module needs numpy and tokenizers only (it runs in the torch-free runtime).
+"""
+from __future__ import annotations
+
+import bisect
+import calendar
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from mobile_actions.calls import DATETIME_HINT, argument_schema
+from mobile_actions.catalog import Catalogue
+from mobile_actions.wire import CONTROL_TOKEN_IDS, CONTROL_TOKENS, END_CALL, ESCAPE, START_CALL, STOP_STRINGS
+
+TOKEN_CACHE = "token_strings.json"
+# Control strings become private-use symbols inside the automaton.
+CTRL_SYM = {text: chr(0xE000 + k) for k, text in enumerate(CONTROL_TOKENS)}
+S_START, S_END, S_ESC = CTRL_SYM[START_CALL], CTRL_SYM[END_CALL], CTRL_SYM[ESCAPE]
+# Literal texts that must not appear inside strings or plain text: the parser would read them as structure.
+FORBIDDEN_IN_STRINGS = (ESCAPE, *STOP_STRINGS)
+FORBIDDEN_IN_TEXT = (*CONTROL_TOKENS, *STOP_STRINGS)
+DATETIME_TEMPLATE = "dddd-dd-ddTdd:dd:dd"
+DIGITS = frozenset("0123456789")
+
+
+# ============================================================================================ automaton
+class State:
+    """A grammar state: immutable and hashable (allowed-token sets are memoised per state)."""
+
+    can_stop = False
+
+    def step(self, sym: str) -> "State | None":
+        raise NotImplementedError
+
+    def next_syms(self) -> frozenset | None:
+        """The symbols that may come next; None for a free string (anything but the forbidden texts)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, eq=False)
+class ObjSchema:
+    """An object schema prepared for the automaton (identity-hashed: built once per grammar)."""
+    props: dict
+    required: frozenset
+
+
+@dataclass(frozen=True, eq=False)
+class StrSpec:
+    kind: str                       # free | enum | datetime
+    values: tuple = ()
+
+
+@dataclass(frozen=True)
+class Lit(State):
+    text: str
+    cont: State
+
+    def step(self, sym):
+        if sym != self.text[0]:
+            return None
+        return self.cont if len(self.text) == 1 else Lit(self.text[1:], self.cont)
+
+    def next_syms(self):
+        return frozenset(self.text[0])
+
+
+@dataclass(frozen=True)
+class Start(State):
+    """Before anything: a call (plain text is handled by the token layer)."""
+    g: "CallGrammar"
+
+    def step(self, sym):
+        return Lit("call:", Name("", self.g)) if sym == S_START else None
+
+    def next_syms(self):
+        return frozenset(S_START)
+
+
+@dataclass(frozen=True)
+class AfterCall(Start):
+    """After `<end_function_call>`: another call or stop."""
+    can_stop = True
+
+
+@dataclass(frozen=True)
+class Name(State):
+    prefix: str
+    g: "CallGrammar"
+
+    def step(self, sym):
+        if sym == "{" and self.prefix in self.g.tools:
+            return Key(self.g.tools[self.prefix], frozenset(), "", True, Lit(S_END, AfterCall(self.g)))
+        p = self.prefix + sym
+        return Name(p, self.g) if any(n.startswith(p) for n in self.g.tools) else None
+
+    def next_syms(self):
+        n = len(self.prefix)
+        out = {name[n] for name in self.g.tools if name.startswith(self.prefix) and len(name) > n}
+        if self.prefix in self.g.tools:
+            out.add("{")
+        return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Key(State):
+    """After `{` (first) or `,`: an argument name not used yet, or `}` once the required ones are in."""
+    obj: ObjSchema
+    used: frozenset
+    prefix: str
+    first: bool
+    cont: State
+
+    def _remaining(self):
+        return [k for k in self.obj.props if k not in self.used]
+
+    def step(self, sym):
+        if sym == "}" and self.first and not self.prefix and self.obj.required <= self.used:
+            return self.cont
+        if sym == ":" and self.prefix in self.obj.props and self.prefix not in self.used:
+            after = AfterValue(self.obj, self.used | {self.prefix}, self.cont)
+            return value_state(self.obj.props[self.prefix], after)
+        p = self.prefix + sym
+        return Key(self.obj, self.used, p, self.first, self.cont) if any(k.startswith(p) for k in self._remaining()) else None
+
+    def next_syms(self):
+        n = len(self.prefix)
+        rem = self._remaining()
+        out = {k[n] for k in rem if k.startswith(self.prefix) and len(k) > n}
+        if self.prefix in rem:
+            out.add(":")
+        if self.first and not self.prefix and self.obj.required <= self.used:
+            out.add("}")
+        return frozenset(out)
+
+
+@dataclass(frozen=True)
+class AfterValue(State):
+    obj: ObjSchema
+    used: frozenset
+    cont: State
+
+    def step(self, sym):
+        if sym == "," and any(k not in self.used for k in self.obj.props):
+            return Key(self.obj, self.used, "", False, self.cont)
+        if sym == "}" and self.obj.required <= self.used:
+            return self.cont
+        return None
+
+    def next_syms(self):
+        out = set()
+        if any(k not in self.used for k in self.obj.props):
+            out.add(",")
+        if self.obj.required <= self.used:
+            out.add("}")
+        return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Str(State):
+    """Inside `<escape>...<escape>`. Free strings keep only a short tail (enough to stop a
+    forbidden literal such as `<escape>` being spelt across tokens)."""
+    spec: StrSpec
+    content: str
+    cont: State
+
+    def step(self, sym):
+        if sym == S_ESC:
+            return self.cont if self._complete() else None
+        if sym in _CTRL_SYMS:
+            return None
+        c = self.content + sym
+        kind = self.spec.kind
+        if kind == "free":
+            c = c[-_TAIL:]
+            if any(f in c for f in FORBIDDEN_IN_STRINGS):
+                return None
+            return Str(self.spec, c, self.cont)
+        if kind == "enum":
+            return Str(self.spec, c, self.cont) if any(v.startswith(c) for v in self.spec.values) else None
+        return Str(self.spec, c, self.cont) if datetime_prefix_ok(c) else None
+
+    def _complete(self):
+        if self.spec.kind == "enum":
+            return self.content in self.spec.values
+        if self.spec.kind == "datetime":
+            return len(self.content) == len(DATETIME_TEMPLATE) and datetime_prefix_ok(self.content)
+        return True
+
+    def next_syms(self):
+        kind = self.spec.kind
+        if kind == "free":
+            return None
+        out = set()
+        if self._complete():
+            out.add(S_ESC)
+        if kind == "enum":
+            n = len(self.content)
+            out |= {v[n] for v in self.spec.values if v.startswith(self.content) and len(v) > n}
+        elif len(self.content) < len(DATETIME_TEMPLATE):
+            t = DATETIME_TEMPLATE[len(self.content)]
+            cands = DIGITS if t == "d" else {t}
+            out |= {c for c in cands if datetime_prefix_ok(self.content + c)}
+        return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Num(State):
+    integer: bool
+    text: str
+    cont: State
+
+    def _chars(self):
+        t = self.text
+        if t in ("", "-"):
+            return DIGITS | ({"-"} if not t else set())
+        last = t.lstrip("-")
+        if last == "0":
+            return frozenset() if self.integer else frozenset(".")
+        out = set(DIGITS) if t[-1] in DIGITS or t[-1] == "." else set()
+        if not self.integer and "." not in t and t[-1] in DIGITS:
+            out.add(".")
+        return frozenset(out)
+
+    def _complete(self):
+        return bool(self.text) and self.text[-1] in DIGITS
+
+    def step(self, sym):
+        if sym in self._chars():
+            return Num(self.integer, self.text + sym, self.cont)
+        return self.cont.step(sym) if self._complete() else None
+
+    def next_syms(self):
+        out = set(self._chars())
+        if self._complete():
+            out |= self.cont.next_syms() or set()
+        return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Choice(State):
+    """One of a few literal words (true/false/null)."""
+    options: tuple
+    prefix: str
+    cont: State
+
+    def step(self, sym):
+        p = self.prefix + sym
+        if p in self.options:
+            return self.cont
+        return Choice(self.options, p, self.cont) if any(o.startswith(p) for o in self.options) else None
+
+    def next_syms(self):
+        n = len(self.prefix)
+        return frozenset(o[n] for o in self.options if o.startswith(self.prefix) and len(o) > n)
+
+
+@dataclass(frozen=True, eq=False)
+class ArrSpec:
+    item: Any
+
+
+@dataclass(frozen=True)
+class Arr(State):
+    """`[` seen (`first`) or `,` seen: an item (or `]` right after `[`)."""
+    spec: ArrSpec
+    first: bool
+    cont: State
+
+    def _item(self):
+        return value_state(self.spec.item, ArrAfter(self.spec, self.cont))
+
+    def step(self, sym):
+        if sym == "]" and self.first:
+            return self.cont
+        return self._item().step(sym)
+
+    def next_syms(self):
+        out = set(self._item().next_syms() or ())
+        if self.first:
+            out.add("]")
+        return frozenset(out)
+
+
+@dataclass(frozen=True)
+class ArrAfter(State):
+    spec: ArrSpec
+    cont: State
+
+    def step(self, sym):
+        if sym == ",":
+            return Arr(self.spec, False, self.cont)
+        return self.cont if sym == "]" else None
+
+    def next_syms(self):
+        return frozenset(",]")
+
+
+_CTRL_SYMS = frozenset(CTRL_SYM.values())
+_TAIL = max(len(f) for f in FORBIDDEN_IN_STRINGS)
+_SPECS: dict[str, Any] = {}
+
+
+def _obj(schema: dict) -> ObjSchema:
+    key = "obj:" + json.dumps(schema, sort_keys=True)
+    if key not in _SPECS:
+        _SPECS[key] = ObjSchema(dict(schema.get("properties") or {}), frozenset(schema.get("required") or ()))
+    return _SPECS[key]
+
+
+def _spec(kind: str, values: tuple = ()) -> StrSpec:
+    key = f"str:{kind}:{json.dumps(values)}"
+    if key not in _SPECS:
+        _SPECS[key] = StrSpec(kind, values)
+    return _SPECS[key]
+
+
+def _arr(item: Any) -> ArrSpec:
+    key = "arr:" + json.dumps(item, sort_keys=True)
+    if key not in _SPECS:
+        _SPECS[key] = ArrSpec(item)
+    return _SPECS[key]
+
+
+def value_state(schema: Any, cont: State) -> State:
+    """The state that reads one value of `schema` and then continues with `cont`."""
+    schema = schema if isinstance(schema, dict) else {}
+    typ = schema.get("type")
+    if isinstance(typ, list):
+        typ = next((t for t in typ if t != "null"), "string")
+    enum = schema.get("enum")
+    if enum and all(isinstance(v, str) for v in enum) and typ in (None, "string"):
+        return Lit(S_ESC, Str(_spec("enum", tuple(enum)), "", cont))
+    if enum and all(isinstance(v, bool) or v is None for v in enum):
+        return Choice(tuple("null" if v is None else ("true" if v else "false") for v in enum), "", cont)
+    if typ in ("integer", "number"):
+        return Num(typ == "integer", "", cont)
+    if typ == "boolean":
+        return Choice(("true", "false") + (("null",) if schema.get("nullable") else ()), "", cont)
+    if typ == "array":
+        return Lit("[", Arr(_arr(schema.get("items") or {"type": "string"}), True, cont))
+    if typ == "object":
+        return Lit("{", Key(_obj(schema), frozenset(), "", True, cont))
+    is_dt = schema.get("format") == "mobile-actions-datetime" or DATETIME_HINT in str(schema.get("description", ""))
+    return Lit(S_ESC, Str(_spec("datetime" if is_dt else "free"), "", cont))
+
+
+def datetime_prefix_ok(s: str) -> bool:
+    """Can `s` be extended to a real `YYYY-MM-DDTHH:MM:SS`? (So the model never writes itself into a dead end.)"""
+    if len(s) > len(DATETIME_TEMPLATE):
+        return False
+    for c, t in zip(s, DATETIME_TEMPLATE):
+        if (t == "d") != (c in DIGITS) or (t != "d" and c != t):
+            return False
+    n = len(s)
+    if n >= 6 and s[5] not in "01":
+        return False
+    if n >= 7:
+        month = int(s[5:7])
+        if not 1 <= month <= 12:
+            return False
+        year = int(s[:4])
+        last = calendar.monthrange(year if year > 0 else 2000, month)[1]
+        if n >= 9:
+            d1 = int(s[8])
+            if d1 * 10 > last:
+                return False
+            if n >= 10 and not 1 <= int(s[8:10]) <= last:
+                return False
+    if n >= 12 and s[11] not in "012":
+        return False
+    if n >= 13 and int(s[11:13]) > 23:
+        return False
+    if n >= 15 and s[14] not in "012345":
+        return False
+    if n >= 18 and s[17] not in "012345":
+        return False
+    return True
+
+
+class CallGrammar:
+    """The automaton for one catalogue; `start()` is the state before the model's first symbol."""
+
+    def __init__(self, catalogue: Catalogue):
+        self.catalogue = catalogue
+        self.tools = {t.name: _obj(argument_schema(t)) for t in catalogue}
+
+    def start(self) -> State:
+        return Start(self)
+
+
+def accepts(grammar: CallGrammar, text: str) -> bool:
+    """Whether `text` (control strings written out) is one or more complete calls; for tests."""
+    state: State | None = grammar.start()
+    i = 0
+    while i < len(text) and state is not None:
+        for ctrl, sym in CTRL_SYM.items():
+            if text.startswith(ctrl, i):
+                state, i = state.step(sym), i + len(ctrl)
+                break
+        else:
+            state, i = state.step(text[i]), i + 1
+    return state is not None and state.can_stop
+
+
+# ============================================================================================ tokens
+@dataclass
+class TokenTable:
+    """Per tokenizer: each id's string in automaton symbols (None: never allowed by the grammar),
+    which ids are plain text, and a sorted index for prefix search. Built once and cached in the
+    model folder (`token_strings.json`), since decoding 262k ids takes a second or two."""
+    strings: list            # str | None per id; control ids map to their private-use symbol
+    opaque: np.ndarray       # bool: partial UTF-8 byte tokens (only inside strings/text)
+    stop_ids: tuple
+    control_ids: dict
+
+    def __post_init__(self):
+        n = len(self.strings)
+        self.size = n
+        regular = [(s, i) for i, s in enumerate(self.strings)
+                   if s and not self.opaque[i] and i not in self.control_ids.values()]
+        regular.sort()
+        self.keys = [s for s, _ in regular]
+        self.key_ids = np.array([i for _, i in regular], dtype=np.int64)
+        plain = np.zeros(n, dtype=bool)
+        text_ok = np.zeros(n, dtype=bool)
+        ctrl = set(self.control_ids.values())
+        for i, s in enumerate(self.strings):
+            if s and i not in ctrl:
+                plain[i] = not any(f in s for f in FORBIDDEN_IN_STRINGS)
+                text_ok[i] = not any(f in s for f in FORBIDDEN_IN_TEXT)
+        self.string_ok = plain          # free-string content
+        self.text_ok = text_ok          # plain-text reply
+        self._starts: dict[str, np.ndarray] = {}
+
+    def prefix_range(self, p: str) -> tuple[int, int]:
+        lo = bisect.bisect_left(self.keys, p)
+        hi = bisect.bisect_left(self.keys, p + "\U0010ffff", lo)
+        return lo, hi
+
+    def ids_starting_with(self, p: str) -> np.ndarray:
+        if p not in self._starts:
+            lo, hi = self.prefix_range(p)
+            self._starts[p] = self.key_ids[lo:hi]
+        return self._starts[p]
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_tokenizer(cls, tokenizer, stop_ids: Iterable[int], control_ids: dict | None = None) -> "TokenTable":
+        strings, opaque = _token_strings(tokenizer, control_ids or CONTROL_TOKEN_IDS)
+        return cls(strings, np.array(opaque, dtype=bool), tuple(stop_ids), dict(control_ids or CONTROL_TOKEN_IDS))
+
+    @classmethod
+    def from_folder(cls, folder: str | Path) -> "TokenTable":
+        """Load (or build and try to cache) the table of an exported model folder."""
+        from tokenizers import Tokenizer
+
+        folder = Path(folder)
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        tok_path = folder / manifest.get("tokenizer", "tokenizer.json")
+        digest = hashlib.sha256(tok_path.read_bytes()).hexdigest()
+        controls = {k: int(v) for k, v in manifest.get("control_token_ids", CONTROL_TOKEN_IDS).items()}
+        stop = manifest["stop_token_ids"]
+        cache = folder / TOKEN_CACHE
+        if cache.is_file():
+            data = json.loads(cache.read_text(encoding="utf-8"))
+            if data.get("tokenizer_sha256") == digest:
+                return cls(data["strings"], np.array(data["opaque"], dtype=bool), tuple(stop), controls)
+        strings, opaque = _token_strings(Tokenizer.from_file(str(tok_path)), controls)
+        try:
+            cache.write_text(json.dumps({"tokenizer_sha256": digest, "strings": strings, "opaque": opaque},
+                                        ensure_ascii=False), encoding="utf-8")
+        except OSError:
+            pass  # a read-only folder: rebuild next time
+        return cls(strings, np.array(opaque, dtype=bool), tuple(stop), controls)
+
+
+def _token_strings(tokenizer, control_ids: dict) -> tuple[list, list]:
+    """Decode every id alone. Special tokens other than the control strings are None."""
+    tok = getattr(tokenizer, "backend_tokenizer", tokenizer)  # transformers fast tokenizer or tokenizers.Tokenizer
+    n = tok.get_vocab_size(with_added_tokens=True)
+    special = {i for i, t in tok.get_added_tokens_decoder().items() if t.special}
+    texts = tok.decode_batch([[i] for i in range(n)], skip_special_tokens=False)
+    by_id = {v: k for k, v in control_ids.items()}
+    strings: list = []
+    opaque: list = []
+    for i, s in enumerate(texts):
+        if i in by_id:
+            strings.append(CTRL_SYM[by_id[i]])
+            opaque.append(False)
+        elif i in special or not s:
+            strings.append(None)
+            opaque.append(False)
+        else:
+            strings.append(s)
+            opaque.append("\ufffd" in s)
+    return strings, opaque
+
+
+# ============================================================================================ constraint
+class _Text:
+    """Marker state: the model chose a plain-text reply."""
+
+
+TEXT = _Text()
+
+
+class Constraint:
+    """Per request: which token ids are legal now, and the state after each chosen token."""
+
+    def __init__(self, grammar: CallGrammar, table: TokenTable, tokenizer=None, memo: dict | None = None):
+        self.g, self.t, self.tokenizer = grammar, table, tokenizer
+        self.state: Any = grammar.start()
+        self.memo = memo if memo is not None else {}
+        self._ctrl_id = {CTRL_SYM[k]: v for k, v in table.control_ids.items()}
+
+    # ------------------------------------------------------------------ allowed
+    def allowed(self) -> np.ndarray:
+        """Either an int array of legal ids, or a bool mask over the vocabulary."""
+        s = self.state
+        if s is TEXT or isinstance(s, Start) and not isinstance(s, AfterCall):
+            key = "text" if s is TEXT else "start"
+            if key not in self.memo:
+                m = self.t.text_ok.copy()
+                m[list(self.t.stop_ids)] = True
+                m[self._ctrl_id[S_START]] = True
+                self.memo[key] = m
+            return self.memo[key]
+        if isinstance(s, Str) and s.spec.kind == "free":
+            return self._free_mask(s)
+        hit = self.memo.get(s)
+        if hit is None:
+            hit = self.memo[s] = self._walk(s)
+        return hit
+
+    def _free_mask(self, s: Str) -> np.ndarray:
+        m = self.t.string_ok
+        extra_off = []
+        for f in FORBIDDEN_IN_STRINGS:
+            for k in range(1, len(f)):
+                if s.content.endswith(f[:k]):
+                    extra_off.append(self.t.ids_starting_with(f[k:]))
+        m = m.copy() if extra_off else m.copy()
+        for ids in extra_off:
+            m[ids] = False
+        m[self._ctrl_id[S_ESC]] = True
+        return m
+
+    def _walk(self, s: State) -> np.ndarray:
+        ids: list[int] = list(self.t.stop_ids) if s.can_stop else []
+        keys, key_ids = self.t.keys, self.t.key_ids
+
+        def dfs(prefix: str, state: State) -> None:
+            syms = state.next_syms()
+            if syms is None:
+                raise AssertionError("a free string cannot be entered inside a token")
+            for c in syms:
+                if c in _CTRL_SYMS:
+                    if not prefix:
+                        ids.append(self._ctrl_id[c])
+                    continue
+                p = prefix + c
+                lo, hi = self.t.prefix_range(p)
+                if lo == hi:
+                    continue
+                ns = state.step(c)
+                if ns is None:
+                    continue
+                j = lo
+                while j < hi and keys[j] == p:
+                    ids.append(int(key_ids[j]))
+                    j += 1
+                if j < hi:
+                    dfs(p, ns)
+
+        dfs("", s)
+        return np.array(sorted(set(ids)), dtype=np.int64)
+
+    # ------------------------------------------------------------------ advance
+    def advance(self, token_id: int) -> None:
+        s = self.state
+        if token_id in self.t.stop_ids:
+            self.state = None
+            return
+        text = self.t.strings[token_id]
+        if s is TEXT or isinstance(s, Start) and not isinstance(s, AfterCall):
+            if text == S_START:
+                self.state = Lit("call:", Name("", self.g))
+            else:
+                self.state = TEXT
+            return
+        for sym in text:
+            s = s.step(sym)
+            if s is None:
+                raise ValueError(f"token {token_id} ({text!r}) is not allowed here")
+        self.state = s
+
+    @property
+    def in_call(self) -> bool:
+        return self.state is not TEXT and self.state is not None and not isinstance(self.state, Start)
+
+    # ------------------------------------------------------------------ forced
+    def forced_tokens(self) -> list[int]:
+        """Tokens for the only legal continuation from here (empty when there is a choice)."""
+        s = self.state
+        if not self.in_call or self.tokenizer is None:
+            return []
+        syms = []
+        while s is not None and not s.can_stop:
+            nxt = s.next_syms()
+            if nxt is None or len(nxt) != 1:
+                break
+            (c,) = nxt
+            syms.append(c)
+            s = s.step(c)
+        if not syms:
+            return []
+        out: list[int] = []
+        run = ""
+        for c in syms + [None]:
+            if c is None or c in _CTRL_SYMS:
+                if run:
+                    ids = self._encode(run)
+                    if ids is None:
+                        return out  # cannot tokenize exactly: stop forcing before this run
+                    out += ids
+                    run = ""
+                if c is not None:
+                    out.append(self._ctrl_id[c])
+            else:
+                run += c
+        return out
+
+    def _encode(self, text: str) -> list[int] | None:
+        key = ("enc", text)
+        if key not in self.memo:
+            ids = self.tokenizer.encode(text, add_special_tokens=False).ids
+            ok = "".join(self.t.strings[i] or "\0" for i in ids) == text
+            self.memo[key] = list(ids) if ok else None
+        return self.memo[key]
+
+
+def pick(logits: np.ndarray, allowed: np.ndarray) -> int:
+    """Greedy choice among the allowed ids (int array) or mask (bool array)."""
+    if allowed.dtype == bool:
+        return int(np.argmax(np.where(allowed, logits, -np.inf)))
+    if len(allowed) == 0:
+        raise ValueError("no token is allowed: the grammar reached a dead end")
+    return int(allowed[int(np.argmax(logits[allowed]))])
+
+
+def constrain_sequence(grammar: CallGrammar, table: TokenTable, logits_seq: Sequence[np.ndarray],
+                       tokenizer=None, max_tokens: int = 256) -> list[int]:
+    """Greedy decoding over given per-step logits (a test/diagnostic helper without a model)."""
+    c = Constraint(grammar, table, tokenizer)
+    out: list[int] = []
+    for step in range(max_tokens):
+        logits = logits_seq[step % len(logits_seq)]
+        tid = pick(logits, c.allowed())
+        out.append(tid)
+        c.advance(tid)
+        if c.state is None:
+            break
+        for f in c.forced_tokens():
+            out.append(f)
+            c.advance(f)
+    return out

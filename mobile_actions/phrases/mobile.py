@@ -1,0 +1,182 @@
+"""Phrasing grammars for the 7 Mobile Actions tools.
+
+Each tool has a dozen *families*: one sentence structure each, with word-level alternatives inside.
+Families are the unit of the train/held-out split (see `mobile_actions.generate.split_of`), so two
+families must differ in structure, not just in a synonym. Mode "imp" is an imperative verb phrase
+that takes any opener ("can you ...", "please ..."); "free" is a complete utterance of its own.
+
+Slots are the tool's argument names; optional arguments appear only inside `<arg:...>` guards so a
+family can be expanded with or without them. Slots starting with "_" are context (e.g. the
+recipient's first name), not arguments. Syntax: `mobile_actions.phrases.grammar`.
+"""
+from __future__ import annotations
+
+from random import Random
+
+from mobile_actions.phrases import values as V
+from mobile_actions.phrases.dates import sample_when
+from mobile_actions.phrases.grammar import LITERAL, SURFACE, Value
+
+# (family name, mode, template)
+FamilySpec = tuple[str, str, str]
+
+_BODY_INTRO = "(saying|that says|and say|with the message|and write|telling them|with the text|and tell them)"
+_SUBJ_INTRO = "(with the subject|with subject|titled|with the subject line|subject|under the subject|with the title)"
+_EMAIL_NOUN = "(an email|an e-mail|a mail|a quick email|a short email|a message by email|an email message)"
+
+SEND_EMAIL: list[FamilySpec] = [
+    ("send_to_subject", "imp", f"(send|shoot|fire off|write) {_EMAIL_NOUN} to {{to}} {_SUBJ_INTRO} {{subject!q}}<body: {_BODY_INTRO} {{body!q}}>"),
+    ("email_verb_about", "imp", "(email|e-mail|mail) {to} (about|regarding|re:|re|on) {subject!q}<body: and (tell them|say|write|let them know|mention) {body!q}>"),
+    ("named_recipient", "imp", "(email|send an email to|write to|message) {_first} (at|on|via) {to}(,|) (subject|the subject is|subject line) {subject!q}<body:(,|;| and) (body|message|text|the message is|content) {body!q}>"),
+    ("subject_first", "free", "(Subject|Title|Subject line) {subject!q}(,|;| -) (send|email|mail) (it|this|that) to {to}<body:(,|.) (the body is|body:|the message:|write) {body!q}>"),
+    ("need_to_send", "free", "I (need|want|have|gotta) to (send|write|get off) (an email|a mail|an e-mail) to {to}. (The subject is|Subject should be|Subject:|Make the subject|Call it) {subject!q}<body:(.|,) (The body should say|It should say|In the body write|Body:|Message:|Say) {body!q}>"),
+    ("compose_for", "imp", "(compose|draft and send|put together|write up and send) an email for {to} (with the subject|titled|headed|called) {subject!q}<body: (and the text|containing|with the body|that reads) {body!q}>"),
+    ("body_first", "imp", "(send|email|write) {body!q} to {to} (with the subject|under the subject|subject line|as an email titled) {subject!q}"),
+    ("terse_email", "free", "(email|mail|e-mail) {to} (subj|subject|re:|re) {subject!q}<body: (msg|body|text|message) {body!q}>"),
+    ("drop_a_line", "imp", "(drop|send) {_first} a (line|quick email|note|short email) at {to} (about|on the subject of|re|regarding) {subject!q}<body:(:| -|,) {body!q}>"),
+    ("fields", "free", "(new email|new mail|email|compose) (to|for) {to}(,|;|.) (subject|subj|title) {subject!q}<body:(,|;|.) (body|text|message) {body!q}>"),
+    ("ask_send", "free", "(can|could|would) you (send|email|write) {to} (a message|an email|a note) (about|titled|with the subject) {subject!q}<body: (saying|that says|telling them) {body!q}>?"),
+    ("reply_to", "imp", "(reply to|get back to|answer|respond to) {to} (with|using) the subject {subject!q}<body: and (say|write|tell them) {body!q}>"),
+    ("let_know", "imp", "let {_first} know by email at {to}<body: that {body!q}>(,|.|) (use the subject|subject|with the subject line|title it) {subject!q}"),
+    ("remind_someone", "free", "(Remind|Ping|Nudge) {to} (by email|via email|over email) (about|regarding) {subject!q}<body:(,|.) (tell them|just write|say) {body!q}>"),
+]
+
+_CONTACT_NOUN = "(my contacts|my contact list|contacts|my address book|the phone|my phone)"
+_PHONE_TAIL = "<phone_number:(,| -|;|) (with the number|number|phone|mobile|cell|their number is|tel.|phone number) {phone_number}>"
+_EMAIL_TAIL = "<email:(,| and|;) (email|e-mail|their email is|with the email address|email address|mail) {email}>"
+
+CREATE_CONTACT: list[FamilySpec] = [
+    ("add_to_contacts", "imp", f"(add|save|put|store) {{first_name}} {{last_name}} (to|in|into|on) {_CONTACT_NOUN}{_PHONE_TAIL}{_EMAIL_TAIL}"),
+    ("create_contact_for", "imp", f"(create|make|set up|add) a (new |)contact (for|named|called) {{first_name}} {{last_name}}{_PHONE_TAIL}{_EMAIL_TAIL}"),
+    ("field_list", "free", "(New contact|new contact|Contact|Add contact)(:| -|,) (first name|first|given name) {first_name}, (last name|surname|last|family name) {last_name}<phone_number:, (phone|tel|number|mobile) {phone_number}><email:, (email|mail|e-mail) {email}>"),
+    ("surname_first", "free", "(Surname|Last name|Family name) {last_name}, (first name|given name|first) {first_name}<phone_number:, (number|phone) {phone_number}><email:, (email|e-mail) {email}>(. Save (it|them) as a contact| - add to contacts|, please save the contact|. Add to contacts.)"),
+    ("just_met", "free", "I (just met|met|just talked to|had coffee with) {first_name} {last_name}<phone_number:(, their number is|, number's| and the number is|, phone) {phone_number}><email:(, email is| and their email is|, mail:) {email}>(. Save them|, add them to my contacts|, please save the contact|. Add to contacts|, can you save that as a contact)"),
+    ("save_number_as", "imp", "(save|store|add) {phone_number} (as|under) {first_name} {last_name}<email: (with|and) (email|the email|email address) {email}>"),
+    ("remember", "imp", "(remember|keep) {first_name} {last_name} (as a contact|in my contacts|in the address book){_PHONE}{_EMAIL}".replace("{_PHONE}", _PHONE_TAIL).replace("{_EMAIL}", _EMAIL_TAIL)),
+    ("ask_add", "free", f"(can|could|would) you (add|save|create) {{first_name}} {{last_name}} (as a contact|to my contacts|as a new contact){_PHONE_TAIL}{_EMAIL_TAIL}?"),
+    ("terse_contact", "free", "(contact|new contact|add) {first_name} {last_name}<phone_number: {phone_number}><email: {email}>"),
+    ("store_details", "imp", "(keep|store|save) (the details|the contact details|the info) (for|of) {first_name} {last_name}<phone_number:(:| -|,) (phone|number) {phone_number}><email:(,| and) (email|mail) {email}>"),
+    ("save_email_as", "imp", "(add|save) {email} (as|under the name|as a contact for) {first_name} {last_name}<phone_number: (and the number|, phone|with phone) {phone_number}>"),
+    ("name_is", "free", "(Their|Her|His|The) name is {first_name} {last_name}<phone_number: and the number is {phone_number}><email: and the email is {email}>(, create a contact| - add them to my contacts|. make a new contact)"),
+    ("colleague", "free", "(my new colleague|my new neighbour|my new neighbor|the plumber|my kid's teacher|the new client) is {first_name} {last_name}<phone_number:(,| -) {phone_number}><email:(,| -) {email}>(, add (her|him|them) to my contacts|. save as contact|, save the contact please)"),
+]
+
+SHOW_MAP: list[FamilySpec] = [
+    ("show_on_map", "imp", "(show|display|pull up|bring up|show me) {query} on (the|a) map"),
+    ("where_is", "free", "(where is|where's|wheres|where exactly is) {query}(?|)"),
+    ("find_on_maps", "imp", "(find|locate|look up|search for|search) {query} (on the map|on maps|in maps|on google maps|on the map app)"),
+    ("open_map_for", "imp", "(open|pull up|show) (the map|maps|a map) (for|of|at|around) {query}"),
+    ("need_to_get", "free", "I need to (find|get to|go to|figure out where) {query}(, (can you|could you|) show me on the map|. map please|, show me where it is|, pull it up on the map)"),
+    ("ask_show", "free", "(can|could|would) you (show me|tell me) where {query} is(?| on the map?|, on a map?)"),
+    ("terse_map", "free", "(map|maps|map:|location:|directions:) {query}"),
+    ("location_of", "imp", "(show me|what is|give me|get me) the (location|map location|position) of {query}"),
+    ("drop_pin", "imp", "(drop a pin on|put a pin on|mark|pin) {query} (on the map|)"),
+    ("meeting_at", "free", "I'm (meeting|seeing|picking up) (someone|a friend|{_first}|my date|a client) at {query}(, show it on the map|, where is that|, can you map it|. show me on the map)"),
+    ("how_get", "free", "(how do I get to|how far is|what's the way to) {query}(? show me on the map|, show me the map|? pull it up on the map)"),
+    ("navigate_look", "imp", "(take a look at|zoom in on|center the map on|go to) {query} (on the map|in maps)"),
+    ("query_first", "free", "{query}(, on the map please| - where is it?| - show me on the map|: can you map it)"),
+]
+
+_WIFI = "(wi-fi|wifi|Wi-Fi|WiFi|wireless|WLAN)"
+OPEN_WIFI_SETTINGS: list[FamilySpec] = [
+    ("open_settings", "imp", f"(open|go to|take me to|bring up|show|launch) (the |my |){_WIFI} settings"),
+    ("problem", "free", "(my|the) (wifi|internet|wi-fi|connection) (isn't working|keeps dropping|is acting up|is so slow|won't connect|is down)(,|.) (open|show me|take me to|pull up) the (wifi|wi-fi|network|wireless) settings"),
+    ("join_network", "free", f"I (need|want|have) to (connect to|join|log into|switch to) (a|the|a new|the hotel|the office|the airport|my home) {_WIFI} network"),
+    ("terse_wifi", "free", f"{_WIFI} (settings|config|setup|options)"),
+    ("change_network", "imp", f"(change|switch|pick) (my |the |a different |){_WIFI} network"),
+    ("password", "free", f"I (need|have|want) to (enter|type in|put in|change) the {_WIFI} password"),
+    ("ask_open", "free", f"(can|could|would) you open (the|my) {_WIFI} (settings|network settings|page)?"),
+    ("manage", "imp", f"(manage|check|see|review) (my|the|available) {_WIFI} (connections|networks|settings)"),
+    ("settings_for", "imp", f"(get|bring) me (to|into) the (settings|network settings) (for|of) {_WIFI}"),
+    ("why_offline", "free", "(why am I offline|no internet again|I have no signal|the network is down)(,|.|?) (let me see the|open the|show the) (wifi|wi-fi|network) settings"),
+]
+
+_TORCH = "(flashlight|torch|flash light|flashlight|phone light)"
+TURN_ON_FLASHLIGHT: list[FamilySpec] = [
+    ("turn_on", "imp", f"(turn on|switch on|put on|enable|activate|start) the {_TORCH}"),
+    ("turn_x_on", "imp", f"(turn|switch|flick|put) the {_TORCH} on"),
+    ("dark", "free", f"(it's|its|it is) (so |really |pitch |too |super |)dark (in here|out here|here)(,|.|) (I need the|give me the|turn on the|I need a|some) {_TORCH}"),
+    ("terse_on", "free", f"{_TORCH} (on|please|now|on please)"),
+    ("need_light", "free", "I (need|could use) (a|the|some) (flashlight|torch|light from the phone)( to find my keys| to see| right now| to read this| for a sec|)"),
+    ("ask_on", "free", f"(can|could|would) you (turn on|switch on|light up|put on) the {_TORCH}?"),
+    ("cant_see", "free", f"I can't see (anything|a thing|where I'm going|the keyhole)(,|.|) (turn on|switch on|put on) the {_TORCH}"),
+    ("use_as", "imp", "(use|turn) the (phone|camera flash|flash) (as a|into a) (flashlight|torch)"),
+    ("light_up", "imp", f"(light up|illuminate) (the way|this place|the room|the path|under the bed) with the {_TORCH}"),
+    ("lights_on", "free", "(lights on|light me up|let there be light|need some light)(!|,|) (flashlight|torch) (please|now|on)"),
+]
+
+TURN_OFF_FLASHLIGHT: list[FamilySpec] = [
+    ("turn_off", "imp", f"(turn off|switch off|shut off|disable|kill|deactivate) the {_TORCH}"),
+    ("turn_x_off", "imp", f"(turn|switch|shut|flick) the {_TORCH} off"),
+    ("done", "free", f"(ok |okay |alright |)(I'm done|I found it|I can see now|got it|found my keys)(,|.) (turn off|switch off|kill|shut off) the {_TORCH}"),
+    ("terse_off", "free", f"{_TORCH} off( please| now|)"),
+    ("battery", "free", f"(the {_TORCH} is draining my battery|that light is too bright|my battery is dying)(,|.) (turn|switch|shut) the {_TORCH} off"),
+    ("ask_off", "free", f"(can|could|would) you (turn off|switch off|shut off) the {_TORCH}?"),
+    ("no_longer", "free", f"I don't need the {_TORCH} (anymore|any more|now)(, turn it off|. Turn it off|, switch it off)"),
+    ("stop", "imp", f"(stop|end|close) the {_TORCH}"),
+    ("lights_out", "free", f"(lights out|{_TORCH} off|no more light)( please| now|, thanks|)"),
+    ("too_bright", "free", f"(ugh |ouch |argh |)(that's|it's) (too bright|blinding me|blinding)(,|.|!) (kill|turn off|switch off) the {_TORCH}"),
+]
+
+_CAL = "(my calendar|the calendar|my schedule|my agenda|calendar|my Google calendar)"
+CREATE_CALENDAR_EVENT: list[FamilySpec] = [
+    ("add_to_calendar", "imp", f"(add|put|schedule|create|set up|book|pop) {{title!q}} (in|on|to|into) {_CAL} {{datetime}}"),
+    ("create_event_called", "imp", "(create|make|add|set up) (an event|a calendar event|an appointment|a calendar entry|an entry) (called|named|titled|for) {title!q} {datetime}"),
+    ("when_first", "free", "{datetime}(,|) (I have|there's|I've got|we have) {title!q}(,|.|) (add it to|put it in|save it in|put it on) (my|the) calendar"),
+    ("remind_calendar", "free", "(remind me|I need a reminder) (about|of) {title!q} {datetime}(, put it in my calendar|, add it to the calendar| - calendar please|, make it a calendar event)"),
+    ("block_time", "imp", "(block|reserve|block off|hold) {datetime} (for|on my calendar for|in my calendar for) {title!q}"),
+    ("terse_event", "free", "(calendar|cal|event|new event)(:| -|) {title!q} {datetime}"),
+    ("ask_add_event", "free", "(can|could|would) you (add|put|schedule) {title!q} (in|on) (my|the) calendar {datetime}?"),
+    ("schedule_titled", "imp", "schedule (a|an) (event|appointment|meeting|calendar event) {datetime} (called|titled|named) {title!q}"),
+    ("i_have", "free", "I (have|'ve got|need to go to) {title!q} {datetime}(, can you add it to my calendar|. please add it to my calendar|, put it in the calendar|. calendar it)"),
+    ("dont_forget", "free", "(don't let me forget|I don't want to forget|make sure I remember) {title!q} {datetime}(, add it to the calendar|. calendar please|, save it as an event)"),
+    ("save_the_date", "imp", "(save the date|mark my calendar|mark the calendar) (for|with) {title!q} {datetime}"),
+    ("event_fields", "free", "(New event|Event|Calendar entry)(:|,| -) (title|name) {title!q}(,|;) (when|time|date) {datetime}"),
+    ("set_up_at", "imp", "(set up|arrange|plan|note down) {title!q} {datetime} (in|on) {_CAL}".replace("{_CAL}", _CAL)),
+]
+
+FAMILIES: dict[str, list[FamilySpec]] = {
+    "send_email": SEND_EMAIL,
+    "create_contact": CREATE_CONTACT,
+    "show_map": SHOW_MAP,
+    "open_wifi_settings": OPEN_WIFI_SETTINGS,
+    "turn_on_flashlight": TURN_ON_FLASHLIGHT,
+    "turn_off_flashlight": TURN_OFF_FLASHLIGHT,
+    "create_calendar_event": CREATE_CALENDAR_EVENT,
+}
+# The argument names each grammar fills; a user tool with the same name but other arguments gets
+# the generic grammar instead.
+ARGUMENTS: dict[str, frozenset[str]] = {
+    "send_email": frozenset({"to", "subject", "body"}),
+    "create_contact": frozenset({"first_name", "last_name", "phone_number", "email"}),
+    "show_map": frozenset({"query"}),
+    "open_wifi_settings": frozenset(),
+    "turn_on_flashlight": frozenset(),
+    "turn_off_flashlight": frozenset(),
+    "create_calendar_event": frozenset({"title", "datetime"}),
+}
+
+
+def sample_slots(tool: str, rng: Random, now) -> tuple[dict, dict[str, Value]]:
+    """Consistent values for one call: (gold arguments for all the tool's arguments, slot fillings incl. context)."""
+    if tool == "send_email":
+        to, who = V.any_email(rng)
+        first = who.first if who else rng.choice(("the team", "support", "the office", "them"))
+        args = {"to": to, "subject": V.subject(rng), "body": V.body(rng)}
+        return args, {**_literal(args), "_first": Value(first, LITERAL)}
+    if tool == "create_contact":
+        p = V.person(rng)
+        args = {"first_name": p.first, "last_name": p.last, "phone_number": V.phone(rng), "email": V.email_for(rng, p)}
+        return args, _literal(args)
+    if tool == "show_map":
+        args = {"query": V.map_query(rng)}
+        return args, {**_literal(args), "_first": Value(V.person(rng).first, LITERAL)}
+    if tool == "create_calendar_event":
+        when = sample_when(rng, now)
+        args = {"title": V.event_title(rng), "datetime": when.iso}
+        return args, {"title": Value(args["title"]), "datetime": Value(when.text, SURFACE)}
+    return {}, {}
+
+
+def _literal(args: dict) -> dict[str, Value]:
+    return {k: Value(str(v), LITERAL) for k, v in args.items()}

@@ -1,0 +1,313 @@
+"""The on-device caller: an exported ONNX decoder run by onnxruntime, without torch.
+
+Imports onnxruntime, tokenizers and numpy only (plus the project's core modules), so a phone-side
+or CLI process starts fast and small; `tests/test_runtime.py` proves torch is never imported.
+
+- `Decoder`: one ONNX session with explicit KV cache (see export/onnx_export.py for the I/O names),
+  greedy steps, prefill of any chunk on top of a given past.
+- `Caller`: renders the Mobile Actions developer turn for `now` in the layout the model was trained
+  with (its folder's manifest says which), reuses the KV cache of the longest cached prompt prefix
+  (in the ``cache`` layout: instruction + tool declarations, so a request pays prefill only for its
+  datetime lines and its own words), decodes greedily under the call grammar (mobile_actions.grammar)
+  with forced tokens appended without a model step, parses (wire.parse) and validates
+  (calls.validate_call).
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from mobile_actions import wire
+from mobile_actions.calls import Problem, ToolCall, validate_call
+from mobile_actions.catalog import Catalogue, load_catalogue
+
+DEFAULT_THREADS = 2
+
+
+# ============================================================================================ decoder
+class Decoder:
+    """An exported model folder's ONNX session. KV cache = list of numpy arrays (k0, v0, k1, v1, ...)."""
+
+    def __init__(self, folder: str | Path, threads: int = DEFAULT_THREADS):
+        import onnxruntime as ort
+
+        self.folder = Path(folder)
+        self.manifest = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(str(self.folder / self.manifest.get("onnx", "model.onnx")), opts,
+                                            providers=["CPUExecutionProvider"])
+        self.threads = threads
+        m = self.manifest
+        self.n_layers, self.n_kv, self.head_dim = m["num_layers"], m["num_kv_heads"], m["head_dim"]
+        self.past_names = [f"past_{kv}_{i}" for i in range(self.n_layers) for kv in ("key", "value")]
+        self.steps = 0  # model invocations, for statistics
+
+    @classmethod
+    def from_folder(cls, folder: str | Path, threads: int = DEFAULT_THREADS) -> "Decoder":
+        return cls(folder, threads)
+
+    def empty_past(self) -> list[np.ndarray]:
+        z = np.zeros((1, self.n_kv, 0, self.head_dim), dtype=np.float32)
+        return [z] * (2 * self.n_layers)
+
+    def forward(self, ids: Sequence[int], past: list[np.ndarray] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Run `ids` on top of `past`: (logits of the last position [vocab], present KV)."""
+        past = past if past is not None else self.empty_past()
+        p = past[0].shape[2]
+        s = len(ids)
+        feeds = {"input_ids": np.asarray(ids, dtype=np.int64)[None],
+                 "attention_mask": np.ones((1, p + s), dtype=np.int64),
+                 "position_ids": np.arange(p, p + s, dtype=np.int64)[None]}
+        feeds.update(zip(self.past_names, past))
+        out = self.session.run(None, feeds)
+        self.steps += 1
+        return out[0][0, -1], out[1:]
+
+    def greedy(self, ids: Sequence[int], n: int, stop: Sequence[int] = ()) -> list[int]:
+        """Plain greedy decoding (the export's self-check)."""
+        logits, past = self.forward(ids)
+        out: list[int] = []
+        for _ in range(n):
+            nxt = int(np.argmax(logits))
+            out.append(nxt)
+            if nxt in stop:
+                break
+            logits, past = self.forward([nxt], past)
+        return out
+
+
+def slice_past(past: list[np.ndarray], n: int) -> list[np.ndarray]:
+    """The KV cache of the first `n` positions (views, no copy)."""
+    return [t[:, :, :n] for t in past]
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+# ============================================================================================ caller
+@dataclass
+class CallResult:
+    calls: list[ToolCall] = field(default_factory=list)
+    text: str = ""
+    problems: list[Problem] = field(default_factory=list)
+    raw: str = ""
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict:
+        return {"calls": [c.to_json() for c in self.calls], "text": self.text,
+                "problems": [str(p) for p in self.problems], "raw": self.raw, "timings": self.timings}
+
+
+@dataclass
+class _Prefix:
+    ids: tuple
+    past: list
+
+
+class Caller:
+    """Tool caller over an exported folder. Not thread-safe (one request at a time)."""
+
+    def __init__(self, folder: str | Path, *, threads: int = DEFAULT_THREADS, constrained: bool = True,
+                 prefix_reuse: bool = True, force_tokens: bool = True, max_new_tokens: int = 128,
+                 layout: str | None = None, tools: Catalogue | str | None = None):
+        from tokenizers import Tokenizer
+
+        self.decoder = Decoder(folder, threads)
+        m = self.decoder.manifest
+        self.folder = Path(folder)
+        self.tokenizer = Tokenizer.from_file(str(self.folder / m.get("tokenizer", "tokenizer.json")))
+        self.layout = layout or m.get("layout", "official")
+        self.stop_ids = tuple(m["stop_token_ids"])
+        self.constrained, self.prefix_reuse, self.force_tokens = constrained, prefix_reuse, force_tokens
+        self.max_new_tokens = max_new_tokens
+        self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
+        self._table = None
+        self._grammars: dict[int, Any] = {}
+        self._prefixes: list[_Prefix] = []
+
+    @classmethod
+    def from_pretrained(cls, folder: str | Path, **kwargs) -> "Caller":
+        return cls(folder, **kwargs)
+
+    # ------------------------------------------------------------------ prompts
+    def developer_text(self, now: datetime | None = None) -> str:
+        from mobile_actions.dataset import DEVELOPER_TEMPLATE
+
+        now = (now or datetime.now()).replace(microsecond=0)
+        return DEVELOPER_TEMPLATE.format(now=now.strftime("%Y-%m-%dT%H:%M:%S"), weekday=now.strftime("%A"))
+
+    def prompt(self, request: str, tools: Catalogue | None = None, now: datetime | None = None) -> str:
+        return self.render([{"role": "developer", "content": self.developer_text(now)},
+                            {"role": "user", "content": request}], tools)
+
+    def render(self, messages: list[dict], tools: Catalogue | None = None) -> str:
+        return wire.render(messages, tools if tools is not None else self.tools, add_generation_prompt=True,
+                           layout=self.layout)
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+    # ------------------------------------------------------------------ prefix cache
+    def warm(self, tools: Catalogue | None = None) -> int:
+        """Prefill the stable prefix for `tools` now (the first request then pays nothing extra)."""
+        if not self.prefix_reuse:
+            return 0
+        tools = tools if tools is not None else self.tools
+        text = wire.stable_prefix(self.developer_text(), tools) if self.layout == "cache" else None
+        if text is None:
+            return 0
+        ids = tuple(self.encode(text))
+        if any(p.ids == ids for p in self._prefixes):
+            return len(ids)
+        _, past = self.decoder.forward(ids)
+        self._remember(_Prefix(ids, past))
+        return len(ids)
+
+    def _remember(self, entry: _Prefix, keep: int = 4) -> None:
+        self._prefixes = [entry] + [p for p in self._prefixes if p.ids != entry.ids][: keep - 1]
+
+    def _reuse(self, ids: list[int]) -> tuple[int, list[np.ndarray] | None]:
+        best, past = 0, None
+        for p in self._prefixes:
+            n = min(common_prefix(p.ids, ids), len(ids) - 1)  # at least one token must be run
+            if n > best:
+                best, past = n, slice_past(p.past, n)
+        return best, past
+
+    # ------------------------------------------------------------------ grammar
+    def _constraint(self, tools: Catalogue):
+        from mobile_actions.grammar import CallGrammar, Constraint, TokenTable
+
+        if self._table is None:
+            self._table = TokenTable.from_folder(self.folder)
+        key = id(tools)
+        if key not in self._grammars or self._grammars[key][0] is not tools:
+            self._grammars[key] = (tools, CallGrammar(tools), {})
+        _, grammar, memo = self._grammars[key]
+        return Constraint(grammar, self._table, self.tokenizer if self.force_tokens else None, memo)
+
+    # ------------------------------------------------------------------ decoding
+    def generate(self, prompt_ids: list[int], tools: Catalogue, stats: dict) -> Iterator[int]:
+        """Greedy token ids after the prompt (stop token excluded); fills `stats`."""
+        from mobile_actions.grammar import pick
+
+        t0 = time.perf_counter()
+        steps0 = self.decoder.steps
+        if self.constrained and self._table is None:
+            self._constraint(tools)  # build the token table outside the timed region of the first request
+        if self.prefix_reuse and self.layout == "cache":
+            self.warm(tools)
+        reused, past = self._reuse(prompt_ids) if self.prefix_reuse else (0, None)
+        stats.update(prompt_tokens=len(prompt_ids), reused_tokens=reused, prefill_tokens=len(prompt_ids) - reused)
+        con = self._constraint(tools) if self.constrained else None
+        pending = prompt_ids[reused:]
+        first = True
+        forced = 0
+        n_out = 0
+        while n_out < self.max_new_tokens:
+            logits, past = self.decoder.forward(pending, past)
+            if first:
+                stats["prefill_ms"] = (time.perf_counter() - t0) * 1e3
+                if self.prefix_reuse and self.layout == "official":
+                    self._remember(_Prefix(tuple(prompt_ids), slice_past(past, len(prompt_ids))))
+            tid = pick(logits, con.allowed()) if con is not None else int(np.argmax(logits))
+            if first:
+                stats["ttft_ms"] = (time.perf_counter() - t0) * 1e3
+                t_dec = time.perf_counter()
+                first = False
+            if tid in self.stop_ids:
+                break
+            n_out += 1
+            yield tid
+            pending = [tid]
+            if con is not None:
+                con.advance(tid)
+                if con.state is None:
+                    break
+                for f in con.forced_tokens():
+                    con.advance(f)
+                    pending.append(f)
+                    forced += 1
+                    n_out += 1
+                    yield f
+        end = time.perf_counter()
+        stats.update(new_tokens=n_out, forced_tokens=forced, model_steps=self.decoder.steps - steps0,
+                     decode_ms=(end - t_dec) * 1e3 if not first else 0.0)
+        # tokens after the first, per second of decode time (forced tokens included: they are output too)
+        stats["decode_tok_s"] = (n_out - 1) / (stats["decode_ms"] / 1e3) if n_out > 1 and stats["decode_ms"] > 0 else None
+
+    def call_messages(self, messages: list[dict], tools: Catalogue | list | None = None) -> CallResult:
+        """Calls for a conversation (developer + user messages as in a Mobile Actions row)."""
+        tools = self._catalogue(tools)
+        t0 = time.perf_counter()
+        ids = self.encode(self.render(messages, tools))
+        stats: dict = {"tokenize_ms": (time.perf_counter() - t0) * 1e3}
+        out = list(self.generate(ids, tools, stats))
+        return self._finish(out, tools, stats, t0)
+
+    def call(self, request: str, tools: Catalogue | list | None = None, now: datetime | None = None) -> CallResult:
+        """Calls (validated) or a text reply for one request, with the developer turn for `now`."""
+        tools = self._catalogue(tools)
+        t0 = time.perf_counter()
+        ids = self.encode(self.prompt(request, tools, now))
+        stats: dict = {"tokenize_ms": (time.perf_counter() - t0) * 1e3}
+        out = list(self.generate(ids, tools, stats))
+        return self._finish(out, tools, stats, t0)
+
+    def stream(self, request: str, tools: Catalogue | list | None = None, now: datetime | None = None) -> Iterator[str]:
+        """Text pieces as they are decoded (incomplete UTF-8 held back until it completes)."""
+        tools = self._catalogue(tools)
+        ids = self.encode(self.prompt(request, tools, now))
+        out: list[int] = []
+        shown = ""
+        for tid in self.generate(ids, tools, {}):
+            out.append(tid)
+            text = self.tokenizer.decode(out, skip_special_tokens=False)
+            if text.endswith("\ufffd"):
+                continue
+            if len(text) > len(shown):
+                yield text[len(shown):]
+                shown = text
+
+    def _catalogue(self, tools) -> Catalogue:
+        if tools is None:
+            return self.tools
+        if isinstance(tools, Catalogue):
+            return tools
+        if isinstance(tools, str):
+            return load_catalogue(tools)
+        return Catalogue.from_json(list(tools))
+
+    def _finish(self, out: list[int], tools: Catalogue, stats: dict, t0: float) -> CallResult:
+        raw = self.tokenizer.decode(out, skip_special_tokens=False)
+        problems: list[Problem] = []
+        try:
+            parsed = wire.parse(raw)
+            calls, text = parsed.calls, parsed.text
+        except wire.WireParseError as e:
+            calls, text = [], ""
+            problems.append(Problem("<output>", None, f"not a well-formed call: {e}"))
+        for c in calls:
+            problems += validate_call(c, tools)
+        stats["total_ms"] = (time.perf_counter() - t0) * 1e3
+        return CallResult(calls, text, problems, raw, {k: (round(v, 2) if isinstance(v, float) else v)
+                                                      for k, v in stats.items()})

@@ -1,0 +1,76 @@
+"""`mobile-actions export | call | bench`: thin wrappers over export/ and mobile_actions.runtime.
+
+`call` imports only the torch-free runtime; `export` and `bench` import torch lazily.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("export", help="export a caller to an ONNX folder (fp32/int8/int4) and self-check it")
+    from export.onnx_export import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=cmd_export)
+
+    p = subparsers.add_parser("call", help="tool calls for a request with an exported ONNX model (no torch)")
+    p.add_argument("request")
+    p.add_argument("--model", required=True, help="exported folder (mobile-actions export --out DIR)")
+    p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file")
+    p.add_argument("--json", action="store_true", help="print calls, text, problems and timings as JSON")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--now", help="datetime for the developer turn, YYYY-MM-DDTHH:MM:SS (default: now)")
+    p.add_argument("--no-constrain", dest="constrained", action="store_false", help="plain greedy decoding")
+    p.add_argument("--no-prefix-reuse", dest="prefix_reuse", action="store_false")
+    p.add_argument("--stream", action="store_true", help="print the raw output as it is decoded")
+    p.set_defaults(func=cmd_call)
+
+    p = subparsers.add_parser("bench", help="benchmark PyTorch / ONNX fp32,int8,int4 / llama.cpp side by side")
+    from export.bench import add_arguments as bench_args
+
+    bench_args(p)
+    p.set_defaults(func=cmd_bench)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from export.onnx_export import config_from_args, run, summary
+
+    res = run(config_from_args(args))
+    print(summary(res))
+    c = res.check
+    return 0 if c.get("equal", True) and c.get("fp32", {}).get("equal", True) else 1
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    from mobile_actions.runtime import Caller
+
+    caller = Caller.from_pretrained(args.model, threads=args.threads, constrained=args.constrained,
+                                    prefix_reuse=args.prefix_reuse, tools=args.tools)
+    now = datetime.fromisoformat(args.now) if args.now else None
+    if args.stream:
+        for piece in caller.stream(args.request, now=now):
+            print(piece, end="", flush=True)
+        print()
+        return 0
+    res = caller.call(args.request, now=now)
+    if args.json:
+        print(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
+    else:
+        for c in res.calls:
+            print(f"{c.name}({json.dumps(c.arguments, ensure_ascii=False)})")
+        if res.text:
+            print(res.text)
+        for p in res.problems:
+            print(f"problem: {p}", file=sys.stderr)
+    return 1 if res.problems else 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from export.bench import config_from_args, run
+
+    run(config_from_args(args))
+    return 0

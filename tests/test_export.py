@@ -1,0 +1,48 @@
+"""Export of the tiny random Gemma 3: ONNX fp32 greedy == PyTorch, folder contents, int4/int8 run."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+
+from tests.test_export_support import check_of, tiny_export
+
+
+def test_fp32_greedy_matches_pytorch_beyond_the_sliding_window():
+    check = check_of("fp32")
+    assert check["equal"], check
+    # the tiny model's window is 8 tokens; prompts are hundreds, so the sliding mask is exercised
+    assert all(p["prompt_tokens"] > 100 for p in check["prompts"])
+
+
+def test_folder_has_everything_the_runtime_needs():
+    out = tiny_export("fp32")
+    m = json.loads((out / "manifest.json").read_text())
+    for f in ("model.onnx", "tokenizer.json", "chat_template.jinja", "token_strings.json"):
+        assert (out / f).is_file(), f
+    assert m["quant"] == "fp32" and m["layout"] == "cache" and len(m["source_sha256"]) == 64
+    assert m["control_token_ids"]["<escape>"] == 52 and 106 in m["stop_token_ids"] and 50 in m["stop_token_ids"]
+    g = onnx.load(str(out / "model.onnx"), load_external_data=False).graph
+    names = [i.name for i in g.input]
+    assert names[:3] == ["input_ids", "attention_mask", "position_ids"] and "past_key_0" in names
+    assert "present_value_1" in [o.name for o in g.output]
+
+
+def _first_logits(folder):
+    from mobile_actions.runtime import Decoder
+
+    d = Decoder.from_folder(folder)
+    logits, past = d.forward([2, 105, 10, 20, 30])
+    assert past[0].shape[2] == 5
+    return logits
+
+
+def test_int4_and_int8_run_and_stay_close():
+    ref = _first_logits(tiny_export("fp32"))
+    for quant, op in (("int4", "MatMulNBits"), ("int8", "MatMulInteger")):
+        out = tiny_export(quant)
+        ops = {n.op_type for n in onnx.load(str(out / "model.onnx"), load_external_data=False).graph.node}
+        assert op in ops and "GatherBlockQuantized" in ops, (quant, ops)
+        got = _first_logits(out)
+        assert np.corrcoef(ref, got)[0, 1] > 0.9, quant

@@ -1,0 +1,89 @@
+"""The caller model: control tokens on ids 46-52, model specs, and (slow) the real base conversion."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mobile_actions import model as M
+from mobile_actions import wire
+from tests.test_train_fixtures import tiny_ckpt  # noqa: F401  (fixture)
+
+
+def test_tiny_tokenizer_has_control_tokens_as_single_ids(tiny_ckpt):
+    tok = M.load_tokenizer(str(tiny_ckpt))
+    for text, i in wire.CONTROL_TOKEN_IDS.items():
+        assert tok.encode(text, add_special_tokens=False) == [i]
+        assert tok.convert_ids_to_tokens(i) == text
+    assert list(wire.CONTROL_TOKEN_IDS.values()) == list(range(46, 53))
+    text = f"<bos><start_of_turn>model\n{wire.render_call(wire.ToolCall('show_map', {'query': 'a b'}))}<end_of_turn>\n"
+    ids = tok.encode(text, add_special_tokens=False)
+    assert ids[:2] == [2, 105] and ids.count(52) == 2 and 48 in ids and 49 in ids
+    assert tok.decode(ids, skip_special_tokens=False) == text
+    assert tok.chat_template == wire.CHAT_TEMPLATE
+
+
+def test_finish_tokenizer_is_idempotent(tiny_ckpt):
+    tok = M.load_tokenizer(str(tiny_ckpt))
+    again = M.finish_tokenizer(tok)
+    assert again.encode("<escape>", add_special_tokens=False) == [52]
+
+
+def test_add_control_tokens_refuses_a_foreign_vocabulary():
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {f"t{i}": i for i in range(200)}
+    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="t0")))
+    with pytest.raises(M.ModelError, match="not a Gemma 3 vocabulary"):
+        M.add_control_tokens(tok)
+
+
+def test_resolve_model_specs(tmp_path, tiny_ckpt):
+    assert M.resolve_model(str(tiny_ckpt)) == tiny_ckpt
+    assert M.resolve_model("google/functiongemma-270m-it") == "google/functiongemma-270m-it"
+    with pytest.raises(M.ModelError, match="no such directory"):
+        M.resolve_model(str(tmp_path / "missing"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(M.ModelError, match="neither a checkpoint"):
+        M.resolve_model(str(tmp_path / "empty"))
+    with pytest.raises(M.ModelError, match="expected 'default'"):
+        M.resolve_model("nonsense")
+
+
+def test_cache_dir_follows_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("MOBILE_ACTIONS_CACHE", str(tmp_path))
+    assert M.base_dir() == tmp_path / "base" / M.BASE_NAME
+    assert not M.is_prepared(M.base_dir())
+
+
+def test_tiny_checkpoint_loads_and_generates(tiny_ckpt):
+    import torch
+
+    model, tok = M.load_caller(str(tiny_ckpt))
+    ids = tok("<bos><start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n", add_special_tokens=False,
+              return_tensors="pt")
+    with torch.inference_mode():
+        out = model.generate(**ids, max_new_tokens=3, do_sample=False)
+    assert out.shape[1] <= ids["input_ids"].shape[1] + 3
+    assert json.loads((tiny_ckpt / M.MARKER).read_text())["kind"] == "base"
+
+
+@pytest.mark.slow
+def test_prepare_real_base(tmp_path):
+    """The real conversion (~2 min): GGUF from PyPI -> safetensors with FunctionGemma's control ids."""
+    import torch
+
+    path = M.prepare_base(tmp_path)
+    assert M.is_prepared(path)
+    marker = M.read_marker(path)
+    assert marker["source_sha256"] == "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+    assert M.prepare_base(tmp_path) == path  # cached: no second conversion
+    model, tok = M.load_caller(str(path))
+    for text, i in wire.CONTROL_TOKEN_IDS.items():
+        assert tok.encode(text, add_special_tokens=False) == [i]
+    assert model.config.vocab_size == 262144 and model.config.num_hidden_layers == 18
+    ids = tok("The capital of France is", return_tensors="pt")
+    with torch.inference_mode():
+        out = model.generate(**ids, max_new_tokens=4, do_sample=False)
+    assert "Paris" in tok.decode(out[0]) or "capital" in tok.decode(out[0])

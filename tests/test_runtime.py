@@ -1,0 +1,120 @@
+"""The torch-free runtime on the tiny export: no torch, prefix reuse, streaming, grammar in the loop."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from mobile_actions.catalog import load_catalogue
+from tests.test_export_support import tiny_export
+
+NOW = datetime(2025, 3, 14, 9, 26, 53)
+
+
+def test_runtime_and_call_cli_import_no_torch():
+    folder = tiny_export("fp32")
+    code = (
+        "import sys, json\n"
+        "from mobile_actions.runtime import Caller\n"
+        f"c = Caller.from_pretrained({str(folder)!r}, threads=1)\n"
+        "r = c.call('turn on the flashlight')\n"
+        "from mobile_actions.cli import main\n"
+        f"main(['call', 'turn on the flashlight', '--model', {str(folder)!r}, '--json'])\n"
+        "bad = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.') or m == 'transformers')\n"
+        "print('IMPORTED', json.dumps(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("IMPORTED")]
+    assert line, out.stderr[-2000:]
+    assert json.loads(line[0].split(" ", 1)[1]) == []
+    assert '"calls"' in out.stdout
+
+
+@pytest.fixture(scope="module")
+def caller_factory():
+    from mobile_actions.runtime import Caller
+
+    folder = tiny_export("fp32", layout="cache")
+
+    def make(**kw):
+        kw.setdefault("threads", 1)
+        return Caller.from_pretrained(folder, **kw)
+    return make
+
+
+def test_prefix_reuse_gives_the_same_tokens_as_full_prefill(caller_factory):
+    full = caller_factory(prefix_reuse=False, constrained=False, max_new_tokens=12)
+    reuse = caller_factory(prefix_reuse=True, constrained=False, max_new_tokens=12)
+    for req in ("turn on the flashlight", "email bob@example.com that I am late"):
+        a, b = full.call(req, now=NOW), reuse.call(req, now=NOW)
+        assert a.raw == b.raw
+        assert a.timings["reused_tokens"] == 0 and b.timings["reused_tokens"] > 100
+        assert b.timings["prefill_tokens"] < a.timings["prefill_tokens"] // 4
+
+
+def test_official_layout_reuses_the_previous_prompt(caller_factory):
+    c = caller_factory(layout="official", constrained=False, max_new_tokens=4)
+    c.call("turn on the flashlight", now=NOW)
+    r = c.call("turn on the flashlight", now=NOW)
+    assert r.timings["prefill_tokens"] == 1  # identical prompt: only the last token is run again
+
+
+def test_stream_yields_the_same_text_as_call(caller_factory):
+    c = caller_factory(constrained=False, max_new_tokens=10)
+    assert "".join(c.stream("open wifi settings", now=NOW)) == c.call("open wifi settings", now=NOW).raw
+
+
+def test_constrained_results_are_valid_or_text(caller_factory):
+    c = caller_factory(max_new_tokens=40)
+    for req in ("turn on the flashlight", "add Ann Lee to contacts"):
+        r = c.call(req, now=NOW)
+        assert all(not p for p in [r.problems]) or "not a well-formed call" in str(r.problems[0])
+        assert r.timings["ttft_ms"] > 0 and r.timings["total_ms"] >= r.timings["ttft_ms"]
+
+
+def test_threads_setting_reaches_onnxruntime(caller_factory):
+    c = caller_factory(threads=1)
+    assert c.decoder.threads == 1
+
+
+class _ScriptedDecoder:
+    """Stands in for the ONNX decoder: logits that prefer a given token sequence, else noise."""
+
+    def __init__(self, real, script):
+        self.real, self.script, self.steps, self.fed = real, list(script), 0, []
+        self.manifest = real.manifest
+
+    def forward(self, ids, past=None):
+        self.fed.append(list(ids))
+        self.steps += 1
+        n = 0 if past is None else past[0].shape[2]
+        past = [np.zeros((1, 1, n + len(ids), 1), np.float32)] * 2
+        logits = np.random.default_rng(self.steps).normal(size=self.real.session.get_outputs()[0].shape[-1] or 400)
+        logits = np.resize(logits, len(self._strings)).astype(np.float32)
+        if self.script:
+            logits[self.script.pop(0)] += 1000
+        return logits, past
+
+
+def test_forced_tokens_skip_model_steps(caller_factory):
+    c = caller_factory(max_new_tokens=60)
+    cat = load_catalogue("mobile_actions")
+    tok = c.tokenizer
+    from mobile_actions.grammar import TokenTable
+
+    table = TokenTable.from_folder(c.folder)
+    # Script: <start_function_call>, then the model "chooses" 'turn_on' pieces; the rest is forced.
+    script = [48] + tok.encode("turn_on", add_special_tokens=False).ids + [106]
+    fake = _ScriptedDecoder(c.decoder, script)
+    fake._strings = table.strings
+    c.decoder = fake
+    r = c.call("turn on the flashlight", tools=cat, now=NOW)
+    assert [x.name for x in r.calls] == ["turn_on_flashlight"] and not r.problems, r
+    assert r.timings["forced_tokens"] > 0
+    assert r.timings["model_steps"] < r.timings["new_tokens"] + 1
+    # forced tokens were fed to the model together with the next chosen token, not one by one
+    assert any(len(f) > 1 for f in fake.fed[1:])

