@@ -213,8 +213,9 @@ class AgentSize:
 
 SIZES = {
     "tiny": AgentSize(),
-    "small": AgentSize(hidden=256, layers=4, heads=4, kv_heads=2, intermediate=768, vision_depth=4,
-                       vision_embed=128, vision_heads=4, image_size=224, history_queries=32),
+    # CPU-trainable in minutes on 2 cores; 112² screens → 16 tokens each
+    "small": AgentSize(hidden=128, layers=3, heads=4, kv_heads=2, intermediate=384, vision_depth=2,
+                       vision_embed=64, vision_heads=2, image_size=112, history_queries=16),
 }
 
 

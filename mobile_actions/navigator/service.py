@@ -87,6 +87,9 @@ class NavigatorServer(ThreadingHTTPServer):
         self.info = info or {}
         super().__init__((host, port), _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (e.g. its own time-out) is not an error worth a traceback; the library never prints."""
+
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]

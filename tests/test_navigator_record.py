@@ -1,0 +1,42 @@
+"""Virtual-phone demonstrations come out as GUI Odyssey episodes the loader and evaluator accept."""
+import json
+import random
+
+import pytest
+
+pytest.importorskip("mobile_actions.android.phone.core")
+
+from mobile_actions.navigator.data import build_examples  # noqa: E402
+from mobile_actions.navigator.episodes import load_episodes, screenshot_report  # noqa: E402
+from mobile_actions.navigator.metrics import evaluate_both  # noqa: E402
+from mobile_actions.navigator.record import RecordError, Recorder, record_episode, tasks_for  # noqa: E402
+
+
+def test_recorded_episodes_round_trip(tmp_path):
+    for sub in ("annotations", "screenshots"):
+        (tmp_path / sub).mkdir()
+    tasks = {t.template: t for t in tasks_for(random.Random(3))}
+    for tpl in ("add_contact", "toggle_tile", "back_to_app"):
+        ep = record_episode(tasks[tpl], tmp_path, f"vp-{tpl}")
+        (tmp_path / "annotations" / f"vp-{tpl}.json").write_text(json.dumps(ep))
+    eps = load_episodes(tmp_path)
+    assert screenshot_report(tmp_path, eps).ok
+    cmds = {e.episode_id: [s.command.to_command() for s in e.steps] for e in eps}
+    assert cmds["vp-toggle_tile"][0] == "SCROLL: DOWN" and cmds["vp-toggle_tile"][-1] == "COMPLETE"
+    assert "PRESS_RECENT" in cmds["vp-back_to_app"] and "PRESS_HOME" not in cmds["vp-back_to_app"][:1]
+    assert any(c.startswith("TYPE: ") for c in cmds["vp-add_contact"])
+    assert all(0 <= v <= 1000 for e in eps for s in e.steps if s.action == "CLICK" and isinstance(s.info, list) for v in s.info[0])
+    xs, _ = build_examples(tmp_path, eps)
+    assert len(xs) == sum(len(e.steps) for e in eps)
+    gold = {(x.episode_id, x.step): x.target for x in xs}
+    r = evaluate_both(eps, gold)
+    assert r.official.ams == 100.0 and r.corrected.sr == 100.0
+
+
+def test_script_errors_are_typed(tmp_path):
+    from mobile_actions.android.phone.core import VirtualPhone
+
+    (tmp_path / "screenshots").mkdir()
+    rec = Recorder(VirtualPhone(), tmp_path, "x")
+    with pytest.raises(RecordError, match="no clickable 'Nonexistent'"):
+        rec.tap("Nonexistent")
