@@ -34,6 +34,7 @@ from random import Random
 from typing import Iterator, Sequence
 
 from mobile_actions.catalog import Catalogue, Tool
+from mobile_actions.dataset import developer_message
 from mobile_actions.phrases import generic, mobile, refusals
 from mobile_actions.phrases.dates import random_now
 from mobile_actions.phrases.grammar import LITERAL, Segment, Template, Value
@@ -45,13 +46,9 @@ HELDOUT_SHARE = 0.2
 OPTIONAL_RATE = 0.5
 CALL_COUNT_WEIGHTS = (0.70, 0.22, 0.08)   # 1, 2, 3 calls
 SPLITS = ("train", "heldout", "all")
-DEVELOPER_TEMPLATE = ("Current date and time given in YYYY-MM-DDTHH:MM:SS format: {now}\n"
-                      "Day of week is {weekday}\n"
-                      "You are a model that can do function calling with the following functions\n")
 # Relative frequency of the Mobile Actions tools: tools with arguments need more examples to learn.
 _TOOL_WEIGHTS = {"send_email": 1.4, "create_contact": 1.3, "create_calendar_event": 1.4, "show_map": 1.3,
                  "open_wifi_settings": 0.8, "turn_on_flashlight": 0.9, "turn_off_flashlight": 0.8}
-
 
 # ---------------------------------------------------------------------------------------------- families
 @dataclass(frozen=True)
@@ -190,11 +187,6 @@ def iter_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "a
     for i in range(n):
         yield _row(plan, Random(f"mobile-actions/{seed}/{i}"), seed, i, families, refusal_rate, start, end,
                    call_count_weights)
-
-
-def developer_message(now: datetime) -> dict:
-    return {"role": "developer", "content": DEVELOPER_TEMPLATE.format(
-        now=now.strftime("%Y-%m-%dT%H:%M:%S"), weekday=now.strftime("%A"))}
 
 
 def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal_rate: float,

@@ -7,7 +7,6 @@ states. Shell text only ever reaches ``Shell`` (a parser); device commands are P
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 import time
@@ -475,7 +474,9 @@ class VirtualPhone:
     def start_intent(self, intent: Intent) -> str | None:
         """Resolve and start an activity; returns the started component, or None if nothing matches."""
         with self.lock:
-            self.state.intents.append(copy.deepcopy(intent.__dict__))
+            self.state.intents.append({**intent.__dict__, "categories": list(intent.categories),
+                                       "extras": {k: (list(v) if isinstance(v, list) else v)
+                                                  for k, v in intent.extras.items()}})
             opened = self._resolve(intent)
             self.changed()
             return self.state.top.component if opened else None

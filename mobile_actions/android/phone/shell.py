@@ -89,7 +89,7 @@ _PLAIN = re.compile(r"[^ \t\n'\"\\$`;&|()<>]+")
 _DQ_PLAIN = re.compile(r'[^"\\$`]+')
 _IFS = re.compile(r"[ \t\n]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_OPS = ("&&", "||", ">>", ">&", "<&", ";", "&", "|", "(", ")", "<", ">", "\n")
+_OP_RE = re.compile(r"&&|\|\||>>|>&|<&|[;&|()<>\n]")
 
 
 @dataclass
@@ -123,8 +123,9 @@ class _Lexer:
                 nl = s.find("\n", self.i)
                 self.i = len(s) if nl < 0 else nl
                 continue
-            op = next((o for o in _OPS if s.startswith(o, self.i)), None)
-            if op is not None:
+            m = _OP_RE.match(s, self.i)
+            if m is not None:
+                op = m.group()
                 if until_paren and op == ")" and level == 0:
                     self.i += 1
                     return out
@@ -133,10 +134,11 @@ class _Lexer:
                 out.append(Tok("op", op=op))
                 continue
             word = self._word()
-            text = word.literal()
-            if text is not None and text.isdigit() and self.i < len(s) and s[self.i] in "<>":
-                out.append(Tok("io", io_number=int(text)))
-                continue
+            if self.i < len(s) and s[self.i] in "<>":
+                text = word.literal()
+                if text is not None and text.isdigit():
+                    out.append(Tok("io", io_number=int(text)))
+                    continue
             out.append(Tok("word", word=word))
         if until_paren:
             raise ShellSyntaxError("unexpected end of file (expecting ')')")
