@@ -131,7 +131,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     dt = time.perf_counter() - t0
     d = diversity(rows)
     print(f"wrote {n} rows to {args.out} in {dt:.1f} s (seed {args.seed}, families {args.families})")
-    print(d.summary() if hasattr(d, "summary") else d)
+    print(d.summary())
     return 0
 
 
