@@ -48,7 +48,7 @@ class ExportConfig:
     opset: int = 18
     check: bool = True                # self-check (fp32: greedy tokens == PyTorch; int8/4: accuracy)
     check_tokens: int = 16            # new tokens per self-check prompt
-    eval_data: str | None = None      # JSONL rows for the accuracy check (default: shared examples)
+    eval_data: str | None = None      # JSONL rows for the accuracy check (default: synthetic held-out rows)
     eval_rows: int = 20
     keep_fp32: bool = False           # keep the intermediate fp32 export next to a quantised one
 
@@ -232,10 +232,10 @@ def share_tied_embedding(model) -> bool:
     """Let the 4-bit embedding Gather read the output head's MatMulNBits weights (tied embeddings).
 
     The quantiser writes the 262,144 x 640 table twice (GatherBlockQuantized for the embedding,
-    MatMulNBits for the head: ~105 MB each at block 32). Both use the same symmetric block layout,
-    so a Reshape of the head's packed weights ([N, K/bs, bs/2] -> [N, K/2] uint8, zero point 8) and its
-    scales ([N, K/bs]) feed the Gather exactly (tests check the logits are unchanged). The file
-    keeps one copy; onnxruntime folds the Reshape once at load.
+    MatMulNBits for the head: ~105 MB each at block 32). Both use the same symmetric block layout, so
+    the Gather can read the head's packed weights ([N, K/bs, bs/2] uint8, zero point 8) as they are,
+    with the head's scales viewed as [N, K/bs, 1] (the test checks logits are unchanged). The file
+    and the session keep one copy of the table.
     """
     import numpy as np
     from onnx import helper, numpy_helper
@@ -254,16 +254,23 @@ def share_tied_embedding(model) -> bool:
         at = {a.name: helper.get_attribute_value(a) for a in mm.attribute}
         if (at.get("N"), at.get("K"), at.get("bits", 4), at.get("block_size")) != (vocab, hidden, 4, gat.get("block_size")):
             continue
-        shape_name = "shared_embedding_shape"
-        g.initializer.append(numpy_helper.from_array(np.array([vocab, hidden // 2], dtype=np.int64), shape_name))
-        g.node.insert(0, helper.make_node("Reshape", [mm.input[1], shape_name], ["shared_embedding_q4"],
-                                          name="shared_embedding_reshape"))
-        new = helper.make_node("GatherBlockQuantized", ["shared_embedding_q4", gbq.input[1], mm.input[2]],
-                               list(gbq.output), name=(gbq.name or "embed") + "_shared", domain="com.microsoft",
-                               gather_axis=0, quantize_axis=1, block_size=at["block_size"], bits=4)
+        # Gather straight from the packed [N, K/bs, bs/2] weights (one block per row of the last axis),
+        # so no reshaped copy of the table is ever made; only the scales get a [N, K/bs, 1] view.
+        bs = at["block_size"]
+        g.initializer.extend([
+            numpy_helper.from_array(np.array([vocab, hidden // bs, 1], dtype=np.int64), "shared_embedding_scale_shape"),
+            numpy_helper.from_array(np.array([0, 0, hidden], dtype=np.int64), "shared_embedding_out_shape")])
+        g.node.insert(0, helper.make_node("Reshape", [mm.input[2], "shared_embedding_scale_shape"],
+                                          ["shared_embedding_scales"], name="shared_embedding_scales_reshape"))
+        new = helper.make_node("GatherBlockQuantized", [mm.input[1], gbq.input[1], "shared_embedding_scales"],
+                               ["shared_embedding_blocks"], name=(gbq.name or "embed") + "_shared",
+                               domain="com.microsoft", gather_axis=0, quantize_axis=2, block_size=bs, bits=4)
+        flat = helper.make_node("Reshape", ["shared_embedding_blocks", "shared_embedding_out_shape"], list(gbq.output),
+                                name="shared_embedding_flatten")
         idx = list(g.node).index(gbq)
         g.node.remove(gbq)
         g.node.insert(idx, new)
+        g.node.insert(idx + 1, flat)
         for name in gbq.input[0], gbq.input[2]:
             if name in inits:
                 g.initializer.remove(inits[name])
@@ -427,20 +434,27 @@ def self_check_fp32(model, folder: Path, prompts: list[list[int]], n: int) -> di
     return {"kind": "greedy tokens vs PyTorch", "equal": all(r["equal"] for r in rows), "prompts": rows}
 
 
-def accuracy_check(folders: dict[str, Path], data: str | None, rows: int) -> dict:
+def accuracy_check(folders: dict[str, Path], data: str | None, rows: int, max_new_tokens: int = 96) -> dict:
     """Task accuracy (official exact match) of each exported folder on the same rows."""
     from mobile_actions.dataset import read_rows
     from mobile_actions.runtime import Caller
     from mobile_actions.scoring import exact_match
 
-    path = Path(data) if data else Path("/work/shared/data/mobile_actions_examples.jsonl")
-    if not path.is_file():
-        return {"skipped": f"no eval data at {path}"}
-    eval_rows = list(read_rows(path))[:rows]
-    out: dict[str, Any] = {"data": str(path), "rows": len(eval_rows)}
+    if data:
+        eval_rows = list(read_rows(Path(data)))[:rows]
+        source = str(data)
+    else:  # synthetic rows in held-out phrasing families (mobile_actions.generate), fixed seed
+        from mobile_actions.catalog import load_catalogue
+        from mobile_actions.dataset import parse_row
+        from mobile_actions.generate import generate_rows
+
+        eval_rows = [parse_row(r) for r in generate_rows(load_catalogue("mobile_actions"), rows, 1234,
+                                                         families="heldout")]
+        source = "mobile_actions.generate(heldout, seed 1234)"
+    out: dict[str, Any] = {"data": source, "rows": len(eval_rows), "metric": "exact match %"}
     preds: dict[str, list] = {}
     for name, folder in folders.items():
-        caller = Caller.from_pretrained(folder)
+        caller = Caller.from_pretrained(folder, max_new_tokens=max_new_tokens)
         got = []
         for row in eval_rows:
             res = caller.call_messages(row.messages[:-1] if row.messages[-1].get("role") == "assistant"

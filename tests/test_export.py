@@ -46,3 +46,16 @@ def test_int4_and_int8_run_and_stay_close():
         assert op in ops and "GatherBlockQuantized" in ops, (quant, ops)
         got = _first_logits(out)
         assert np.corrcoef(ref, got)[0, 1] > 0.9, quant
+
+
+def test_int4_tied_embedding_is_stored_once_with_identical_logits(tmp_path):
+    from export.onnx_export import quantize
+
+    shared = tiny_export("int4")
+    unshared = tmp_path / "model.onnx"
+    quantize(tiny_export("fp32") / "model.onnx", unshared, "int4", tied=False)
+    for f in ("manifest.json", "tokenizer.json"):
+        (tmp_path / f).write_bytes((shared / f).read_bytes())
+    assert np.array_equal(_first_logits(shared), _first_logits(tmp_path))
+    size = lambda d: sum(f.stat().st_size for f in d.glob("model.onnx*"))  # noqa: E731
+    assert size(shared) < size(tmp_path)

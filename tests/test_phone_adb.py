@@ -118,3 +118,27 @@ def test_state_dump_over_the_shell(fresh):
 def test_refused_service_and_root(fresh):
     d = fresh.adbutils_device()
     assert "cannot run as root" in d.root()
+
+
+def test_phone_command_quick_start(rig):
+    """The README's path: start `phone`, adb connect, dispatch show_map, screencap the map."""
+    import sys
+    proc = subprocess.Popen([sys.executable, "-m", "mobile_actions.android.phone", "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        serial = proc.stdout.readline().split()[-1]
+        rig.adb.connect(serial)
+        call = '{"name": "show_map", "arguments": {"query": "Louvre"}}'
+        out = subprocess.run([sys.executable, "-m", "mobile_actions.cli", "dispatch", "--serial", serial, call],
+                             capture_output=True, text=True, env=rig.adb.env, timeout=60)
+        assert out.returncode == 0, out.stderr
+        d = rig.client().device(serial=serial)
+        state = json.loads(d.shell(["dumpsys", "mobile-actions"]))
+        assert state["map_searches"] == ["Louvre"] and state["screen"] == "maps"
+        png = subprocess.run([adb_binary(), "-P", str(rig.adb.port), "-s", serial, "exec-out", "screencap", "-p"],
+                             capture_output=True, env=rig.adb.env, timeout=30).stdout
+        assert Image.open(io.BytesIO(png)).size == (1080, 2400)
+    finally:
+        rig.client().disconnect(serial)
+        proc.terminate()
+        proc.wait(10)

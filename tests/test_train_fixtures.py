@@ -42,16 +42,28 @@ def write_rows(path: Path, n: int, *, long_rows: int = 0) -> Path:
     return path
 
 
+# Session fixtures imported into several test modules get one definition per module; this cache
+# makes them build once per session all the same (the tiny run is the expensive part).
+_CACHE: dict = {}
+
+
+def _once(key, make):
+    if key not in _CACHE:
+        _CACHE[key] = make()
+    return _CACHE[key]
+
+
 @pytest.fixture(scope="session")
 def tiny_ckpt(tmp_path_factory) -> Path:
     from mobile_actions.model import build_tiny_checkpoint
 
-    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "ckpt")
+    return _once(("tiny", id(tmp_path_factory)), lambda: build_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "ckpt"))
 
 
 @pytest.fixture(scope="session")
 def rows_file(tmp_path_factory) -> Path:
-    return write_rows(tmp_path_factory.mktemp("rows") / "rows.jsonl", 6, long_rows=1)
+    return _once(("rows", id(tmp_path_factory)),
+                 lambda: write_rows(tmp_path_factory.mktemp("rows") / "rows.jsonl", 6, long_rows=1))
 
 
 @pytest.fixture(scope="session")
@@ -59,9 +71,9 @@ def tiny_run(tiny_ckpt, rows_file, tmp_path_factory):
     """A LoRA run of 2 steps (a checkpoint each step), shared by the train and eval tests."""
     from train.caller_sft import CallerSFTConfig, train
 
-    out = tmp_path_factory.mktemp("run") / "lora"
+    out = tmp_path_factory.getbasetemp() / "tiny-run" / "lora"
     cfg = CallerSFTConfig(data=str(rows_file), eval=str(rows_file), base=str(tiny_ckpt), out=str(out),
                           method="lora", max_steps=2, batch_size=2, grad_accum=1, save_steps=1,
                           max_length=600, eval_limit=2, eval_batch_size=2, lr=1e-2, lora_r=4,
-                          gradient_checkpointing=True, threads=2)
-    return cfg, train(cfg)
+                          eval_max_new_tokens=8, gradient_checkpointing=True, threads=2)
+    return _once(("run", id(tmp_path_factory)), lambda: (cfg, train(cfg)))

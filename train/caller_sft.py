@@ -78,6 +78,7 @@ class CallerSFTConfig:
     resume: str | None = field(default=None, metadata={"help": "'last' (latest checkpoint in --out) or a checkpoint dir"})
     eval_limit: int | None = field(default=None, metadata={"help": "final evaluation on the first N eval rows"})
     eval_batch_size: int = 8
+    eval_max_new_tokens: int = 256
     final_eval: bool = True
     limit: int | None = field(default=None, metadata={"help": "use only the first N training rows"})
     strict: bool = field(default=True, metadata={"help": "stop on an unreadable row (else report and skip it)"})
@@ -380,8 +381,8 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     seconds = time.time() - t0
 
     tokens = int(trainer.state.num_input_tokens_seen or 0)
+    trainer.save_model(str(out))  # on every process: FSDP/DeepSpeed gather inside; only the main one writes
     if trainer.accelerator.is_main_process:
-        trainer.save_model(str(out))
         tokenizer.save_pretrained(str(out))
         marker = {"kind": "adapter" if method == "lora" else "full", "format": 1, "base": base_spec,
                   "layout": cfg.layout, "method": method, "train_rows": len(encoded.input_ids),
@@ -401,7 +402,8 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
             model = model.merge_and_unload()
         model.eval()
         report, preds = evaluate(model, eval_rows, tokenizer=tokenizer, limit=cfg.eval_limit,
-                                 cfg=EvalConfig(batch_size=cfg.eval_batch_size, layout=cfg.layout))
+                                 cfg=EvalConfig(batch_size=cfg.eval_batch_size, layout=cfg.layout,
+                                                max_new_tokens=cfg.eval_max_new_tokens))
         used = eval_rows[:cfg.eval_limit] if cfg.eval_limit else eval_rows
         write_report(out / "eval", report, preds, used, meta={"model": str(out), "data": cfg.eval})
         res.report = report

@@ -542,8 +542,8 @@ class VirtualPhone:
     def _open_map(self, data: str) -> None:
         rest = data.split(":", 1)[1]
         coords, _, query = rest.partition("?")
-        q = parse_qs(query, keep_blank_values=True).get("q", [""])[0] if query else ""
-        label = q or coords
+        q = parse_qs(query, keep_blank_values=True).get("q") if query else None
+        label = q[0] if q else coords
         self.open("maps", query=label)
         self.search_map(label)
 
