@@ -335,7 +335,7 @@ def write_outputs(results: list[dict], cfg: BenchConfig, out_dir: Path) -> None:
             t.add_column(c, justify="left" if c == "variant" else "right")
         for r in results:
             t.add_row(*[_fmt(r.get(c)) for c in COLUMNS])
-        Console().print(t)
+        Console(width=240).print(t)
     except ImportError:
         print(to_markdown(results))
     print(f"wrote {out_dir / 'bench.csv'} and {out_dir / 'bench.md'}")

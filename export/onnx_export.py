@@ -48,6 +48,7 @@ class ExportConfig:
     opset: int = 18
     check: bool = True                # self-check (fp32: greedy tokens == PyTorch; int8/4: accuracy)
     check_tokens: int = 16            # new tokens per self-check prompt
+    check_prompts: int = 4            # real-length prompts in the fp32 self-check
     eval_data: str | None = None      # JSONL rows for the accuracy check (default: synthetic held-out rows)
     eval_rows: int = 20
     keep_fp32: bool = False           # keep the intermediate fp32 export next to a quantised one
@@ -200,6 +201,9 @@ def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = 32, accurac
                                                                  MatMulNBitsQuantizer)
     from onnxruntime.quantization.quant_utils import QuantFormat
 
+    import logging
+
+    logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer").setLevel(logging.WARNING)
     if quant == "int4":
         cfg = DefaultWeightOnlyQuantConfig(block_size=block_size, is_symmetric=True, accuracy_level=accuracy_level,
                                            quant_format=QuantFormat.QOperator, op_types_to_quantize=("MatMul", "Gather"),
@@ -505,7 +509,7 @@ def run(cfg: ExportConfig) -> ExportResult:
         write_runtime_files(out, tokenizer, model.config, manifest=manifest)
         check: dict = {}
         if cfg.check:
-            prompts = check_prompts(tokenizer, layout)
+            prompts = check_prompts(tokenizer, layout, cfg.check_prompts)
             if cfg.quant == "fp32":
                 check = self_check_fp32(model, out, prompts, cfg.check_tokens)
             else:

@@ -46,7 +46,7 @@ def _corpus() -> list[str]:
     return texts
 
 
-def build_tokenizer(vocab_size: int = 400):
+def build_tokenizer(vocab_size: int = 1000):
     """A small byte-level BPE with the project's special-token ids."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 

@@ -37,7 +37,7 @@ def tiny_export(quant: str = "fp32", layout: str = "cache") -> Path:
 
         out = _root() / key
         res = run(ExportConfig(model=str(tiny_model()), out=str(out), quant=quant, layout=layout,
-                               check=(quant == "fp32"), check_tokens=8))
+                               check=(quant == "fp32"), check_tokens=8, check_prompts=2))
         _CACHE[key] = out
         _CACHE[key + ":check"] = res.check  # type: ignore[assignment]
     return _CACHE[key]

@@ -1,0 +1,447 @@
+"""The online hybrid benchmark: requests run end to end on the virtual phone, judged on the phone's *state*.
+
+GUI Odyssey measures navigators offline, step by step against recorded gold actions; it names online
+evaluation as missing. Here every task is a request plus a check on the phone's state after the run
+(an email in the outbox to the right address, the torch on, a note saved), so any route that gets there
+counts, and nothing is judged on strings the model wrote.
+
+Tasks are data (`TASKS`): ``request``, ``category`` (``tool``: tools alone can do it; ``gui``: no tool
+covers it; ``mixed``: tools plus GUI work or a chain of tools), optional ``setup`` (the phone before the
+run) and ``check`` (the state after), and ``gold`` calls (the tool part, for the ``oracle`` sanity row).
+
+Check language (all conditions must hold; text compares ignore case):
+``{"torch": true}`` a scalar field equals; ``{"current_app": PKG}`` the foreground package;
+``{"outbox"|"contacts"|"events": {FIELD: V, "FIELD~": SUB, "text~": SUB, "begin": "YYYY-MM-DDTHH:MM"}}`` some
+item matches (``text~``: any text field contains; ``begin``: event start on the phone's clock);
+``{"notes~"|"map_searches~"|"visited_urls~"|"clipboard~": SUB}`` some entry contains; ``{"recents#": 0}`` a count.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+NOW = "2025-06-02T10:00:00"     # a Monday: "tomorrow" is 2025-06-03, "Friday" 2025-06-06
+CATEGORIES = ("tool", "gui", "mixed")
+NOTES_PKG, CHROME_PKG = "com.mobileactions.notes", "com.android.chrome"
+
+
+def _c(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": arguments}
+
+
+# --------------------------------------------------------------------------------------------- the tasks
+TASKS: list[dict[str, Any]] = [
+    # tool: the caller's tools alone can do it
+    {"id": "t01", "category": "tool", "request": "Turn on the flashlight",
+     "check": {"torch": True}, "gold": [_c("turn_on_flashlight")]},
+    {"id": "t02", "category": "tool", "request": "Please switch off the flashlight", "setup": {"torch": True},
+     "check": {"torch": False}, "gold": [_c("turn_off_flashlight")]},
+    {"id": "t03", "category": "tool", "request": "Open the Wi-Fi settings",
+     "check": {"screen": "wifi"}, "gold": [_c("open_wifi_settings")]},
+    {"id": "t04", "category": "tool", "request": "Show me the Eiffel Tower on the map",
+     "check": {"map_searches~": "eiffel tower"}, "gold": [_c("show_map", query="Eiffel Tower")]},
+    {"id": "t05", "category": "tool", "request": "Where is Central Park? Show it on the map.",
+     "check": {"map_searches~": "central park"}, "gold": [_c("show_map", query="Central Park")]},
+    {"id": "t06", "category": "tool", "request": "Email ana@example.com with the subject Lunch tomorrow",
+     "check": {"outbox": {"to": "ana@example.com", "subject~": "lunch"}},
+     "gold": [_c("send_email", to="ana@example.com", subject="Lunch tomorrow")]},
+    {"id": "t07", "category": "tool", "request": "Send an email to bob@example.com about the invoice saying it is paid",
+     "check": {"outbox": {"to": "bob@example.com", "text~": "invoice"}},
+     "gold": [_c("send_email", to="bob@example.com", subject="Invoice", body="The invoice is paid.")]},
+    {"id": "t08", "category": "tool", "request": "Add John Smith to my contacts, his number is 555-0100",
+     "check": {"contacts": {"name": "John Smith", "phone~": "555-0100"}},
+     "gold": [_c("create_contact", first_name="John", last_name="Smith", phone_number="555-0100")]},
+    {"id": "t09", "category": "tool", "request": "Create a contact for Maria Garcia with the email maria@example.com",
+     "check": {"contacts": {"name": "Maria Garcia", "email": "maria@example.com"}},
+     "gold": [_c("create_contact", first_name="Maria", last_name="Garcia", email="maria@example.com")]},
+    {"id": "t10", "category": "tool", "request": "Create a calendar event called Team sync tomorrow at 3pm",
+     "check": {"events": {"title~": "team sync", "begin": "2025-06-03T15:00"}},
+     "gold": [_c("create_calendar_event", title="Team sync", datetime="2025-06-03T15:00:00")]},
+    {"id": "t11", "category": "tool", "request": "Schedule a dentist appointment on June 10 at 9 am",
+     "check": {"events": {"title~": "dentist", "begin": "2025-06-10T09:00"}},
+     "gold": [_c("create_calendar_event", title="Dentist appointment", datetime="2025-06-10T09:00:00")]},
+    {"id": "t12", "category": "tool", "request": "Turn on the flashlight and open the Wi-Fi settings",
+     "check": {"torch": True, "screen": "wifi"}, "gold": [_c("turn_on_flashlight"), _c("open_wifi_settings")]},
+    {"id": "t13", "category": "tool",
+     "request": "Add Lee Chen, 555-0199, to my contacts and email lee@example.com saying hello",
+     "check": {"contacts": {"name": "Lee Chen"}, "outbox": {"to": "lee@example.com"}},
+     "gold": [_c("create_contact", first_name="Lee", last_name="Chen", phone_number="555-0199"),
+              _c("send_email", to="lee@example.com", subject="Hello", body="Hello!")]},
+    {"id": "t14", "category": "tool", "request": "Show the Louvre on the map and turn on the flashlight",
+     "check": {"map_searches~": "louvre", "torch": True},
+     "gold": [_c("show_map", query="Louvre"), _c("turn_on_flashlight")]},
+    {"id": "t15", "category": "tool",
+     "request": "Put Book club on my calendar for Friday at 7pm and email ana@example.com about it",
+     "check": {"events": {"title~": "book club", "begin": "2025-06-06T19:00"}, "outbox": {"to": "ana@example.com"}},
+     "gold": [_c("create_calendar_event", title="Book club", datetime="2025-06-06T19:00:00"),
+              _c("send_email", to="ana@example.com", subject="Book club", body="Book club on Friday at 7pm.")]},
+    {"id": "t16", "category": "tool", "request": "Turn off the flashlight and show me Union Station on the map",
+     "setup": {"torch": True}, "check": {"torch": False, "map_searches~": "union station"},
+     "gold": [_c("turn_off_flashlight"), _c("show_map", query="Union Station")]},
+    # gui: no tool covers it; only the navigator can
+    {"id": "g01", "category": "gui", "request": "Turn on Bluetooth", "check": {"bluetooth": True}},
+    {"id": "g02", "category": "gui", "request": "Turn on airplane mode", "check": {"airplane": True}},
+    {"id": "g03", "category": "gui", "request": "Turn off Bluetooth", "setup": {"bluetooth": True},
+     "check": {"bluetooth": False}},
+    {"id": "g04", "category": "gui", "request": "Write a note saying buy milk and eggs",
+     "check": {"notes~": "buy milk and eggs"}},
+    {"id": "g05", "category": "gui", "request": "Open Chrome and go to example.com",
+     "check": {"visited_urls~": "example.com"}},
+    {"id": "g06", "category": "gui", "request": "Open the Calendar app", "check": {"current_app": "com.android.calendar"}},
+    {"id": "g07", "category": "gui", "request": "Open my contacts", "check": {"current_app": "com.android.contacts"}},
+    {"id": "g08", "category": "gui", "request": "Go back to the home screen", "setup": {"open": [NOTES_PKG]},
+     "check": {"screen": "launcher"}},
+    {"id": "g09", "category": "gui", "request": "Clear all recent apps", "setup": {"recents": [NOTES_PKG, CHROME_PKG]},
+     "check": {"recents#": 0}},
+    {"id": "g10", "category": "gui", "request": "Open Notes, then Chrome, then switch back to Notes from the recent apps",
+     "check": {"current_app": NOTES_PKG}},
+    {"id": "g11", "category": "gui", "request": "Turn off airplane mode", "setup": {"airplane": True},
+     "check": {"airplane": False}},
+    {"id": "g12", "category": "gui", "request": "Search for pizza in Chrome", "check": {"visited_urls~": "pizza"}},
+    {"id": "g13", "category": "gui", "request": "Write a note that says call the plumber",
+     "check": {"notes~": "call the plumber"}},
+    # mixed: tools plus GUI work no tool covers, or information carried from one app to another
+    {"id": "m01", "category": "mixed",
+     "request": "Turn on the flashlight and email the address of the Louvre to ana@example.com",
+     "check": {"torch": True, "outbox": {"to": "ana@example.com", "text~": "louvre"}},
+     "gold": [_c("turn_on_flashlight"), _c("show_map", query="Louvre"),
+              _c("send_email", to="ana@example.com", subject="Address of the Louvre", body="Louvre")]},
+    {"id": "m02", "category": "mixed", "request": "Turn off Wi-Fi", "check": {"wifi": False},
+     "gold": [_c("open_wifi_settings")]},
+    {"id": "m03", "category": "mixed", "request": "Turn on the flashlight and Bluetooth",
+     "check": {"torch": True, "bluetooth": True}, "gold": [_c("turn_on_flashlight")]},
+    {"id": "m04", "category": "mixed",
+     "request": "Show Harbour Cafe on the map and write a note saying meet at Harbour Cafe",
+     "check": {"map_searches~": "harbour cafe", "notes~": "meet at harbour cafe"},
+     "gold": [_c("show_map", query="Harbour Cafe")]},
+    {"id": "m05", "category": "mixed", "request": "Add a contact Omar Said 555-0142 and write a note saying call Omar",
+     "check": {"contacts": {"name": "Omar Said"}, "notes~": "call omar"},
+     "gold": [_c("create_contact", first_name="Omar", last_name="Said", phone_number="555-0142")]},
+    {"id": "m06", "category": "mixed", "request": "Email ben@example.com with the subject Invoice, then turn on airplane mode",
+     "check": {"outbox": {"to": "ben@example.com", "subject~": "invoice"}, "airplane": True},
+     "gold": [_c("send_email", to="ben@example.com", subject="Invoice")]},
+    {"id": "m07", "category": "mixed", "request": "Create an event Yoga class tomorrow at 6pm and open example.com in Chrome",
+     "check": {"events": {"title~": "yoga", "begin": "2025-06-03T18:00"}, "visited_urls~": "example.com"},
+     "gold": [_c("create_calendar_event", title="Yoga class", datetime="2025-06-03T18:00:00")]},
+    {"id": "m08", "category": "mixed", "request": "Note down pay rent and email it to ana@example.com as the subject",
+     "check": {"notes~": "pay rent", "outbox": {"to": "ana@example.com", "subject~": "pay rent"}},
+     "gold": [_c("send_email", to="ana@example.com", subject="pay rent")]},
+    {"id": "m09", "category": "mixed", "request": "Find the City Museum on the map and email its name to kira@example.com",
+     "check": {"map_searches~": "city museum", "outbox": {"to": "kira@example.com", "text~": "city museum"}},
+     "gold": [_c("show_map", query="City Museum"),
+              _c("send_email", to="kira@example.com", subject="City Museum", body="City Museum")]},
+    {"id": "m10", "category": "mixed", "request": "Turn off the flashlight and Wi-Fi", "setup": {"torch": True},
+     "check": {"torch": False, "wifi": False}, "gold": [_c("turn_off_flashlight"), _c("open_wifi_settings")]},
+    {"id": "m11", "category": "mixed", "request": "Turn on the flashlight, then open Chrome and go to weather.example.com",
+     "check": {"torch": True, "visited_urls~": "weather.example.com"}, "gold": [_c("turn_on_flashlight")]},
+    {"id": "m12", "category": "mixed", "request": "Create a contact Grace Kim 555-0177 and turn on Bluetooth",
+     "check": {"contacts": {"name": "Grace Kim"}, "bluetooth": True},
+     "gold": [_c("create_contact", first_name="Grace", last_name="Kim", phone_number="555-0177")]},
+    {"id": "m13", "category": "mixed", "request": "Show Riverside Park on the map and copy its name",
+     "check": {"map_searches~": "riverside park", "clipboard~": "riverside park"},
+     "gold": [_c("show_map", query="Riverside Park")]},
+]
+
+
+# --------------------------------------------------------------------------------------------- setup and checks
+def apply_setup(phone: Any, setup: dict[str, Any]) -> None:
+    """Put a fresh virtual phone into a task's starting state."""
+    for flag in ("torch", "bluetooth", "airplane"):
+        if flag in setup:
+            phone.set_flag(flag, bool(setup[flag]))
+    if "wifi" in setup:
+        phone.set_wifi(bool(setup["wifi"]))
+    for pkg in setup.get("recents", []):
+        phone.launch(pkg)
+        phone.home()
+    for pkg in setup.get("open", []):
+        phone.launch(pkg)
+    if setup.get("notes"):
+        with phone.lock:
+            phone.state.notes.extend(setup["notes"])
+            phone.changed()
+
+
+def _text_match(value: Any, want: Any, contains: bool) -> bool:
+    a, b = str(value or "").strip().lower(), str(want).strip().lower()
+    return b in a if contains else a == b
+
+
+def _item_matches(item: dict[str, Any], want: dict[str, Any], tz: str) -> bool:
+    for key, value in want.items():
+        if key == "text~":
+            if not any(_text_match(v, value, True) for v in item.values() if isinstance(v, str)):
+                return False
+        elif key == "begin":
+            ms = item.get("begin_ms")
+            if ms is None or _local_minute(ms, tz) != value:
+                return False
+        elif key.endswith("~"):
+            if not _text_match(item.get(key[:-1]), value, True):
+                return False
+        elif not _text_match(item.get(key), value, False):
+            return False
+    return True
+
+
+def _local_minute(ms: int, tz: str) -> str:
+    from mobile_actions.android.dispatch import zone
+
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).astimezone(zone(tz)).strftime("%Y-%m-%dT%H:%M")
+
+
+def check_state(check: dict[str, Any], state: dict[str, Any]) -> list[str]:
+    """The conditions a phone state fails (empty: the task is done). Unknown keys are errors, not passes."""
+    failures = []
+    tz = state.get("timezone", "UTC")
+    for key, want in check.items():
+        if key == "current_app":
+            got = (state.get("current") or "").split("/")[0]
+            if got != want:
+                failures.append(f"foreground app is {got!r}, not {want!r}")
+        elif key.endswith("#"):
+            n = len(state.get(key[:-1]) or [])
+            if n != want:
+                failures.append(f"{key[:-1]}: {n} entries, expected {want}")
+        elif key.endswith("~"):
+            name = key[:-1]
+            values = state.get(name)
+            values = values if isinstance(values, list) else [values]
+            if not any(_text_match(v, want, True) for v in values if isinstance(v, str)):
+                failures.append(f"{name}: nothing contains {want!r}")
+        elif isinstance(want, dict):
+            items = state.get(key)
+            if not isinstance(items, list):
+                raise KeyError(f"check {key!r}: the phone state has no such list")
+            if not any(_item_matches(i, want, tz) for i in items):
+                failures.append(f"{key}: no entry matches {json.dumps(want, ensure_ascii=False)}")
+        else:
+            if key not in state:
+                raise KeyError(f"check {key!r}: the phone state has no such field")
+            if state[key] != want:
+                failures.append(f"{key} is {state[key]!r}, expected {want!r}")
+    return failures
+
+
+def validate_tasks(tasks: Sequence[dict[str, Any]]) -> None:
+    """Every task well formed (unique id, known category, a non-empty check), and not already done at the start."""
+    from mobile_actions.android.phone import VirtualPhone
+
+    seen = set()
+    phone = VirtualPhone()
+    for t in tasks:
+        if t["id"] in seen:
+            raise ValueError(f"task {t['id']}: duplicate id")
+        seen.add(t["id"])
+        if t["category"] not in CATEGORIES or not t.get("check") or not t.get("request"):
+            raise ValueError(f"task {t['id']}: needs a category in {CATEGORIES}, a request and a check")
+        phone.reset()
+        apply_setup(phone, t.get("setup", {}))
+        if not check_state(t["check"], phone.snapshot()):
+            raise ValueError(f"task {t['id']}: its check already passes before the run")
+
+
+# --------------------------------------------------------------------------------------------- running
+@dataclass
+class TaskResult:
+    id: str
+    category: str
+    request: str
+    success: bool
+    failures: list[str]
+    status: str
+    steps: int
+    caller_turns: int
+    calls: int
+    nav_steps: int
+    seconds: float
+    done: int
+    not_done: int
+    refused: int
+    run_dir: str
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class OracleCaller:
+    """The tasks' gold calls in the first turn, a plain reply after: the *tool route's* ceiling.
+
+    Not a model: it checks that dispatch, result reading and the state checks agree (a gold call that
+    does not reach its state is a harness bug). Shown as its own row, never as the caller's score.
+    """
+
+    layout = "official"
+
+    def __init__(self, tasks: Sequence[dict[str, Any]]) -> None:
+        self.by_request = {t["request"]: t.get("gold", []) for t in tasks}
+
+    def call_messages(self, messages: list[dict], tools: Any):
+        from mobile_actions import wire
+        from mobile_actions.calls import ToolCall
+        from mobile_actions.hybrid import finish_result
+
+        request = next(m["content"] for m in messages if m.get("role") == "user")
+        follow_up = any(m.get("role") == "tool" for m in messages)
+        gold = [] if follow_up else self.by_request.get(request, [])
+        raw = "".join(wire.render_call(ToolCall(c["name"], c["arguments"])) for c in gold) or "I cannot do that with my tools."
+        return finish_result(raw, tools, {})
+
+
+@dataclass
+class BenchConfig:
+    model: str = "default"
+    navigator: str | None = "default"
+    navigate: str = "always"       # the benchmark measures the whole hybrid: GUI halves need the navigator
+    max_steps: int = 15
+    limit: int | None = None
+    only: str | None = None        # comma list of ids or categories
+    out: str = "out/bench-hybrid"
+
+
+def select_tasks(tasks: Sequence[dict[str, Any]], only: str | None = None, limit: int | None = None) -> list[dict]:
+    chosen = list(tasks)
+    if only:
+        keys = {k.strip() for k in only.split(",") if k.strip()}
+        chosen = [t for t in chosen if t["id"] in keys or t["category"] in keys]
+    return chosen[:limit] if limit is not None else chosen
+
+
+def run_bench(cfg: BenchConfig, *, caller: Any = None, navigator: Any = "config",
+              tasks: Sequence[dict[str, Any]] | None = None,
+              on_result: Callable[[int, int, TaskResult], None] | None = None,
+              on_event: Callable[[dict], None] | None = None) -> list[TaskResult]:
+    """Run the tasks on one in-process virtual phone (reset between tasks); the caller and navigator are
+    loaded once. Send-type actions are confirmed (it is a virtual phone)."""
+    from mobile_actions.hybrid import RunConfig, Runner, resolve_caller, resolve_navigator, start_virtual_phone
+
+    chosen = select_tasks(tasks if tasks is not None else TASKS, cfg.only, cfg.limit)
+    say = on_event or (lambda _e: None)
+    if caller is None:
+        caller = OracleCaller(chosen) if cfg.model == "oracle" else resolve_caller(
+            cfg.model, lambda m: say({"type": "message", "text": m}))
+    if navigator == "config":
+        navigator, line = resolve_navigator(cfg.navigator)
+        say({"type": "message", "text": line})
+    out = Path(cfg.out)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    session = start_virtual_phone()
+    results = []
+    try:
+        for n, task in enumerate(chosen, 1):
+            session.phone.reset()
+            apply_setup(session.phone, task.get("setup", {}))
+            run_dir = out / "runs" / task["id"]
+            if run_dir.exists():
+                import shutil
+                shutil.rmtree(run_dir)
+            rc = RunConfig(model=cfg.model, navigator=cfg.navigator, yes=True, max_steps=cfg.max_steps,
+                           navigate=cfg.navigate, now=NOW, runs_dir=str(out / "runs"))
+            runner = Runner(rc, caller=caller, navigator=navigator, session=session, on_event=on_event)
+            t0 = time.perf_counter()
+            try:
+                rep = runner.run(task["request"], run_dir=run_dir)
+                error = rep.error
+            except Exception as e:   # one broken task must not end the benchmark; it fails, with the reason
+                rep, error = None, f"{type(e).__name__}: {e}"
+            seconds = time.perf_counter() - t0
+            if rep is not None and rep.status == "interrupted":
+                session.reconnect()
+            failures = check_state(task["check"], session.phone.snapshot())
+            res = TaskResult(task["id"], task["category"], task["request"], not failures and not error, failures,
+                             rep.status if rep else "error", rep.steps if rep else 0, rep.caller_turns if rep else 0,
+                             rep.calls_dispatched if rep else 0, rep.nav_steps if rep else 0, round(seconds, 2),
+                             len(rep.done) if rep else 0, len(rep.not_done) if rep else 0,
+                             len(rep.refused) if rep else 0, str(run_dir), error)
+            results.append(res)
+            if on_result:
+                on_result(n, len(chosen), res)
+    finally:
+        session.close()
+    return results
+
+
+# --------------------------------------------------------------------------------------------- tables
+@dataclass
+class Summary:
+    group: str
+    n: int
+    success: int
+    mean_steps: float
+    mean_seconds: float
+    median_seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.success / self.n if self.n else 0.0
+
+
+def summarize(results: Sequence[TaskResult]) -> list[Summary]:
+    import statistics
+
+    out = []
+    for group in (*CATEGORIES, "all"):
+        rs = [r for r in results if group == "all" or r.category == group]
+        if not rs:
+            continue
+        out.append(Summary(group, len(rs), sum(r.success for r in rs), statistics.mean(r.steps for r in rs),
+                           statistics.mean(r.seconds for r in rs), statistics.median(r.seconds for r in rs)))
+    return out
+
+
+def markdown(results: Sequence[TaskResult], title: str = "") -> str:
+    lines = [f"**{title}**", ""] if title else []
+    lines += ["| tasks | n | success | rate | mean steps | mean s/task | median s/task |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for s in summarize(results):
+        lines.append(f"| {s.group} | {s.n} | {s.success} | {s.rate:.0%} | {s.mean_steps:.1f} | "
+                     f"{s.mean_seconds:.1f} | {s.median_seconds:.1f} |")
+    lines += ["", "| id | category | ok | steps | s | why not |", "|---|---|:-:|---:|---:|---|"]
+    for r in results:
+        why = "; ".join(r.failures + ([r.error] if r.error else []))
+        lines.append(f"| {r.id} | {r.category} | {'✓' if r.success else '✗'} | {r.steps} | {r.seconds:.1f} | "
+                     f"{why.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(results: Sequence[TaskResult], out: str | Path, title: str = "") -> tuple[Path, Path, Path]:
+    """``results.csv`` (one row per task), ``results.md`` (the tables) and ``results.json`` under ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path, md_path, json_path = out / "results.csv", out / "results.md", out / "results.json"
+    cols = [f.name for f in TaskResult.__dataclass_fields__.values()]
+    with open(csv_path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        for r in results:
+            row = r.to_json()
+            row["failures"] = "; ".join(r.failures)
+            w.writerow(row)
+    md_path.write_text(markdown(results, title), encoding="utf-8")
+    json_path.write_text(json.dumps({"title": title, "summary": [asdict(s) | {"rate": s.rate} for s in summarize(results)],
+                                     "tasks": [r.to_json() for r in results]}, indent=1, ensure_ascii=False) + "\n",
+                         encoding="utf-8")
+    return csv_path, md_path, json_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mobile_actions.hybrid_bench`` = ``mobile-actions bench hybrid``."""
+    import argparse
+
+    from mobile_actions.hybrid_cli import add_bench_arguments, cmd_bench_hybrid
+
+    p = argparse.ArgumentParser(prog="python -m mobile_actions.hybrid_bench", description=__doc__.splitlines()[0])
+    add_bench_arguments(p)
+    return cmd_bench_hybrid(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""`mobile-actions run | replay` and the `bench hybrid` sub-command: parse arguments, call the library, print.
+
+`bench` is owned by `mobile_actions.runtime_cli` (the caller benchmark), so this module does not register
+it: `add_bench_subcommand(bench_subparsers)` adds ``hybrid`` under it, and
+``python -m mobile_actions.hybrid_bench`` runs the same command meanwhile.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+EXIT_OK, EXIT_NOT_ALL_DONE, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 3
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("run", help="do a request on a phone: tool calls, then GUI navigation where needed")
+    p.add_argument("request", nargs="?", help="what to do, in words (omit with --resume)")
+    p.add_argument("--serial", help="device (default $ANDROID_SERIAL, the only device, else the virtual phone)")
+    p.add_argument("--model", default="default", help="caller: default | exported ONNX folder | checkpoint/adapter DIR")
+    p.add_argument("--navigator", default="default", help="default | model DIR | http(s)://URL of 'navigator serve' | none")
+    p.add_argument("--navigate", default="auto", choices=("auto", "always", "never"),
+                   help="auto: GUI only when the caller makes no valid call or a GUI-bound tool's steps fail; "
+                        "always: also hand the request to the navigator after the tool calls")
+    p.add_argument("--dry-run", action="store_true", help="ask the caller and plan the device commands; run nothing")
+    p.add_argument("--yes", action="store_true", help="do not ask before send/delete-type actions")
+    p.add_argument("--max-steps", type=int, default=15, help="navigator actions per GUI task (default 15)")
+    p.add_argument("--max-turns", type=int, default=3, help="caller turns incl. follow-ups with tool results")
+    p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file")
+    p.add_argument("--now", help="the caller's clock, YYYY-MM-DDTHH:MM:SS (default: now)")
+    p.add_argument("--runs-dir", default="runs", help="where run folders go (default ./runs)")
+    p.add_argument("--resume", metavar="RUN", help="continue an interrupted run from its trace")
+    p.add_argument("--html", action="store_true", help="also write RUN/replay.html")
+    p.add_argument("--json", action="store_true", help="print the final report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no step-by-step progress on stderr")
+    p.set_defaults(func=cmd_run)
+
+    p = subparsers.add_parser("replay", help="show a run folder step by step (text, or --html page with screenshots)")
+    p.add_argument("run", help="run folder (runs/...)")
+    p.add_argument("--html", nargs="?", const="", metavar="OUT", help="write an HTML page (default RUN/replay.html)")
+    p.set_defaults(func=cmd_replay)
+
+
+def add_bench_subcommand(bench_subparsers) -> None:
+    """Adds ``bench hybrid`` to the ``bench`` sub-parsers that runtime_cli owns."""
+    p = bench_subparsers.add_parser("hybrid", help="online hybrid benchmark on the virtual phone (state checks)")
+    add_bench_arguments(p)
+    p.set_defaults(func=cmd_bench_hybrid)
+
+
+def add_bench_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", dest="hybrid_model", default="default",
+                   help="caller: default | DIR | oracle (the tasks' gold calls: a harness check, not a model)")
+    p.add_argument("--navigator", dest="hybrid_navigator", default="default", help="default | DIR | URL | none")
+    p.add_argument("--navigate", dest="hybrid_navigate", default="always", choices=("auto", "always", "never"))
+    p.add_argument("--max-steps", dest="hybrid_max_steps", type=int, default=15)
+    p.add_argument("--limit", dest="hybrid_limit", type=int, default=None, help="first N tasks only")
+    p.add_argument("--only", dest="hybrid_only", default=None, help="comma list of task ids or categories (tool,gui,mixed)")
+    p.add_argument("--out", dest="hybrid_out", default="out/bench-hybrid", help="results.csv/.md/.json and runs/ go here")
+    p.add_argument("--list", dest="hybrid_list", action="store_true", help="list the tasks and exit")
+
+
+# ============================================================================================ run
+def _progress(quiet: bool):
+    from mobile_actions.replay import describe
+
+    def show(rec: dict) -> None:
+        if rec.get("type") == "message":
+            print(f"· {rec['text']}", file=sys.stderr, flush=True)
+            return
+        if quiet or rec.get("type") in ("run", "report"):
+            return
+        kind, status, summary = describe(rec)
+        print(f"  {kind:<18} {status:<9} {summary}", file=sys.stderr, flush=True)
+    return show
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from mobile_actions.android.device import DeviceError
+    from mobile_actions.hybrid import HybridError, RunConfig, Runner, ask_on_tty
+    from mobile_actions.trace import TraceError
+
+    if not args.request and not args.resume:
+        print("error: give a REQUEST, or --resume RUN", file=sys.stderr)
+        return EXIT_SETUP
+    if args.now:
+        from datetime import datetime
+        try:
+            datetime.strptime(args.now, "%Y-%m-%dT%H:%M:%S")
+        except ValueError:
+            print(f"error: --now {args.now!r} is not YYYY-MM-DDTHH:MM:SS", file=sys.stderr)
+            return EXIT_SETUP
+    cfg = RunConfig(model=args.model, navigator=None if args.navigator == "none" else args.navigator,
+                    serial=args.serial, tools=args.tools, dry_run=args.dry_run, yes=args.yes,
+                    max_steps=args.max_steps, max_turns=args.max_turns, navigate=args.navigate, now=args.now,
+                    runs_dir=args.runs_dir)
+    runner = None
+    try:
+        runner = Runner(cfg, confirm=ask_on_tty(args.yes), on_event=_progress(args.quiet))
+        report = runner.resume(args.resume) if args.resume else runner.run(args.request)
+    except KeyboardInterrupt:
+        print("\ninterrupted; the trace is kept: mobile-actions run --resume RUN", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (HybridError, TraceError, DeviceError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_SETUP
+    finally:
+        if runner is not None:
+            runner.close()
+    if args.html:
+        from mobile_actions.replay import write_html
+        write_html(report.run_dir)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1, ensure_ascii=False))
+    else:
+        print_report(report)
+    if report.status == "interrupted":
+        return EXIT_INTERRUPTED
+    return EXIT_OK if report.items and not report.not_done and not report.refused else EXIT_NOT_ALL_DONE
+
+
+STATE_KEYS = ("screen", "torch", "wifi", "bluetooth", "airplane")
+
+
+def print_report(report) -> None:
+    """The final report: what was done, not done and refused, with reasons; the virtual phone's state."""
+    print(f"{report.status}: {report.request!r} ({report.steps} steps, {report.seconds:.1f} s)")
+    if report.error:
+        print(f"  stopped: {report.error}")
+    for title, items in (("done", report.done), ("not done", report.not_done), ("refused", report.refused)):
+        print(f"{title} ({len(items)}):")
+        for i in items:
+            print(f"  - {i.what}" + (f" — {i.reason}" if i.reason else ""))
+    if not report.items:
+        print("nothing was done: the caller made no call and no GUI task ran")
+    st = report.phone_state
+    if st:
+        flags = ", ".join(f"{k}={st.get(k)}" for k in STATE_KEYS)
+        print(f"phone: {flags}")
+        for m in st.get("outbox", []):
+            print(f"  outbox: to {m['to']!r} subject {m['subject']!r} body {m['body']!r}")
+        for c in st.get("contacts", []):
+            print(f"  contact: {c}")
+        for e in st.get("events", []):
+            print(f"  event: {e.get('title')!r} at {e.get('begin_ms')}")
+        for n in st.get("notes", []):
+            print(f"  note: {n!r}")
+        if st.get("map_searches"):
+            print(f"  map searches: {st['map_searches']}")
+    print(f"trace: {report.run_dir}  (mobile-actions replay {report.run_dir} [--html])")
+    if report.status == "interrupted":
+        print(f"resume: mobile-actions run --resume {report.run_dir}")
+
+
+# ============================================================================================ replay
+def cmd_replay(args: argparse.Namespace) -> int:
+    from mobile_actions.replay import replay_lines, write_html
+    from mobile_actions.trace import TraceError
+
+    try:
+        if args.html is not None:
+            path = write_html(args.run, args.html or None)
+            print(f"wrote {path}")
+            return EXIT_OK
+        for line in replay_lines(args.run):
+            print(line)
+    except TraceError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_SETUP
+    return EXIT_OK
+
+
+# ============================================================================================ bench hybrid
+def cmd_bench_hybrid(args: argparse.Namespace) -> int:
+    from mobile_actions.hybrid_bench import TASKS, BenchConfig, markdown, run_bench, select_tasks, write_outputs
+
+    cfg = BenchConfig(model=args.hybrid_model, navigator=None if args.hybrid_navigator == "none" else args.hybrid_navigator,
+                      navigate=args.hybrid_navigate, max_steps=args.hybrid_max_steps, limit=args.hybrid_limit,
+                      only=args.hybrid_only, out=args.hybrid_out)
+    if args.hybrid_list:
+        for t in select_tasks(TASKS, cfg.only, cfg.limit):
+            print(f"{t['id']}  {t['category']:<6} {t['request']}")
+        return EXIT_OK
+
+    def progress(n: int, total: int, r) -> None:
+        why = "" if r.success else " — " + "; ".join(r.failures + ([r.error] if r.error else []))
+        print(f"[{n}/{total}] {r.id} {r.category:<6} {'✓' if r.success else '✗'} {r.steps} steps "
+              f"{r.seconds:.1f} s{why}", file=sys.stderr, flush=True)
+
+    def message(rec: dict) -> None:
+        if rec.get("type") == "message":
+            print(f"· {rec['text']}", file=sys.stderr, flush=True)
+
+    results = run_bench(cfg, on_result=progress, on_event=message)
+    title = f"hybrid benchmark: caller {cfg.model}, navigator {cfg.navigator or 'none'}, navigate {cfg.navigate}"
+    csv_path, md_path, _ = write_outputs(results, cfg.out, title)
+    print(markdown(results, title))
+    print(f"wrote {csv_path} and {md_path}")
+    return EXIT_OK
