@@ -3,7 +3,9 @@ constrained decoding) and llama.cpp on the same GGUF, on realistic Mobile Action
 
 Each variant runs in its own subprocess (so peak RSS is that variant's alone), one after another,
 on the same requests: 7 tools, a 10-40 word request, 1-2 gold calls (held-out phrasing families of
-`mobile_actions.generate`), the developer turn's datetime from the row. Medians over all requests
+`mobile_actions.generate`), the developer turn's datetime from the row. The tools are the app's fixed
+catalogue (`tools/mobile_actions.json`, one order), as on a phone; the rows' per-row shuffling is a
+training-data device. Medians over all requests
 after one warm-up request. Metrics:
 - TTFT: request text -> first generated token (tokenize + prefill, incl. reused prefix);
 - decode tok/s: generated tokens after the first / time after the first (forced tokens count:
@@ -106,15 +108,15 @@ def _judge(raw: str, row: dict) -> dict:
 
 # ============================================================================================ workers
 def _onnx_worker(cfg: dict, rows: list[dict]) -> list[dict]:
-    from mobile_actions.catalog import Catalogue
+    from mobile_actions.catalog import load_catalogue
     from mobile_actions.runtime import Caller
 
     caller = Caller.from_pretrained(cfg["folder"], threads=cfg["threads"], constrained=cfg["constrained"],
                                     prefix_reuse=cfg["prefix_reuse"], max_new_tokens=cfg["max_new_tokens"],
                                     layout=cfg["layout"])
+    tools = load_catalogue("mobile_actions")
     out = []
     for row in rows:
-        tools = Catalogue.from_json(row["tools"])
         t0 = time.perf_counter()
         res = caller.call(row["messages"][1]["content"], tools=tools, now=_now_of(row))
         e2e = (time.perf_counter() - t0) * 1e3
@@ -129,17 +131,17 @@ def _torch_worker(cfg: dict, rows: list[dict]) -> list[dict]:
     import torch
 
     from mobile_actions import wire
-    from mobile_actions.catalog import Catalogue
+    from mobile_actions.catalog import load_catalogue
     from mobile_actions.model import STOP_TOKEN_IDS, load_model
 
     torch.set_num_threads(cfg["threads"])
     model, tok = load_model(cfg["torch_model"], dtype=torch.float32)
+    tools = load_catalogue("mobile_actions")
     out = []
     with torch.no_grad():
         for row in rows:
             t0 = time.perf_counter()
-            text = wire.render(row["messages"][:2], Catalogue.from_json(row["tools"]), add_generation_prompt=True,
-                               layout=cfg["layout"])
+            text = wire.render(row["messages"][:2], tools, add_generation_prompt=True, layout=cfg["layout"])
             ids = torch.tensor([tok.encode(text, add_special_tokens=False)])
             res = model(ids, use_cache=True)
             nxt = int(res.logits[0, -1].argmax())
@@ -174,15 +176,15 @@ def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
     from llama_cpp import Llama
 
     from mobile_actions import wire
-    from mobile_actions.catalog import Catalogue
+    from mobile_actions.catalog import load_catalogue
 
     llm = Llama(model_path=cfg["gguf"], n_ctx=2048, n_threads=cfg["threads"], n_threads_batch=cfg["threads"],
                 n_batch=512, verbose=False, seed=0)
+    tools = load_catalogue("mobile_actions")
     out = []
     for row in rows:
         t0 = time.perf_counter()
-        text = wire.render(row["messages"][:2], Catalogue.from_json(row["tools"]), add_generation_prompt=True,
-                           layout=cfg["layout"])
+        text = wire.render(row["messages"][:2], tools, add_generation_prompt=True, layout=cfg["layout"])
         ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
         first = None
         n = 0
@@ -301,7 +303,8 @@ def run(cfg: BenchConfig) -> list[dict]:
         spec["rows"] = rows
         print(f"[bench] {name} ...", file=sys.stderr, flush=True)
         proc = subprocess.run([sys.executable, "-m", "export.bench", "--worker"], input=json.dumps(spec),
-                              capture_output=True, text=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+                              capture_output=True, text=True,
+                              env={**os.environ, "TOKENIZERS_PARALLELISM": "false", "OMP_WAIT_POLICY": "PASSIVE"})
         if proc.returncode != 0:
             print(f"[bench] {name} failed:\n{proc.stderr[-3000:]}", file=sys.stderr)
             continue

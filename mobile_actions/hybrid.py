@@ -80,6 +80,7 @@ class RunConfig:
     navigate: str = "auto"              # auto | always | never
     stall_repeats: int = 3              # the same screen this many times in a row = stalled
     history: int = 4                    # navigator history frames
+    screens: bool = True                # a screenshot after each dispatched call (the navigator always takes them)
     now: str | None = None              # the caller's clock, YYYY-MM-DDTHH:MM:SS (default: the run's start)
     runs_dir: str = "runs"
 
@@ -186,7 +187,7 @@ class TorchCaller:
     whose words matter little, and an untrained model would otherwise ramble to ``max_new_tokens``.
     """
 
-    def __init__(self, spec: str = "default", *, max_new_tokens: int = 128, text_tokens: int = 24) -> None:
+    def __init__(self, spec: str = "default", *, max_new_tokens: int = 128, text_tokens: int = 12) -> None:
         import warnings
 
         from mobile_actions.evaluate import model_layout
@@ -731,14 +732,17 @@ class Runner:
                 self.writer.write_json("phone_state.json", rep.phone_state)
         if rep.status == "interrupted":
             self._write(StepRecord("interrupted", data={"error": rep.error}))
-        self._write(StepRecord("report", rep.status, data={"report": rep.to_json()}))
+        self._write(StepRecord("report", status=rep.status, data={"report": rep.to_json()}))
 
     def _flow(self, request: str) -> None:
         cfg = self.config
         messages: list[dict] = [developer_message_for(cfg.now), {"role": "user", "content": request}]
         any_valid = False
+        self._first_text = ""
         for turn in range(cfg.max_turns):
             rec = self._caller_turn(turn, messages)
+            if turn == 0:
+                self._first_text = " ".join(str(rec.get("text") or rec.get("raw") or "").split())
             calls = [ToolCall.from_json(c) for c in rec.get("calls", [])]
             responses, informative, new = [], False, 0
             for i, call in enumerate(calls):
@@ -755,6 +759,8 @@ class Runner:
                                    {"role": "tool", "content": responses}]
         if cfg.navigate == "always" or (cfg.navigate == "auto" and not any_valid):
             why = "requested" if cfg.navigate == "always" else "the caller made no valid call"
+            if not any_valid and self._first_text:
+                why += f"; it replied {self._first_text[:80]!r}"
             self._navigate("request", request, why)
 
     # ------------------------------------------------------------------ caller turns
@@ -811,8 +817,10 @@ class Runner:
                                   {"status": "skipped", "reason": "already done"}, item=False)
         binding = self.bindings[call.name] if call.name in self.bindings else None
         data["route"] = binding.route if binding else None
-        confirm = (lambda plan: self._confirm(f"{plan.tool} on {self.session.serial if self.session else '-'}",
-                                              plan.describe()))
+        serial = self.session.serial if self.session else "-"
+
+        def confirm(plan: Any) -> bool:
+            return self._confirm(f"{plan.tool} on {serial}", plan.describe())
         t0 = time.perf_counter()
         try:
             res = dispatch(call, self.device, bindings=self.bindings, catalogue=self.catalogue, confirm=confirm,
@@ -841,15 +849,22 @@ class Runner:
             return self._call_end(key, what, "skipped", "dry run: planned, not run", data,
                                   {"status": "planned"}, item_status="planned", ms=ms)
         result: dict[str, Any] = {"status": "done"}
+        lost: DeviceError | None = None
         try:
             result.update(self._read_result(call.name))
-        except DeviceError as e:
-            self._write(StepRecord("dispatch", key, "interrupted", data={**data, "error": str(e)}))
-            raise Interrupted(f"{call.name}: {e}") from e
+            if self.config.screens:
+                data["screen"] = self.writer.screen(screencap(self.device))
+        except HybridError:
+            pass                   # a screenshot that is not a PNG is not a reason to fail the call
+        except DeviceError as e:   # the call itself ran: record it done (never redo it), then stop
+            lost = e
         self._done_calls.append(call)
         self.report.calls_dispatched += 1
         notes = "; ".join(o.note for o in res.outcomes if o.note)
-        return self._call_end(key, what, "done", notes, data, result, ms=ms)
+        out = self._call_end(key, what, "done", notes, data, result, ms=ms)
+        if lost is not None:
+            raise Interrupted(f"after {call.name}: {lost}") from lost
+        return out
 
     def _call_end(self, key: str, what: str, status: str, reason: str, data: dict, result: dict, *,
                   item: bool = True, item_status: str | None = None, ms: float | None = None) -> dict:

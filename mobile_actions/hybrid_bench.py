@@ -92,13 +92,15 @@ TASKS: list[dict[str, Any]] = [
      "check": {"notes~": "buy milk and eggs"}},
     {"id": "g05", "category": "gui", "request": "Open Chrome and go to example.com",
      "check": {"visited_urls~": "example.com"}},
-    {"id": "g06", "category": "gui", "request": "Open the Calendar app", "check": {"current_app": "com.android.calendar"}},
+    {"id": "g06", "category": "gui", "request": "Open the Calendar app",
+     "check": {"current_app": "com.android.calendar"}},
     {"id": "g07", "category": "gui", "request": "Open my contacts", "check": {"current_app": "com.android.contacts"}},
     {"id": "g08", "category": "gui", "request": "Go back to the home screen", "setup": {"open": [NOTES_PKG]},
      "check": {"screen": "launcher"}},
     {"id": "g09", "category": "gui", "request": "Clear all recent apps", "setup": {"recents": [NOTES_PKG, CHROME_PKG]},
      "check": {"recents#": 0}},
-    {"id": "g10", "category": "gui", "request": "Open Notes, then Chrome, then switch back to Notes from the recent apps",
+    {"id": "g10", "category": "gui",
+     "request": "Open Notes, then Chrome, then switch back to Notes from the recent apps",
      "check": {"current_app": NOTES_PKG}},
     {"id": "g11", "category": "gui", "request": "Turn off airplane mode", "setup": {"airplane": True},
      "check": {"airplane": False}},
@@ -122,22 +124,26 @@ TASKS: list[dict[str, Any]] = [
     {"id": "m05", "category": "mixed", "request": "Add a contact Omar Said 555-0142 and write a note saying call Omar",
      "check": {"contacts": {"name": "Omar Said"}, "notes~": "call omar"},
      "gold": [_c("create_contact", first_name="Omar", last_name="Said", phone_number="555-0142")]},
-    {"id": "m06", "category": "mixed", "request": "Email ben@example.com with the subject Invoice, then turn on airplane mode",
+    {"id": "m06", "category": "mixed",
+     "request": "Email ben@example.com with the subject Invoice, then turn on airplane mode",
      "check": {"outbox": {"to": "ben@example.com", "subject~": "invoice"}, "airplane": True},
      "gold": [_c("send_email", to="ben@example.com", subject="Invoice")]},
-    {"id": "m07", "category": "mixed", "request": "Create an event Yoga class tomorrow at 6pm and open example.com in Chrome",
+    {"id": "m07", "category": "mixed",
+     "request": "Create an event Yoga class tomorrow at 6pm and open example.com in Chrome",
      "check": {"events": {"title~": "yoga", "begin": "2025-06-03T18:00"}, "visited_urls~": "example.com"},
      "gold": [_c("create_calendar_event", title="Yoga class", datetime="2025-06-03T18:00:00")]},
     {"id": "m08", "category": "mixed", "request": "Note down pay rent and email it to ana@example.com as the subject",
      "check": {"notes~": "pay rent", "outbox": {"to": "ana@example.com", "subject~": "pay rent"}},
      "gold": [_c("send_email", to="ana@example.com", subject="pay rent")]},
-    {"id": "m09", "category": "mixed", "request": "Find the City Museum on the map and email its name to kira@example.com",
+    {"id": "m09", "category": "mixed",
+     "request": "Find the City Museum on the map and email its name to kira@example.com",
      "check": {"map_searches~": "city museum", "outbox": {"to": "kira@example.com", "text~": "city museum"}},
      "gold": [_c("show_map", query="City Museum"),
               _c("send_email", to="kira@example.com", subject="City Museum", body="City Museum")]},
     {"id": "m10", "category": "mixed", "request": "Turn off the flashlight and Wi-Fi", "setup": {"torch": True},
      "check": {"torch": False, "wifi": False}, "gold": [_c("turn_off_flashlight"), _c("open_wifi_settings")]},
-    {"id": "m11", "category": "mixed", "request": "Turn on the flashlight, then open Chrome and go to weather.example.com",
+    {"id": "m11", "category": "mixed",
+     "request": "Turn on the flashlight, then open Chrome and go to weather.example.com",
      "check": {"torch": True, "visited_urls~": "weather.example.com"}, "gold": [_c("turn_on_flashlight")]},
     {"id": "m12", "category": "mixed", "request": "Create a contact Grace Kim 555-0177 and turn on Bluetooth",
      "check": {"contacts": {"name": "Grace Kim"}, "bluetooth": True},
@@ -290,7 +296,8 @@ class OracleCaller:
         request = next(m["content"] for m in messages if m.get("role") == "user")
         follow_up = any(m.get("role") == "tool" for m in messages)
         gold = [] if follow_up else self.by_request.get(request, [])
-        raw = "".join(wire.render_call(ToolCall(c["name"], c["arguments"])) for c in gold) or "I cannot do that with my tools."
+        raw = "".join(wire.render_call(ToolCall(c["name"], c["arguments"])) for c in gold)
+        raw = raw or "I cannot do that with my tools."
         return finish_result(raw, tools, {})
 
 
@@ -424,9 +431,9 @@ def write_outputs(results: Sequence[TaskResult], out: str | Path, title: str = "
             row["failures"] = "; ".join(r.failures)
             w.writerow(row)
     md_path.write_text(markdown(results, title), encoding="utf-8")
-    json_path.write_text(json.dumps({"title": title, "summary": [asdict(s) | {"rate": s.rate} for s in summarize(results)],
-                                     "tasks": [r.to_json() for r in results]}, indent=1, ensure_ascii=False) + "\n",
-                         encoding="utf-8")
+    data = {"title": title, "summary": [asdict(s) | {"rate": s.rate} for s in summarize(results)],
+            "tasks": [r.to_json() for r in results]}
+    json_path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return csv_path, md_path, json_path
 
 

@@ -18,7 +18,8 @@ def register(subparsers) -> None:
     p.add_argument("request", nargs="?", help="what to do, in words (omit with --resume)")
     p.add_argument("--serial", help="device (default $ANDROID_SERIAL, the only device, else the virtual phone)")
     p.add_argument("--model", default="default", help="caller: default | exported ONNX folder | checkpoint/adapter DIR")
-    p.add_argument("--navigator", default="default", help="default | model DIR | http(s)://URL of 'navigator serve' | none")
+    p.add_argument("--navigator", default="default",
+                   help="default | model DIR | http(s)://URL of 'navigator serve' | none")
     p.add_argument("--navigate", default="auto", choices=("auto", "always", "never"),
                    help="auto: GUI only when the caller makes no valid call or a GUI-bound tool's steps fail; "
                         "always: also hand the request to the navigator after the tool calls")
@@ -55,8 +56,10 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--navigate", dest="hybrid_navigate", default="always", choices=("auto", "always", "never"))
     p.add_argument("--max-steps", dest="hybrid_max_steps", type=int, default=15)
     p.add_argument("--limit", dest="hybrid_limit", type=int, default=None, help="first N tasks only")
-    p.add_argument("--only", dest="hybrid_only", default=None, help="comma list of task ids or categories (tool,gui,mixed)")
-    p.add_argument("--out", dest="hybrid_out", default="out/bench-hybrid", help="results.csv/.md/.json and runs/ go here")
+    p.add_argument("--only", dest="hybrid_only", default=None,
+                   help="comma list of task ids or categories (tool,gui,mixed)")
+    p.add_argument("--out", dest="hybrid_out", default="out/bench-hybrid",
+                   help="results.csv/.md/.json and runs/ go here")
     p.add_argument("--list", dest="hybrid_list", action="store_true", help="list the tasks and exit")
 
 
@@ -174,7 +177,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_bench_hybrid(args: argparse.Namespace) -> int:
     from mobile_actions.hybrid_bench import TASKS, BenchConfig, markdown, run_bench, select_tasks, write_outputs
 
-    cfg = BenchConfig(model=args.hybrid_model, navigator=None if args.hybrid_navigator == "none" else args.hybrid_navigator,
+    navigator = None if args.hybrid_navigator == "none" else args.hybrid_navigator
+    cfg = BenchConfig(model=args.hybrid_model, navigator=navigator,
                       navigate=args.hybrid_navigate, max_steps=args.hybrid_max_steps, limit=args.hybrid_limit,
                       only=args.hybrid_only, out=args.hybrid_out)
     if args.hybrid_list:
@@ -182,7 +186,12 @@ def cmd_bench_hybrid(args: argparse.Namespace) -> int:
             print(f"{t['id']}  {t['category']:<6} {t['request']}")
         return EXIT_OK
 
+    title = f"hybrid benchmark: caller {cfg.model}, navigator {cfg.navigator or 'none'}, navigate {cfg.navigate}"
+    done: list = []
+
     def progress(n: int, total: int, r) -> None:
+        done.append(r)
+        write_outputs(done, cfg.out, title + ("" if n == total else f" (partial: {n}/{total})"))
         why = "" if r.success else " — " + "; ".join(r.failures + ([r.error] if r.error else []))
         print(f"[{n}/{total}] {r.id} {r.category:<6} {'✓' if r.success else '✗'} {r.steps} steps "
               f"{r.seconds:.1f} s{why}", file=sys.stderr, flush=True)
@@ -192,7 +201,6 @@ def cmd_bench_hybrid(args: argparse.Namespace) -> int:
             print(f"· {rec['text']}", file=sys.stderr, flush=True)
 
     results = run_bench(cfg, on_result=progress, on_event=message)
-    title = f"hybrid benchmark: caller {cfg.model}, navigator {cfg.navigator or 'none'}, navigate {cfg.navigate}"
     csv_path, md_path, _ = write_outputs(results, cfg.out, title)
     print(markdown(results, title))
     print(f"wrote {csv_path} and {md_path}")

@@ -119,7 +119,8 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:4px 8px;text-
 
 SCRIPT = """
 window.addEventListener('load',function(){var ims=document.querySelectorAll('img.shot'),ok=0;
-ims.forEach(function(i){if(i.complete&&i.naturalWidth>0){ok++}else{i.classList.add('broken');i.alt='missing '+i.getAttribute('src')}});
+ims.forEach(function(i){if(i.complete&&i.naturalWidth>0){ok++}
+else{i.classList.add('broken');i.alt='missing '+i.getAttribute('src')}});
 document.body.setAttribute('data-images',ok+'/'+ims.length);});
 """
 
@@ -167,7 +168,8 @@ def render_html(run_dir: str | Path) -> str:
             data = json.loads(state.read_text(encoding="utf-8"))
             keep = {k: data.get(k) for k in ("screen", "current", "torch", "wifi", "bluetooth", "airplane", "contacts",
                                              "events", "outbox", "notes", "map_searches", "visited_urls")}
-            state_html = (f"<h2>Phone state at the end</h2><pre>{_e(json.dumps(keep, ensure_ascii=False, indent=1))}</pre>")
+            shown = _e(json.dumps(keep, ensure_ascii=False, indent=1))
+            state_html = f"<h2>Phone state at the end</h2><pre>{shown}</pre>"
         except (OSError, ValueError):
             pass
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>replay: {_e(trace.request)}</title>"

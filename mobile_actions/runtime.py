@@ -34,7 +34,10 @@ DEFAULT_THREADS = 2
 class Decoder:
     """An exported model folder's ONNX session. KV cache = list of numpy arrays (k0, v0, k1, v1, ...)."""
 
-    def __init__(self, folder: str | Path, threads: int = DEFAULT_THREADS):
+    def __init__(self, folder: str | Path, threads: int = DEFAULT_THREADS, spin: bool = False):
+        """`spin`: let ORT's worker threads busy-wait between ops. Off by default: on a phone or a
+        shared 2-core machine the spinning threads steal the CPU the next op needs (measured here:
+        2.5x slower decode steps with spinning under load)."""
         import onnxruntime as ort
 
         self.folder = Path(folder)
@@ -44,6 +47,7 @@ class Decoder:
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
         self.session = ort.InferenceSession(str(self.folder / self.manifest.get("onnx", "model.onnx")), opts,
                                             providers=["CPUExecutionProvider"])
         self.threads = threads
@@ -53,8 +57,8 @@ class Decoder:
         self.steps = 0  # model invocations, for statistics
 
     @classmethod
-    def from_folder(cls, folder: str | Path, threads: int = DEFAULT_THREADS) -> "Decoder":
-        return cls(folder, threads)
+    def from_folder(cls, folder: str | Path, threads: int = DEFAULT_THREADS, spin: bool = False) -> "Decoder":
+        return cls(folder, threads, spin)
 
     def empty_past(self) -> list[np.ndarray]:
         z = np.zeros((1, self.n_kv, 0, self.head_dim), dtype=np.float32)
@@ -138,7 +142,7 @@ class Caller:
 
     def __init__(self, folder: str | Path, *, threads: int = DEFAULT_THREADS, constrained: bool = True,
                  prefix_reuse: bool = True, force_tokens: bool = True, max_new_tokens: int = 128,
-                 layout: str | None = None, tools: Catalogue | str | None = None):
+                 layout: str | None = None, tools: Catalogue | str | None = None, spin: bool = False):
         from tokenizers import Tokenizer
 
         self.folder = Path(folder)
@@ -147,14 +151,14 @@ class Caller:
         # stay; returning the rest to the OS before the session loads keeps the process peak down.
         self.tokenizer = Tokenizer.from_file(str(self.folder / m.get("tokenizer", "tokenizer.json")))
         release_free_memory()
-        self.decoder = Decoder(folder, threads)
+        self.decoder = Decoder(folder, threads, spin)
         self.layout = layout or m.get("layout", "official")
         self.stop_ids = tuple(m["stop_token_ids"])
         self.constrained, self.prefix_reuse, self.force_tokens = constrained, prefix_reuse, force_tokens
         self.max_new_tokens = max_new_tokens
         self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
         self._table = None
-        self._grammars: dict[int, Any] = {}
+        self._grammars: dict[str, Any] = {}
         self._prefixes: list[_Prefix] = []   # stable prefixes (cache layout), one per tool set
         self._last: _Prefix | None = None      # the previous request's prompt
 
@@ -213,8 +217,11 @@ class Caller:
 
         if self._table is None:
             self._table = TokenTable.from_folder(self.folder)
-        key = id(tools)
-        if key not in self._grammars or self._grammars[key][0] is not tools:
+        # Keyed by content: equal catalogues share one grammar and its memo of allowed-token sets.
+        key = json.dumps([t.to_openai() for t in tools], sort_keys=True)
+        if key not in self._grammars:
+            if len(self._grammars) >= 8:
+                self._grammars.pop(next(iter(self._grammars)))
             self._grammars[key] = (tools, CallGrammar(tools), {})
         _, grammar, memo = self._grammars[key]
         return Constraint(grammar, self._table, self.tokenizer if self.force_tokens else None, memo)

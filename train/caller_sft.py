@@ -275,6 +275,25 @@ def _let_fused_head_see_trainable_tokens(model: Any) -> None:
         head.bias = getattr(head.original_module, "bias", None)
 
 
+def _score_only_completion_positions_on_cpu() -> None:
+    """trl's fused LM head projects only the positions that carry a label on CUDA/XPU, but every
+    position elsewhere (to keep tile shapes static for compilers such as Neuron's). On a CPU there is
+    no compiler to keep happy, and a caller row is ~600 prompt tokens for ~40 completion tokens: the
+    262k-word head over every position is almost half the step. Take the compact path on CPU too
+    (same loss and gradients; the kernel's own torch fallback does the work)."""
+    import trl.trainer.utils as trl_utils
+
+    use_triton = trl_utils._use_triton
+    if getattr(use_triton, "_compact_on_cpu", False):
+        return
+
+    def compact(device: Any) -> bool:
+        return device.type == "cpu" or use_triton(device)
+
+    compact._compact_on_cpu = True  # type: ignore[attr-defined]
+    trl_utils._use_triton = compact
+
+
 def last_checkpoint(out: Path) -> str | None:
     from transformers.trainer_utils import get_last_checkpoint
 
@@ -371,6 +390,8 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
                          processing_class=tokenizer, peft_config=peft_config, callbacks=[loss_curve_callback(out)])
 
     _let_fused_head_see_trainable_tokens(trainer.model)
+    if not has_gpu:
+        _score_only_completion_positions_on_cpu()
     resume = cfg.resume
     if resume == "last":
         resume = last_checkpoint(out)

@@ -1,0 +1,274 @@
+"""The hybrid runner on the virtual phone (through a private adb server): calls, follow-ups, safety,
+the navigator loop, traces and resume. Callers/navigators are scripted (tests/test_hybrid_fakes.py)."""
+import json
+
+import pytest
+
+from mobile_actions import wire
+from mobile_actions.calls import ToolCall
+from mobile_actions.hybrid import (RunConfig, Runner, action_argv, describe_call, node_at, png_size, screencap,
+                                   tool_instruction)
+from mobile_actions.navigator.actions import Action, parse_command
+from mobile_actions.trace import Trace
+from tests.test_hybrid_fakes import (NoCaller, ScriptedCaller, ScriptedNavigator, phone, raw_calls,  # noqa: F401
+                                     session)
+
+LOUVRE = "turn on the flashlight and email the address of the Louvre to ana@example.com"
+
+
+def runner(session, tmp_path, caller, navigator=None, **cfg):
+    cfg.setdefault("yes", True)
+    cfg.setdefault("now", "2025-06-02T10:00:00")
+    return Runner(RunConfig(runs_dir=str(tmp_path), **cfg), caller=caller, navigator=navigator, session=session)
+
+
+# ------------------------------------------------------------------------------------------ pure pieces
+@pytest.mark.parametrize("command, argv", [
+    ("CLICK: (500, 250)", ["input", "tap", "540", "600"]),
+    ("CLICK: (0, 1000)", ["input", "tap", "0", "2399"]),           # clamped onto the screen
+    ("LONG_PRESS: (100, 100)", ["input", "swipe", "108", "240", "108", "240", "800"]),
+    ("SCROLL: UP", ["input", "swipe", "540", "1680", "540", "720", "300"]),     # finger moves up
+    ("SCROLL: LEFT", ["input", "swipe", "756", "1200", "324", "1200", "300"]),
+    ("TYPE: buy milk", ["input", "text", "buy%smilk"]),
+    ("PRESS_BACK", ["input", "keyevent", "KEYCODE_BACK"]),
+    ("PRESS_HOME", ["input", "keyevent", "KEYCODE_HOME"]),
+    ("PRESS_RECENT", ["input", "keyevent", "KEYCODE_APP_SWITCH"]),
+    ("COMPLETE", None), ("IMPOSSIBLE", None),
+])
+def test_action_argv(command, argv):
+    assert action_argv(parse_command(command), 1080, 2400) == argv
+
+
+def test_node_at_picks_smallest_clickable():
+    xml = ('<hierarchy><node clickable="true" text="" bounds="[0,0][1080,2400]">'
+           '<node clickable="true" text="Send" bounds="[780,114][1044,222]"/>'
+           '<node clickable="false" text="label" bounds="[0,0][100,100]"/></node></hierarchy>')
+    assert node_at(xml, 900, 150)["text"] == "Send"
+    assert node_at(xml, 50, 50)["text"] == ""
+    assert node_at("not xml", 1, 1) is None
+
+
+def test_describe_and_instruction():
+    from mobile_actions.catalog import load_catalogue
+
+    call = ToolCall("send_email", {"to": "ana@example.com", "subject": "Hi"})
+    assert describe_call(call) == 'send_email(to="ana@example.com", subject="Hi")'
+    assert tool_instruction(ToolCall("turn_on_flashlight", {}), load_catalogue()) == "Turns the flashlight on"
+
+
+def test_screencap_is_a_png(session, phone):
+    png = screencap(session.device)
+    assert png.startswith(b"\x89PNG") and png_size(png) == (1080, 2400)
+
+
+# ------------------------------------------------------------------------------------------ tool calls
+def test_mixed_request_chains_a_tool_result_into_the_follow_up(session, phone, tmp_path):
+    """The README's request: flashlight (GUI-bound tool), show_map, then send_email carrying the place
+    that show_map's result card showed, given back in the FunctionGemma response format."""
+    caller = ScriptedCaller(raw_calls(("turn_on_flashlight", {}), ("show_map", {"query": "Louvre"})),
+                            raw_calls(("send_email", {"to": "ana@example.com", "subject": "The Louvre",
+                                                      "body": "Address: Louvre"})))
+    rep = runner(session, tmp_path, caller).run(LOUVRE)
+    st = phone.snapshot()
+    assert st["torch"] is True
+    assert st["outbox"] == [{"to": "ana@example.com", "subject": "The Louvre", "body": "Address: Louvre",
+                             "cc": "", "bcc": ""}]
+    assert rep.status == "finished" and len(rep.done) == 3 and not rep.not_done and not rep.refused
+    assert rep.caller_turns == 2 and rep.calls_dispatched == 3
+    follow_up = wire.render(caller.seen[1], [])
+    assert ("<start_function_response>response:show_map{status:<escape>done<escape>,place:<escape>Louvre"
+            "<escape>,details:<escape>Search result · Open now<escape>}<end_function_response>") in follow_up
+    assert follow_up.endswith("<end_function_response>")          # the model continues its own turn
+    t = Trace.read(rep.run_dir)
+    kinds = [r["type"] for r in t.records]
+    assert kinds == ["run", "caller", "dispatch", "dispatch", "caller", "dispatch", "report"]
+    first = t.records[1]
+    assert first["prompt"].startswith("<bos><start_of_turn>developer")
+    assert first["raw"].startswith("<start_function_call>")
+    assert all(v["problems"] == [] for v in first["validation"])
+    flash = t.records[2]
+    assert flash["route"] == "gui" and any(c.get("argv", [])[:2] == ["input", "tap"] for c in flash["commands"])
+    assert (rep.run_dir / "phone_state.json").is_file()
+
+
+def test_invalid_call_is_refused_and_never_dispatched(session, phone, tmp_path):
+    caller = ScriptedCaller(raw_calls(("send_email", {"to": "ana@example.com"}),          # subject missing
+                                      ("create_contact", {"first_name": "Ana", "last_name": "Lima", "age": 3})))
+    rep = runner(session, tmp_path, caller).run("email ana and add her")
+    assert phone.snapshot()["outbox"] == [] and phone.snapshot()["contacts"] == []
+    assert not any(c[:2] == ["am", "start"] for c in phone.snapshot()["commands"])
+    assert [i.status for i in rep.items] == ["refused", "refused", "not_done"]
+    assert "subject" in rep.items[0].reason and "age" in rep.items[1].reason
+    # no valid call: the request goes to the navigator (none here, so that is reported, not hidden)
+    assert rep.items[2].what == "GUI: email ana and add her" and "no navigator" in rep.items[2].reason
+
+
+def test_unparseable_output_runs_nothing(session, phone, tmp_path):
+    caller = ScriptedCaller("<start_function_call>call:show_map{query:<escape>Lou")
+    rep = runner(session, tmp_path, caller, navigate="never").run("show the Louvre")
+    assert rep.items == [] and phone.snapshot()["map_searches"] == []
+    rec = Trace.read(rep.run_dir).records[1]
+    assert rec["output_problems"] and "not a well-formed call" in rec["output_problems"][0]
+
+
+def test_send_needs_confirmation(session, phone, tmp_path):
+    call = raw_calls(("send_email", {"to": "bob@example.com", "subject": "Hi"}))
+    asked = []
+    r = runner(session, tmp_path, ScriptedCaller(call), yes=False)
+    r.confirm = lambda what, details: asked.append((what, details)) or False
+    rep = r.run("email bob")
+    assert phone.snapshot()["outbox"] == [] and rep.refused and "confirmation" in rep.refused[0].reason
+    assert asked and asked[0][0].startswith("send_email") and "mailto:bob@example.com" in " ".join(asked[0][1])
+    # no confirm callback and no --yes (no terminal): refused too
+    rep = runner(session, tmp_path, ScriptedCaller(call), yes=False).run("email bob")
+    assert rep.refused and phone.snapshot()["outbox"] == []
+
+
+def test_dry_run_touches_nothing(session, phone, tmp_path):
+    caller = ScriptedCaller(raw_calls(("show_map", {"query": "Louvre"}), ("turn_on_flashlight", {})))
+    before = phone.snapshot()["command_count"]
+    r = Runner(RunConfig(runs_dir=str(tmp_path), dry_run=True, now="2025-06-02T10:00:00"), caller=caller,
+               navigator=None)
+    rep = r.run("show the Louvre and turn on the torch")
+    assert phone.snapshot()["command_count"] == before
+    assert rep.status == "dry_run" and [i.status for i in rep.items] == ["planned", "planned"]
+    plan = Trace.read(rep.run_dir).records[2]["plan"]
+    assert plan == ["am start -a android.intent.action.VIEW -d 'geo:0,0?q=Louvre'"]
+
+
+def test_duplicate_follow_up_call_is_skipped(session, phone, tmp_path):
+    twice = raw_calls(("show_map", {"query": "Louvre"}))
+    rep = runner(session, tmp_path, ScriptedCaller(twice, twice)).run("show the Louvre")
+    assert phone.snapshot()["map_searches"] == ["Louvre"] and rep.calls_dispatched == 1 and rep.caller_turns == 2
+
+
+# ------------------------------------------------------------------------------------------ navigator loop
+def test_refusal_goes_to_the_navigator(session, phone, tmp_path):
+    nav = ScriptedNavigator(phone, ("tap", "Notes"), ("tap", "New note"), "TYPE: buy milk", ("tap", "Save"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller("I cannot do that."), nav).run("write a note saying buy milk")
+    assert phone.snapshot()["notes"] == ["buy milk"]
+    assert rep.nav_steps == 5 and [i.status for i in rep.items] == ["done"]
+    assert nav.calls[0] == ("write a note saying buy milk", 0) and nav.calls[-1][1] == 4
+    navs = [r for r in Trace.read(rep.run_dir).records if r["type"] == "nav"]
+    assert [r["argv"][1] for r in navs[:4]] == ["tap", "tap", "text", "tap"]
+    assert all((rep.run_dir / r["screen"]).read_bytes().startswith(b"\x89PNG") for r in navs)
+
+
+def test_step_limit(session, phone, tmp_path):
+    nav = ScriptedNavigator(phone, *["SCROLL: UP", "PRESS_HOME"] * 10)
+    rep = runner(session, tmp_path, ScriptedCaller("no"), nav, max_steps=3, stall_repeats=99).run("do things")
+    assert rep.nav_steps == 3 and rep.not_done[0].reason == "step limit (3) reached"
+
+
+def test_stall_on_repeated_screen(session, phone, tmp_path):
+    nav = ScriptedNavigator(phone, *["CLICK: (500, 50)"] * 10)        # the status bar: nothing changes
+    rep = runner(session, tmp_path, ScriptedCaller("no"), nav, max_steps=10).run("do things")
+    assert rep.nav_steps == 2 and "stalled" in rep.not_done[0].reason
+
+
+def test_impossible_and_unparseable(session, phone, tmp_path):
+    rep = runner(session, tmp_path, ScriptedCaller("no"), ScriptedNavigator(phone, "IMPOSSIBLE")).run("fly")
+    assert "IMPOSSIBLE" in rep.not_done[0].reason
+    phone.clear_log()
+    rep = runner(session, tmp_path, ScriptedCaller("no"), ScriptedNavigator(phone, "WAVE: hands")).run("fly")
+    assert "not acted on" in rep.not_done[0].reason
+    assert [c[0] for c in phone.snapshot()["commands"]] == ["screencap"]      # looked, did not act
+
+
+def test_navigator_tap_on_send_needs_confirmation(session, phone, tmp_path):
+    phone.open("compose", to="ana@example.com", subject="Hi")
+    nav = ScriptedNavigator(phone, ("tap", "Send"))
+    rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=False).run("send it")
+    assert phone.snapshot()["outbox"] == [] and rep.refused and "Send" in rep.refused[0].reason
+    nav = ScriptedNavigator(phone, ("tap", "Send"), "COMPLETE")
+    r = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=False)
+    r.confirm = lambda what, details: True
+    rep = r.run("send it")
+    assert len(phone.snapshot()["outbox"]) == 1 and rep.done
+
+
+def test_gui_bound_tool_falls_back_to_the_navigator(session, phone, tmp_path):
+    """When a GUI-bound tool's scripted steps cannot find their element, the navigator gets the call."""
+    data = json.loads(open("tools/mobile_actions.android.json").read())
+    data["tools"]["turn_on_flashlight"]["steps"][1] = {"tap": {"content-desc": "Torch"}, "timeout_s": 0.2}
+    bindings = tmp_path / "b.android.json"
+    bindings.write_text(json.dumps(data))
+    nav = ScriptedNavigator(phone, ("tap", "Flashlight"), "COMPLETE")
+    r = runner(session, tmp_path, ScriptedCaller(raw_calls(("turn_on_flashlight", {}))), nav,
+               bindings=str(bindings))
+    rep = r.run("turn on the flashlight")
+    assert phone.snapshot()["torch"] is True
+    assert nav.calls[0][0] == "Turns the flashlight on"
+    assert [(i.what, i.status) for i in rep.items] == [("turn_on_flashlight()", "done")]
+
+
+def test_tiny_random_navigator_drives_the_loop(session, phone, tmp_path):
+    """The real `Navigator` class (tiny random weights): whatever it says, the loop ends, records every
+    step with its screenshot, and never acts on output that is not an action."""
+    pytest.importorskip("torch")
+    from mobile_actions.navigator.infer import Navigator
+    from mobile_actions.navigator.model import build_tokenizer, fresh_agent
+
+    tok = build_tokenizer(["CLICK: (500, 300)", "SCROLL: UP", "TYPE: hello", "PRESS_BACK", "COMPLETE"], 300)
+    fresh_agent(tok, "tiny", seed=0).save_pretrained(tmp_path / "nav")
+    tok.save_pretrained(tmp_path / "nav")
+    rep = runner(session, tmp_path, ScriptedCaller("no"), Navigator(tmp_path / "nav"), max_steps=2).run("open notes")
+    t = Trace.read(rep.run_dir)
+    navs = [r for r in t.records if r["type"] == "nav"]
+    ends = [r for r in t.records if r["type"] == "nav_end"]
+    assert 1 <= len(navs) <= 3 and len(ends) == 1 and rep.not_done
+    for r in navs:
+        assert (rep.run_dir / r["screen"]).is_file()
+        if r["action"] is None:
+            assert "argv" not in r and r["status"] == "refused"
+
+
+# ------------------------------------------------------------------------------------------ resume
+THREE = raw_calls(("turn_on_flashlight", {}),
+                  ("create_contact", {"first_name": "Ana", "last_name": "Lima", "phone_number": "555-0100"}),
+                  ("send_email", {"to": "ana@example.com", "subject": "Hi"}))
+
+
+def _interrupted_run(session, phone, tmp_path):
+    r = runner(session, tmp_path, ScriptedCaller(THREE))
+
+    def drop_after_first_call(rec):
+        if rec.get("key") == "call:0.0" and rec.get("status") == "done":
+            phone.fail_next = "disconnect"          # the phone's test hook: the next shell loses the transport
+    r.on_event = drop_after_first_call
+    rep = r.run("torch on, add Ana, email her")
+    assert rep.status == "interrupted" and "disconnected" in rep.error
+    assert phone.snapshot()["torch"] is True and phone.snapshot()["contacts"] == []
+    return rep
+
+
+def test_resume_after_disconnect_does_not_redo_done_steps(session, phone, tmp_path):
+    rep = _interrupted_run(session, phone, tmp_path)
+    taps_before = sum(c[:3] == ["cmd", "statusbar", "expand-settings"] for c in phone.snapshot()["commands"])
+    rep2 = Runner(RunConfig(yes=True), caller=NoCaller(), navigator=None, session=session).resume(rep.run_dir)
+    st = phone.snapshot()
+    assert rep2.status == "finished" and st["torch"] is True
+    assert [c["name"] for c in st["contacts"]] == ["Ana Lima"] and st["outbox"][0]["to"] == "ana@example.com"
+    assert sum(c[:3] == ["cmd", "statusbar", "expand-settings"] for c in st["commands"]) == taps_before
+    assert [i.status for i in rep2.items] == ["done", "done", "done"]
+    t = Trace.read(rep.run_dir)
+    assert [r["status"] for r in t.records if r.get("key") == "call:0.1"] == ["interrupted", "done"]
+    assert [r["type"] for r in t.records].count("resume") == 1 and not t.interrupted
+
+
+def test_resume_from_the_cli_in_a_fresh_virtual_phone(session, phone, tmp_path, capsys):
+    """A new process: the virtual phone comes back in the state the run left (phone_state.json)."""
+    from mobile_actions.cli import main
+
+    rep = _interrupted_run(session, phone, tmp_path)
+    assert main(["run", "--resume", str(rep.run_dir), "--yes", "--quiet", "--navigator", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "finished" in out and "done (3)" in out
+    state = json.loads((rep.run_dir / "phone_state.json").read_text())
+    assert state["torch"] is True and state["contacts"][0]["name"] == "Ana Lima" and len(state["outbox"]) == 1
+    assert main(["run", "--resume", str(rep.run_dir)]) == 2          # already finished
+
+
+def test_action_round_trip_matches_codec():
+    act = Action("CLICK", point=(250, 750))
+    assert action_argv(act, 1000, 2000) == ["input", "tap", "250", "1500"]

@@ -1,0 +1,89 @@
+"""The online hybrid benchmark: the task table, the state-check language, and a harness run (oracle calls)."""
+import argparse
+import csv
+from collections import Counter
+
+import pytest
+
+from mobile_actions.android.phone import VirtualPhone
+from mobile_actions.hybrid_bench import (TASKS, BenchConfig, apply_setup, check_state, markdown, run_bench,
+                                         select_tasks, validate_tasks, write_outputs)
+
+
+def test_task_table():
+    assert len(TASKS) >= 40
+    counts = Counter(t["category"] for t in TASKS)
+    assert set(counts) == {"tool", "gui", "mixed"} and min(counts.values()) >= 10
+    validate_tasks(TASKS)            # well formed, and no check passes before its run
+
+
+def test_check_language():
+    phone = VirtualPhone()
+    st = phone.snapshot()
+    assert check_state({"torch": False, "screen": "launcher", "current_app": "com.android.launcher3"}, st) == []
+    assert check_state({"torch": True}, st) == ["torch is False, expected True"]
+    phone.state.outbox.append({"to": "Ana@Example.com ", "subject": "Re: Lunch", "body": "at the Louvre"})
+    phone.state.events.append({"title": "Team sync", "begin_ms": 1748962800000, "end_ms": 0})  # 2025-06-03 15:00 UTC
+    phone.state.notes.append("Buy milk and eggs")
+    st = phone.snapshot()
+    assert check_state({"outbox": {"to": "ana@example.com", "subject~": "lunch", "text~": "LOUVRE"}}, st) == []
+    assert check_state({"outbox": {"to": "bob@example.com"}}, st)
+    assert check_state({"events": {"title~": "sync", "begin": "2025-06-03T15:00"}}, st) == []
+    assert check_state({"events": {"begin": "2025-06-03T16:00"}}, st)
+    assert check_state({"notes~": "buy milk", "recents#": 0}, st) == []
+    with pytest.raises(KeyError):
+        check_state({"torchlight": True}, st)
+
+
+def test_setup():
+    phone = VirtualPhone()
+    apply_setup(phone, {"torch": True, "recents": ["com.mobileactions.notes", "com.android.chrome"],
+                        "open": ["com.mobileactions.notes"]})
+    st = phone.snapshot()
+    assert st["torch"] and st["current"].startswith("com.mobileactions.notes") and len(st["recents"]) == 1
+
+
+def test_oracle_run_checks_state(tmp_path):
+    """Gold calls through the real dispatch path reach every tool task's state (the harness is sound),
+    and the GUI tasks fail honestly without a navigator."""
+    seen = []
+    results = run_bench(BenchConfig(model="oracle", navigator=None, only="tool,g01,m01", out=str(tmp_path)),
+                        on_result=lambda n, total, r: seen.append((n, total, r.id)))
+    by_id = {r.id: r for r in results}
+    assert all(by_id[t["id"]].success for t in TASKS if t["category"] == "tool")
+    assert by_id["m01"].success                    # flashlight + show_map + the email that names the place
+    assert not by_id["g01"].success and by_id["g01"].failures == ["bluetooth is False, expected True"]
+    assert seen[-1][:2] == (len(results), len(results))
+    csv_path, md_path, json_path = write_outputs(results, tmp_path, "oracle")
+    with open(csv_path) as f:
+        rows = list(csv.DictReader(f))
+    assert json_path.is_file()
+    assert len(rows) == len(results) and {"id", "success", "steps", "seconds"} <= set(rows[0])
+    md = md_path.read_text()
+    assert "| all |" in md and "| g01 | gui | ✗ |" in md
+    assert (tmp_path / "runs" / "m01" / "trace.jsonl").is_file()
+
+
+def test_select_and_markdown():
+    assert [t["id"] for t in select_tasks(TASKS, "gui", 2)] == ["g01", "g02"]
+    assert select_tasks(TASKS, "t01,m13")[1]["id"] == "m13"
+    assert "| tasks | n |" in markdown([])
+
+
+def test_bench_cli(tmp_path, capsys):
+    from mobile_actions.hybrid_bench import main
+    from mobile_actions.hybrid_cli import add_bench_subcommand
+
+    assert main(["--list", "--only", "mixed"]) == 0
+    assert capsys.readouterr().out.count("\n") == sum(t["category"] == "mixed" for t in TASKS)
+    assert main(["--model", "oracle", "--navigator", "none", "--limit", "2", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert "| tool | 2 | 2 | 100% |" in out.out and "[2/2] t02" in out.err
+    # how runtime_cli's `bench` can take it as a sub-command
+    parser = argparse.ArgumentParser()
+    bench = parser.add_subparsers(dest="cmd").add_parser("bench")
+    bench.add_argument("--out", default="caller-bench")
+    add_bench_subcommand(bench.add_subparsers(dest="bench_kind"))
+    args = parser.parse_args(["bench", "hybrid", "--limit", "3", "--out", "x"])
+    assert args.bench_kind == "hybrid" and args.hybrid_limit == 3 and args.hybrid_out == "x"
+    assert args.out == "caller-bench"
