@@ -32,7 +32,7 @@ from mobile_actions.calls import DATETIME_HINT, argument_schema
 from mobile_actions.catalog import Catalogue
 from mobile_actions.wire import CONTROL_TOKEN_IDS, CONTROL_TOKENS, END_CALL, ESCAPE, START_CALL, STOP_STRINGS
 
-TOKEN_CACHE = "token_strings.json"
+TOKEN_CACHE = "token_table.npz"
 # Control strings become private-use symbols inside the automaton.
 CTRL_SYM = {text: chr(0xE000 + k) for k, text in enumerate(CONTROL_TOKENS)}
 S_START, S_END, S_ESC = CTRL_SYM[START_CALL], CTRL_SYM[END_CALL], CTRL_SYM[ESCAPE]
@@ -427,29 +427,34 @@ def accepts(grammar: CallGrammar, text: str) -> bool:
 class TokenTable:
     """Per tokenizer: each id's string in automaton symbols (None: never allowed by the grammar),
     which ids are plain text, and a sorted index for prefix search. Built once and cached in the
-    model folder (`token_strings.json`), since decoding 262k ids takes a second or two."""
+    model folder (`token_table.npz`, ~5 MB for Gemma), since decoding and sorting 262k ids takes
+    seconds in Python; loading the cache takes a fraction of that."""
     strings: list            # str | None per id; control ids map to their private-use symbol
     opaque: np.ndarray       # bool: partial UTF-8 byte tokens (only inside strings/text)
     stop_ids: tuple
     control_ids: dict
+    key_ids: np.ndarray | None = None     # regular ids sorted by string (derived when None)
+    string_ok: np.ndarray | None = None   # free-string content
+    text_ok: np.ndarray | None = None     # plain-text reply
 
     def __post_init__(self):
         n = len(self.strings)
         self.size = n
-        regular = [(s, i) for i, s in enumerate(self.strings)
-                   if s and not self.opaque[i] and i not in self.control_ids.values()]
-        regular.sort()
-        self.keys = [s for s, _ in regular]
-        self.key_ids = np.array([i for _, i in regular], dtype=np.int64)
-        plain = np.zeros(n, dtype=bool)
-        text_ok = np.zeros(n, dtype=bool)
         ctrl = set(self.control_ids.values())
-        for i, s in enumerate(self.strings):
-            if s and i not in ctrl:
-                plain[i] = not any(f in s for f in FORBIDDEN_IN_STRINGS)
-                text_ok[i] = not any(f in s for f in FORBIDDEN_IN_TEXT)
-        self.string_ok = plain          # free-string content
-        self.text_ok = text_ok          # plain-text reply
+        if self.key_ids is None:
+            regular = [(s, i) for i, s in enumerate(self.strings) if s and not self.opaque[i] and i not in ctrl]
+            regular.sort()
+            self.key_ids = np.array([i for _, i in regular], dtype=np.int64)
+        if self.string_ok is None or self.text_ok is None:
+            plain = np.zeros(n, dtype=bool)
+            text_ok = np.zeros(n, dtype=bool)
+            for i, s in enumerate(self.strings):
+                if s and i not in ctrl:
+                    plain[i] = not any(f in s for f in FORBIDDEN_IN_STRINGS)
+                    text_ok[i] = not any(f in s for f in FORBIDDEN_IN_TEXT)
+            self.string_ok, self.text_ok = plain, text_ok
+        strings = self.strings
+        self.keys = [strings[i] for i in self.key_ids.tolist()]
         self._starts: dict[str, np.ndarray] = {}
 
     def prefix_range(self, p: str) -> tuple[int, int]:
@@ -469,6 +474,15 @@ class TokenTable:
         strings, opaque = _token_strings(tokenizer, control_ids or CONTROL_TOKEN_IDS)
         return cls(strings, np.array(opaque, dtype=bool), tuple(stop_ids), dict(control_ids or CONTROL_TOKEN_IDS))
 
+    def save(self, path: Path, digest: str) -> None:
+        encoded = [(s or "").encode("utf-8", "surrogatepass") for s in self.strings]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(e) for e in encoded])
+        with open(path, "wb") as f:
+            np.savez(f, blob=np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets=offsets,
+                     none=np.array([s is None for s in self.strings]), opaque=self.opaque, key_ids=self.key_ids,
+                     string_ok=self.string_ok, text_ok=self.text_ok, digest=np.array(digest))
+
     @classmethod
     def from_folder(cls, folder: str | Path) -> "TokenTable":
         """Load (or build and try to cache) the table of an exported model folder."""
@@ -479,19 +493,22 @@ class TokenTable:
         tok_path = folder / manifest.get("tokenizer", "tokenizer.json")
         digest = hashlib.sha256(tok_path.read_bytes()).hexdigest()
         controls = {k: int(v) for k, v in manifest.get("control_token_ids", CONTROL_TOKEN_IDS).items()}
-        stop = manifest["stop_token_ids"]
+        stop = tuple(manifest["stop_token_ids"])
         cache = folder / TOKEN_CACHE
         if cache.is_file():
-            data = json.loads(cache.read_text(encoding="utf-8"))
-            if data.get("tokenizer_sha256") == digest:
-                return cls(data["strings"], np.array(data["opaque"], dtype=bool), tuple(stop), controls)
+            with np.load(cache) as z:
+                if str(z["digest"]) == digest:
+                    blob, off, none = z["blob"].tobytes(), z["offsets"].tolist(), z["none"].tolist()
+                    strings = [None if none[i] else blob[off[i]:off[i + 1]].decode("utf-8", "surrogatepass")
+                               for i in range(len(none))]
+                    return cls(strings, z["opaque"], stop, controls, z["key_ids"], z["string_ok"], z["text_ok"])
         strings, opaque = _token_strings(Tokenizer.from_file(str(tok_path)), controls)
+        table = cls(strings, np.array(opaque, dtype=bool), stop, controls)
         try:
-            cache.write_text(json.dumps({"tokenizer_sha256": digest, "strings": strings, "opaque": opaque},
-                                        ensure_ascii=False), encoding="utf-8")
+            table.save(cache, digest)
         except OSError:
             pass  # a read-only folder: rebuild next time
-        return cls(strings, np.array(opaque, dtype=bool), tuple(stop), controls)
+        return table
 
 
 def _token_strings(tokenizer, control_ids: dict) -> tuple[list, list]:

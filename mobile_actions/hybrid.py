@@ -610,13 +610,8 @@ class Runner:
     def __init__(self, config: RunConfig | None = None, *, caller: Any = None, navigator: Any = "config",
                  session: DeviceSession | None = None, confirm: Confirm | None = None,
                  on_event: Event | None = None) -> None:
-        from mobile_actions.android.bindings import load_bindings
-        from mobile_actions.catalog import load_catalogue
-
         self.config = config or RunConfig()
-        self.catalogue = load_catalogue(self.config.tools)
-        self.bindings = load_bindings(self.config.bindings or _default_bindings(self.config.tools))
-        self.bindings.check_against(self.catalogue)
+        self._load_tools()
         self._caller = caller
         self._navigator = navigator
         self._nav_resolved = navigator != "config" and not callable(navigator) or navigator is None
@@ -624,6 +619,14 @@ class Runner:
         self._own_session = False
         self.confirm = confirm
         self.on_event = on_event or (lambda _e: None)
+
+    def _load_tools(self) -> None:
+        from mobile_actions.android.bindings import load_bindings
+        from mobile_actions.catalog import load_catalogue
+
+        self.catalogue = load_catalogue(self.config.tools)
+        self.bindings = load_bindings(self.config.bindings or _default_bindings(self.config.tools))
+        self.bindings.check_against(self.catalogue)
 
     # ------------------------------------------------------------------ collaborators
     def _say(self, text: str) -> None:
@@ -693,13 +696,21 @@ class Runner:
             if getattr(self.config, name) != getattr(RunConfig(), name):
                 setattr(cfg, name, getattr(self.config, name))
         self.config = cfg
+        self._load_tools()
         dev = header.get("device") or {}
         if self.session is not None:
             self.session.reconnect()
-        elif dev.get("virtual"):
+        elif cfg.dry_run:
+            pass
+        elif dev.get("virtual") and not cfg.serial:
             state_file = prior.dir / "phone_state.json"
             state = json.loads(state_file.read_text(encoding="utf-8")) if state_file.is_file() else None
             self._ensure_session(state=state, virtual=True)
+        elif cfg.serial or dev.get("serial"):
+            self.session = DeviceSession(None, cfg.serial or dev["serial"])   # the same phone, reconnected
+            self._own_session = True
+            self.session.reconnect()
+            self._say(f"device: {self.session.serial} (reconnected)")
         else:
             self._ensure_session()
         self.writer = TraceWriter(prior.dir)

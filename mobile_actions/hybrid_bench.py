@@ -7,7 +7,9 @@ counts, and nothing is judged on strings the model wrote.
 
 Tasks are data (`TASKS`): ``request``, ``category`` (``tool``: tools alone can do it; ``gui``: no tool
 covers it; ``mixed``: tools plus GUI work or a chain of tools), optional ``setup`` (the phone before the
-run) and ``check`` (the state after), and ``gold`` calls (the tool part, for the ``oracle`` sanity row).
+run) and ``check`` (the state after), and ``gold`` calls (the tool part, for the ``oracle`` caller);
+`GUI_SCRIPTS` holds the GUI part for the ``oracle`` navigator. The two oracles are harness checks (the
+ceiling of this phone + action space), never reported as a model's score.
 
 Check language (all conditions must hold; text compares ignore case):
 ``{"torch": true}`` a scalar field equals; ``{"current_app": PKG}`` the foreground package;
@@ -154,6 +156,39 @@ TASKS: list[dict[str, Any]] = [
 ]
 
 
+# The GUI part of each task as an oracle navigator would do it, starting from the phone as the tool calls
+# left it: ("tap", LABEL) is resolved against the live screen (text, content-desc or hint), strings are
+# navigator commands. Not a model: it shows which checks a GUI route can reach on the virtual phone with
+# GUI Odyssey's action space. Tasks without an entry need no GUI work.
+SHADE = ["SCROLL: DOWN"]          # how a GUI Odyssey navigator opens Quick Settings
+GUI_SCRIPTS: dict[str, list[Any]] = {
+    "g01": SHADE + [("tap", "Bluetooth")],
+    "g02": SHADE + [("tap", "Airplane mode")],
+    "g03": SHADE + [("tap", "Bluetooth")],
+    "g04": [("tap", "Notes"), ("tap", "New note"), "TYPE: buy milk and eggs", ("tap", "Save")],
+    "g05": [("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: example.com"],
+    "g06": [("tap", "Calendar")],
+    "g07": [("tap", "Contacts")],
+    "g08": ["PRESS_HOME"],
+    "g09": ["PRESS_RECENT", ("tap", "Clear all")],
+    "g10": [("tap", "Notes"), "PRESS_HOME", ("tap", "Chrome"), "PRESS_RECENT", ("tap", "Notes")],
+    "g11": SHADE + [("tap", "Airplane mode")],
+    "g12": [("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: pizza"],
+    "g13": [("tap", "Notes"), ("tap", "New note"), "TYPE: call the plumber", ("tap", "Save")],
+    "m02": [("tap", "Use Wi-Fi")],
+    "m03": SHADE + [("tap", "Bluetooth")],
+    "m04": ["PRESS_HOME", ("tap", "Notes"), ("tap", "New note"), "TYPE: meet at Harbour Cafe", ("tap", "Save")],
+    "m05": ["PRESS_HOME", ("tap", "Notes"), ("tap", "New note"), "TYPE: call Omar", ("tap", "Save")],
+    "m06": SHADE + [("tap", "Airplane mode")],
+    "m07": ["PRESS_HOME", ("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: example.com"],
+    "m08": ["PRESS_HOME", ("tap", "Notes"), ("tap", "New note"), "TYPE: pay rent", ("tap", "Save")],
+    "m10": [("tap", "Use Wi-Fi")],
+    "m11": ["PRESS_HOME", ("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: weather.example.com"],
+    "m12": SHADE + [("tap", "Bluetooth")],
+    "m13": [("tap", "Copy")],
+}
+
+
 # --------------------------------------------------------------------------------------------- setup and checks
 def apply_setup(phone: Any, setup: dict[str, Any]) -> None:
     """Put a fresh virtual phone into a task's starting state."""
@@ -271,6 +306,7 @@ class TaskResult:
     refused: int
     run_dir: str
     error: str = ""
+    note: str = ""        # the run's first not-done / refused reason (why, from the runner's side)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -299,6 +335,36 @@ class OracleCaller:
         raw = "".join(wire.render_call(ToolCall(c["name"], c["arguments"])) for c in gold)
         raw = raw or "I cannot do that with my tools."
         return finish_result(raw, tools, {})
+
+
+class OracleNavigator:
+    """Plays `GUI_SCRIPTS` for the request it is given, resolving taps on the live virtual phone; says
+    IMPOSSIBLE when a label is not on screen. The GUI route's ceiling on this phone, not a model."""
+
+    def __init__(self, phone: Any, tasks: Sequence[dict[str, Any]]) -> None:
+        self.phone = phone
+        self.scripts = {t["request"]: GUI_SCRIPTS.get(t["id"], []) for t in tasks}
+        self.progress: dict[str, int] = {}
+
+    def next_action(self, instruction: str, screen: bytes, history: Sequence[Any]):
+        from mobile_actions.android.phone.state import HEIGHT, WIDTH
+        from mobile_actions.hybrid import NavPrediction
+        from mobile_actions.navigator.actions import parse_command
+
+        script = self.scripts.get(instruction, [])
+        i = len(history)
+        if i >= len(script):
+            return NavPrediction("COMPLETE", parse_command("COMPLETE"))
+        step = script[i]
+        if isinstance(step, tuple):
+            hit = next((w for w in reversed(self.phone.screen().interactive)
+                        if w.clickable and step[1] in (w.text, w.desc, w.hint)), None)
+            if hit is None:
+                return NavPrediction("IMPOSSIBLE", parse_command("IMPOSSIBLE"),
+                                     f"no {step[1]!r} on {self.phone.current_component()}")
+            x, y = hit.center
+            step = f"CLICK: ({round(1000 * x / WIDTH)}, {round(1000 * y / HEIGHT)})"
+        return NavPrediction(step, parse_command(step))
 
 
 @dataclass
@@ -333,12 +399,14 @@ def run_bench(cfg: BenchConfig, *, caller: Any = None, navigator: Any = "config"
     if caller is None:
         caller = OracleCaller(chosen) if cfg.model == "oracle" else resolve_caller(
             cfg.model, lambda m: say({"type": "message", "text": m}))
-    if navigator == "config":
+    if navigator == "config" and cfg.navigator != "oracle":
         navigator, line = resolve_navigator(cfg.navigator)
         say({"type": "message", "text": line})
     out = Path(cfg.out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     session = start_virtual_phone()
+    if navigator == "config":
+        navigator = OracleNavigator(session.phone, chosen)
     results = []
     try:
         for n, task in enumerate(chosen, 1):
@@ -365,7 +433,8 @@ def run_bench(cfg: BenchConfig, *, caller: Any = None, navigator: Any = "config"
                              rep.status if rep else "error", rep.steps if rep else 0, rep.caller_turns if rep else 0,
                              rep.calls_dispatched if rep else 0, rep.nav_steps if rep else 0, round(seconds, 2),
                              len(rep.done) if rep else 0, len(rep.not_done) if rep else 0,
-                             len(rep.refused) if rep else 0, str(run_dir), error)
+                             len(rep.refused) if rep else 0, str(run_dir), error,
+                             next((i.reason for i in (rep.not_done + rep.refused)), "") if rep else "")
             results.append(res)
             if on_result:
                 on_result(n, len(chosen), res)
@@ -409,11 +478,13 @@ def markdown(results: Sequence[TaskResult], title: str = "") -> str:
     for s in summarize(results):
         lines.append(f"| {s.group} | {s.n} | {s.success} | {s.rate:.0%} | {s.mean_steps:.1f} | "
                      f"{s.mean_seconds:.1f} | {s.median_seconds:.1f} |")
-    lines += ["", "| id | category | ok | steps | s | why not |", "|---|---|:-:|---:|---:|---|"]
+    lines += ["", "| id | category | ok | steps | s | state check failed | runner said |",
+              "|---|---|:-:|---:|---:|---|---|"]
     for r in results:
         why = "; ".join(r.failures + ([r.error] if r.error else []))
+        note = r.note if not r.success else ""
         lines.append(f"| {r.id} | {r.category} | {'✓' if r.success else '✗'} | {r.steps} | {r.seconds:.1f} | "
-                     f"{why.replace('|', '/')} |")
+                     f"{why.replace('|', '/')} | {note.replace('|', '/')[:120]} |")
     return "\n".join(lines) + "\n"
 
 

@@ -52,7 +52,8 @@ def add_bench_subcommand(bench_subparsers) -> None:
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", dest="hybrid_model", default="default",
                    help="caller: default | DIR | oracle (the tasks' gold calls: a harness check, not a model)")
-    p.add_argument("--navigator", dest="hybrid_navigator", default="default", help="default | DIR | URL | none")
+    p.add_argument("--navigator", dest="hybrid_navigator", default="default",
+                   help="default | DIR | URL | none | oracle (scripted GUI steps: a harness check, not a model)")
     p.add_argument("--navigate", dest="hybrid_navigate", default="always", choices=("auto", "always", "never"))
     p.add_argument("--max-steps", dest="hybrid_max_steps", type=int, default=15)
     p.add_argument("--limit", dest="hybrid_limit", type=int, default=None, help="first N tasks only")
@@ -119,6 +120,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print_report(report)
     if report.status == "interrupted":
         return EXIT_INTERRUPTED
+    if report.status == "dry_run":
+        return EXIT_NOT_ALL_DONE if report.refused else EXIT_OK
     return EXIT_OK if report.items and not report.not_done and not report.refused else EXIT_NOT_ALL_DONE
 
 

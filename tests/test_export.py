@@ -19,7 +19,7 @@ def test_fp32_greedy_matches_pytorch_beyond_the_sliding_window():
 def test_folder_has_everything_the_runtime_needs():
     out = tiny_export("fp32")
     m = json.loads((out / "manifest.json").read_text())
-    for f in ("model.onnx", "tokenizer.json", "chat_template.jinja", "token_strings.json"):
+    for f in ("model.onnx", "tokenizer.json", "chat_template.jinja", "token_table.npz"):
         assert (out / f).is_file(), f
     assert m["quant"] == "fp32" and m["layout"] == "cache" and len(m["source_sha256"]) == 64
     assert m["control_token_ids"]["<escape>"] == 52 and 106 in m["stop_token_ids"] and 50 in m["stop_token_ids"]

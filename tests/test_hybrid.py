@@ -272,3 +272,25 @@ def test_resume_from_the_cli_in_a_fresh_virtual_phone(session, phone, tmp_path, 
 def test_action_round_trip_matches_codec():
     act = Action("CLICK", point=(250, 750))
     assert action_argv(act, 1000, 2000) == ["input", "tap", "250", "1500"]
+
+
+def test_cli_run_defaults_to_the_virtual_phone(tmp_path, monkeypatch, capsys):
+    """`mobile-actions run REQUEST` with no device: an in-process virtual phone; the report and its state
+    printed; the trace and page written. (The caller is scripted here; the shipped default is the real one.)"""
+    import mobile_actions.hybrid as hybrid
+    from mobile_actions.android.adbserver import free_port
+    from mobile_actions.cli import main
+
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(free_port()))      # no adb server there: no device
+    monkeypatch.delenv("ANDROID_SERIAL", raising=False)
+    caller = ScriptedCaller(raw_calls(("turn_on_flashlight", {}), ("show_map", {"query": "Louvre"})),
+                            raw_calls(("send_email", {"to": "ana@example.com", "subject": "Louvre", "body": "Louvre"})))
+    monkeypatch.setattr(hybrid, "resolve_caller", lambda spec, progress=None: caller)
+    rc = main(["run", LOUVRE, "--yes", "--navigator", "none", "--runs-dir", str(tmp_path), "--html"])
+    out, err = capsys.readouterr()
+    assert rc == 0, out + err
+    assert "(virtual phone)" in err and "done (3)" in out and "torch=True" in out
+    assert "outbox: to 'ana@example.com'" in out
+    run_dir = next(tmp_path.iterdir())
+    assert (run_dir / "replay.html").is_file() and (run_dir / "trace.jsonl").is_file()
+    assert main(["run"]) == 2                                             # no request, no --resume
