@@ -79,6 +79,16 @@ def _progress(quiet: bool):
     return show
 
 
+def _sigterm_as_interrupt() -> None:
+    """SIGTERM behaves like Ctrl-C: the run is recorded as interrupted (resumable) and the virtual phone's
+    private adb server is stopped instead of being orphaned."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from mobile_actions.android.device import DeviceError
     from mobile_actions.hybrid import HybridError, RunConfig, Runner, ask_on_tty
@@ -99,6 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     max_steps=args.max_steps, max_turns=args.max_turns, navigate=args.navigate, now=args.now,
                     runs_dir=args.runs_dir)
     runner = None
+    _sigterm_as_interrupt()
     try:
         runner = Runner(cfg, confirm=ask_on_tty(args.yes), on_event=_progress(args.quiet))
         report = runner.resume(args.resume) if args.resume else runner.run(args.request)
@@ -203,7 +214,12 @@ def cmd_bench_hybrid(args: argparse.Namespace) -> int:
         if rec.get("type") == "message":
             print(f"· {rec['text']}", file=sys.stderr, flush=True)
 
-    results = run_bench(cfg, on_result=progress, on_event=message)
+    _sigterm_as_interrupt()
+    try:
+        results = run_bench(cfg, on_result=progress, on_event=message)
+    except KeyboardInterrupt:
+        print(f"interrupted; partial results in {cfg.out}/results.md", file=sys.stderr)
+        return EXIT_INTERRUPTED
     csv_path, md_path, _ = write_outputs(results, cfg.out, title)
     print(markdown(results, title))
     print(f"wrote {csv_path} and {md_path}")

@@ -294,3 +294,36 @@ def test_cli_run_defaults_to_the_virtual_phone(tmp_path, monkeypatch, capsys):
     run_dir = next(tmp_path.iterdir())
     assert (run_dir / "replay.html").is_file() and (run_dir / "trace.jsonl").is_file()
     assert main(["run"]) == 2                                             # no request, no --resume
+
+
+def test_navigator_over_http(session, phone, tmp_path):
+    """`--navigator http://...`: the loop talks to `navigator serve` (a scripted predictor behind it)."""
+    import threading
+
+    from mobile_actions.hybrid import resolve_navigator
+    from mobile_actions.navigator.infer import Prediction
+    from mobile_actions.navigator.service import NavigatorServer
+
+    class Predictor:
+        def __init__(self):
+            self.seen, self.answers = [], ["PRESS_RECENT", "PRESS_HOME", "COMPLETE"]
+
+        def predict(self, instruction, screenshot, history_actions=(), history_screenshots=()):
+            self.seen.append((instruction, screenshot.size, list(history_actions), len(history_screenshots)))
+            a = self.answers.pop(0)
+            return Prediction(a, parse_command(a))
+
+    pred = Predictor()
+    srv = NavigatorServer(pred, "127.0.0.1", 0, None, {"model": "scripted"})
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        phone.launch("com.mobileactions.notes")
+        nav, line = resolve_navigator(srv.url)
+        assert "service" in line
+        rep = runner(session, tmp_path, ScriptedCaller("no"), nav).run("go home")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert phone.snapshot()["screen"] == "launcher" and rep.done
+    assert pred.seen[0] == ("go home", (1080, 2400), [], 0)
+    assert pred.seen[2][2:] == (["PRESS_RECENT", "PRESS_HOME"], 2)
