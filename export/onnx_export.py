@@ -529,7 +529,8 @@ def run(cfg: ExportConfig) -> ExportResult:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     d = ExportConfig()
     p.add_argument("--model", default=d.model, help="default | base | checkpoint/adapter DIR")
-    p.add_argument("--out", required=True, help="output folder (created)")
+    p.add_argument("--out", default=None, help="output folder (created; `mobile-actions export` defaults to "
+                                                "<cache>/onnx-QUANT, which `mobile-actions call` uses by default)")
     p.add_argument("--quant", choices=QUANTS, default=d.quant)
     p.add_argument("--block-size", type=int, default=d.block_size)
     p.add_argument("--accuracy-level", type=int, default=d.accuracy_level, choices=(0, 1, 2, 3, 4))
@@ -565,7 +566,10 @@ def summary(res: ExportResult) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m export.onnx_export", description=__doc__.split("\n")[0])
     add_arguments(p)
-    res = run(config_from_args(p.parse_args(argv)))
+    args = p.parse_args(argv)
+    if not args.out:
+        p.error("--out is required")
+    res = run(config_from_args(args))
     print(summary(res))
     c = res.check
     ok = c.get("equal", True) and c.get("fp32", {}).get("equal", True)

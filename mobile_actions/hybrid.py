@@ -174,10 +174,14 @@ class CallerLike(Protocol):
     def call_messages(self, messages: list[dict], tools: Any) -> Any: ...  # .calls .text .problems .raw .timings
 
 
-def default_export_dir() -> Path:
+def default_export_dir(quant: str = "int4") -> Path:
+    """Where the default caller's ONNX export lives: `$MOBILE_ACTIONS_ONNX`, else `<cache>/onnx-<quant>`
+    (the same place `mobile-actions export` writes without --out and `mobile-actions call` reads)."""
+    import os
+
     from mobile_actions.model import cache_dir
 
-    return cache_dir() / "caller-int4"
+    return Path(os.environ.get("MOBILE_ACTIONS_ONNX") or cache_dir() / f"onnx-{quant}")
 
 
 class TorchCaller:

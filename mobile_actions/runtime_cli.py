@@ -19,7 +19,9 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("call", help="tool calls for a request with an exported ONNX model (no torch)")
     p.add_argument("request")
-    p.add_argument("--model", required=True, help="exported folder (mobile-actions export --out DIR)")
+    p.add_argument("--model", default=None,
+                   help="exported folder (mobile-actions export --out DIR); default $MOBILE_ACTIONS_ONNX, "
+                        "else the folder `mobile-actions export --quant int4` writes without --out")
     p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file")
     p.add_argument("--json", action="store_true", help="print calls, text, problems and timings as JSON")
     p.add_argument("--threads", type=int, default=2)
@@ -39,16 +41,33 @@ def register(subparsers) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     from export.onnx_export import config_from_args, run, summary
 
+    args.out = args.out or default_onnx_dir(args.quant)
     res = run(config_from_args(args))
     print(summary(res))
     c = res.check
     return 0 if c.get("equal", True) and c.get("fp32", {}).get("equal", True) else 1
 
 
+def default_onnx_dir(quant: str = "int4") -> str:
+    """`$MOBILE_ACTIONS_ONNX`, else `<mobile-actions cache>/onnx-<quant>` (torch-free import)."""
+    import os
+
+    from mobile_actions.model import cache_dir
+
+    return os.environ.get("MOBILE_ACTIONS_ONNX") or str(cache_dir() / f"onnx-{quant}")
+
+
 def cmd_call(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from mobile_actions.runtime import Caller
 
-    caller = Caller.from_pretrained(args.model, threads=args.threads, constrained=args.constrained,
+    model = args.model or default_onnx_dir()
+    if not (Path(model) / "manifest.json").is_file():
+        print(f"{model}: not an exported model folder (mobile-actions export --model default --quant int4 "
+              f"--out {model})", file=sys.stderr)
+        return 2
+    caller = Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained,
                                     prefix_reuse=args.prefix_reuse, tools=args.tools)
     now = datetime.fromisoformat(args.now) if args.now else None
     if args.stream:

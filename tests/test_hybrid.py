@@ -327,3 +327,17 @@ def test_navigator_over_http(session, phone, tmp_path):
     assert phone.snapshot()["screen"] == "launcher" and rep.done
     assert pred.seen[0] == ("go home", (1080, 2400), [], 0)
     assert pred.seen[2][2:] == (["PRESS_RECENT", "PRESS_HOME"], 2)
+
+
+def test_default_caller_prefers_the_onnx_export(tmp_path, monkeypatch):
+    """`--model default`: the ONNX export when it exists (no torch), a folder with manifest.json likewise."""
+    import mobile_actions.hybrid as hybrid
+    import mobile_actions.runtime as runtime
+
+    (tmp_path / "manifest.json").write_text("{}")
+    monkeypatch.setenv("MOBILE_ACTIONS_ONNX", str(tmp_path))
+    monkeypatch.setattr(runtime.Caller, "from_pretrained", classmethod(lambda cls, folder, **kw: ("onnx", folder)))
+    said = []
+    assert hybrid.resolve_caller("default", said.append) == ("onnx", tmp_path)
+    assert said == [f"caller: ONNX export {tmp_path}"]
+    assert hybrid.resolve_caller(str(tmp_path)) == ("onnx", tmp_path)
