@@ -15,7 +15,7 @@ after one warm-up request. Metrics:
   (meaningful only for a trained caller);
 - peak RSS of the variant's process; size of the model files on disk.
 
-Run: `mobile-actions bench --onnx-root OUT_PREFIX --n 20` (see docs/runtime.md).
+Run: `mobile-actions bench caller --onnx-root OUT_PREFIX --n 20` (see docs/runtime.md).
 """
 from __future__ import annotations
 

@@ -180,6 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layout", default="official", choices=("official", "cache"))
     p.set_defaults(func=cmd_render)
 
+    p = sub.add_parser("bench", help="benchmarks that print a table: caller | hybrid | android")
+    bench = p.add_subparsers(dest="bench_kind", required=True, metavar="KIND")
+    p = bench.add_parser("android", help="latency of one dispatched call through the real adb server")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="passed to mobile_actions.android.bench")
+    p.set_defaults(func=lambda a: importlib.import_module("mobile_actions.android.bench").main(a.args))
+
     for name in PART_CLIS:
         try:
             module = importlib.import_module(name)
@@ -188,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(sub)
+        if hasattr(module, "add_bench_subcommand"):
+            module.add_bench_subcommand(bench)
     return parser
 
 

@@ -414,24 +414,11 @@ def action_argv(action: Any, width: int, height: int) -> list[str] | None:
 
 
 def screencap(device: Any, timeout: float = 30.0) -> bytes:
-    """The screen as PNG bytes (``exec:screencap -p``: binary-safe, no shell line-ending translation).
-
-    Uses `Device`'s host-protocol connection (the android module has no public binary exec yet).
-    """
-    from mobile_actions.android.device import DeviceDisconnectedError
-
-    conn = device._open("exec:screencap -p", timeout)
-    buf = bytearray()
-    try:
-        while chunk := conn.sock.recv(1 << 16):
-            buf += chunk
-    except OSError as e:
-        raise DeviceDisconnectedError(f"device {device.serial} disconnected during screencap: {e}") from None
-    finally:
-        conn.close()
+    """The screen as PNG bytes; a device that answers something else is an error, not a black image."""
+    buf = device.exec_out(["screencap", "-p"], timeout)
     if not buf.startswith(b"\x89PNG"):
-        raise HybridError(f"screencap on {device.serial} did not return a PNG: {bytes(buf[:80])!r}")
-    return bytes(buf)
+        raise HybridError(f"screencap on {device.serial} did not return a PNG: {buf[:80]!r}")
+    return buf
 
 
 def png_size(png: bytes) -> tuple[int, int]:

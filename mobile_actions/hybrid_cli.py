@@ -43,7 +43,7 @@ def register(subparsers) -> None:
 
 
 def add_bench_subcommand(bench_subparsers) -> None:
-    """Adds ``bench hybrid`` to the ``bench`` sub-parsers that runtime_cli owns."""
+    """Adds ``bench hybrid`` to the ``bench`` sub-parsers that mobile_actions.cli owns."""
     p = bench_subparsers.add_parser("hybrid", help="online hybrid benchmark on the virtual phone (state checks)")
     add_bench_arguments(p)
     p.set_defaults(func=cmd_bench_hybrid)

@@ -1,4 +1,4 @@
-"""`mobile-actions export | call | bench`: thin wrappers over export/ and mobile_actions.runtime.
+"""`mobile-actions export | call | bench caller`: thin wrappers over export/ and mobile_actions.runtime.
 
 `call` imports only the torch-free runtime; `export` and `bench` import torch lazily.
 """
@@ -31,9 +31,13 @@ def register(subparsers) -> None:
     p.add_argument("--stream", action="store_true", help="print the raw output as it is decoded")
     p.set_defaults(func=cmd_call)
 
-    p = subparsers.add_parser("bench", help="benchmark PyTorch / ONNX fp32,int8,int4 / llama.cpp side by side")
+
+
+def add_bench_subcommand(bench_subparsers) -> None:
+    """`bench caller`: the `bench` group itself lives in mobile_actions.cli."""
     from export.bench import add_arguments as bench_args
 
+    p = bench_subparsers.add_parser("caller", help="PyTorch / ONNX fp32,int8,int4 / llama.cpp side by side")
     bench_args(p)
     p.set_defaults(func=cmd_bench)
 

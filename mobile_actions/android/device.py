@@ -279,6 +279,23 @@ class Device:
         finally:
             c.close()
 
+    def exec_out(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> bytes:
+        """Binary stdout of a command (adb's `exec:` service: no pty, no line-ending translation),
+        for `screencap -p` and the like. Arguments are quoted exactly as in `shell`."""
+        argv = tuple(str(a) for a in argv)
+        if any("\0" in a for a in argv):
+            raise ValueError("an argument contains a NUL byte, which no Android command line can carry")
+        c = self._open("exec:" + command_line(argv), timeout)
+        buf = bytearray()
+        try:
+            while chunk := c.sock.recv(1 << 16):
+                buf += chunk
+        except OSError as e:
+            raise DeviceDisconnectedError(f"device {self.serial} disconnected while running {argv[0]!r}: {e}") from None
+        finally:
+            c.close()
+        return bytes(buf)
+
     @staticmethod
     def _read_v2(c: _HostConn, argv: tuple[str, ...]) -> ShellResult:
         out, err = bytearray(), bytearray()
