@@ -55,6 +55,7 @@ DANGEROUS_LABEL = re.compile(r"\b(send|delete|remove|discard|clear all|erase|uni
 # turn (this is how "email the address of the Louvre" chains show_map -> send_email).
 RESULT_READERS: dict[str, dict[str, dict[str, str]]] = {
     "show_map": {"place": {"resource-id": "com.google.android.apps.maps:id/title"},
+                 "address": {"resource-id": "com.google.android.apps.maps:id/address"},
                  "details": {"resource-id": "com.google.android.apps.maps:id/summary"}},
 }
 

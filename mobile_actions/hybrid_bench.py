@@ -112,9 +112,10 @@ TASKS: list[dict[str, Any]] = [
     # mixed: tools plus GUI work no tool covers, or information carried from one app to another
     {"id": "m01", "category": "mixed",
      "request": "Turn on the flashlight and email the address of the Louvre to ana@example.com",
-     "check": {"torch": True, "outbox": {"to": "ana@example.com", "text~": "louvre"}},
+     "check": {"torch": True, "outbox": {"to": "ana@example.com", "text~": "rue de rivoli"}},
      "gold": [_c("turn_on_flashlight"), _c("show_map", query="Louvre"),
-              _c("send_email", to="ana@example.com", subject="Address of the Louvre", body="Louvre")]},
+              _c("send_email", to="ana@example.com", subject="Address of the Louvre",
+                 body="Louvre Museum, Rue de Rivoli, 75001 Paris, France")]},
     {"id": "m02", "category": "mixed", "request": "Turn off Wi-Fi", "check": {"wifi": False},
      "gold": [_c("open_wifi_settings")]},
     {"id": "m03", "category": "mixed", "request": "Turn on the flashlight and Bluetooth",
@@ -160,31 +161,32 @@ TASKS: list[dict[str, Any]] = [
 # left it: ("tap", LABEL) is resolved against the live screen (text, content-desc or hint), strings are
 # navigator commands. Not a model: it shows which checks a GUI route can reach on the virtual phone with
 # GUI Odyssey's action space. Tasks without an entry need no GUI work.
-SHADE = ["SCROLL: DOWN"]          # how a GUI Odyssey navigator opens Quick Settings
+SHADE = ["SCROLL: DOWN"]          # on the home screen: opens the notification shade (its first row of tiles)
+GO = ("tap", "Go")                # Chrome's on-screen submit button (GUI Odyssey has no ENTER)
 GUI_SCRIPTS: dict[str, list[Any]] = {
     "g01": SHADE + [("tap", "Bluetooth")],
     "g02": SHADE + [("tap", "Airplane mode")],
     "g03": SHADE + [("tap", "Bluetooth")],
     "g04": [("tap", "Notes"), ("tap", "New note"), "TYPE: buy milk and eggs", ("tap", "Save")],
-    "g05": [("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: example.com"],
+    "g05": [("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: example.com", GO],
     "g06": [("tap", "Calendar")],
     "g07": [("tap", "Contacts")],
     "g08": ["PRESS_HOME"],
     "g09": ["PRESS_RECENT", ("tap", "Clear all")],
     "g10": [("tap", "Notes"), "PRESS_HOME", ("tap", "Chrome"), "PRESS_RECENT", ("tap", "Notes")],
     "g11": SHADE + [("tap", "Airplane mode")],
-    "g12": [("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: pizza"],
+    "g12": [("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: pizza", GO],
     "g13": [("tap", "Notes"), ("tap", "New note"), "TYPE: call the plumber", ("tap", "Save")],
     "m02": [("tap", "Use Wi-Fi")],
     "m03": SHADE + [("tap", "Bluetooth")],
     "m04": ["PRESS_HOME", ("tap", "Notes"), ("tap", "New note"), "TYPE: meet at Harbour Cafe", ("tap", "Save")],
     "m05": ["PRESS_HOME", ("tap", "Notes"), ("tap", "New note"), "TYPE: call Omar", ("tap", "Save")],
-    "m06": SHADE + [("tap", "Airplane mode")],
-    "m07": ["PRESS_HOME", ("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: example.com"],
+    "m06": ["PRESS_HOME"] + SHADE + [("tap", "Airplane mode")],       # in an app, the shade needs home first
+    "m07": ["PRESS_HOME", ("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: example.com", GO],
     "m08": ["PRESS_HOME", ("tap", "Notes"), ("tap", "New note"), "TYPE: pay rent", ("tap", "Save")],
     "m10": [("tap", "Use Wi-Fi")],
-    "m11": ["PRESS_HOME", ("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: weather.example.com"],
-    "m12": SHADE + [("tap", "Bluetooth")],
+    "m11": ["PRESS_HOME", ("tap", "Chrome"), ("tap", "Search or type URL"), "TYPE: weather.example.com", GO],
+    "m12": ["PRESS_HOME"] + SHADE + [("tap", "Bluetooth")],
     "m13": [("tap", "Copy")],
 }
 

@@ -76,8 +76,9 @@ def test_mixed_request_chains_a_tool_result_into_the_follow_up(session, phone, t
     assert rep.status == "finished" and len(rep.done) == 3 and not rep.not_done and not rep.refused
     assert rep.caller_turns == 2 and rep.calls_dispatched == 3
     follow_up = wire.render(caller.seen[1], [])
-    assert ("<start_function_response>response:show_map{status:<escape>done<escape>,place:<escape>Louvre"
-            "<escape>,details:<escape>Search result · Open now<escape>}<end_function_response>") in follow_up
+    assert ("<start_function_response>response:show_map{status:<escape>done<escape>,place:<escape>Louvre Museum"
+            "<escape>,address:<escape>Rue de Rivoli, 75001 Paris, France<escape>,details:<escape>Art museum · Open now"
+            "<escape>}<end_function_response>") in follow_up
     assert follow_up.endswith("<end_function_response>")          # the model continues its own turn
     t = Trace.read(rep.run_dir)
     kinds = [r["type"] for r in t.records]

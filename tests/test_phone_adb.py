@@ -88,6 +88,8 @@ def test_input_text_keys_and_swipe(fresh):
     assert fresh.phone.state.map_searches == ["Musée d'Orsay"]
     d.keyevent("HOME")
     d.swipe(540, 10, 540, 900, 0.1)         # pull down the shade
+    assert fresh.phone.state.overlay == "shade"
+    d.swipe(540, 600, 540, 1500, 0.1)       # a second swipe down expands Quick Settings
     assert fresh.phone.state.overlay == "quick_settings"
     d.keyevent("BACK")
     assert fresh.phone.state.overlay is None

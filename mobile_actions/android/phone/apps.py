@@ -42,6 +42,8 @@ class Widget:
     subtitle: str = ""
     color: tuple[int, int, int] | None = None
     on_tap: Callable[[], None] | None = None
+    on_long_press: Callable[[], None] | None = None
+    field: str = ""                 # an input's form key (the floating Paste toolbar anchors to it)
 
     @property
     def center(self) -> tuple[int, int]:
@@ -96,6 +98,14 @@ FORMS: dict[str, tuple[tuple[str, str, bool], ...]] = {
 }
 
 
+# fields that submit (the IME action Android shows on the keyboard; here an on-screen button beside the
+# field, also KEYCODE_ENTER): kind -> (field key, button label, resource-id)
+SUBMIT: dict[str, tuple[str, str, str]] = {
+    "maps": ("query", "Search", "com.google.android.apps.maps:id/search_button"),
+    "browser": ("url", "Go", "com.android.chrome:id/go_button"),
+}
+
+
 def new_activity(kind: str, **fields: str) -> Activity:
     package, name = SCREENS[kind]
     form = {key: "" for key, _, _ in FORMS.get(kind, ())}
@@ -121,10 +131,11 @@ class Screen:
 def build(phone: "VirtualPhone") -> Screen:
     st = phone.state
     act = st.top
-    base = status_bar(phone) + VIEWS[act.kind](phone, act) + nav_bar(phone)
+    views = VIEWS[act.kind](phone, act)
+    base = status_bar(phone) + views + paste_toolbar(phone, act, views) + nav_bar(phone)
     overlay: list[Widget] = []
-    if st.overlay == "quick_settings":
-        overlay = status_bar(phone) + quick_settings(phone)
+    if st.overlay in ("shade", "quick_settings"):
+        overlay = quick_settings(phone, expanded=st.overlay == "quick_settings") + status_bar(phone)
     elif st.overlay == "recents":
         overlay = status_bar(phone) + recents(phone) + nav_bar(phone)
     return Screen(base, overlay)
@@ -188,14 +199,51 @@ def _fab(act: Activity, desc: str, on_tap: Callable[[], None], rid: str) -> Widg
                   color=APP_BY_PACKAGE[act.package].color, on_tap=on_tap)
 
 
+def text_field(phone: "VirtualPhone", act: Activity, key: str, bounds: tuple[int, int, int, int], hint: str,
+               rid: str) -> list[Widget]:
+    """An EditText (tap: focus; long press: the floating Paste toolbar) and, for a submitting field that
+    has focus, its action button (Go / Search) at its right end."""
+    def menu(k: str = key) -> None:
+        phone.focus(k)
+        if phone.state.clipboard:
+            act.data["paste_menu"] = k
+
+    focused = act.focus == key
+    spec = SUBMIT.get(act.kind)
+    button = None
+    x1, y1, x2, y2 = bounds
+    if spec and spec[0] == key and focused:
+        label, brid = spec[1], spec[2]
+        bw = 220 if len(label) > 2 else 170
+        button = Widget("button", (x2 - bw, y1 + 30, x2, y2 - 8), text=label, desc=label, rid=brid, package=act.package,
+                        cls="android.widget.Button", clickable=True, color=(26, 115, 232), on_tap=phone.submit)
+        bounds = (x1, y1, x2 - bw - 20, y2)
+    field = Widget("input", bounds, text=act.fields.get(key, ""), hint=hint, rid=rid, package=act.package,
+                   cls="android.widget.EditText", clickable=True, focused=focused, field=key,
+                   on_tap=lambda: phone.focus(key), on_long_press=menu)
+    return [field] + ([button] if button else [])
+
+
+def paste_toolbar(phone: "VirtualPhone", act: Activity, views: list[Widget]) -> list[Widget]:
+    """Android's floating text toolbar over the long-pressed field: one Paste item."""
+    key = act.data.get("paste_menu")
+    if not key or phone.state.overlay or key not in act.fields or not phone.state.clipboard:
+        return []
+    field = next((w for w in views if w.kind == "input" and w.field == key), None)
+    if field is None:
+        return []
+    x1, y1, _, y2 = field.bounds
+    top = y1 - 118 if y1 - 118 > STATUS_H else y2 + 12
+    return [Widget("popup", (x1 + 24, top, x1 + 304, top + 112), text="Paste", desc="Paste", package=act.package,
+                   rid="android:id/paste", cls="android.widget.Button", clickable=True,
+                   on_tap=lambda: phone.paste_into(key))]
+
+
 def _form(phone: "VirtualPhone", act: Activity, top: int, readonly: list[tuple[str, str]] = ()) -> list[Widget]:
     out, y = [], top
     for key, label, multiline in FORMS[act.kind]:
         h = 420 if multiline else 150
-        out.append(Widget("input", (48, y, WIDTH - 48, y + h), text=act.fields.get(key, ""), hint=label,
-                          rid=f"{act.package}:id/{key}", package=act.package, cls="android.widget.EditText",
-                          clickable=True, focused=act.focus == key,
-                          on_tap=lambda k=key: phone.focus(k)))
+        out += text_field(phone, act, key, (48, y, WIDTH - 48, y + h), label, f"{act.package}:id/{key}")
         y += h + 36
     for label, value in readonly:
         out.append(Widget("text", (48, y, WIDTH - 48, y + 120), text=value, subtitle=label, package=act.package,
@@ -299,24 +347,34 @@ def event_edit(phone: "VirtualPhone", act: Activity) -> list[Widget]:
 
 def maps(phone: "VirtualPhone", act: Activity) -> list[Widget]:
     query = act.data.get("result")
+    place = act.data.get("place") or {}
+    name = place.get("name") or query or ""
+    pkg = "com.google.android.apps.maps"
     out = [Widget("map", (0, STATUS_H, WIDTH, CONTENT_BOTTOM), package=act.package,
-                  rid="com.google.android.apps.maps:id/mainmap_container", desc="Google Map", cls="android.view.View",
-                  text=query or "")]
-    out.append(Widget("input", (36, STATUS_H + 36, WIDTH - 36, STATUS_H + 186), text=act.fields.get("query", ""),
-                      hint="Search here", package=act.package,
-                      rid="com.google.android.apps.maps:id/search_omnibox_text_box", cls="android.widget.EditText",
-                      clickable=True, focused=act.focus == "query", on_tap=lambda: phone.focus("query")))
+                  rid=f"{pkg}:id/mainmap_container", desc="Google Map", cls="android.view.View", text=name)]
+    out += text_field(phone, act, "query", (36, STATUS_H + 36, WIDTH - 36, STATUS_H + 186), "Search here",
+                      f"{pkg}:id/search_omnibox_text_box")
     if query:
-        top = CONTENT_BOTTOM - 520
-        out.append(Widget("card", (0, top, WIDTH, CONTENT_BOTTOM), text=query, subtitle="Search result · Open now",
-                          package=act.package, rid="com.google.android.apps.maps:id/title"))
-        out.append(Widget("button", (48, CONTENT_BOTTOM - 200, 420, CONTENT_BOTTOM - 60), text="Directions",
+        top = CONTENT_BOTTOM - 600
+        address = place.get("address", "")
+        summary = place.get("category", "Search result") + (f" · {place['hours']}" if place.get("hours") else "")
+        copy_address = lambda: phone.copy(address, "Address copied to clipboard")  # noqa: E731
+        out.append(Widget("card", (0, top, WIDTH, CONTENT_BOTTOM), text=name, subtitle=summary,
+                          package=act.package, rid=f"{pkg}:id/title"))
+        out.append(Widget("address", (48, top + 215, WIDTH - 48, top + 335), text=address, desc=f"Address: {address}",
+                          package=act.package, rid=f"{pkg}:id/address", clickable=True,
+                          on_tap=copy_address, on_long_press=copy_address))
+        y1, y2 = CONTENT_BOTTOM - 200, CONTENT_BOTTOM - 60
+        out.append(Widget("button", (48, y1, 368, y2), text="Directions",
                           desc="Directions", package=act.package, cls="android.widget.Button", clickable=True,
-                          rid="com.google.android.apps.maps:id/directions_button", color=(26, 115, 232),
-                          on_tap=lambda: phone.toast_msg(f"Directions to {query}")))
-        out.append(Widget("button", (460, CONTENT_BOTTOM - 200, 760, CONTENT_BOTTOM - 60), text="Copy",
-                          desc="Copy name", package=act.package, cls="android.widget.Button", clickable=True,
-                          rid="com.google.android.apps.maps:id/copy_button", on_tap=lambda: phone.copy(query)))
+                          rid=f"{pkg}:id/directions_button", color=(26, 115, 232),
+                          on_tap=lambda: phone.toast_msg(f"Directions to {name}")))
+        out.append(Widget("button", (392, y1, 612, y2), text="Copy", desc="Copy name", package=act.package,
+                          cls="android.widget.Button", clickable=True, rid=f"{pkg}:id/copy_button",
+                          color=(232, 240, 254), on_tap=lambda: phone.copy(name)))
+        out.append(Widget("button", (636, y1, WIDTH - 48, y2), text="Copy address", desc="Copy address",
+                          package=act.package, cls="android.widget.Button", clickable=True,
+                          rid=f"{pkg}:id/copy_address_button", color=(232, 240, 254), on_tap=copy_address))
     return out
 
 
@@ -358,10 +416,8 @@ def note_edit(phone: "VirtualPhone", act: Activity) -> list[Widget]:
 
 def browser(phone: "VirtualPhone", act: Activity) -> list[Widget]:
     url = act.data.get("url", "")
-    out = [Widget("input", (36, STATUS_H + 24, WIDTH - 36, CONTENT_TOP - 24), text=act.fields.get("url", ""),
-                  hint="Search or type URL", package=act.package, rid="com.android.chrome:id/url_bar",
-                  cls="android.widget.EditText", clickable=True, focused=act.focus == "url",
-                  on_tap=lambda: phone.focus("url"))]
+    out = text_field(phone, act, "url", (36, STATUS_H + 24, WIDTH - 36, CONTENT_TOP - 24), "Search or type URL",
+                     "com.android.chrome:id/url_bar")
     out.append(Widget("text", (48, CONTENT_TOP + 60, WIDTH - 48, CONTENT_TOP + 400),
                       text=f"Page: {url}" if url else "New tab", package=act.package,
                       rid="com.android.chrome:id/page"))
@@ -376,28 +432,55 @@ VIEWS: dict[str, Callable[["VirtualPhone", Activity], list[Widget]]] = {
 
 
 # ------------------------------------------------------------------------------- system UI overlays
-QS_BOTTOM = 1180
+SHADE_BOTTOM = 1000
+QS_BOTTOM = 1640
+# the expanded panel's extra tiles: label -> (settings namespace, key, value when on)
+SETTING_TILES = (("Do Not Disturb", "global", "zen_mode", "1"),
+                 ("Auto-rotate", "system", "accelerometer_rotation", "1"),
+                 ("Battery Saver", "global", "low_power", "1"), ("Location", "secure", "location_mode", "3"))
+SETTING_DEFAULTS = {"location_mode": "3"}
 
 
-def quick_settings(phone: "VirtualPhone") -> list[Widget]:
+def setting_on(phone: "VirtualPhone", namespace: str, key: str) -> bool:
+    return phone.state.settings[namespace].get(key, SETTING_DEFAULTS.get(key, "0")) not in ("", "0")
+
+
+def quick_settings(phone: "VirtualPhone", expanded: bool = True) -> list[Widget]:
+    """The pulled-down system UI. ``expanded=False``: the notification shade (the first swipe) with the
+    four main tiles and the notifications; ``True``: Quick Settings fully expanded (a second swipe down,
+    or ``cmd statusbar expand-settings``) with brightness, eight tiles and Edit."""
     st, pkg = phone.state, "com.android.systemui"
+    bottom = QS_BOTTOM if expanded else SHADE_BOTTOM
     out = [Widget("scrim", (0, 0, WIDTH, HEIGHT), package=pkg, rid=f"{pkg}:id/scrim", clickable=True,
                   cls="android.view.View", on_tap=phone.collapse),
-           Widget("panel", (0, STATUS_H, WIDTH, QS_BOTTOM), package=pkg, rid=f"{pkg}:id/quick_settings_panel",
+           Widget("panel", (0, STATUS_H, WIDTH, bottom), package=pkg, text=phone.now().strftime("%a, %d %b"),
+                  rid=f"{pkg}:id/quick_settings_panel" if expanded else f"{pkg}:id/notification_panel",
+                  desc="Quick Settings" if expanded else "Notification shade",
                   cls="android.widget.FrameLayout", clickable=True, on_tap=lambda: None)]
     tiles = [("Internet", st.wifi, lambda: phone.set_wifi(not phone.state.wifi)),
              ("Bluetooth", st.bluetooth, lambda: phone.set_flag("bluetooth")),
              ("Flashlight", st.torch, lambda: phone.set_flag("torch")),
              ("Airplane mode", st.airplane, lambda: phone.set_flag("airplane"))]
+    top = 220
+    if expanded:
+        out.append(Widget("slider", (48, 200, WIDTH - 48, 290), desc="Display brightness", package=pkg,
+                          rid=f"{pkg}:id/brightness_slider", cls="android.widget.SeekBar"))
+        top = 330
+        tiles += [(label, setting_on(phone, ns, key), lambda ns=ns, key=key, v=v: phone.toggle_setting(ns, key, v))
+                  for label, ns, key, v in SETTING_TILES]
     for i, (label, on, tap) in enumerate(tiles):
         col, row = i % 2, i // 2
-        x1, y1 = 48 + col * 504, 300 + row * 260
+        x1, y1 = 48 + col * 504, top + row * 250
         out.append(Widget("tile", (x1, y1, x1 + 480, y1 + 220), text=label, subtitle="On" if on else "Off", desc=label,
                           package=pkg, rid=f"{pkg}:id/tile", cls="android.widget.Switch", clickable=True,
                           checkable=True, checked=on, on_tap=tap))
-    out.append(Widget("button", (WIDTH // 2 - 200, QS_BOTTOM - 200, WIDTH // 2 + 200, QS_BOTTOM - 60),
-                      text="Edit tiles", desc="Edit", package=pkg, rid=f"{pkg}:id/edit", clickable=True,
-                      cls="android.widget.Button", on_tap=lambda: None))
+    if expanded:
+        out.append(Widget("button", (WIDTH // 2 - 200, bottom - 200, WIDTH // 2 + 200, bottom - 70),
+                          text="Edit tiles", desc="Edit", package=pkg, rid=f"{pkg}:id/edit", clickable=True,
+                          cls="android.widget.Button", on_tap=lambda: None))
+    else:
+        out.append(Widget("text", (48, top + 2 * 250 + 20, WIDTH - 48, bottom - 70), text="No notifications",
+                          package=pkg, rid=f"{pkg}:id/no_notifications"))
     return out
 
 

@@ -213,7 +213,7 @@ def input_(io: IO, argv: list[str]) -> int:
             phone.tap(float(rest[0]), float(rest[1]))
         elif sub in ("swipe", "draganddrop") and len(rest) in (4, 5):
             x1, y1, x2, y2 = (float(v) for v in rest[:4])
-            phone.swipe(x1, y1, x2, y2)
+            phone.swipe(x1, y1, x2, y2, float(rest[4]) if len(rest) == 5 else 300.0)
         elif sub == "press":
             phone.tap(WIDTH / 2, HEIGHT / 2)
         else:
@@ -257,8 +257,11 @@ def cmd(io: IO, argv: list[str]) -> int:
             io.out("Wifi is enabled\n" if phone.state.wifi else "Wifi is disabled\n")
             return 0
     elif service == "statusbar":
-        if rest[:1] in (["expand-settings"], ["expand-notifications"]):
+        if rest[:1] == ["expand-settings"]:
             phone.expand_settings()
+            return 0
+        if rest[:1] == ["expand-notifications"]:
+            phone.expand_notifications()
             return 0
         if rest[:1] == ["collapse"]:
             phone.collapse()

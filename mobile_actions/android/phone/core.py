@@ -12,9 +12,10 @@ import threading
 import time
 from datetime import datetime, timezone, tzinfo
 from typing import Any
-from urllib.parse import parse_qs, unquote
+import re
+from urllib.parse import parse_qs, quote_plus, unquote
 
-from mobile_actions.android.phone import apps
+from mobile_actions.android.phone import apps, places
 from mobile_actions.android.phone.shell import Shell, ShellResult
 from mobile_actions.android.phone.state import COMMAND_LOG_LIMIT, HEIGHT, WIDTH, Intent, PhoneState
 
@@ -264,13 +265,20 @@ class VirtualPhone:
             self.changed()
 
     def expand_settings(self) -> None:
+        """Quick Settings fully expanded (``cmd statusbar expand-settings``, or a 2nd swipe down)."""
         with self.lock:
             self.state.overlay = "quick_settings"
             self.changed()
 
+    def expand_notifications(self) -> None:
+        """The notification shade with the first row of tiles (a swipe down, KEYCODE_NOTIFICATION)."""
+        with self.lock:
+            self.state.overlay = "shade"
+            self.changed()
+
     def collapse(self) -> None:
         with self.lock:
-            if self.state.overlay == "quick_settings":
+            if self.state.overlay in ("shade", "quick_settings"):
                 self.state.overlay = None
             self.changed()
 
@@ -290,6 +298,13 @@ class VirtualPhone:
                 self.state.settings["global"]["airplane_mode_on"] = "1" if new else "0"
             self.changed()
 
+    def toggle_setting(self, namespace: str, key: str, on_value: str = "1") -> None:
+        """A Quick Settings tile backed by a ``settings`` key (Do Not Disturb, Auto-rotate, ...)."""
+        with self.lock:
+            table = self.state.settings[namespace]
+            table[key] = "0" if apps.setting_on(self, namespace, key) else on_value
+            self.changed()
+
     def toast_msg(self, text: str) -> None:
         with self.lock:
             self.state.toast = text
@@ -301,14 +316,22 @@ class VirtualPhone:
             self.state.top.focus = key
             self.changed()
 
-    def copy(self, text: str) -> None:
+    def copy(self, text: str, message: str = "Copied") -> None:
         with self.lock:
             self.state.clipboard = text
-            self.state.toast = "Copied"
+            self.state.toast = message
             self.changed()
 
     def paste(self) -> None:
         self.type_text(self.state.clipboard)
+
+    def paste_into(self, key: str) -> None:
+        """The floating toolbar's Paste (after a long press on a text field): focus it, insert the clip."""
+        with self.lock:
+            act = self.state.top
+            if key in act.fields:
+                act.focus = key
+                self.paste()
 
     def save_contact(self) -> None:
         with self.lock:
@@ -359,11 +382,28 @@ class VirtualPhone:
     def search_map(self, query: str) -> None:
         with self.lock:
             act = self.state.top
+            place = places.lookup(query)
             act.data["result"] = query
+            act.data["place"] = place.to_json()
             act.fields["query"] = query
             act.focus = None
             self.state.map_searches.append(query)
+            self.state.map_results.append({"query": query, "name": place.name, "address": place.address,
+                                           "category": place.category})
             self.changed()
+
+    def submit(self) -> bool:
+        """The IME action of a submitting field (Chrome's address bar: Go; Maps' search box: Search),
+        from the on-screen button or KEYCODE_ENTER. Returns False when the screen has no such field."""
+        with self.lock:
+            act = self.state.top
+            spec = apps.SUBMIT.get(act.kind)
+            if spec is None:
+                return False
+            text = act.fields.get(spec[0], "").strip()
+            if text:
+                (self.search_map if act.kind == "maps" else self.browse)(text)
+            return True
 
     def _finish(self, act, list_kind: str, message: str) -> None:
         """A form is done: drop it and show its app's list (as the real apps do after Save/Send)."""
@@ -380,35 +420,64 @@ class VirtualPhone:
             if not self.state.screen_on:
                 return
             self.state.toast = None
-            for w in reversed(self.screen().interactive):
+            widgets = self.screen().interactive
+            self.state.top.data.pop("paste_menu", None)      # any tap dismisses the floating toolbar
+            for w in reversed(widgets):
                 if w.clickable and w.contains(x, y):
                     if w.on_tap is not None:
                         w.on_tap()
                     break
             self.changed()
 
-    def swipe(self, x1: float, y1: float, x2: float, y2: float) -> None:
+    def long_press(self, x: float, y: float) -> None:
+        """A press held >= 500 ms: the widget's long-click action; a text field shows the floating
+        toolbar (Paste) when the clipboard has text; elsewhere a long press acts as a tap (Android
+        performs the click when no long-click listener consumed it)."""
+        with self.lock:
+            if not self.state.screen_on:
+                return
+            for w in reversed(self.screen().interactive):
+                if (w.clickable or w.on_long_press) and w.contains(x, y):
+                    if w.on_long_press is not None:
+                        self.state.toast = None
+                        self.state.top.data.pop("paste_menu", None)
+                        w.on_long_press()
+                        self.changed()
+                        return
+                    break
+            self.tap(x, y)
+
+    def swipe(self, x1: float, y1: float, x2: float, y2: float, duration_ms: float = 300) -> None:
+        """``input swipe``. A swipe down from the status bar (or anywhere on the home screen, as the Pixel
+        launcher does) opens the notification shade; a second swipe down expands Quick Settings; a swipe
+        up closes them. A swipe up from the navigation bar goes home; other vertical swipes scroll."""
         with self.lock:
             st = self.state
             if not st.screen_on:
                 return
             dx, dy = x2 - x1, y2 - y1
             if abs(dx) < 24 and abs(dy) < 24:
-                self.tap(x1, y1)
+                (self.long_press if duration_ms >= 500 else self.tap)(x1, y1)
                 return
-            if st.overlay is None and y1 < apps.STATUS_H + 40 and dy > 200:
+            vertical = abs(dy) >= abs(dx)
+            st.top.data.pop("paste_menu", None)
+            if (st.overlay is None and vertical and dy > 200
+                    and (y1 < apps.STATUS_H + 40 or (st.top.kind == "launcher" and y1 < apps.CONTENT_BOTTOM))):
+                self.expand_notifications()
+            elif st.overlay == "shade" and vertical and dy > 200:
                 self.expand_settings()
-            elif st.overlay == "quick_settings" and dy < -200:
+            elif st.overlay in ("shade", "quick_settings") and vertical and dy < -200:
                 self.collapse()
             elif st.overlay is None and y1 > apps.CONTENT_BOTTOM and dy < -200:
                 self.home()
-            elif abs(dy) >= abs(dx) and st.overlay is None:
+            elif vertical and st.overlay is None:
                 st.top.scroll = max(0, st.top.scroll - int(dy))
             self.changed()
 
     def type_text(self, text: str) -> None:
         with self.lock:
             act = self.state.top
+            act.data.pop("paste_menu", None)
             if self.state.overlay or act.focus is None or act.focus not in act.fields:
                 return
             act.fields[act.focus] += text
@@ -428,7 +497,7 @@ class VirtualPhone:
             elif code == 187:
                 self.show_recents()
             elif code == 83:
-                self.expand_settings()
+                self.expand_notifications()
             elif code in KEY_CHARS:
                 self.type_text(KEY_CHARS[code])
             else:
@@ -450,16 +519,26 @@ class VirtualPhone:
             self.copy(act.fields[focus])
             if code == 277:
                 act.fields[focus] = ""
-        elif code == 66 and act.kind == "maps":
-            self.search_map(act.fields["query"])
-        elif code == 66 and act.kind == "browser":
-            self.visit(act.fields["url"])
+        elif code == 66 and act.kind in apps.SUBMIT and focus == apps.SUBMIT[act.kind][0]:
+            self.submit()
         elif code == 66 and any(k == focus and multi for k, _, multi in apps.FORMS[act.kind]):
             act.fields[focus] += "\n"
         elif code in (61, 66, 20):
             act.focus = keys[(keys.index(focus) + 1) % len(keys)]
         elif code == 19:
             act.focus = keys[(keys.index(focus) - 1) % len(keys)]
+
+    def browse(self, text: str) -> None:
+        """What Chrome's omnibox does with typed text: a URL is opened (https:// added when no scheme
+        is given), anything else becomes a Google search."""
+        text = text.strip()
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", text) or text.startswith(("about:", "chrome://")):
+            url = text
+        elif " " not in text and re.match(r"^[\w-]+(\.[\w-]+)+(:\d+)?(/.*)?$", text):
+            url = "https://" + text
+        else:
+            url = "https://www.google.com/search?q=" + quote_plus(text)
+        self.visit(url)
 
     def visit(self, url: str) -> None:
         with self.lock:
@@ -592,6 +671,8 @@ class VirtualPhone:
                 return False
             if package in data:
                 getattr(self.state, data[package]).clear()
+            if package == "com.google.android.apps.maps":
+                self.state.map_results.clear()
             self.force_stop(package)
             return True
 

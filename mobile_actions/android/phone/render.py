@@ -165,11 +165,12 @@ def _draw(d: ImageDraw.ImageDraw, w: Widget, dark: bool) -> None:
             d.line((cx - 24, cy - 24, cx + 24, cy + 24), fill="white", width=6)
             d.line((cx - 24, cy + 24, cx + 24, cy - 24), fill="white", width=6)
             return
-        on_bar = y2 <= apps.CONTENT_TOP
+        on_bar = y2 <= apps.CONTENT_TOP and w.color is None
         fill = "white" if on_bar else (w.color or PRIMARY)
+        tonal = sum(fill) > 600 if isinstance(fill, tuple) else True      # light button: blue label
         d.rounded_rectangle(w.bounds, (y2 - y1) // 2, fill=fill)
         d.text(w.center, fit(d, w.text, font(42, True), x2 - x1 - 30), font=font(42, True),
-               fill=PRIMARY if on_bar else "white", anchor="mm")
+               fill=PRIMARY if tonal else "white", anchor="mm")
     elif k == "input":
         multiline = y2 - y1 > 200
         d.rounded_rectangle((x1, y1 + 18, x2, y2), 16, outline=PRIMARY if w.focused else (128, 134, 139),
@@ -232,8 +233,30 @@ def _draw(d: ImageDraw.ImageDraw, w: Widget, dark: bool) -> None:
             d.text(w.center, w.text, font=font(60, True), fill="white", anchor="mm")
             return
         d.rounded_rectangle((x1, y1, x2, y2 + 40), 48, fill="white", outline=LIGHT, width=3)
-        d.text((60, y1 + 90), fit(d, w.text, font(60, True), WIDTH - 120), font=font(60, True), fill=TEXT, anchor="lm")
-        d.text((60, y1 + 170), w.subtitle, font=font(38), fill=(24, 128, 56), anchor="lm")
+        d.rounded_rectangle((WIDTH // 2 - 60, y1 + 20, WIDTH // 2 + 60, y1 + 30), 5, fill=LIGHT)   # drag handle
+        d.text((60, y1 + 95), fit(d, w.text, font(60, True), WIDTH - 120), font=font(60, True), fill=TEXT, anchor="lm")
+        d.text((60, y1 + 170), fit(d, w.subtitle, font(38), WIDTH - 120), font=font(38), fill=(24, 128, 56),
+               anchor="lm")
+    elif k == "address":
+        cx, cy = x1 + 30, (y1 + y2) // 2                                     # a small location pin
+        d.ellipse((cx - 18, cy - 34, cx + 18, cy + 2), fill=PRIMARY)
+        d.polygon([(cx - 16, cy - 10), (cx + 16, cy - 10), (cx, cy + 24)], fill=PRIMARY)
+        d.ellipse((cx - 7, cy - 23, cx + 7, cy - 9), fill="white")
+        lines = wrap(d, w.text, font(40), x2 - x1 - 90, 2)
+        top = cy - 24 * (len(lines) - 1)
+        for i, line in enumerate(lines):
+            d.text((x1 + 90, top + i * 48), line, font=font(40), fill=TEXT, anchor="lm")
+    elif k == "popup":
+        d.rounded_rectangle((x1 + 4, y1 + 8, x2 + 4, y2 + 8), 24, fill=(200, 200, 200))             # shadow
+        d.rounded_rectangle(w.bounds, 24, fill="white", outline=LIGHT, width=2)
+        d.text(w.center, w.text, font=font(42, True), fill=TEXT, anchor="mm")
+    elif k == "slider":
+        cy = (y1 + y2) // 2
+        d.rounded_rectangle((x1, y1, x2, y2), (y2 - y1) // 2, fill=(60, 64, 67))
+        d.rounded_rectangle((x1, y1, x1 + int((x2 - x1) * 0.6), y2), (y2 - y1) // 2, fill=(138, 180, 248))
+        d.ellipse((x1 + 30, cy - 18, x1 + 66, cy + 18), fill=(23, 42, 84))
+    elif k == "text" and w.package == "com.android.systemui":
+        d.text(((x1 + x2) // 2, (y1 + y2) // 2), w.text, font=font(40), fill=(189, 193, 198), anchor="mm")
     elif k == "text":
         if w.subtitle:
             d.text((x1, y1 + 20), w.subtitle, font=font(30), fill=GREY, anchor="lm")
@@ -243,8 +266,8 @@ def _draw(d: ImageDraw.ImageDraw, w: Widget, dark: bool) -> None:
             for i, line in enumerate(lines):
                 d.text((x1, y1 + 30 + i * 56), line, font=font(44), fill=GREY if "empty" in w.rid else TEXT, anchor="lm")
     elif k == "panel":
-        d.rounded_rectangle((0, y1 - 60, WIDTH, y2), 60, fill=(32, 33, 36))
-        d.text((60, y1 + 90), "Quick Settings", font=font(44, True), fill="white", anchor="lm")
+        d.rounded_rectangle((0, -60, WIDTH, y2), 60, fill=(32, 33, 36))
+        d.text((60, y1 + 60), w.text, font=font(40, True), fill="white", anchor="lm")
         d.rounded_rectangle((WIDTH // 2 - 60, y2 - 30, WIDTH // 2 + 60, y2 - 20), 5, fill=(154, 160, 166))
     elif k == "tile":
         fill, ink = ((138, 180, 248), (23, 42, 84)) if w.checked else ((60, 64, 67), (232, 234, 237))
@@ -302,7 +325,8 @@ def _node(w: Widget, index: int) -> str:
         ("index", str(index)), ("text", text), ("resource-id", w.rid), ("class", cls), ("package", w.package),
         ("content-desc", w.desc), ("checkable", _b(w.checkable)), ("checked", _b(w.checked)),
         ("clickable", _b(w.clickable)), ("enabled", "true"), ("focusable", _b(w.clickable or w.kind == "input")),
-        ("focused", _b(w.focused)), ("scrollable", _b(w.scrollable)), ("long-clickable", "false"),
+        ("focused", _b(w.focused)), ("scrollable", _b(w.scrollable)),
+        ("long-clickable", _b(w.on_long_press is not None)),
         ("password", "false"), ("selected", "false"), ("hint", w.hint), ("bounds", f"[{x1},{y1}][{x2},{y2}]"),
     ]
     body = " ".join(f"{k}={_attr(v)}" for k, v in attrs)

@@ -70,7 +70,7 @@ class PhoneState:
     battery: int = 87
     stack: list[Activity] = field(default_factory=list)      # stack[0] is always the launcher
     recents: list[Activity] = field(default_factory=list)    # activities sent to the background by HOME
-    overlay: str | None = None             # None | "quick_settings" | "recents"
+    overlay: str | None = None             # None | "shade" (notifications) | "quick_settings" | "recents"
     toast: str | None = None
     clipboard: str = ""
     contacts: list[dict[str, str]] = field(default_factory=list)
@@ -78,6 +78,7 @@ class PhoneState:
     outbox: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     map_searches: list[str] = field(default_factory=list)
+    map_results: list[dict[str, Any]] = field(default_factory=list)  # the place card each search showed
     visited_urls: list[str] = field(default_factory=list)
     settings: dict[str, dict[str, str]] = field(default_factory=lambda: {"system": {}, "secure": {}, "global": {}})
     intents: list[dict[str, Any]] = field(default_factory=list)
