@@ -477,12 +477,18 @@ def accuracy_check(folders: dict[str, Path], data: str | None, rows: int, max_ne
 def run(cfg: ExportConfig) -> ExportResult:
     import torch
 
-    from mobile_actions import model as mm
-
     if cfg.quant not in QUANTS:
         raise ValueError(f"quant must be one of {QUANTS}, got {cfg.quant!r}")
+    with torch.no_grad():  # scoped: a library must not switch off its caller's autograd
+        return _run(cfg)
+
+
+def _run(cfg: ExportConfig) -> ExportResult:
+    import torch
+
+    from mobile_actions import model as mm
+
     t0 = time.time()
-    torch.set_grad_enabled(False)
     model, tokenizer = mm.load_model(cfg.model, dtype=torch.float32)
     model.eval()
     files, marker_layout = source_files(cfg.model)
