@@ -10,7 +10,6 @@ import importlib
 import json
 import sys
 import time
-from pathlib import Path
 
 # Parts that add sub-commands; each module has `register(subparsers)`.
 PART_CLIS = (

@@ -202,8 +202,6 @@ def to_dataset(rows: Iterable[Row], *, layout: str = "official"):
     """
     from datasets import Dataset
 
-    from mobile_actions import wire
-
     cols: dict[str, list] = {"metadata": [], "tools": [], "messages": [], "prompt": [], "completion": []}
     for row in rows:
         data = row.to_json()

@@ -37,7 +37,7 @@ from mobile_actions.catalog import Catalogue, Tool
 from mobile_actions.dataset import developer_message
 from mobile_actions.phrases import generic, mobile, refusals
 from mobile_actions.phrases.dates import random_now
-from mobile_actions.phrases.grammar import LITERAL, Segment, Template, Value
+from mobile_actions.phrases.grammar import Segment, Template
 from mobile_actions.phrases.style import Style, compose, sample_style
 
 DEFAULT_START = datetime(2024, 1, 1)

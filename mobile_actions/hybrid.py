@@ -235,19 +235,9 @@ class TorchCaller:
 
 def finish_result(raw: str, tools: Any, timings: dict):
     """Parse + validate raw model output into the runtime's `CallResult` shape."""
-    from mobile_actions import wire
-    from mobile_actions.runtime import CallResult
+    from mobile_actions.runtime import result_from_raw
 
-    problems: list[Problem] = []
-    try:
-        parsed = wire.parse(raw)
-        calls, text = parsed.calls, parsed.text
-    except wire.WireParseError as e:
-        calls, text = [], ""
-        problems.append(Problem("<output>", None, f"not a well-formed call: {e}"))
-    for c in calls:
-        problems += validate_call(c, tools)
-    return CallResult(list(calls), text, problems, raw, timings)
+    return result_from_raw(raw, tools, timings)
 
 
 def resolve_caller(spec: str = "default", progress: Callable[[str], None] | None = None) -> CallerLike:
@@ -613,11 +603,11 @@ class Runner:
         self.on_event = on_event or (lambda _e: None)
 
     def _load_tools(self) -> None:
-        from mobile_actions.android.bindings import load_bindings
+        from mobile_actions.android.bindings import default_bindings_for, load_bindings
         from mobile_actions.catalog import load_catalogue
 
         self.catalogue = load_catalogue(self.config.tools)
-        self.bindings = load_bindings(self.config.bindings or _default_bindings(self.config.tools))
+        self.bindings = load_bindings(self.config.bindings or default_bindings_for(self.config.tools))
         self.bindings.check_against(self.catalogue)
 
     # ------------------------------------------------------------------ collaborators
@@ -1043,13 +1033,6 @@ def _outcome_json(o: Any) -> dict[str, Any]:
         out["note"] = o.note
     return out
 
-
-def _default_bindings(tools: str) -> str:
-    p = Path(tools)
-    if p.suffix == ".json":
-        candidate = p.with_name(p.stem + ".android.json")
-        return str(candidate) if candidate.is_file() else "mobile_actions"
-    return tools
 
 
 def run_request(request: str, config: RunConfig | None = None, **kwargs: Any) -> RunReport:

@@ -131,6 +131,20 @@ class CallResult:
                 "problems": [str(p) for p in self.problems], "raw": self.raw, "timings": self.timings}
 
 
+def result_from_raw(raw: str, tools: Catalogue, timings: dict) -> CallResult:
+    """Parse and validate raw model output: the one place a caller's text becomes a `CallResult`."""
+    problems: list[Problem] = []
+    try:
+        parsed = wire.parse(raw)
+        calls, text = parsed.calls, parsed.text
+    except wire.WireParseError as e:
+        calls, text = [], ""
+        problems.append(Problem("<output>", None, f"not a well-formed call: {e}"))
+    for c in calls:
+        problems += validate_call(c, tools)
+    return CallResult(list(calls), text, problems, raw, timings)
+
+
 @dataclass
 class _Prefix:
     ids: tuple
@@ -322,15 +336,6 @@ class Caller:
 
     def _finish(self, out: list[int], tools: Catalogue, stats: dict, t0: float) -> CallResult:
         raw = self.tokenizer.decode(out, skip_special_tokens=False)
-        problems: list[Problem] = []
-        try:
-            parsed = wire.parse(raw)
-            calls, text = parsed.calls, parsed.text
-        except wire.WireParseError as e:
-            calls, text = [], ""
-            problems.append(Problem("<output>", None, f"not a well-formed call: {e}"))
-        for c in calls:
-            problems += validate_call(c, tools)
         stats["total_ms"] = (time.perf_counter() - t0) * 1e3
-        return CallResult(calls, text, problems, raw, {k: (round(v, 2) if isinstance(v, float) else v)
-                                                      for k, v in stats.items()})
+        return result_from_raw(raw, tools, {k: (round(v, 2) if isinstance(v, float) else v)
+                                            for k, v in stats.items()})

@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
-import os
 import sys
 import time
 import typing

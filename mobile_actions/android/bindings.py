@@ -235,3 +235,15 @@ def load_bindings(name_or_path: str | os.PathLike = "mobile_actions") -> Binding
     except json.JSONDecodeError as e:
         raise BindingError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
     return Bindings.from_json(data, source=str(path))
+
+
+def default_bindings_for(tools: str) -> str:
+    """The bindings that go with a catalogue: `X.android.json` beside a catalogue file `X.json`,
+    else the catalogue's name (bundled catalogues have bundled bindings), else the Mobile Actions ones."""
+    from pathlib import Path
+
+    p = Path(tools)
+    if p.suffix == ".json":
+        candidate = p.with_name(p.stem + ".android.json")
+        return str(candidate) if candidate.is_file() else "mobile_actions"
+    return tools

@@ -72,7 +72,7 @@ def _read_calls(text: str):
 
 
 def cmd_dispatch(args: argparse.Namespace) -> int:
-    from mobile_actions.android.bindings import BindingError, load_bindings
+    from mobile_actions.android.bindings import BindingError, default_bindings_for, load_bindings
     from mobile_actions.android.device import DeviceError, select_device
     from mobile_actions.android.dispatch import DispatchError, dispatch
     from mobile_actions.catalog import CatalogueError, load_catalogue
@@ -80,7 +80,7 @@ def cmd_dispatch(args: argparse.Namespace) -> int:
     try:
         calls = _read_calls(args.calls)
         catalogue = load_catalogue(args.tools)
-        bindings = load_bindings(args.bindings or _default_bindings(args.tools))
+        bindings = load_bindings(args.bindings or default_bindings_for(args.tools))
         bindings.check_against(catalogue)
     except (ValueError, CatalogueError, BindingError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -121,11 +121,3 @@ def cmd_dispatch(args: argparse.Namespace) -> int:
             print(f"{call.name}: done on {device.serial}" + (f" ({'; '.join(notes)})" if notes else ""))
     return 0
 
-
-def _default_bindings(tools: str) -> str:
-    from pathlib import Path
-    p = Path(tools)
-    if p.suffix == ".json":
-        candidate = p.with_name(p.stem + ".android.json")
-        return str(candidate) if candidate.is_file() else "mobile_actions"
-    return tools
