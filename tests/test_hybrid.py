@@ -330,15 +330,16 @@ def test_navigator_over_http(session, phone, tmp_path):
     assert pred.seen[2][2:] == (["PRESS_RECENT", "PRESS_HOME"], 2)
 
 
-def test_default_caller_prefers_the_onnx_export(tmp_path, monkeypatch):
-    """`--model default`: the ONNX export when it exists (no torch), a folder with manifest.json likewise."""
+def test_default_caller_is_pytorch_and_a_folder_with_manifest_is_onnx(tmp_path, monkeypatch):
+    """`--model default`: the bundled caller on PyTorch (its quantised exports do not yet keep its calls);
+    a folder with manifest.json: the torch-free ONNX runtime."""
     import mobile_actions.hybrid as hybrid
     import mobile_actions.runtime as runtime
 
     (tmp_path / "manifest.json").write_text("{}")
-    monkeypatch.setenv("MOBILE_ACTIONS_ONNX", str(tmp_path))
     monkeypatch.setattr(runtime.Caller, "from_pretrained", classmethod(lambda cls, folder, **kw: ("onnx", folder)))
+    monkeypatch.setattr(hybrid, "TorchCaller", lambda spec: type("T", (), {"spec": spec, "warnings": []})())
     said = []
-    assert hybrid.resolve_caller("default", said.append) == ("onnx", tmp_path)
-    assert said == [f"caller: ONNX export {tmp_path}"]
+    assert hybrid.resolve_caller("default", said.append).spec == "default"
+    assert said == ["caller: PyTorch (bundled default model)"]
     assert hybrid.resolve_caller(str(tmp_path)) == ("onnx", tmp_path)
