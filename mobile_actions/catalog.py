@@ -179,22 +179,29 @@ def catalogue_search_path() -> list[Path]:
     return [*extra, REPO_TOOLS_DIR]
 
 
-def load_catalogue(name_or_path: str | os.PathLike = "mobile_actions") -> Catalogue:
-    """A bare name (`mobile_actions`) loads `<dir>/<name>.json` from the search path; anything else is a file."""
+def read_named_json(name_or_path: str | os.PathLike, suffix: str, error: type[Exception], what: str) -> tuple[Any, Path]:
+    """JSON data files that users name either by a bare name (looked up as `<dir>/<name><suffix>` on the
+    catalogue search path) or by a path: catalogues (`.json`) and their Android bindings (`.android.json`).
+    Errors name the file and line."""
     text = str(name_or_path)
     path = Path(text)
     if not path.suffix and os.sep not in text and not path.is_file():
         for d in catalogue_search_path():
-            if (d / f"{text}.json").is_file():
-                path = d / f"{text}.json"
+            if (d / f"{text}{suffix}").is_file():
+                path = d / f"{text}{suffix}"
                 break
         else:
             dirs = ", ".join(str(d) for d in catalogue_search_path())
-            raise CatalogueError(f"no catalogue named {text!r} (looked in {dirs})")
+            raise error(f"no {what} named {text!r} (looked for {text}{suffix} in {dirs})")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8")), path
     except FileNotFoundError:
-        raise CatalogueError(f"{path}: no such catalogue file") from None
+        raise error(f"{path}: no such {what} file") from None
     except json.JSONDecodeError as e:
-        raise CatalogueError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
+        raise error(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
+
+
+def load_catalogue(name_or_path: str | os.PathLike = "mobile_actions") -> Catalogue:
+    """A bare name (`mobile_actions`) loads `<dir>/<name>.json` from the search path; anything else is a file."""
+    data, path = read_named_json(name_or_path, ".json", CatalogueError, "catalogue")
     return Catalogue.from_json(data, source=str(path))

@@ -19,7 +19,6 @@ Format (``tools/<name>.android.json``)::
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -211,37 +210,17 @@ def parse_template(text: str, where: str = "<template>") -> Template:
     return Template(tuple(pieces))
 
 
-def bindings_search_path() -> list[Path]:
-    from mobile_actions.catalog import catalogue_search_path
-    return catalogue_search_path()
-
-
 def load_bindings(name_or_path: str | os.PathLike = "mobile_actions") -> Bindings:
     """A bare name loads ``<dir>/<name>.android.json`` from the catalogue search path; else a file."""
-    text = str(name_or_path)
-    path = Path(text)
-    if not path.suffix and os.sep not in text and not path.is_file():
-        for d in bindings_search_path():
-            if (d / f"{text}.android.json").is_file():
-                path = d / f"{text}.android.json"
-                break
-        else:
-            dirs = ", ".join(str(d) for d in bindings_search_path())
-            raise BindingError(f"no Android bindings named {text!r} (looked for {text}.android.json in {dirs})")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BindingError(f"{path}: no such bindings file") from None
-    except json.JSONDecodeError as e:
-        raise BindingError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
+    from mobile_actions.catalog import read_named_json
+
+    data, path = read_named_json(name_or_path, ".android.json", BindingError, "Android bindings")
     return Bindings.from_json(data, source=str(path))
 
 
 def default_bindings_for(tools: str) -> str:
     """The bindings that go with a catalogue: `X.android.json` beside a catalogue file `X.json`,
     else the catalogue's name (bundled catalogues have bundled bindings), else the Mobile Actions ones."""
-    from pathlib import Path
-
     p = Path(tools)
     if p.suffix == ".json":
         candidate = p.with_name(p.stem + ".android.json")
