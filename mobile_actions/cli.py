@@ -124,7 +124,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         _err(f"error: {e}")
         return 2
     t0 = time.perf_counter()
-    rows = generate_rows(catalogue, args.n, seed=args.seed, families=args.families, refusal_rate=args.refusal_rate)
+    rows = generate_rows(catalogue, args.n, seed=args.seed, families=args.families, refusal_rate=args.refusal_rate,
+                         tool_order=args.tool_order)
     rows = list(rows)
     n = write_rows(rows, args.out)
     dt = time.perf_counter() - t0
@@ -170,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--families", default="all", choices=("all", "train", "heldout"),
                    help="phrasing families to draw from (held-out families make an honest eval set)")
     p.add_argument("--refusal-rate", type=float, default=0.1)
+    p.add_argument("--tool-order", default="shuffled", choices=("shuffled", "catalogue"),
+                   help="tool and property order per row: shuffled (as in the real data) or catalogue order "
+                        "(as the runtime renders it; lets training run the shared prompt prefix once per batch)")
     p.add_argument("--out", default="data/generated.jsonl")
     p.set_defaults(func=cmd_generate)
 

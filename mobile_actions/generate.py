@@ -3,7 +3,9 @@
 A row is `{"metadata", "tools", "messages", "meta"}`:
 
 - `tools`: the whole catalogue in Mobile Actions shape (Gemini upper-case types), tool order and
-  property order shuffled per row, as in the real data.
+  property order shuffled per row, as in the real data; or (`tool_order="catalogue"`) always in
+  catalogue order, as the runtime renders it: then every row's prompt opens with the same stable
+  prefix, which the runtime caches and the trainer runs once per batch (`--shared-prefix`).
 - `messages`: developer (a random datetime 2024-2026 and its weekday), user (the request),
   assistant (`tool_calls` with 1-3 calls in the order they are asked for, or, for a request no
   tool can serve, `content` = a short refusal and no `tool_calls`).
@@ -163,22 +165,25 @@ def _plan(catalogue: Catalogue, families: str) -> _Plan:
 # ---------------------------------------------------------------------------------------------- rows
 def generate_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "all", refusal_rate: float = 0.1,
                   start: datetime = DEFAULT_START, end: datetime = DEFAULT_END,
-                  call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS) -> list[dict]:
+                  call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS, tool_order: str = "shuffled") -> list[dict]:
     """`n` rows in Mobile Actions format for `catalogue`; see the module docstring for the row shape.
 
     families: "train" or "heldout" restricts every clause to that side of the phrasing partition; "all" uses both.
     refusal_rate: share of rows whose request no tool can serve (gold: a short text reply, no calls).
     start, end: the range of the developer message's "current" datetime.
     call_count_weights: relative weights of 1, 2, 3 calls per row.
+    tool_order: "shuffled" (tools and their properties per row) or "catalogue".
     """
     return list(iter_rows(catalogue, n, seed, families=families, refusal_rate=refusal_rate, start=start, end=end,
-                          call_count_weights=call_count_weights))
+                          call_count_weights=call_count_weights, tool_order=tool_order))
 
 
 def iter_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "all", refusal_rate: float = 0.1,
               start: datetime = DEFAULT_START, end: datetime = DEFAULT_END,
-              call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS) -> Iterator[dict]:
+              call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS, tool_order: str = "shuffled") -> Iterator[dict]:
     """`generate_rows` as a stream (same rows, same order)."""
+    if tool_order not in TOOL_ORDERS:
+        raise ValueError(f"tool_order must be one of {', '.join(TOOL_ORDERS)}, got {tool_order!r}")
     if not 0 <= refusal_rate <= 1:
         raise ValueError(f"refusal_rate must be in [0, 1], got {refusal_rate}")
     if end <= start:
@@ -186,11 +191,14 @@ def iter_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "a
     plan = _plan(catalogue, families)
     for i in range(n):
         yield _row(plan, Random(f"mobile-actions/{seed}/{i}"), seed, i, families, refusal_rate, start, end,
-                   call_count_weights)
+                   call_count_weights, tool_order)
+
+
+TOOL_ORDERS = ("shuffled", "catalogue")
 
 
 def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal_rate: float,
-         start: datetime, end: datetime, weights: Sequence[float]) -> dict:
+         start: datetime, end: datetime, weights: Sequence[float], tool_order: str) -> dict:
     now = random_now(rng, start, end).replace(microsecond=0)
     style = sample_style(rng)
     refusal = bool(plan.refusal_families) and rng.random() < refusal_rate
@@ -211,7 +219,7 @@ def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal
     split = "heldout" if any(f.split == "heldout" for f in used) else "train"
     return {
         "metadata": "eval" if split == "heldout" else "train",
-        "tools": _shuffled_tools(rng, plan),
+        "tools": _shuffled_tools(rng, plan) if tool_order == "shuffled" else list(plan.tool_json.values()),
         "messages": [developer_message(now), {"role": "user", "content": text}, assistant],
         "meta": {"families": [f.id for f in used], "split": split, "refusal": refusal, "style": style.tags(),
                  "seed": seed, "index": index},

@@ -95,6 +95,24 @@ def test_tools_and_properties_are_shuffled(rows):
     assert len(email_orders) == 6
 
 
+def test_catalogue_order_rows_open_with_the_runtimes_stable_prefix(catalogue):
+    """`tool_order="catalogue"`: every prompt starts with the text the runtime caches (and the
+    trainer runs once per batch), and the rows are otherwise the shuffled ones."""
+    from mobile_actions import wire
+    from mobile_actions.dataset import parse_row, prompt_completion
+
+    fixed = generate_rows(catalogue, 20, seed=5, tool_order="catalogue")
+    shuffled = generate_rows(catalogue, 20, seed=5)
+    prefix = wire.stable_prefix(developer_message(datetime(2025, 1, 1))["content"], catalogue)
+    for a, b in zip(fixed, shuffled):
+        assert [t["function"]["name"] for t in a["tools"]] == [t.name for t in catalogue]
+        assert a["messages"] == b["messages"]
+        prompt, _ = prompt_completion(parse_row(a), layout="cache")
+        assert prompt.startswith(prefix)
+    with pytest.raises(ValueError, match="tool_order"):
+        generate_rows(catalogue, 1, tool_order="sorted")
+
+
 def test_every_row_validates(rows):
     _assert_valid(rows)
 

@@ -106,3 +106,78 @@ def test_all_rows_too_long_is_an_error(tiny_ckpt, tmp_path):
     data = write_rows(tmp_path / "rows.jsonl", 2)
     with pytest.raises(ValueError, match="no training rows left"):
         train(CallerSFTConfig(data=str(data), base=str(tiny_ckpt), out=str(tmp_path / "o"), max_length=50))
+
+
+def test_shared_prefix_gives_the_plain_forwards_loss_and_gradients(tiny_ckpt, rows_file):
+    """Loss and gradients with the shared prefix run once equal the plain forward's, padding and the
+    sliding-window layers (window 64, rows of several hundred tokens) included."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    from mobile_actions.dataset import load_rows
+    from mobile_actions.model import load_tokenizer
+    from train.caller_sft import MIN_SHARED_PREFIX, encode_rows, shared_prefix_inputs, shared_prefix_length
+
+    def collate(enc):  # trl's collator, as the trainer feeds it: labels -100 outside the model turn
+        return DataCollatorForLanguageModeling(pad_token_id=0)(
+            [{"input_ids": i, "labels": [t if m else -100 for t, m in zip(i, mask)]}
+             for i, mask in zip(enc.input_ids, enc.completion_mask)])
+
+    rows, _ = load_rows(rows_file)
+    tok = load_tokenizer(str(tiny_ckpt))
+    enc = encode_rows(rows[:4], tok, layout="cache", max_length=4000)
+    batch = collate(enc)
+    assert (batch["attention_mask"] == 0).any()                      # rows of different lengths: padding
+    n = shared_prefix_length(batch["input_ids"], batch["attention_mask"], batch["labels"])
+    assert n >= MIN_SHARED_PREFIX and n > 64                          # past the sliding window
+
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt), dtype=torch.float32).train()
+
+    def grads(loss):
+        model.zero_grad()
+        loss.backward()
+        return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    plain = model(**batch).loss
+    g_plain = grads(plain)
+    suffix = shared_prefix_inputs(model, batch)
+    assert suffix["input_ids"].shape[1] == batch["input_ids"].shape[1] - n
+    shared = model(**suffix).loss
+    g_shared = grads(shared)
+    assert torch.allclose(plain, shared, atol=1e-5), (plain, shared)
+    assert len(g_plain) == len(g_shared)
+    for a, b in zip(g_plain, g_shared):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+
+    # Rows that part early (the official layout opens with the datetime) take the plain forward.
+    batch["input_ids"][1, MIN_SHARED_PREFIX // 2] += 1
+    assert shared_prefix_inputs(model, batch) is None
+
+
+def test_init_adapter_starts_from_saved_weights(tiny_run, tiny_ckpt):
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from safetensors.torch import load_file
+    from transformers import AutoModelForCausalLM
+
+    from train.caller_sft import load_adapter_weights
+
+    _, res = tiny_run
+    saved = load_file(str(res.out / "adapter_model.safetensors"))
+
+    def fresh(r):
+        base = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt))
+        return get_peft_model(base, LoraConfig(r=r, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM",
+                                               trainable_token_indices={"embed_tokens": list(wire.CONTROL_TOKEN_IDS.values())}))
+
+    model = fresh(4)
+    load_adapter_weights(model, str(res.out))
+    params = dict(model.named_parameters())
+    key = next(k for k in saved if "lora_B" in k)
+    live = params[key.replace(".weight", ".default.weight")]
+    assert torch.equal(live.detach(), saved[key]) and saved[key].abs().sum() > 0   # B starts at 0 untrained
+    with pytest.raises(ValueError, match="init-adapter .* do not fit"):
+        load_adapter_weights(fresh(8), str(res.out))
+    with pytest.raises(FileNotFoundError, match="init-adapter"):
+        load_adapter_weights(model, str(res.out / "nope"))
