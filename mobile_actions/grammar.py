@@ -12,7 +12,8 @@ Two layers:
 
 Every emitted call therefore parses and validates by construction. When the grammar admits only
 one continuation (e.g. `call:` after `<start_function_call>`, the rest of a unique tool name),
-`forced_tokens()` returns it tokenized, so the runtime appends it without a model step.
+`forced_tokens()` returns it tokenized, so the runtime appends it without a model step, except
+the last token before a choice, which the model writes itself (token boundaries stay natural).
 At the very start the model may also write plain text (a refusal); then only control strings are
 kept out of it. The module needs numpy and tokenizers only (it runs in the torch-free runtime).
 """
@@ -659,7 +660,10 @@ class Constraint:
                     ids = self._encode(run)
                     if ids is None:
                         return out  # cannot tokenize exactly: stop forcing before this run
-                    out += ids
+                    # A run that ends where the model has a choice keeps its last token back: the model
+                    # writes it, merged with what follows as in training ("_on" / "_off", not "_o" +
+                    # "n"; "{}" not "{" + "}"). Forcing a split the model never saw derails it.
+                    out += ids if c is not None else ids[:-1]
                     run = ""
                 if c is not None:
                     out.append(self._ctrl_id[c])

@@ -122,11 +122,15 @@ def test_allowed_sets(tok, table, cat):
     start = c.allowed()
     assert start.dtype == bool and start[48] and start[106] and not start[52]
     c.advance(48)
-    for f in c.forced_tokens():
+    forced = c.forced_tokens()
+    for f in forced:
         c.advance(f)
+    done = tok.decode(forced)          # "call" (the last token before a choice is the model's to write)
+    assert "call:".startswith(done) and done != "call:"
+    rest = "call:"[len(done):]
     ids = c.allowed()
     names = {tok.decode([int(i)]) for i in ids}
-    assert names and all(any(n.startswith(s) for n in cat.names) for s in names)
+    assert names and all(any((rest + n).startswith(s) for n in cat.names) for s in names)
     # the greedy pick respects the set even when the best logit is elsewhere
     logits = np.zeros(table.size, dtype=np.float32)
     logits[5] = 100

@@ -107,8 +107,10 @@ def test_forced_tokens_skip_model_steps(caller_factory):
     from mobile_actions.grammar import TokenTable
 
     table = TokenTable.from_folder(c.folder)
-    # Script: <start_function_call>, then the model "chooses" 'turn_on' pieces; the rest is forced.
-    script = [48] + tok.encode("turn_on", add_special_tokens=False).ids + [106]
+    # Script (the test tokenizer is character-level): <start_function_call>, "call" is forced and
+    # ':' held back for the model; 't' is a choice, "urn_" forced with 'o' held back; 'o'; then
+    # 'n' (not 'f'); the rest, up to <end_function_call>, is forced.
+    script = [48] + [tok.encode(ch, add_special_tokens=False).ids[-1] for ch in ":ton"] + [106]
     fake = _ScriptedDecoder(c.decoder, script)
     fake._strings = table.strings
     c.decoder = fake
