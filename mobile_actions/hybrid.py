@@ -240,9 +240,9 @@ def resolve_caller(spec: str = "default", progress: Callable[[str], None] | None
     from mobile_actions.runtime import Caller
 
     if spec == "default":
-        # The bundled adapter's quantised exports do not yet keep its calls (int4 and int8 flip its
-        # first token, see docs/runtime.md): PyTorch is the faithful default until an export's
-        # self-check accuracy matches. `--model DIR` with an export still takes the ONNX runtime.
+        # The bundled adapter's int4 export still loses accuracy (40 % vs 50 % exact match on 40
+        # held-out rows, docs/runtime.md) and int8 writes no calls: PyTorch is the faithful default
+        # until an export's self-check accuracy matches. `--model DIR` takes the ONNX runtime.
         say("caller: PyTorch (bundled default model)")
         caller = TorchCaller("default")
         for w in caller.warnings:
