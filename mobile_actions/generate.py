@@ -42,6 +42,7 @@ from mobile_actions.phrases.dates import random_now
 from mobile_actions.phrases.grammar import Segment, Template
 from mobile_actions.phrases.style import Style, compose, sample_style
 
+TOOL_ORDERS = ("shuffled", "catalogue")  # per-row shuffle (as in the real data) | the catalogue's order
 DEFAULT_START = datetime(2024, 1, 1)
 DEFAULT_END = datetime(2027, 1, 1)
 HELDOUT_SHARE = 0.2
@@ -192,9 +193,6 @@ def iter_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "a
     for i in range(n):
         yield _row(plan, Random(f"mobile-actions/{seed}/{i}"), seed, i, families, refusal_rate, start, end,
                    call_count_weights, tool_order)
-
-
-TOOL_ORDERS = ("shuffled", "catalogue")
 
 
 def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal_rate: float,

@@ -368,9 +368,10 @@ def load_adapter_weights(model: Any, adapter: str) -> None:
         raise FileNotFoundError(f"--init-adapter {adapter}: no {weights}")
     try:
         result = set_peft_model_state_dict(model, load_file(str(weights)))
-    except RuntimeError as e:  # shape mismatch: torch lists every tensor
+    except RuntimeError as e:  # shape mismatch: torch lists every tensor, one per line after a header
+        lines = str(e).splitlines()
         raise ValueError(f"--init-adapter {adapter}: its weights do not fit this LoRA config (different r?): "
-                         f"{str(e).splitlines()[1].strip() if len(str(e).splitlines()) > 1 else e}") from None
+                         f"{lines[1].strip() if len(lines) > 1 else e}") from None
     unexpected = list(getattr(result, "unexpected_keys", []) or [])
     if unexpected:
         raise ValueError(f"--init-adapter {adapter}: {len(unexpected)} weights do not fit this LoRA config "
