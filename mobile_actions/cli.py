@@ -124,9 +124,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
         _err(f"error: {e}")
         return 2
     t0 = time.perf_counter()
-    rows = generate_rows(catalogue, args.n, seed=args.seed, families=args.families, refusal_rate=args.refusal_rate,
-                         tool_order=args.tool_order)
-    rows = list(rows)
+    try:
+        weights = [float(w) for w in args.call_weights.split(",")]
+        rows = generate_rows(catalogue, args.n, seed=args.seed, families=args.families, refusal_rate=args.refusal_rate,
+                             tool_order=args.tool_order, chain_rate=args.chain_rate, call_count_weights=weights)
+    except ValueError as e:
+        _err(f"error: {e}")
+        return 2
     n = write_rows(rows, args.out)
     dt = time.perf_counter() - t0
     d = diversity(rows)
@@ -171,6 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--families", default="all", choices=("all", "train", "heldout"),
                    help="phrasing families to draw from (held-out families make an honest eval set)")
     p.add_argument("--refusal-rate", type=float, default=0.1)
+    p.add_argument("--chain-rate", type=float, default=0.1,
+                   help="share of address-chain rows (show_map now, send_email once the map's answer is back); "
+                        "half are first turns, half follow-ups with tool results")
+    p.add_argument("--call-weights", default="0.70,0.22,0.08",
+                   help="relative weights of 1, 2, 3, ... calls per request")
     p.add_argument("--tool-order", default="shuffled", choices=("shuffled", "catalogue"),
                    help="tool and property order per row: shuffled (as in the real data) or catalogue order "
                         "(as the runtime renders it; lets training run the shared prompt prefix once per batch)")

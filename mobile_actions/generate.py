@@ -9,6 +9,15 @@ A row is `{"metadata", "tools", "messages", "meta"}`:
 - `messages`: developer (a random datetime 2024-2026 and its weekday), user (the request),
   assistant (`tool_calls` with 1-3 calls in the order they are asked for, or, for a request no
   tool can serve, `content` = a short refusal and no `tool_calls`).
+- *Chains* (`chain_rate`, catalogues with Mobile Actions' `show_map` and `send_email`): "email the
+  address of the Louvre to ana@example.com" needs the map's answer before the email can be
+  written. Half of these rows are the first turn (gold: any other asked-for calls and
+  `show_map(query)`); the other half are the follow-up the hybrid runner makes: the messages go on
+  with that assistant turn and a `tool` message holding each call's result (for `show_map`, what the
+  virtual phone's Maps card shows: `place`, `address`, `details`), and the gold is
+  `send_email(to, subject="Address of <place as said>", body="<place>, <address>")`. Likewise a
+  share (`FOLLOWUP_TEXT_SHARE`) of ordinary rows with a `show_map` call become a follow-up whose gold
+  is a short text reply: nothing is left to call, and the caller must not invent an email.
 - `meta` (an extra key; Mobile Actions readers ignore unknown keys):
   `{"families": [...], "split": "train"|"heldout", "refusal": bool, "style": {...}, "seed": S, "index": i}`.
 
@@ -48,6 +57,11 @@ DEFAULT_END = datetime(2027, 1, 1)
 HELDOUT_SHARE = 0.2
 OPTIONAL_RATE = 0.5
 CALL_COUNT_WEIGHTS = (0.70, 0.22, 0.08)   # 1, 2, 3 calls
+CHAIN_RATE = 0.1                          # share of rows that are address chains (first turn or follow-up)
+FOLLOWUP_TEXT_SHARE = 0.3                 # share of plain rows with show_map that become a text follow-up
+CHAIN_TOOLS = ("show_map", "send_email")
+_DONE_REPLIES = ("Done.", "All done.", "Done. {place} is at {address}.", "Here it is: {place}, {address}.",
+                 "I've shown {place} on the map.", "Done: {place}, {address}.")
 SPLITS = ("train", "heldout", "all")
 # Relative frequency of the Mobile Actions tools: tools with arguments need more examples to learn.
 _TOOL_WEIGHTS = {"send_email": 1.4, "create_contact": 1.3, "create_calendar_event": 1.4, "show_map": 1.3,
@@ -58,7 +72,7 @@ _TOOL_WEIGHTS = {"send_email": 1.4, "create_contact": 1.3, "create_calendar_even
 class Family:
     """One phrasing structure: a template (Mobile Actions tools, refusals) or a schema-driven builder (generic)."""
     id: str                    # "send_email/subject_first", "generic/with_args", "refusal/weather"
-    group: str                 # the partition group: a tool name, "generic" or "refusal"
+    group: str                 # the partition group: a tool name, "generic", "refusal" or "chain"
     mode: str                  # "imp" (takes "can you ..." openers) or "free" (a whole utterance)
     template: Template | None = None
     builder: generic.Builder | None = None
@@ -101,6 +115,13 @@ def _generic_families() -> list[Family]:
     return [Family(f"generic/{name}", "generic", mode, builder=b) for name, mode, b in generic.FAMILIES]
 
 
+def _chain_families(catalogue: Catalogue) -> list[Family]:
+    if not all(name in catalogue.names and _mobile_families(catalogue[name]) for name in CHAIN_TOOLS):
+        return []
+    return [Family(f"chain/{name}", "chain", mode, template=Template.compile(source))
+            for name, mode, source in mobile.CHAIN_EMAIL_ADDRESS]
+
+
 def _refusal_families(catalogue: Catalogue) -> list[Family]:
     texts = [f"{t.name} {t.description}" for t in catalogue]
     return [Family(f"refusal/{t.name}", "refusal", "free", template=Template.compile(t.template))
@@ -119,7 +140,7 @@ def catalogue_families(catalogue: Catalogue) -> list[Family]:
             needs_generic = True
     if needs_generic:
         fams += _generic_families()
-    fams += _refusal_families(catalogue)
+    fams += _chain_families(catalogue) + _refusal_families(catalogue)
     return _with_splits(fams)
 
 
@@ -139,6 +160,7 @@ class _Plan:
     catalogue: Catalogue
     tools: list[_ToolPlan]
     refusal_families: list[Family]
+    chain_families: list[Family]
     tool_json: dict[str, dict]
     conflicts: frozenset[tuple[str, str]] = frozenset()
 
@@ -159,14 +181,15 @@ def _plan(catalogue: Catalogue, families: str) -> _Plan:
             gen = [f for f in keep if f.group == "generic"]
             tools.append(_ToolPlan(tool, gen, True, verbs=generic.verb_phrases(tool)))
     conflicts = frozenset((a, b) for a in catalogue.names for b in catalogue.names if _conflicts(a, b))
-    return _Plan(catalogue, tools, [f for f in keep if f.group == "refusal"],
+    return _Plan(catalogue, tools, [f for f in keep if f.group == "refusal"], [f for f in keep if f.group == "chain"],
                  {t.name: t.to_mobile_actions() for t in catalogue}, conflicts)
 
 
 # ---------------------------------------------------------------------------------------------- rows
 def generate_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "all", refusal_rate: float = 0.1,
                   start: datetime = DEFAULT_START, end: datetime = DEFAULT_END,
-                  call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS, tool_order: str = "shuffled") -> list[dict]:
+                  call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS, tool_order: str = "shuffled",
+                  chain_rate: float = CHAIN_RATE) -> list[dict]:
     """`n` rows in Mobile Actions format for `catalogue`; see the module docstring for the row shape.
 
     families: "train" or "heldout" restricts every clause to that side of the phrasing partition; "all" uses both.
@@ -174,33 +197,44 @@ def generate_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str 
     start, end: the range of the developer message's "current" datetime.
     call_count_weights: relative weights of 1, 2, 3 calls per row.
     tool_order: "shuffled" (tools and their properties per row) or "catalogue".
+    chain_rate: share of rows that are address chains (first turns and follow-ups; needs show_map + send_email).
     """
     return list(iter_rows(catalogue, n, seed, families=families, refusal_rate=refusal_rate, start=start, end=end,
-                          call_count_weights=call_count_weights, tool_order=tool_order))
+                          call_count_weights=call_count_weights, tool_order=tool_order, chain_rate=chain_rate))
 
 
 def iter_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "all", refusal_rate: float = 0.1,
               start: datetime = DEFAULT_START, end: datetime = DEFAULT_END,
-              call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS, tool_order: str = "shuffled") -> Iterator[dict]:
+              call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS, tool_order: str = "shuffled",
+              chain_rate: float = CHAIN_RATE) -> Iterator[dict]:
     """`generate_rows` as a stream (same rows, same order)."""
     if tool_order not in TOOL_ORDERS:
         raise ValueError(f"tool_order must be one of {', '.join(TOOL_ORDERS)}, got {tool_order!r}")
-    if not 0 <= refusal_rate <= 1:
-        raise ValueError(f"refusal_rate must be in [0, 1], got {refusal_rate}")
+    for name, rate in (("refusal_rate", refusal_rate), ("chain_rate", chain_rate)):
+        if not 0 <= rate <= 1:
+            raise ValueError(f"{name} must be in [0, 1], got {rate}")
+    if len(call_count_weights) < 1 or min(call_count_weights) < 0 or not sum(call_count_weights) > 0:
+        raise ValueError(f"call_count_weights must be non-negative with a positive sum, got {list(call_count_weights)}")
     if end <= start:
         raise ValueError("end must be after start")
     plan = _plan(catalogue, families)
     for i in range(n):
         yield _row(plan, Random(f"mobile-actions/{seed}/{i}"), seed, i, families, refusal_rate, start, end,
-                   call_count_weights, tool_order)
+                   call_count_weights, tool_order, chain_rate)
 
 
 def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal_rate: float,
-         start: datetime, end: datetime, weights: Sequence[float], tool_order: str) -> dict:
+         start: datetime, end: datetime, weights: Sequence[float], tool_order: str, chain_rate: float) -> dict:
     now = random_now(rng, start, end).replace(microsecond=0)
     style = sample_style(rng)
     refusal = bool(plan.refusal_families) and rng.random() < refusal_rate
-    if refusal:
+    # Drawn only when chains can happen, so chain_rate=0 (or a catalogue without them) keeps the old rows.
+    chain = not refusal and chain_rate > 0 and bool(plan.chain_families) and rng.random() < chain_rate
+    followup: dict | None = None
+    if chain:
+        clauses, used, calls, followup = _chain(rng, plan, now, style, weights)
+        assistant = {"role": "assistant", "tool_calls": calls}
+    elif refusal:
         fam = rng.choice(plan.refusal_families)
         segs = fam.template.expand(rng, refusals.refusal_slots(rng), style.quote)
         clauses, used, calls = [(segs, fam.mode)], [fam], []
@@ -213,15 +247,71 @@ def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal
             used.append(fam)
             calls.append({"function": {"name": tp.tool.name, "arguments": args}})
         assistant = {"role": "assistant", "tool_calls": calls}
+        if chain_rate > 0 and any(c["function"]["name"] == "show_map" for c in calls) \
+                and rng.random() < FOLLOWUP_TEXT_SHARE:
+            followup = {"kind": "text", "reply": rng.choice(_DONE_REPLIES)}
     text = compose(rng, style, clauses)
     split = "heldout" if any(f.split == "heldout" for f in used) else "train"
+    messages = [developer_message(now), {"role": "user", "content": text}, assistant]
+    turn = "first"
+    if followup is not None and (followup["kind"] == "text" or rng.random() < 0.5):
+        messages, turn = _follow_up(messages, followup), "followup"
+    meta = {"families": [f.id for f in used], "split": split, "refusal": refusal, "style": style.tags(),
+            "seed": seed, "index": index}
+    if followup is not None:
+        meta["turn"] = turn
     return {
         "metadata": "eval" if split == "heldout" else "train",
         "tools": _shuffled_tools(rng, plan) if tool_order == "shuffled" else list(plan.tool_json.values()),
-        "messages": [developer_message(now), {"role": "user", "content": text}, assistant],
-        "meta": {"families": [f.id for f in used], "split": split, "refusal": refusal, "style": style.tags(),
-                 "seed": seed, "index": index},
+        "messages": messages,
+        "meta": meta,
     }
+
+
+def _chain(rng: Random, plan: _Plan, now: datetime, style: Style,
+           weights: Sequence[float]) -> tuple[list, list[Family], list[dict], dict]:
+    """An address chain, maybe beside other calls: (clauses, families, first-turn calls, the follow-up)."""
+    fam = rng.choice(plan.chain_families)
+    query, to, slots = mobile.sample_chain_slots(rng)
+    said = slots["place"].surface
+    others = [tp for tp in _pick_tools(rng, plan, weights)[:2] if tp.tool.name not in CHAIN_TOOLS]
+    clauses, used, calls = [], [], []
+    for tp in others:
+        f, segs, args = _clause(rng, tp, now, style)
+        clauses.append((segs, f.mode))
+        used.append(f)
+        calls.append({"function": {"name": tp.tool.name, "arguments": args}})
+    at = rng.randint(0, len(calls))
+    clauses.insert(at, (fam.template.expand(rng, slots, style.quote), fam.mode))
+    used.insert(at, fam)
+    calls.insert(at, {"function": {"name": "show_map", "arguments": {"query": query}}})
+    return clauses, used, calls, {"kind": "email", "to": to, "said": said}
+
+
+def map_result(query: str) -> dict:
+    """What the hybrid runner reads off the virtual phone's Maps card after show_map(query)."""
+    from mobile_actions.android.phone.places import lookup
+
+    place = lookup(query)
+    return {"status": "done", "place": place.name, "address": place.address, "details": place.summary}
+
+
+def _follow_up(messages: list[dict], followup: dict) -> list[dict]:
+    """The first turn's calls and their results, then the follow-up gold (an email, or a short reply)."""
+    first = messages[-1]
+    responses = []
+    for c in first["tool_calls"]:
+        fn = c["function"]
+        result = map_result(fn["arguments"]["query"]) if fn["name"] == "show_map" else {"status": "done"}
+        responses.append({"name": fn["name"], "response": result})
+    found = next(r["response"] for r in responses if r["name"] == "show_map")
+    if followup["kind"] == "email":
+        args = {"to": followup["to"], "subject": f"Address of {followup['said']}",
+                "body": f"{found['place']}, {found['address']}"}
+        gold = {"role": "assistant", "tool_calls": [{"function": {"name": "send_email", "arguments": args}}]}
+    else:
+        gold = {"role": "assistant", "content": followup["reply"].format(**found)}
+    return messages[:-1] + [first, {"role": "tool", "content": responses}, gold]
 
 
 def _pick_tools(rng: Random, plan: _Plan, weights: Sequence[float]) -> list[_ToolPlan]:
@@ -326,9 +416,9 @@ def diversity(rows: Sequence[dict]) -> Diversity:
     refusals_n = 0
     fams: set[str] = set()
     for r in rows:
-        calls = next((m.get("tool_calls") or [] for m in r["messages"] if m.get("role") == "assistant"), [])
+        calls = r["messages"][-1].get("tool_calls") or []     # the gold turn (a follow-up has one before it)
         calls_per_row[len(calls)] += 1
-        refusals_n += not calls
+        refusals_n += r.get("meta", {}).get("refusal", not calls)   # a follow-up's text reply is no refusal
         per_tool.update(c["function"]["name"] for c in calls)
         fams.update(r.get("meta", {}).get("families", []))
     total = sum(grams.values())

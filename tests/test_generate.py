@@ -56,7 +56,8 @@ def rows(catalogue) -> list[dict]:
 
 
 def _calls(row: dict) -> list[ToolCall]:
-    return [ToolCall.from_json(c) for c in row["messages"][2].get("tool_calls", [])]
+    """The gold calls: the last message's (a follow-up row has the first turn and its results before it)."""
+    return [ToolCall.from_json(c) for c in row["messages"][-1].get("tool_calls", [])]
 
 
 def _assert_valid(rows: list[dict]) -> None:
@@ -72,6 +73,8 @@ def _assert_valid(rows: list[dict]) -> None:
 def test_row_shape(rows, catalogue):
     for row in rows[:200]:
         assert row["metadata"] in ("train", "eval")
+        if row["meta"].get("turn") == "followup":
+            continue   # test_chain_rows
         assert [m["role"] for m in row["messages"]] == ["developer", "user", "assistant"]
         assert sorted(t["function"]["name"] for t in row["tools"]) == sorted(catalogue.names)
         for t in row["tools"]:
@@ -84,7 +87,8 @@ def test_row_shape(rows, catalogue):
             assert "tool_calls" not in assistant and assistant["content"] in REFUSALS
         else:
             assert 1 <= len(assistant["tool_calls"]) <= 3 and "content" not in assistant
-        assert len(row["meta"]["families"]) == max(1, len(assistant.get("tool_calls", [])))
+        if not any(f.startswith("chain/") for f in row["meta"]["families"]):
+            assert len(row["meta"]["families"]) == max(1, len(assistant.get("tool_calls", [])))
 
 
 def test_tools_and_properties_are_shuffled(rows):
@@ -138,6 +142,8 @@ def test_required_arguments_always_present_optional_sometimes(rows, catalogue):
 
 def test_literal_values_appear_in_the_request(rows):
     for row in rows:
+        if row["meta"].get("turn") == "followup":
+            continue   # the email's subject and body come from the map's answer: test_chain_rows
         text = user_text(row)
         for call in _calls(row):
             for key, value in call.arguments.items():
@@ -378,3 +384,50 @@ def test_styles_vary(rows):
     assert sum(t.endswith("?") for t in texts) > 150         # questions
     assert sum(bool(re.search(r"[À-ž]", t)) for t in texts) > 300   # accented names and places
     assert {r["meta"]["style"]["register"] for r in rows} == {"plain", "polite", "casual", "terse", "runon"}
+
+
+# ---------------------------------------------------------------------------------------------- chains
+def test_chain_rows(catalogue):
+    """Address chains: a first turn that ends in show_map, and a follow-up that emails what the map showed."""
+    from mobile_actions.android.phone.places import lookup
+    from mobile_actions.dataset import parse_row, prompt_completion
+
+    rows = generate_rows(catalogue, 400, seed=9, chain_rate=0.5, tool_order="catalogue")
+    chains = [r for r in rows if any(f.startswith("chain/") for f in r["meta"]["families"])]
+    first = [r for r in chains if r["meta"]["turn"] == "first"]
+    follow = [r for r in chains if r["meta"]["turn"] == "followup"]
+    texts = [r for r in rows if r["meta"].get("turn") == "followup" and r not in follow]
+    assert 0.4 < len(chains) / len(rows) < 0.6 and first and follow and texts
+    _assert_valid(rows)
+    for r in first:
+        assert [m["role"] for m in r["messages"]] == ["developer", "user", "assistant"]
+        assert "show_map" in [c.name for c in _calls(r)] and "send_email" not in [c.name for c in _calls(r)]
+    for r in follow:
+        assert [m["role"] for m in r["messages"]] == ["developer", "user", "assistant", "tool", "assistant"]
+        asked = [ToolCall.from_json(c) for c in r["messages"][2]["tool_calls"]]
+        results = r["messages"][3]["content"]
+        assert [x["name"] for x in results] == [c.name for c in asked]
+        query = next(c.arguments["query"] for c in asked if c.name == "show_map")
+        place = lookup(query)                                 # what the virtual phone's Maps card shows
+        (email,) = _calls(r)
+        assert email.name == "send_email" and email.arguments["body"] == f"{place.name}, {place.address}"
+        assert email.arguments["to"] in user_text(r)
+        assert email.arguments["subject"].removeprefix("Address of ") in user_text(r)
+        prompt, completion = prompt_completion(parse_row(r))   # the results are in the prompt, the email is not
+        assert place.address in prompt and "send_email{" in completion and "show_map" not in completion
+    for r in texts:
+        assert r["messages"][-1]["content"] and "tool_calls" not in r["messages"][-1]
+        assert not r["meta"]["refusal"]
+
+
+def test_chain_rate_zero_keeps_the_old_rows_and_other_catalogues_have_no_chains(catalogue):
+    rows = generate_rows(catalogue, 300, seed=3, chain_rate=0.0)
+    assert not any("turn" in r["meta"] for r in rows)
+    assert all(len(r["messages"]) == 3 for r in rows)
+    generic = Catalogue.from_json(GENERIC)
+    assert not [f for f in catalogue_families(generic) if f.group == "chain"]
+    assert not any("turn" in r["meta"] for r in generate_rows(generic, 200, seed=1, chain_rate=1.0))
+    with pytest.raises(ValueError, match="chain_rate"):
+        generate_rows(catalogue, 1, chain_rate=1.5)
+    with pytest.raises(ValueError, match="call_count_weights"):
+        generate_rows(catalogue, 1, call_count_weights=(0, 0))

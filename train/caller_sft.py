@@ -57,6 +57,9 @@ class CallerSFTConfig:
     warmup: float = field(default=0.03, metadata={"help": "warm-up, as a fraction of the steps"})
     weight_decay: float = 0.0
     seed: int = 42
+    sampling: str = field(default="group_by_length", metadata={
+        "help": "group_by_length (batches of similar length: little padding, which matters when a batch's "
+                "suffixes run on one shared prefix) | random"})
     precision: str = field(default="auto", metadata={"help": "auto (bf16 where supported) | bf16 | fp32"})
     gradient_checkpointing: bool = True
     shared_prefix: bool = field(default=True, metadata={
@@ -468,6 +471,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
         gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.resolved_lr(method),
         num_train_epochs=cfg.epochs, max_steps=cfg.max_steps, lr_scheduler_type=cfg.scheduler,
         warmup_steps=cfg.warmup, weight_decay=cfg.weight_decay, seed=cfg.seed, bf16=bf16,
+        train_sampling_strategy=cfg.sampling,
         gradient_checkpointing=gradient_checkpointing,
         gradient_checkpointing_kwargs={"use_reentrant": False} if gradient_checkpointing else None,
         logging_steps=cfg.logging_steps, logging_first_step=True,

@@ -157,6 +157,34 @@ ARGUMENTS: dict[str, frozenset[str]] = {
 }
 
 
+# ------------------------------------------------------------------------------------------ chains
+# A request whose second call needs the first call's *result*: "email the address of the Louvre to
+# ana@example.com" is show_map(query) now, then, once the caller sees the map's answer in a tool
+# response, send_email(to, subject="Address of <place as said>", body="<name>, <address>").
+# Slots: {place} (as the user says it), {to}, {_first}.
+CHAIN_EMAIL_ADDRESS: list[FamilySpec] = [
+    ("email_address_of", "imp", "(email|send|mail|e-mail|forward) the (address|location|street address) of {place} to {to}"),
+    ("send_them_address", "imp", "(send|email|mail) {to} the (address|location|exact address) (of|for) {place}"),
+    ("look_up_then_email", "imp", "(look up|find|search for|check) {place} on the map (and|then|, then) (email|send|mail) (the|its) address to {to}"),
+    ("where_then_send", "free", "(where is|where's) {place}? (email|send|mail) the address to {to}"),
+    ("share_with", "imp", "(share|forward|pass on) the address of {place} with {to} (by email|via email|over email)"),
+    ("someone_needs", "free", "{_first} (needs|wants|asked for|is asking for) the address of {place}(,|.) (email|send|mail) it to {to}"),
+    ("get_and_mail", "imp", "(get|find|grab) (me |)the address (of|for) {place} and (mail|email|send) it to {to}"),
+    ("terse_chain", "free", "(email|mail) {to}(:| -|,) (address of|the address for|location of) {place}"),
+    ("let_know_where", "imp", "let {to} know (where|the address where) {place} is (by email|in an email|via email)"),
+    ("map_and_email", "imp", "(show|pull up|bring up) {place} on the map and (email|send|mail) (the|its) address to {to}"),
+]
+
+
+def sample_chain_slots(rng: Random) -> tuple[str, str, dict[str, Value]]:
+    """(the map query, the place as the user says it, slot fillings) for an address chain."""
+    said = rng.choice(V.LANDMARKS) if rng.random() < 0.5 else V.map_query(rng)
+    query = said.removeprefix("the ")
+    to, who = V.any_email(rng)
+    first = who.first if who else rng.choice(("my friend", "my boss", "the client", "my sister"))
+    return query, to, {"place": Value(said, LITERAL), "to": Value(to, LITERAL), "_first": Value(first, LITERAL)}
+
+
 def sample_slots(tool: str, rng: Random, now) -> tuple[dict, dict[str, Value]]:
     """Consistent values for one call: (gold arguments for all the tool's arguments, slot fillings incl. context)."""
     if tool == "send_email":
