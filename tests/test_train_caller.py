@@ -181,3 +181,22 @@ def test_init_adapter_starts_from_saved_weights(tiny_run, tiny_ckpt):
         load_adapter_weights(fresh(8), str(res.out))
     with pytest.raises(FileNotFoundError, match="init-adapter"):
         load_adapter_weights(model, str(res.out / "nope"))
+
+
+def test_length_buckets_batch_similar_lengths_in_random_order():
+    """Every row once per epoch; batches of similar length; no longest-first curriculum in the order."""
+    import random
+    import statistics
+
+    from train.caller_sft import length_buckets
+
+    lengths = [random.Random(i).randint(20, 400) for i in range(2000)]
+    batches = length_buckets(lengths, 8, seed=1)
+    assert sorted(i for b in batches for i in b) == list(range(2000))
+    assert {len(b) for b in batches} == {8}
+    spread = statistics.median(max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches)
+    assert spread < 20                                    # a random batch of 8 spans ~300
+    means = [statistics.mean(lengths[i] for i in b) for b in batches]
+    first, last = statistics.mean(means[:50]), statistics.mean(means[-50:])
+    assert abs(first - last) < 60                         # long and short batches are mixed through the run
+    assert length_buckets(lengths, 8, seed=1) == batches and length_buckets(lengths, 8, seed=2) != batches

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import random
 import sys
 import time
 import typing
@@ -57,9 +58,9 @@ class CallerSFTConfig:
     warmup: float = field(default=0.03, metadata={"help": "warm-up, as a fraction of the steps"})
     weight_decay: float = 0.0
     seed: int = 42
-    sampling: str = field(default="group_by_length", metadata={
-        "help": "group_by_length (batches of similar length: little padding, which matters when a batch's "
-                "suffixes run on one shared prefix) | random"})
+    sampling: str = field(default="buckets", metadata={
+        "help": "buckets (batches of rows of similar length, in random order: little padding, which matters "
+                "when a batch's suffixes run on one shared prefix) | random"})
     precision: str = field(default="auto", metadata={"help": "auto (bf16 where supported) | bf16 | fp32"})
     gradient_checkpointing: bool = True
     shared_prefix: bool = field(default=True, metadata={
@@ -358,6 +359,53 @@ def shared_prefix_trainer(base: type) -> type:
     return SharedPrefixTrainer
 
 
+SAMPLINGS = ("buckets", "random")
+
+
+def length_buckets(lengths: Sequence[int], batch_size: int, seed: int, group: int = 50) -> list[list[int]]:
+    """Batches of rows of similar length, in random order.
+
+    Rows are shuffled, cut into groups of `group` batches, sorted by length inside a group and batched;
+    then the batches of all groups are shuffled. Why not transformers' `group_by_length`: it keeps each
+    group's batches longest-first, a length curriculum. A short run then ends on its longest rows (all
+    multi-call requests and follow-ups, no refusals): 80 such steps took the bundled caller from 38.5 %
+    to 5 % exact match, by writing extra calls on almost every request.
+    """
+    rng = random.Random(seed)
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    size = batch_size * group
+    batches: list[list[int]] = []
+    for start in range(0, len(order), size):
+        chunk = sorted(order[start:start + size], key=lambda i: lengths[i])
+        batches += [chunk[k:k + batch_size] for k in range(0, len(chunk), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def bucketed_trainer(base: type, batch_size: int, seed: int) -> type:
+    """`base` drawing its training rows in `length_buckets` order (a new shuffle every epoch)."""
+    import torch
+
+    class BucketSampler(torch.utils.data.Sampler):
+        def __init__(self, lengths: list[int]) -> None:
+            self.lengths, self.epoch = lengths, 0
+
+        def __len__(self) -> int:
+            return len(self.lengths)
+
+        def __iter__(self):
+            self.epoch += 1
+            return iter([i for b in length_buckets(self.lengths, batch_size, seed + self.epoch) for i in b])
+
+    class BucketedTrainer(base):
+        def _get_train_sampler(self, train_dataset=None):
+            ds = train_dataset if train_dataset is not None else self.train_dataset
+            return BucketSampler([len(ids) for ids in ds["input_ids"]])
+
+    return BucketedTrainer
+
+
 def load_adapter_weights(model: Any, adapter: str) -> None:
     """Copy a saved adapter's weights into the fresh peft model: training starts where it ended."""
     from peft import set_peft_model_state_dict
@@ -471,7 +519,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
         gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.resolved_lr(method),
         num_train_epochs=cfg.epochs, max_steps=cfg.max_steps, lr_scheduler_type=cfg.scheduler,
         warmup_steps=cfg.warmup, weight_decay=cfg.weight_decay, seed=cfg.seed, bf16=bf16,
-        train_sampling_strategy=cfg.sampling,
+        train_sampling_strategy="random",   # buckets: bucketed_trainer below
         gradient_checkpointing=gradient_checkpointing,
         gradient_checkpointing_kwargs={"use_reentrant": False} if gradient_checkpointing else None,
         logging_steps=cfg.logging_steps, logging_first_step=True,
@@ -480,7 +528,11 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
         eval_steps=cfg.eval_loss_steps or None, report_to="none", disable_tqdm=False,
         dataset_num_proc=None, use_cpu=not has_gpu, include_num_input_tokens_seen="non_padding",
     )
+    if cfg.sampling not in SAMPLINGS:
+        raise ValueError(f"--sampling must be one of {', '.join(SAMPLINGS)}, got {cfg.sampling!r}")
     trainer_cls = shared_prefix_trainer(SFTTrainer) if cfg.shared_prefix else SFTTrainer
+    if cfg.sampling == "buckets":
+        trainer_cls = bucketed_trainer(trainer_cls, cfg.batch_size * cfg.grad_accum, cfg.seed)
     trainer = trainer_cls(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
                          processing_class=tokenizer, peft_config=peft_config, callbacks=[loss_curve_callback(out)])
 
