@@ -311,7 +311,7 @@ def _follow_up(messages: list[dict], followup: dict) -> list[dict]:
         gold = {"role": "assistant", "tool_calls": [{"function": {"name": "send_email", "arguments": args}}]}
     else:
         gold = {"role": "assistant", "content": followup["reply"].format(**found)}
-    return messages[:-1] + [first, {"role": "tool", "content": responses}, gold]
+    return messages + [{"role": "tool", "content": responses}, gold]
 
 
 def _pick_tools(rng: Random, plan: _Plan, weights: Sequence[float]) -> list[_ToolPlan]:
