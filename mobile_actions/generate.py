@@ -240,12 +240,7 @@ def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal
         clauses, used, calls = [(segs, fam.mode)], [fam], []
         assistant = {"role": "assistant", "content": rng.choice(refusals.REFUSALS)}
     else:
-        clauses, used, calls = [], [], []
-        for tp in _pick_tools(rng, plan, weights):
-            fam, segs, args = _clause(rng, tp, now, style)
-            clauses.append((segs, fam.mode))
-            used.append(fam)
-            calls.append({"function": {"name": tp.tool.name, "arguments": args}})
+        clauses, used, calls = _clauses(rng, _pick_tools(rng, plan, weights), now, style)
         assistant = {"role": "assistant", "tool_calls": calls}
         if chain_rate > 0 and any(c["function"]["name"] == "show_map" for c in calls) \
                 and rng.random() < FOLLOWUP_TEXT_SHARE:
@@ -275,17 +270,24 @@ def _chain(rng: Random, plan: _Plan, now: datetime, style: Style,
     query, to, slots = mobile.sample_chain_slots(rng)
     said = slots["place"].surface
     others = [tp for tp in _pick_tools(rng, plan, weights)[:2] if tp.tool.name not in CHAIN_TOOLS]
-    clauses, used, calls = [], [], []
-    for tp in others:
-        f, segs, args = _clause(rng, tp, now, style)
-        clauses.append((segs, f.mode))
-        used.append(f)
-        calls.append({"function": {"name": tp.tool.name, "arguments": args}})
+    clauses, used, calls = _clauses(rng, others, now, style)
     at = rng.randint(0, len(calls))
     clauses.insert(at, (fam.template.expand(rng, slots, style.quote), fam.mode))
     used.insert(at, fam)
     calls.insert(at, {"function": {"name": "show_map", "arguments": {"query": query}}})
     return clauses, used, calls, {"kind": "email", "to": to, "said": said}
+
+
+def _clauses(rng: Random, tools: Sequence[_ToolPlan], now: datetime,
+             style: Style) -> tuple[list, list[Family], list[dict]]:
+    """One clause and one call per tool, in order: (clauses, families, calls)."""
+    clauses, used, calls = [], [], []
+    for tp in tools:
+        fam, segs, args = _clause(rng, tp, now, style)
+        clauses.append((segs, fam.mode))
+        used.append(fam)
+        calls.append({"function": {"name": tp.tool.name, "arguments": args}})
+    return clauses, used, calls
 
 
 def map_result(query: str) -> dict:
@@ -339,7 +341,9 @@ def _clause(rng: Random, tp: _ToolPlan, now: datetime, style: Style) -> tuple[Fa
     values, slots = mobile.sample_slots(tp.tool.name, rng, now)
     t = fam.template
     present = set(tp.tool.required) | (t.always & set(values))
-    present |= {a for a in t.conditional if a in values and rng.random() < OPTIONAL_RATE}
+    # A fixed order, not the set's (which follows PYTHONHASHSEED): reverse-sorted is the order the recorded
+    # data files (model card) happened to be drawn in, so their commands make them again byte for byte.
+    present |= {a for a in sorted(t.conditional, reverse=True) if a in values and rng.random() < OPTIONAL_RATE}
     fill = {k: v for k, v in slots.items() if k.startswith("_") or k in present}
     segs = t.expand(rng, fill, style.quote)
     args = {k: values[k] for k in tp.tool.properties if k in present}
