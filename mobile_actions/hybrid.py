@@ -24,13 +24,12 @@ asked for (``RunConfig.yes`` or the ``confirm`` callback); refused otherwise. Th
 navigator. `RunReport` lists what was done, not done and refused, with reasons.
 
 The caller and the navigator are injected (anything with ``call_messages(messages, tools)`` /
-``next_action(...)``); `resolve_caller` / `resolve_navigator` build the shipped defaults. The library never
-prints: progress goes to an ``on_event`` callback.
+``next_action(...)``; hybrid_models.py builds the shipped defaults); the device side (session, screens,
+actions as argv) is hybrid_device.py. The library never prints: progress goes to an ``on_event`` callback.
 """
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import re
 import sys
@@ -38,9 +37,13 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Sequence
 
 from mobile_actions.calls import Problem, ToolCall, validate_call
+from mobile_actions.hybrid_device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
+                                          screencap)
+from mobile_actions.hybrid_models import (CallerLike, NavigatorLike, PredictorNavigator, resolve_caller,
+                                          resolve_navigator)
 from mobile_actions.trace import Trace, TraceWriter, new_run_dir
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
@@ -59,9 +62,6 @@ RESULT_READERS: dict[str, dict[str, dict[str, str]]] = {
                  "details": {"resource-id": "com.google.android.apps.maps:id/summary"}},
 }
 
-
-class HybridError(RuntimeError):
-    """A run that cannot start (no caller, no device, a run folder that cannot be resumed)."""
 
 
 # ============================================================================================ config / records
@@ -168,346 +168,6 @@ class RunReport:
                 "items": [i.to_json() for i in self.items], "caller_turns": self.caller_turns,
                 "calls_dispatched": self.calls_dispatched, "nav_steps": self.nav_steps, "steps": self.steps,
                 "seconds": round(self.seconds, 2), "error": self.error}
-
-
-# ============================================================================================ callers
-class CallerLike(Protocol):
-    def call_messages(self, messages: list[dict], tools: Any) -> Any: ...  # .calls .text .problems .raw .timings
-
-
-class TorchCaller:
-    """The caller on PyTorch (until an ONNX export exists): greedy, KV-cached, stops on the turn's end.
-
-    Why a text cut-off: the runner needs calls; an answer that does not start with a call is a refusal
-    whose words matter little, and an untrained model would otherwise ramble to ``max_new_tokens``.
-    """
-
-    def __init__(self, spec: str = "default", *, max_new_tokens: int = 128, text_tokens: int = 12) -> None:
-        import warnings
-
-        from mobile_actions.evaluate import model_layout
-        from mobile_actions.model import load_caller
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            self.model, self.tokenizer = load_caller(spec)
-        self.warnings = [str(w.message) for w in caught if "adapter" in str(w.message)]
-        self.layout = model_layout(spec)
-        self.spec = spec
-        self.max_new_tokens, self.text_tokens = max_new_tokens, text_tokens
-
-    def call_messages(self, messages: list[dict], tools: Any):
-        import torch
-
-        from mobile_actions import wire
-        from mobile_actions.model import STOP_TOKEN_IDS
-
-        t0 = time.perf_counter()
-        prompt = wire.render(messages, tools, add_generation_prompt=True, layout=self.layout)
-        ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
-        start_call = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
-        out: list[int] = []
-        with torch.inference_mode():
-            res = self.model(input_ids=torch.tensor([ids]), use_cache=True)
-            ttft = (time.perf_counter() - t0) * 1e3
-            while len(out) < self.max_new_tokens:
-                nxt = int(res.logits[0, -1].argmax())
-                if nxt in STOP_TOKEN_IDS:
-                    break
-                out.append(nxt)
-                if len(out) >= self.text_tokens and out[0] != start_call:
-                    break
-                res = self.model(input_ids=torch.tensor([[nxt]]), past_key_values=res.past_key_values, use_cache=True)
-        raw = self.tokenizer.decode(out, skip_special_tokens=False)
-        return finish_result(raw, tools, {"prompt_tokens": len(ids), "new_tokens": len(out), "ttft_ms": round(ttft, 1),
-                                          "total_ms": round((time.perf_counter() - t0) * 1e3, 1)})
-
-
-def finish_result(raw: str, tools: Any, timings: dict):
-    """Parse + validate raw model output into the runtime's `CallResult` shape."""
-    from mobile_actions.runtime import result_from_raw
-
-    return result_from_raw(raw, tools, timings)
-
-
-def resolve_caller(spec: str = "default", progress: Callable[[str], None] | None = None) -> CallerLike:
-    """The caller for a ``--model`` spec.
-
-    ``default``: the bundled caller on PyTorch (`TorchCaller`).
-    A directory with ``manifest.json`` is an ONNX export; any other spec goes to PyTorch.
-    """
-    say = progress or (lambda _m: None)
-    from mobile_actions.runtime import Caller
-
-    if spec == "default":
-        # The bundled adapter's int4 export still loses accuracy (40 % vs 50 % exact match on 40
-        # held-out rows, docs/runtime.md) and int8 writes no calls: PyTorch is the faithful default
-        # until an export's self-check accuracy matches. `--model DIR` takes the ONNX runtime.
-        say("caller: PyTorch (bundled default model)")
-        caller = TorchCaller("default")
-        for w in caller.warnings:
-            say(f"caller: {w}")
-        return caller
-    path = Path(spec).expanduser()
-    if (path / "manifest.json").is_file():
-        say(f"caller: ONNX export {path}")
-        return Caller.from_pretrained(path)
-    say(f"caller: PyTorch {spec}")
-    return TorchCaller(spec)
-
-
-# ============================================================================================ navigators
-@dataclass(frozen=True)
-class NavPrediction:
-    text: str
-    action: Any | None          # navigator.actions.Action
-    error: str | None = None
-
-
-class NavigatorLike(Protocol):
-    def next_action(self, instruction: str, screen: bytes, history: Sequence[tuple[str, bytes]]) -> NavPrediction: ...
-
-
-class PredictorNavigator:
-    """Any object with ``predict(instruction, screenshot, history_actions, history_screenshots)`` (a local
-    `navigator.infer.Navigator`, the tiny random one in tests)."""
-
-    def __init__(self, predictor: Any, history: int = 4) -> None:
-        self.predictor, self.history = predictor, history
-
-    def next_action(self, instruction: str, screen: bytes, history: Sequence[tuple[str, bytes]]) -> NavPrediction:
-        hist = list(history)[-self.history:] if self.history else []
-        p = self.predictor.predict(instruction, _image(screen), [a for a, _ in history],
-                                   [_image(s) for _, s in hist])
-        return NavPrediction(getattr(p, "text", str(p)), getattr(p, "action", None), getattr(p, "error", None))
-
-
-class ClientNavigator:
-    """A `navigator serve` service over HTTP (`navigator.client.NavigatorClient`)."""
-
-    def __init__(self, client: Any, history: int = 4) -> None:
-        self.client, self.history = client, history
-
-    def next_action(self, instruction: str, screen: bytes, history: Sequence[tuple[str, bytes]]) -> NavPrediction:
-        from mobile_actions.navigator.actions import parse_command
-
-        hist = list(history)
-        keep = len(hist) - self.history
-        payload = [(a, s if i >= keep else None) for i, (a, s) in enumerate(hist)]
-        out = self.client.act_raw(instruction, screen, payload)
-        act = out.get("action")
-        if act is None:
-            return NavPrediction(out.get("text", ""), None, out.get("error") or "no action")
-        return NavPrediction(out.get("text", act.get("command", "")), parse_command(act["command"]))
-
-
-def _image(png: bytes):
-    from PIL import Image
-
-    with Image.open(io.BytesIO(png)) as im:
-        return im.convert("RGB")
-
-
-def resolve_navigator(spec: str | None, history: int = 4) -> tuple[NavigatorLike | None, str]:
-    """(navigator or None, a line saying which). ``default`` is the bundled model when it exists."""
-    from mobile_actions.navigator import DEFAULT_MODEL_DIR
-
-    if spec in (None, "", "none"):
-        return None, "navigator: none (GUI work will not be done)"
-    if spec.startswith(("http://", "https://")):
-        from mobile_actions.navigator.client import NavigatorClient
-
-        return ClientNavigator(NavigatorClient(spec), history), f"navigator: service {spec}"
-    path = DEFAULT_MODEL_DIR if spec == "default" else Path(spec).expanduser()
-    if not (path / "config.json").is_file():
-        if spec == "default":
-            return None, f"navigator: no bundled model yet ({path} is empty): GUI work will not be done"
-        raise HybridError(f"navigator {spec!r}: not a model folder (no config.json) and not an http(s) URL")
-    from mobile_actions.navigator.infer import Navigator
-
-    return PredictorNavigator(Navigator(path), history), f"navigator: {path}"
-
-
-# ============================================================================================ device
-def action_argv(action: Any, width: int, height: int) -> list[str] | None:
-    """A navigator action as the device command that performs it; None for COMPLETE / IMPOSSIBLE.
-
-    Coordinates are GUI Odyssey's [0, 1000] per axis, scaled to the screen's pixels. SCROLL names the
-    finger's direction (as in GUI Odyssey), swiped along the codec's canonical path. `input text` needs
-    spaces as ``%s``.
-    """
-    from mobile_actions.navigator.actions import to_raw
-
-    def px(p: Sequence[float]) -> tuple[str, str]:
-        x = min(max(round(float(p[0]) * width / 1000), 0), width - 1)
-        y = min(max(round(float(p[1]) * height / 1000), 0), height - 1)
-        return str(x), str(y)
-
-    k = action.kind
-    if k == "CLICK":
-        return ["input", "tap", *px(action.point)]
-    if k == "LONG_PRESS":
-        x, y = px(action.point)
-        return ["input", "swipe", x, y, x, y, "800"]
-    if k == "SCROLL":
-        _, (start, end) = to_raw(action)
-        return ["input", "swipe", *px(start), *px(end), "300"]
-    if k == "TYPE":
-        return ["input", "text", (action.text or "").replace(" ", "%s")]
-    keys = {"PRESS_BACK": "KEYCODE_BACK", "PRESS_HOME": "KEYCODE_HOME", "PRESS_RECENT": "KEYCODE_APP_SWITCH"}
-    if k in keys:
-        return ["input", "keyevent", keys[k]]
-    return None
-
-
-def screencap(device: Any, timeout: float = 30.0) -> bytes:
-    """The screen as PNG bytes; a device that answers something else is an error, not a black image."""
-    buf = device.exec_out(["screencap", "-p"], timeout)
-    if not buf.startswith(b"\x89PNG"):
-        raise HybridError(f"screencap on {device.serial} did not return a PNG: {buf[:80]!r}")
-    return buf
-
-
-def png_size(png: bytes) -> tuple[int, int]:
-    w, h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-    return w, h
-
-
-def node_at(xml_text: str, x: int, y: int) -> dict[str, str] | None:
-    """The smallest clickable node whose bounds contain (x, y) (what a tap there would hit)."""
-    import xml.etree.ElementTree as ET
-
-    try:
-        root = ET.fromstring(xml_text)
-    except ET.ParseError:
-        return None
-    best, best_area = None, None
-    for node in root.iter("node"):
-        if node.get("clickable") != "true":
-            continue
-        nums = [int(v) for v in re.findall(r"-?\d+", node.get("bounds", ""))[:4]]
-        if len(nums) != 4:
-            continue
-        x1, y1, x2, y2 = nums
-        if x1 <= x < x2 and y1 <= y < y2:
-            area = (x2 - x1) * (y2 - y1)
-            if best_area is None or area < best_area:
-                best, best_area = dict(node.attrib), area
-    return best
-
-
-@dataclass
-class DeviceSession:
-    """The device a run talks to; for the virtual phone also the phone, its server and a private adb server."""
-
-    device: Any
-    serial: str
-    virtual: bool = False
-    phone: Any = None
-    _server: Any = None
-    _adb: Any = None
-
-    def reconnect(self, timeout: float = 15.0) -> Any:
-        """Re-establish the device after a disconnect (``adb connect`` again for a network device)."""
-        from mobile_actions.android.device import DeviceError, ServerAddress, select_device
-
-        if self._adb is not None:
-            self._adb.connect(self.serial, timeout=timeout)
-            self.device = select_device(self.serial, server=ServerAddress(port=self._adb.port), env={})
-            return self.device
-        deadline = time.monotonic() + timeout
-        server = self.device.server if self.device is not None else ServerAddress.from_env()
-        last: Exception | None = None
-        while time.monotonic() < deadline:
-            try:
-                if ":" in self.serial:
-                    import adbutils
-
-                    adbutils.AdbClient(host=server.host, port=server.port).connect(self.serial, timeout=5)
-                self.device = select_device(self.serial, server=server)
-                return self.device
-            except (DeviceError, OSError, Exception) as e:   # adbutils raises its own AdbError
-                last = e
-                time.sleep(0.5)
-        raise HybridError(f"device {self.serial} did not come back within {timeout:g} s: {last}")
-
-    def state(self) -> dict[str, Any] | None:
-        """The virtual phone's state (in process, or ``dumpsys mobile-actions`` on an external one); None
-        for a real phone."""
-        if self.phone is not None:
-            return self.phone.snapshot()
-        try:
-            r = self.device.shell(["dumpsys", "mobile-actions"])
-            data = json.loads(r.stdout) if r.ok else None
-            return data if isinstance(data, dict) and "stack" in data else None
-        except Exception:
-            return None
-
-    def close(self) -> None:
-        if self._adb is not None:
-            self._adb.stop()
-            self._adb = None
-        if self._server is not None:
-            self._server.close()
-            self._server = None
-
-
-def start_virtual_phone(state: dict[str, Any] | None = None, phone: Any = None) -> DeviceSession:
-    """A virtual phone on loopback, reached through a private adb server: the same path as a real phone."""
-    from mobile_actions.android.adbserver import PrivateAdbServer
-    from mobile_actions.android.device import ServerAddress, select_device
-    from mobile_actions.android.phone import PhoneServer, VirtualPhone
-
-    phone = phone or VirtualPhone()
-    if state is not None:
-        restore_phone_state(phone, state)
-    server = PhoneServer(phone, "127.0.0.1", 0).start()
-    adb = None
-    try:
-        adb = PrivateAdbServer().start()
-        serial = server.address.serial
-        adb.connect(serial)
-        device = select_device(serial, server=ServerAddress(port=adb.port), env={})
-    except BaseException:
-        if adb is not None:
-            adb.stop()
-        server.close()
-        raise
-    return DeviceSession(device, serial, True, phone, server, adb)
-
-
-def open_session(serial: str | None = None, *, virtual: bool | None = None,
-                 state: dict[str, Any] | None = None) -> DeviceSession:
-    """The run's device: ``serial`` (or $ANDROID_SERIAL, or the only device); with none attached (or
-    ``virtual=True``) an in-process virtual phone. ``state`` restores a virtual phone's saved state."""
-    from mobile_actions.android.device import AdbServerUnavailableError, NoDeviceError, select_device
-
-    if virtual:
-        return start_virtual_phone(state)
-    try:
-        device = select_device(serial)
-    except (NoDeviceError, AdbServerUnavailableError):
-        if serial is not None or virtual is False:
-            raise
-        return start_virtual_phone(state)
-    return DeviceSession(device, device.serial)
-
-
-def restore_phone_state(phone: Any, snapshot: dict[str, Any]) -> None:
-    """Put a `VirtualPhone.snapshot()` back into a phone (files come back empty: the snapshot has sizes only).
-
-    Why: an in-process virtual phone dies with its process; a resumed run continues on the phone as the
-    interrupted run left it, as it would on a real phone.
-    """
-    from mobile_actions.android.phone.state import Activity, PhoneState
-
-    names = {f.name for f in fields(PhoneState)}
-    data = {k: v for k, v in snapshot.items() if k in names and k != "files"}
-    for k in ("stack", "recents"):
-        data[k] = [Activity(**a) for a in snapshot.get(k, [])]
-    with phone.lock:
-        phone.state = PhoneState(**data)
-        phone.changed()
 
 
 # ============================================================================================ the runner

@@ -329,7 +329,7 @@ class OracleCaller:
     def call_messages(self, messages: list[dict], tools: Any):
         from mobile_actions import wire
         from mobile_actions.calls import ToolCall
-        from mobile_actions.hybrid import finish_result
+        from mobile_actions.hybrid_models import finish_result
 
         request = next(m["content"] for m in messages if m.get("role") == "user")
         follow_up = any(m.get("role") == "tool" for m in messages)
@@ -350,7 +350,7 @@ class OracleNavigator:
 
     def next_action(self, instruction: str, screen: bytes, history: Sequence[Any]):
         from mobile_actions.android.phone.state import HEIGHT, WIDTH
-        from mobile_actions.hybrid import NavPrediction
+        from mobile_actions.hybrid_models import NavPrediction
         from mobile_actions.navigator.actions import parse_command
 
         script = self.scripts.get(instruction, [])
@@ -394,7 +394,9 @@ def run_bench(cfg: BenchConfig, *, caller: Any = None, navigator: Any = "config"
               on_event: Callable[[dict], None] | None = None) -> list[TaskResult]:
     """Run the tasks on one in-process virtual phone (reset between tasks); the caller and navigator are
     loaded once. Send-type actions are confirmed (it is a virtual phone)."""
-    from mobile_actions.hybrid import RunConfig, Runner, resolve_caller, resolve_navigator, start_virtual_phone
+    from mobile_actions.hybrid import RunConfig, Runner
+    from mobile_actions.hybrid_device import start_virtual_phone
+    from mobile_actions.hybrid_models import resolve_caller, resolve_navigator
 
     chosen = select_tasks(tasks if tasks is not None else TASKS, cfg.only, cfg.limit)
     say = on_event or (lambda _e: None)

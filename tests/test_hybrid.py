@@ -6,8 +6,8 @@ import pytest
 
 from mobile_actions import wire
 from mobile_actions.calls import ToolCall
-from mobile_actions.hybrid import (RunConfig, Runner, action_argv, describe_call, node_at, png_size, screencap,
-                                   tool_instruction)
+from mobile_actions.hybrid import RunConfig, Runner, describe_call, tool_instruction
+from mobile_actions.hybrid_device import action_argv, node_at, png_size, screencap
 from mobile_actions.navigator.actions import Action, parse_command
 from mobile_actions.trace import Trace
 from tests.test_hybrid_fakes import (NoCaller, ScriptedCaller, ScriptedNavigator, phone, raw_calls,  # noqa: F401
@@ -313,7 +313,7 @@ def test_navigator_over_http(session, phone, tmp_path):
     """`--navigator http://...`: the loop talks to `navigator serve` (a scripted predictor behind it)."""
     import threading
 
-    from mobile_actions.hybrid import resolve_navigator
+    from mobile_actions.hybrid_models import resolve_navigator
     from mobile_actions.navigator.infer import Prediction
     from mobile_actions.navigator.service import NavigatorServer
 
@@ -345,13 +345,13 @@ def test_navigator_over_http(session, phone, tmp_path):
 def test_default_caller_is_pytorch_and_a_folder_with_manifest_is_onnx(tmp_path, monkeypatch):
     """`--model default`: the bundled caller on PyTorch (its quantised exports do not yet keep its calls);
     a folder with manifest.json: the torch-free ONNX runtime."""
-    import mobile_actions.hybrid as hybrid
+    import mobile_actions.hybrid_models as models
     import mobile_actions.runtime as runtime
 
     (tmp_path / "manifest.json").write_text("{}")
     monkeypatch.setattr(runtime.Caller, "from_pretrained", classmethod(lambda cls, folder, **kw: ("onnx", folder)))
-    monkeypatch.setattr(hybrid, "TorchCaller", lambda spec: type("T", (), {"spec": spec, "warnings": []})())
+    monkeypatch.setattr(models, "TorchCaller", lambda spec: type("T", (), {"spec": spec, "warnings": []})())
     said = []
-    assert hybrid.resolve_caller("default", said.append).spec == "default"
+    assert models.resolve_caller("default", said.append).spec == "default"
     assert said == ["caller: PyTorch (bundled default model)"]
-    assert hybrid.resolve_caller(str(tmp_path)) == ("onnx", tmp_path)
+    assert models.resolve_caller(str(tmp_path)) == ("onnx", tmp_path)

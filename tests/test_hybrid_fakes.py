@@ -11,7 +11,8 @@ import pytest
 
 from mobile_actions import wire
 from mobile_actions.calls import ToolCall
-from mobile_actions.hybrid import NavPrediction, finish_result, start_virtual_phone
+from mobile_actions.hybrid_device import start_virtual_phone
+from mobile_actions.hybrid_models import NavPrediction, finish_result
 from mobile_actions.navigator.actions import parse_command
 
 

@@ -46,7 +46,7 @@ def long_press(phone, **attrs):
 
 # ------------------------------------------------------------------------------------------ 1. the shade
 def test_scroll_down_on_home_opens_the_shade_then_quick_settings(phone):
-    from mobile_actions.hybrid import action_argv
+    from mobile_actions.hybrid_device import action_argv
     from mobile_actions.navigator.actions import parse_command
 
     down = " ".join(action_argv(parse_command("SCROLL: DOWN"), 1080, 2400))
