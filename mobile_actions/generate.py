@@ -341,8 +341,8 @@ def _clause(rng: Random, tp: _ToolPlan, now: datetime, style: Style) -> tuple[Fa
     values, slots = mobile.sample_slots(tp.tool.name, rng, now)
     t = fam.template
     present = set(tp.tool.required) | (t.always & set(values))
-    # A fixed order, not the set's (which follows PYTHONHASHSEED): reverse-sorted is the order the recorded
-    # data files (model card) happened to be drawn in, so their commands make them again byte for byte.
+    # A fixed order, not the set's (which follows PYTHONHASHSEED): reverse-sorted is the order most recorded
+    # data files (model card; all but stage 5's) happened to be drawn in, so their commands make them again.
     present |= {a for a in sorted(t.conditional, reverse=True) if a in values and rng.random() < OPTIONAL_RATE}
     fill = {k: v for k, v in slots.items() if k.startswith("_") or k in present}
     segs = t.expand(rng, fill, style.quote)
