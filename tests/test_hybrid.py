@@ -343,7 +343,7 @@ def test_navigator_over_http(session, phone, tmp_path):
 
 
 def test_default_caller_is_pytorch_and_a_folder_with_manifest_is_onnx(tmp_path, monkeypatch):
-    """`--model default`: the bundled caller on PyTorch (its quantised exports do not yet keep its calls);
+    """`--model default`: the bundled caller on PyTorch (no export ships with the repo);
     a folder with manifest.json: the torch-free ONNX runtime."""
     import mobile_actions.hybrid_models as models
     import mobile_actions.runtime as runtime
