@@ -329,14 +329,14 @@ class OracleCaller:
     def call_messages(self, messages: list[dict], tools: Any):
         from mobile_actions import wire
         from mobile_actions.calls import ToolCall
-        from mobile_actions.hybrid_models import finish_result
+        from mobile_actions.runtime import result_from_raw
 
         request = next(m["content"] for m in messages if m.get("role") == "user")
         follow_up = any(m.get("role") == "tool" for m in messages)
         gold = [] if follow_up else self.by_request.get(request, [])
         raw = "".join(wire.render_call(ToolCall(c["name"], c["arguments"])) for c in gold)
         raw = raw or "I cannot do that with my tools."
-        return finish_result(raw, tools, {})
+        return result_from_raw(raw, tools, {})
 
 
 class OracleNavigator:

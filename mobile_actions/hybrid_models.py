@@ -45,6 +45,7 @@ class TorchCaller:
 
         from mobile_actions import wire
         from mobile_actions.model import STOP_TOKEN_IDS
+        from mobile_actions.runtime import result_from_raw
 
         t0 = time.perf_counter()
         prompt = wire.render(messages, tools, add_generation_prompt=True, layout=self.layout)
@@ -63,15 +64,9 @@ class TorchCaller:
                     break
                 res = self.model(input_ids=torch.tensor([[nxt]]), past_key_values=res.past_key_values, use_cache=True)
         raw = self.tokenizer.decode(out, skip_special_tokens=False)
-        return finish_result(raw, tools, {"prompt_tokens": len(ids), "new_tokens": len(out), "ttft_ms": round(ttft, 1),
-                                          "total_ms": round((time.perf_counter() - t0) * 1e3, 1)})
-
-
-def finish_result(raw: str, tools: Any, timings: dict):
-    """Parse + validate raw model output into the runtime's `CallResult` shape."""
-    from mobile_actions.runtime import result_from_raw
-
-    return result_from_raw(raw, tools, timings)
+        timings = {"prompt_tokens": len(ids), "new_tokens": len(out), "ttft_ms": round(ttft, 1),
+                   "total_ms": round((time.perf_counter() - t0) * 1e3, 1)}
+        return result_from_raw(raw, tools, timings)
 
 
 def resolve_caller(spec: str = "default", progress: Callable[[str], None] | None = None) -> CallerLike:

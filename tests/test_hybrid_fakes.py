@@ -12,8 +12,9 @@ import pytest
 from mobile_actions import wire
 from mobile_actions.calls import ToolCall
 from mobile_actions.hybrid_device import start_virtual_phone
-from mobile_actions.hybrid_models import NavPrediction, finish_result
+from mobile_actions.hybrid_models import NavPrediction
 from mobile_actions.navigator.actions import parse_command
+from mobile_actions.runtime import result_from_raw
 
 
 def raw_calls(*calls: tuple[str, dict]) -> str:
@@ -32,7 +33,7 @@ class ScriptedCaller:
     def call_messages(self, messages: list[dict], tools: Any):
         self.seen.append(messages)
         raw = self.turns.pop(0) if self.turns else "All done."
-        return finish_result(raw, tools, {"total_ms": 0.0})
+        return result_from_raw(raw, tools, {"total_ms": 0.0})
 
 
 class NoCaller:
