@@ -113,6 +113,20 @@ def print_report(report, title: str = "scores") -> None:
 
 
 # ---------------------------------------------------------------------------------------------- generate
+def _tool_weights(spec: str) -> dict[str, float]:
+    """`NAME=W,NAME=W` -> {NAME: W}; a malformed item is a ValueError that quotes it."""
+    out: dict[str, float] = {}
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        name, sep, w = item.partition("=")
+        try:
+            if not sep or not name.strip():
+                raise ValueError
+            out[name.strip()] = float(w)
+        except ValueError:
+            raise ValueError(f"--tool-weights: {item!r} is not NAME=WEIGHT (e.g. create_calendar_event=2.5)") from None
+    return out
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     from mobile_actions.catalog import CatalogueError, load_catalogue
     from mobile_actions.dataset import write_rows
@@ -127,7 +141,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     try:
         weights = [float(w) for w in args.call_weights.split(",")]
         rows = generate_rows(catalogue, args.n, seed=args.seed, families=args.families, refusal_rate=args.refusal_rate,
-                             tool_order=args.tool_order, chain_rate=args.chain_rate, call_count_weights=weights)
+                             tool_order=args.tool_order, chain_rate=args.chain_rate, call_count_weights=weights,
+                             tool_weights=_tool_weights(args.tool_weights))
     except ValueError as e:
         _err(f"error: {e}")
         return 2
@@ -180,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "half are first turns, half follow-ups with tool results")
     p.add_argument("--call-weights", default="0.70,0.22,0.08",
                    help="relative weights of 1, 2, 3, ... calls per request")
+    p.add_argument("--tool-weights", default="",
+                   help="NAME=W,... sampling weights of single tools (the rest keep their defaults), e.g. "
+                        "create_calendar_event=2.8 to drill dates; the phrasing families and held-out split stay the same")
     p.add_argument("--tool-order", default="shuffled", choices=("shuffled", "catalogue"),
                    help="tool and property order per row: shuffled (as in the real data) or catalogue order "
                         "(as the runtime renders it; lets training run the shared prompt prefix once per batch)")

@@ -42,7 +42,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from random import Random
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from mobile_actions.catalog import Catalogue, Tool
 from mobile_actions.dataset import developer_message
@@ -165,21 +165,33 @@ class _Plan:
     conflicts: frozenset[tuple[str, str]] = frozenset()
 
 
-def _plan(catalogue: Catalogue, families: str) -> _Plan:
+def _plan(catalogue: Catalogue, families: str, tool_weights: Mapping[str, float] | None = None) -> _Plan:
     if families not in SPLITS:
         raise ValueError(f"families must be one of {SPLITS}, got {families!r}")
     if not len(catalogue):
         raise ValueError("the catalogue has no tools")
+    tool_weights = dict(tool_weights or {})
+    unknown = sorted(set(tool_weights) - set(catalogue.names))
+    if unknown:
+        raise ValueError(f"tool_weights names tools not in the catalogue: {', '.join(unknown)} "
+                         f"(the catalogue has {', '.join(catalogue.names)})")
+    bad = {k: w for k, w in tool_weights.items() if not w >= 0}
+    if bad:
+        raise ValueError(f"tool weights must be >= 0, got {bad}")
     fams = catalogue_families(catalogue)
     keep = [f for f in fams if families == "all" or f.split == families]
     tools = []
     for tool in catalogue:
         own = [f for f in keep if f.group == tool.name]
         if own:
-            tools.append(_ToolPlan(tool, own, False, weight=_TOOL_WEIGHTS.get(tool.name, 1.0)))
+            weight = tool_weights.get(tool.name, _TOOL_WEIGHTS.get(tool.name, 1.0))
+            tools.append(_ToolPlan(tool, own, False, weight=weight))
         else:
             gen = [f for f in keep if f.group == "generic"]
-            tools.append(_ToolPlan(tool, gen, True, verbs=generic.verb_phrases(tool)))
+            tools.append(_ToolPlan(tool, gen, True, verbs=generic.verb_phrases(tool),
+                                   weight=tool_weights.get(tool.name, 1.0)))
+    if not any(t.weight > 0 and t.families for t in tools):
+        raise ValueError("tool_weights leave no tool to call (every tool with phrasings has weight 0)")
     conflicts = frozenset((a, b) for a in catalogue.names for b in catalogue.names if _conflicts(a, b))
     return _Plan(catalogue, tools, [f for f in keep if f.group == "refusal"], [f for f in keep if f.group == "chain"],
                  {t.name: t.to_mobile_actions() for t in catalogue}, conflicts)
@@ -189,7 +201,7 @@ def _plan(catalogue: Catalogue, families: str) -> _Plan:
 def generate_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "all", refusal_rate: float = 0.1,
                   start: datetime = DEFAULT_START, end: datetime = DEFAULT_END,
                   call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS, tool_order: str = "shuffled",
-                  chain_rate: float = CHAIN_RATE) -> list[dict]:
+                  chain_rate: float = CHAIN_RATE, tool_weights: Mapping[str, float] | None = None) -> list[dict]:
     """`n` rows in Mobile Actions format for `catalogue`; see the module docstring for the row shape.
 
     families: "train" or "heldout" restricts every clause to that side of the phrasing partition; "all" uses both.
@@ -198,15 +210,18 @@ def generate_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str 
     call_count_weights: relative weights of 1, 2, 3 calls per row.
     tool_order: "shuffled" (tools and their properties per row) or "catalogue".
     chain_rate: share of rows that are address chains (first turns and follow-ups; needs show_map + send_email).
+    tool_weights: per-tool sampling weights by name (others keep their defaults), to drill the tools a model
+      gets wrong without changing the phrasing families or the held-out split.
     """
     return list(iter_rows(catalogue, n, seed, families=families, refusal_rate=refusal_rate, start=start, end=end,
-                          call_count_weights=call_count_weights, tool_order=tool_order, chain_rate=chain_rate))
+                          call_count_weights=call_count_weights, tool_order=tool_order, chain_rate=chain_rate,
+                          tool_weights=tool_weights))
 
 
 def iter_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "all", refusal_rate: float = 0.1,
               start: datetime = DEFAULT_START, end: datetime = DEFAULT_END,
               call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS, tool_order: str = "shuffled",
-              chain_rate: float = CHAIN_RATE) -> Iterator[dict]:
+              chain_rate: float = CHAIN_RATE, tool_weights: Mapping[str, float] | None = None) -> Iterator[dict]:
     """`generate_rows` as a stream (same rows, same order)."""
     if tool_order not in TOOL_ORDERS:
         raise ValueError(f"tool_order must be one of {', '.join(TOOL_ORDERS)}, got {tool_order!r}")
@@ -217,7 +232,7 @@ def iter_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "a
         raise ValueError(f"call_count_weights must be non-negative with a positive sum, got {list(call_count_weights)}")
     if end <= start:
         raise ValueError("end must be after start")
-    plan = _plan(catalogue, families)
+    plan = _plan(catalogue, families, tool_weights)
     for i in range(n):
         yield _row(plan, Random(f"mobile-actions/{seed}/{i}"), seed, i, families, refusal_rate, start, end,
                    call_count_weights, tool_order, chain_rate)
@@ -317,7 +332,7 @@ def _follow_up(messages: list[dict], followup: dict) -> list[dict]:
 
 
 def _pick_tools(rng: Random, plan: _Plan, weights: Sequence[float]) -> list[_ToolPlan]:
-    usable = [t for t in plan.tools if t.families]
+    usable = [t for t in plan.tools if t.families and t.weight > 0]
     k = min(rng.choices(range(1, len(weights) + 1), weights)[0], len(usable))
     chosen: list[_ToolPlan] = []
     pool = list(usable)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from datetime import date, datetime, timedelta
 from random import Random
 
@@ -445,3 +446,38 @@ def test_chain_rate_zero_keeps_the_old_rows_and_other_catalogues_have_no_chains(
         generate_rows(catalogue, 1, chain_rate=1.5)
     with pytest.raises(ValueError, match="call_count_weights"):
         generate_rows(catalogue, 1, call_count_weights=(0, 0))
+
+
+def _calls_per_tool(rows) -> Counter:
+    return Counter(c["function"]["name"] for r in rows for m in r["messages"] for c in m.get("tool_calls") or [])
+
+
+def test_tool_weights_shift_the_mix_and_keep_the_split(catalogue):
+    base = generate_rows(catalogue, 400, seed=4, chain_rate=0.0, refusal_rate=0.0, families="train")
+    drilled = generate_rows(catalogue, 400, seed=4, chain_rate=0.0, refusal_rate=0.0, families="train",
+                            tool_weights={"create_calendar_event": 6.0, "show_map": 0})
+    before, after = _calls_per_tool(base), _calls_per_tool(drilled)
+    assert after["create_calendar_event"] > 2 * before["create_calendar_event"]
+    assert before["show_map"] > 0 and after["show_map"] == 0
+    assert all(r["meta"]["split"] == "train" for r in drilled)
+    # naming a tool with its default weight changes nothing
+    assert generate_rows(catalogue, 50, seed=4, tool_weights={"show_map": 1.3}) == generate_rows(catalogue, 50, seed=4)
+
+
+@pytest.mark.parametrize("weights, match", [({"no_such_tool": 1.0}, "no_such_tool"),
+                                            ({"show_map": -1.0}, ">= 0"),
+                                            ({t: 0 for t in ("turn_on_flashlight", "turn_off_flashlight",
+                                                             "open_wifi_settings", "send_email", "show_map",
+                                                             "create_calendar_event", "create_contact")}, "no tool")])
+def test_bad_tool_weights_are_named(catalogue, weights, match):
+    with pytest.raises(ValueError, match=match):
+        generate_rows(catalogue, 1, tool_weights=weights)
+
+
+def test_cli_tool_weights(tmp_path, capsys):
+    from mobile_actions.cli import main
+
+    out = tmp_path / "rows.jsonl"
+    assert main(["generate", "--n", "30", "--tool-weights", "create_contact=5", "--out", str(out)]) == 0
+    assert main(["generate", "--n", "3", "--tool-weights", "create_contact", "--out", str(out)]) == 2
+    assert "'create_contact' is not NAME=WEIGHT" in capsys.readouterr().err
