@@ -117,13 +117,14 @@ def _tool_weights(spec: str) -> dict[str, float]:
     """`NAME=W,NAME=W` -> {NAME: W}; a malformed item is a ValueError that quotes it."""
     out: dict[str, float] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
-        name, sep, w = item.partition("=")
+        name, _, w = item.partition("=")  # no "=" leaves w empty, which float() refuses too
         try:
-            if not sep or not name.strip():
-                raise ValueError
-            out[name.strip()] = float(w)
+            weight = float(w)
         except ValueError:
-            raise ValueError(f"--tool-weights: {item!r} is not NAME=WEIGHT (e.g. create_calendar_event=2.5)") from None
+            weight = None
+        if weight is None or not name.strip():
+            raise ValueError(f"--tool-weights: {item!r} is not NAME=WEIGHT (e.g. create_calendar_event=2.5)")
+        out[name.strip()] = weight
     return out
 
 

@@ -184,16 +184,17 @@ def _plan(catalogue: Catalogue, families: str, tool_weights: Mapping[str, float]
     for tool in catalogue:
         own = [f for f in keep if f.group == tool.name]
         if own:
-            weight = tool_weights.get(tool.name, _TOOL_WEIGHTS.get(tool.name, 1.0))
-            tools.append(_ToolPlan(tool, own, False, weight=weight))
+            plan = _ToolPlan(tool, own, False, weight=_TOOL_WEIGHTS.get(tool.name, 1.0))
         else:
-            gen = [f for f in keep if f.group == "generic"]
-            tools.append(_ToolPlan(tool, gen, True, verbs=generic.verb_phrases(tool),
-                                   weight=tool_weights.get(tool.name, 1.0)))
+            plan = _ToolPlan(tool, [f for f in keep if f.group == "generic"], True, verbs=generic.verb_phrases(tool))
+        plan.weight = tool_weights.get(tool.name, plan.weight)
+        tools.append(plan)
     if not any(t.weight > 0 and t.families for t in tools):
         raise ValueError("tool_weights leave no tool to call (every tool with phrasings has weight 0)")
+    # A chain calls both of its tools, so a weight of 0 on either ("never") rules chains out too.
+    chains = [f for f in keep if f.group == "chain"] if all(tool_weights.get(t, 1) > 0 for t in CHAIN_TOOLS) else []
     conflicts = frozenset((a, b) for a in catalogue.names for b in catalogue.names if _conflicts(a, b))
-    return _Plan(catalogue, tools, [f for f in keep if f.group == "refusal"], [f for f in keep if f.group == "chain"],
+    return _Plan(catalogue, tools, [f for f in keep if f.group == "refusal"], chains,
                  {t.name: t.to_mobile_actions() for t in catalogue}, conflicts)
 
 

@@ -481,3 +481,9 @@ def test_cli_tool_weights(tmp_path, capsys):
     assert main(["generate", "--n", "30", "--tool-weights", "create_contact=5", "--out", str(out)]) == 0
     assert main(["generate", "--n", "3", "--tool-weights", "create_contact", "--out", str(out)]) == 2
     assert "'create_contact' is not NAME=WEIGHT" in capsys.readouterr().err
+
+
+def test_weight_zero_on_a_chain_tool_rules_out_chains(catalogue):
+    rows = generate_rows(catalogue, 200, seed=5, chain_rate=0.5, tool_weights={"show_map": 0})
+    assert not any("turn" in r["meta"] for r in rows)
+    assert "show_map" not in _calls_per_tool(rows)
