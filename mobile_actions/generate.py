@@ -192,7 +192,8 @@ def _plan(catalogue: Catalogue, families: str, tool_weights: Mapping[str, float]
     if not any(t.weight > 0 and t.families for t in tools):
         raise ValueError("tool_weights leave no tool to call (every tool with phrasings has weight 0)")
     # A chain calls both of its tools, so a weight of 0 on either ("never") rules chains out too.
-    chains = [f for f in keep if f.group == "chain"] if all(tool_weights.get(t, 1) > 0 for t in CHAIN_TOOLS) else []
+    weight = {t.tool.name: t.weight for t in tools}
+    chains = [f for f in keep if f.group == "chain"] if all(weight.get(t, 0) > 0 for t in CHAIN_TOOLS) else []
     conflicts = frozenset((a, b) for a in catalogue.names for b in catalogue.names if _conflicts(a, b))
     return _Plan(catalogue, tools, [f for f in keep if f.group == "refusal"], chains,
                  {t.name: t.to_mobile_actions() for t in catalogue}, conflicts)
