@@ -1,4 +1,4 @@
-"""Sub-commands of the caller model: `model prepare`, `train`, `eval`.
+"""Sub-commands of the caller model: `model prepare`, `train`, `eval`, `adapter merge`.
 
 Wired into `mobile-actions` by `cli.PART_CLIS`. Heavy imports (torch, transformers) happen inside
 the commands so the rest of the CLI starts fast.
@@ -103,6 +103,28 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------------- adapter
+def cmd_adapter_merge(args: argparse.Namespace) -> int:
+    from mobile_actions.adapters import AdapterError, merge_adapters
+
+    try:
+        weights = [float(w) for w in args.weights.split(",")] if args.weights else None
+    except ValueError:
+        _err(f"error: --weights {args.weights!r}: expected comma-separated numbers, e.g. 1,1")
+        return 2
+    try:
+        out = merge_adapters(args.adapters, args.out, weights)
+    except AdapterError as e:
+        _err(f"error: {e}")
+        return 2
+    from mobile_actions.model import read_marker
+
+    marker = read_marker(out)
+    parts = ", ".join(f"{m['spec']} x {m['weight']:.3g}" for m in marker["merged_from"])
+    print(f"wrote {out}: rank-{marker['rank']} LoRA = {parts}")
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------- register
 def register(subparsers) -> None:
     from train.caller_sft import add_arguments
@@ -133,3 +155,11 @@ def register(subparsers) -> None:
                    help="prompt layout (default: what the model was trained with, else official)")
     p.add_argument("--threads", type=int, default=None)
     p.set_defaults(func=cmd_eval)
+
+    p = subparsers.add_parser("adapter", help="LoRA adapters of the caller")
+    asub = p.add_subparsers(dest="adapter_command", required=True, metavar="ACTION")
+    pm = asub.add_parser("merge", help="weighted average of LoRA adapters of one base, as one exact LoRA")
+    pm.add_argument("adapters", nargs="+", help="'default' (the bundled adapter) or adapter directories")
+    pm.add_argument("--weights", default=None, help="comma-separated, normalised to sum 1 (default: equal)")
+    pm.add_argument("--out", required=True, help="directory for the merged adapter")
+    pm.set_defaults(func=cmd_adapter_merge)

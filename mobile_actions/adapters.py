@@ -1,0 +1,159 @@
+"""Averaging LoRA adapters of the caller, written as one exact LoRA.
+
+Why: two fine-tunes from the same base often fail on *different* requests (stage 7 carries out
+requests that stage 9 refuses; stage 9 gets chains right that stage 7 breaks). The weighted average
+of their weights tends to keep what each learnt, and costs no training.
+
+It needs no base model and no approximation. A LoRA adds ``s·B·A`` to a weight (``s`` = alpha/r, or
+alpha/sqrt(r) with rsLoRA), so
+
+    Σᵢ wᵢ·sᵢ·Bᵢ·Aᵢ  =  [w₁s₁B₁ | w₂s₂B₂ | …] · [A₁; A₂; …]
+
+is itself a LoRA of rank Σ rᵢ with scaling 1. With weights that sum to 1, base + that delta is
+exactly the weighted average of the merged models. peft's trainable-token rows (our seven control
+tokens) store the rows' new *values*, not differences, so their weighted average is exact too.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from mobile_actions import model as M
+
+WEIGHTS_FILE = "adapter_model.safetensors"
+CONFIG_FILE = "adapter_config.json"
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
+# Config fields whose non-default values change what the stored tensors mean; we refuse them rather
+# than merge something we would get wrong.
+UNSUPPORTED = {"use_dora": False, "rank_pattern": {}, "alpha_pattern": {}, "lora_bias": False, "bias": "none",
+               "modules_to_save": None}
+
+
+class AdapterError(ValueError):
+    """Adapters that cannot be merged; the message names the adapter and the field."""
+
+
+@dataclass
+class Adapter:
+    spec: str  # what the user passed ("default" or a directory)
+    path: Path
+    config: dict
+    marker: dict
+    tensors: dict
+
+    @property
+    def scaling(self) -> float:
+        r, alpha = self.config["r"], self.config["lora_alpha"]
+        return alpha / math.sqrt(r) if self.config.get("use_rslora") else alpha / r
+
+
+def adapter_dir(spec: str) -> Path:
+    """``default`` is the bundled adapter; anything else is a directory holding a PEFT LoRA."""
+    path = M.BUNDLED_ADAPTER if spec == "default" else Path(spec).expanduser()
+    if not (path / CONFIG_FILE).is_file() or not (path / WEIGHTS_FILE).is_file():
+        raise AdapterError(f"{spec}: not a PEFT adapter directory (needs {CONFIG_FILE} and {WEIGHTS_FILE})")
+    return path
+
+
+def load_adapter(spec: str) -> Adapter:
+    from safetensors.torch import load_file
+
+    path = adapter_dir(spec)
+    config = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))
+    if config.get("peft_type") != "LORA":
+        raise AdapterError(f"{spec}: peft_type is {config.get('peft_type')!r}; only LoRA adapters can be merged")
+    for field, default in UNSUPPORTED.items():
+        value = config.get(field)
+        if value not in (None, default, []):
+            raise AdapterError(f"{spec}: {field}={value!r} is not supported by the merge")
+    return Adapter(spec, path, config, M.read_marker(path), load_file(str(path / WEIGHTS_FILE)))
+
+
+def _check_compatible(adapters: list[Adapter]) -> None:
+    first = adapters[0]
+    for a in adapters[1:]:
+        for what, get in (("tensor names", lambda x: sorted(x.tensors)),
+                          ("base", lambda x: x.marker.get("base") or x.config.get("base_model_name_or_path")),
+                          ("prompt layout", lambda x: x.marker.get("layout")),
+                          ("trainable_token_indices", lambda x: x.config.get("trainable_token_indices"))):
+            if get(a) != get(first):
+                raise AdapterError(f"{a.spec} and {first.spec} differ in {what}: they were not trained alike")
+        for name, t in a.tensors.items():
+            if "lora_" not in name and t.shape != first.tensors[name].shape:
+                raise AdapterError(f"{a.spec}: {name} has shape {tuple(t.shape)}, {first.spec} has "
+                                   f"{tuple(first.tensors[name].shape)}")
+
+
+def _normalised(weights: list[float] | None, n: int) -> list[float]:
+    weights = [1.0] * n if weights is None else list(weights)
+    if len(weights) != n:
+        raise AdapterError(f"{len(weights)} weights for {n} adapters")
+    if any(w <= 0 or not math.isfinite(w) for w in weights):
+        raise AdapterError(f"weights must be positive numbers, got {weights}")
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
+def merge_tensors(adapters: list[Adapter], weights: list[float]) -> dict:
+    """The merged state dict: stacked A's, weighted and scaled B's, averaged token rows."""
+    import torch
+
+    out = {}
+    for name in adapters[0].tensors:
+        if ".lora_A." in name:
+            out[name] = torch.cat([a.tensors[name] for a in adapters], dim=0).contiguous()
+        elif ".lora_B." in name:
+            out[name] = torch.cat([a.tensors[name] * (w * a.scaling) for a, w in zip(adapters, weights)],
+                                  dim=1).contiguous()
+        elif name.endswith("trainable_tokens_delta"):
+            out[name] = sum(a.tensors[name] * w for a, w in zip(adapters, weights))
+        else:
+            raise AdapterError(f"{adapters[0].spec}: tensor {name} is neither LoRA A/B nor trainable-token rows")
+    return out
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | None = None) -> Path:
+    """Write the weighted average of LoRA adapters ``specs`` to ``out`` (weights normalised to sum 1)."""
+    from safetensors.torch import save_file
+
+    if len(specs) < 2:
+        raise AdapterError("merging needs at least two adapters")
+    adapters = [load_adapter(s) for s in specs]
+    weights = _normalised(weights, len(adapters))
+    _check_compatible(adapters)
+    out = Path(out)
+    if out.resolve() in {a.path.resolve() for a in adapters}:
+        raise AdapterError(f"{out}: the output directory must not be one of the inputs")
+    out.mkdir(parents=True, exist_ok=True)
+
+    rank = sum(a.config["r"] for a in adapters)
+    config = {**adapters[0].config, "r": rank, "lora_alpha": rank, "use_rslora": False,
+              "target_modules": sorted({m for a in adapters for m in (a.config.get("target_modules") or [])})}
+    save_file(merge_tensors(adapters, weights), str(out / WEIGHTS_FILE), metadata={"format": "pt"})
+    (out / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    for name in TOKENIZER_FILES:  # adapters that carry a tokenizer must carry the same one
+        present = [a.path / name for a in adapters if (a.path / name).is_file()]
+        if present and len({p.read_bytes() for p in present}) > 1:
+            raise AdapterError(f"{name} differs between the adapters: they do not share a tokenizer")
+        if present:
+            shutil.copyfile(present[0], out / name)
+    keep = ("kind", "format", "base", "layout", "method", "control_tokens")
+    marker = {k: adapters[0].marker[k] for k in keep if k in adapters[0].marker}
+    marker.update(kind="adapter", method="lora", rank=rank, merged_from=[
+        {"spec": a.spec, "weight": round(w, 6), "r": a.config["r"], "lora_alpha": a.config["lora_alpha"],
+         "sha256": _sha256(a.path / WEIGHTS_FILE), "steps": a.marker.get("steps"),
+         "data": (a.marker.get("config") or {}).get("data")} for a, w in zip(adapters, weights)])
+    (out / M.MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    return out

@@ -1,0 +1,86 @@
+"""`adapter merge`: the merged LoRA is exactly the weighted average of the merged models."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mobile_actions import wire
+from tests.test_train_fixtures import tiny_ckpt  # noqa: F401  (fixture)
+
+
+def _random_adapter(base, out, *, r: int, alpha: int, seed: int, rslora: bool = False, layout: str = "cache"):
+    """A LoRA on the tiny model with random (nonzero) A, B and control-token rows, saved like ours."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_pretrained(str(base))
+    cfg = LoraConfig(r=r, lora_alpha=alpha, target_modules="all-linear", use_rslora=rslora,
+                     trainable_token_indices={"embed_tokens": list(wire.CONTROL_TOKEN_IDS.values())})
+    peft_model = get_peft_model(model, cfg)
+    with torch.no_grad():
+        for name, p in peft_model.named_parameters():
+            if "lora_" in name or "trainable_tokens_delta" in name:
+                p.copy_(torch.randn_like(p) * 0.1)
+    peft_model.save_pretrained(str(out))
+    marker = {"kind": "adapter", "format": 1, "base": str(base), "layout": layout, "method": "lora", "steps": seed}
+    (out / "mobile_actions.json").write_text(json.dumps(marker))
+    return out
+
+
+def _weights(spec):
+    from mobile_actions.model import load_caller
+
+    model, _ = load_caller(str(spec))
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def test_merge_is_the_weighted_average_of_the_models(tiny_ckpt, tmp_path):
+    from mobile_actions.adapters import merge_adapters
+    from mobile_actions.model import read_marker
+
+    a = _random_adapter(tiny_ckpt, tmp_path / "a", r=4, alpha=8, seed=1)
+    b = _random_adapter(tiny_ckpt, tmp_path / "b", r=2, alpha=2, seed=2, rslora=True)
+    out = merge_adapters([str(a), str(b)], tmp_path / "ab", weights=[3, 1])
+
+    wa, wb, wm = _weights(a), _weights(b), _weights(out)
+    base = _weights(tiny_ckpt)
+    assert wa.keys() == wm.keys()
+    changed = 0
+    for k in wm:
+        expected = 0.75 * wa[k] + 0.25 * wb[k]
+        assert (wm[k] - expected).abs().max() < 1e-5, k
+        changed += not (wm[k] - base[k]).abs().max() < 1e-6
+    assert changed > 10  # LoRA'd projections and the embedding rows all moved
+    marker = read_marker(out)
+    assert marker["rank"] == 6 and marker["layout"] == "cache" and marker["base"] == str(tiny_ckpt)
+    assert [m["weight"] for m in marker["merged_from"]] == [0.75, 0.25]
+    assert json.loads((out / "adapter_config.json").read_text())["r"] == 6
+
+
+def test_merge_refuses_mismatches_with_the_reason(tiny_ckpt, tmp_path):
+    from mobile_actions.adapters import AdapterError, merge_adapters
+
+    a = _random_adapter(tiny_ckpt, tmp_path / "a", r=2, alpha=4, seed=1)
+    b = _random_adapter(tiny_ckpt, tmp_path / "b", r=2, alpha=4, seed=2, layout="official")
+    with pytest.raises(AdapterError, match="prompt layout"):
+        merge_adapters([str(a), str(b)], tmp_path / "x")
+    with pytest.raises(AdapterError, match="not a PEFT adapter"):
+        merge_adapters([str(a), str(tmp_path)], tmp_path / "x")
+    with pytest.raises(AdapterError, match="positive"):
+        merge_adapters([str(a), str(a)], tmp_path / "x", weights=[1, -1])
+    with pytest.raises(AdapterError, match="must not be one of the inputs"):
+        merge_adapters([str(a), str(a)], a)
+
+
+def test_cli_merge_reports_errors_and_writes(tiny_ckpt, tmp_path, capsys):
+    from mobile_actions.cli import main
+
+    a = _random_adapter(tiny_ckpt, tmp_path / "a", r=2, alpha=4, seed=1)
+    b = _random_adapter(tiny_ckpt, tmp_path / "b", r=2, alpha=4, seed=2)
+    assert main(["adapter", "merge", str(a), str(b), "--weights", "1,x", "--out", str(tmp_path / "m")]) == 2
+    assert "--weights" in capsys.readouterr().err
+    assert main(["adapter", "merge", str(a), str(b), "--out", str(tmp_path / "m")]) == 0
+    assert "rank-4 LoRA" in capsys.readouterr().out
