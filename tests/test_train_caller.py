@@ -183,6 +183,19 @@ def test_init_adapter_starts_from_saved_weights(tiny_run, tiny_ckpt):
         load_adapter_weights(model, str(res.out / "nope"))
 
 
+def test_init_adapter_brings_its_own_lora_shape(tiny_run):
+    """r and alpha come from the adapter training goes on from (its scaling is part of its function)."""
+    import dataclasses
+
+    from train.caller_sft import with_init_adapter_shape
+
+    cfg, res = tiny_run
+    plain = dataclasses.replace(cfg, lora_r=16, lora_alpha=7)
+    assert with_init_adapter_shape(plain) is plain
+    shaped = with_init_adapter_shape(dataclasses.replace(plain, init_adapter=str(res.out)))
+    assert (shaped.lora_r, shaped.lora_alpha) == (4, cfg.lora_alpha)
+
+
 def test_length_buckets_batch_similar_lengths_in_random_order():
     """Every row once per epoch; batches of similar length; no longest-first curriculum in the order."""
     import random

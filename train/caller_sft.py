@@ -30,7 +30,7 @@ import random
 import sys
 import time
 import typing
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -74,7 +74,7 @@ class CallerSFTConfig:
     lora_targets: str = field(default="all-linear", metadata={"help": "all-linear or comma-separated module names"})
     init_adapter: str | None = field(default=None, metadata={
         "help": "start the LoRA weights from this adapter dir ('default': the bundled caller), e.g. to go on "
-                "fine-tuning the bundled caller on your own catalogue; same r and targets"})
+                "fine-tuning the bundled caller on your own catalogue; its r and alpha replace --lora-r/--lora-alpha"})
     train_control_tokens: bool = field(default=True, metadata={"help": "train the embedding rows of ids 46-52"})
     init_control_tokens: str = field(default="auto", metadata={
         "help": "auto (when the base lacks them) | yes | no: start ids 46-52 from their pieces' mean embedding"})
@@ -406,19 +406,38 @@ def bucketed_trainer(base: type, batch_size: int, seed: int) -> type:
     return BucketedTrainer
 
 
+def init_adapter_dir(adapter: str) -> Path:
+    from mobile_actions.adapters import AdapterError, adapter_dir
+
+    try:
+        return adapter_dir(adapter)
+    except AdapterError as e:
+        raise FileNotFoundError(f"--init-adapter {e}") from None
+
+
+def with_init_adapter_shape(cfg: CallerSFTConfig) -> CallerSFTConfig:
+    """The config with the init adapter's r and alpha: they are part of its function (the scaling is
+    alpha/r), so training goes on from it only in its own shape (the bundled caller, a merge of two
+    r-16 stages, is r 32)."""
+    if not cfg.init_adapter:
+        return cfg
+    lora = json.loads((init_adapter_dir(cfg.init_adapter) / "adapter_config.json").read_text(encoding="utf-8"))
+    if lora.get("use_rslora"):
+        raise ValueError(f"--init-adapter {cfg.init_adapter}: rsLoRA adapters are not supported by this recipe")
+    if (lora["r"], lora["lora_alpha"]) != (cfg.lora_r, cfg.lora_alpha):
+        logger.info("--init-adapter %s: LoRA r %s, alpha %s (its own shape)", cfg.init_adapter, lora["r"],
+                    lora["lora_alpha"])
+    return replace(cfg, lora_r=lora["r"], lora_alpha=lora["lora_alpha"])
+
+
 def load_adapter_weights(model: Any, adapter: str) -> None:
     """Copy a saved adapter's weights into the fresh peft model: training starts where it ended."""
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
 
-    from mobile_actions.model import BUNDLED_ADAPTER
-
-    path = BUNDLED_ADAPTER if adapter == "default" else Path(adapter)
-    weights = path / "adapter_model.safetensors"
-    if not weights.is_file():
-        raise FileNotFoundError(f"--init-adapter {adapter}: no {weights}")
+    path = init_adapter_dir(adapter)
     try:
-        result = set_peft_model_state_dict(model, load_file(str(weights)))
+        result = set_peft_model_state_dict(model, load_file(str(path / "adapter_model.safetensors")))
     except RuntimeError as e:  # shape mismatch: torch lists every tensor, one per line after a header
         lines = str(e).splitlines()
         raise ValueError(f"--init-adapter {adapter}: its weights do not fit this LoRA config (different r?): "
@@ -461,6 +480,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     from mobile_actions.dataset import load_rows
     from mobile_actions.model import MARKER, load_tokenizer, resolve_model
 
+    cfg = with_init_adapter_shape(cfg)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     has_gpu = torch.cuda.is_available()
