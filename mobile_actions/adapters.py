@@ -15,7 +15,6 @@ tokens) store the rows' new *values*, not differences, so their weighted average
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import shutil
@@ -86,6 +85,9 @@ def _check_compatible(adapters: list[Adapter]) -> None:
             if "lora_" not in name and t.shape != first.tensors[name].shape:
                 raise AdapterError(f"{a.spec}: {name} has shape {tuple(t.shape)}, {first.spec} has "
                                    f"{tuple(first.tensors[name].shape)}")
+    for name in TOKENIZER_FILES:  # adapters that carry a tokenizer must carry the same one
+        if len({p.read_bytes() for a in adapters if (p := a.path / name).is_file()}) > 1:
+            raise AdapterError(f"{name} differs between the adapters: they do not share a tokenizer")
 
 
 def _normalised(weights: list[float] | None, n: int) -> list[float]:
@@ -116,14 +118,6 @@ def merge_tensors(adapters: list[Adapter], weights: list[float]) -> dict:
     return out
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | None = None) -> Path:
     """Write the weighted average of LoRA adapters ``specs`` to ``out`` (weights normalised to sum 1)."""
     from safetensors.torch import save_file
@@ -143,17 +137,15 @@ def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | Non
               "target_modules": sorted({m for a in adapters for m in (a.config.get("target_modules") or [])})}
     save_file(merge_tensors(adapters, weights), str(out / WEIGHTS_FILE), metadata={"format": "pt"})
     (out / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    for name in TOKENIZER_FILES:  # adapters that carry a tokenizer must carry the same one
+    for name in TOKENIZER_FILES:  # checked equal above
         present = [a.path / name for a in adapters if (a.path / name).is_file()]
-        if present and len({p.read_bytes() for p in present}) > 1:
-            raise AdapterError(f"{name} differs between the adapters: they do not share a tokenizer")
         if present:
             shutil.copyfile(present[0], out / name)
     keep = ("kind", "format", "base", "layout", "method", "control_tokens")
     marker = {k: adapters[0].marker[k] for k in keep if k in adapters[0].marker}
     marker.update(kind="adapter", method="lora", rank=rank, merged_from=[
         {"spec": a.spec, "weight": round(w, 6), "r": a.config["r"], "lora_alpha": a.config["lora_alpha"],
-         "sha256": _sha256(a.path / WEIGHTS_FILE), "steps": a.marker.get("steps"),
+         "sha256": M.sha256_file(a.path / WEIGHTS_FILE), "steps": a.marker.get("steps"),
          "data": (a.marker.get("config") or {}).get("data")} for a, w in zip(adapters, weights)])
     (out / M.MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
     return out

@@ -142,7 +142,7 @@ def finish_tokenizer(tokenizer):
 
 
 # ---------------------------------------------------------------------------------------------- prepare
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -183,7 +183,7 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, extra_marker: di
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
-    marker = {"kind": "base", "format": 1, "source_gguf": name, "source_sha256": _sha256(gguf_path),
+    marker = {"kind": "base", "format": 1, "source_gguf": name, "source_sha256": sha256_file(gguf_path),
               "control_tokens": wire.CONTROL_TOKEN_IDS, "chat_template": "mobile_actions.wire.CHAT_TEMPLATE"}
     marker.update(extra_marker or {})
     (out_dir / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")

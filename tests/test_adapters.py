@@ -73,6 +73,12 @@ def test_merge_refuses_mismatches_with_the_reason(tiny_ckpt, tmp_path):
         merge_adapters([str(a), str(a)], tmp_path / "x", weights=[1, -1])
     with pytest.raises(AdapterError, match="must not be one of the inputs"):
         merge_adapters([str(a), str(a)], a)
+    c = _random_adapter(tiny_ckpt, tmp_path / "c", r=2, alpha=4, seed=3)
+    (a / "tokenizer.json").write_text("{}")
+    (c / "tokenizer.json").write_text('{"other": 1}')
+    with pytest.raises(AdapterError, match="tokenizer.json differs"):
+        merge_adapters([str(a), str(c)], tmp_path / "x")
+    assert not (tmp_path / "x").exists()  # refused before anything is written
 
 
 def test_cli_merge_reports_errors_and_writes(tiny_ckpt, tmp_path, capsys):
