@@ -76,7 +76,7 @@ def _check_compatible(adapters: list[Adapter]) -> None:
     first = adapters[0]
     for a in adapters[1:]:
         for what, get in (("tensor names", lambda x: sorted(x.tensors)),
-                          ("base", lambda x: x.marker.get("base") or x.config.get("base_model_name_or_path")),
+                          ("base", lambda x: M.adapter_base(x.path)),
                           ("prompt layout", lambda x: x.marker.get("layout")),
                           ("trainable_token_indices", lambda x: x.config.get("trainable_token_indices"))):
             if get(a) != get(first):
@@ -138,9 +138,9 @@ def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | Non
     save_file(merge_tensors(adapters, weights), str(out / WEIGHTS_FILE), metadata={"format": "pt"})
     (out / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     for name in TOKENIZER_FILES:  # checked equal above
-        present = [a.path / name for a in adapters if (a.path / name).is_file()]
-        if present:
-            shutil.copyfile(present[0], out / name)
+        source = next((p for a in adapters if (p := a.path / name).is_file()), None)
+        if source is not None:
+            shutil.copyfile(source, out / name)
     keep = ("kind", "format", "base", "layout", "method", "control_tokens")
     marker = {k: adapters[0].marker[k] for k in keep if k in adapters[0].marker}
     marker.update(kind="adapter", method="lora", rank=rank, merged_from=[

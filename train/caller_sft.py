@@ -407,6 +407,7 @@ def bucketed_trainer(base: type, batch_size: int, seed: int) -> type:
 
 
 def init_adapter_dir(adapter: str) -> Path:
+    """The adapter folder (``default``: the bundled one), as `adapter merge` resolves it."""
     from mobile_actions.adapters import AdapterError, adapter_dir
 
     try:
@@ -421,7 +422,9 @@ def with_init_adapter_shape(cfg: CallerSFTConfig) -> CallerSFTConfig:
     r-16 stages, is r 32)."""
     if not cfg.init_adapter:
         return cfg
-    lora = json.loads((init_adapter_dir(cfg.init_adapter) / "adapter_config.json").read_text(encoding="utf-8"))
+    from mobile_actions.adapters import CONFIG_FILE
+
+    lora = json.loads((init_adapter_dir(cfg.init_adapter) / CONFIG_FILE).read_text(encoding="utf-8"))
     if lora.get("use_rslora"):
         raise ValueError(f"--init-adapter {cfg.init_adapter}: rsLoRA adapters are not supported by this recipe")
     if (lora["r"], lora["lora_alpha"]) != (cfg.lora_r, cfg.lora_alpha):
@@ -435,9 +438,11 @@ def load_adapter_weights(model: Any, adapter: str) -> None:
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
 
+    from mobile_actions.adapters import WEIGHTS_FILE
+
     path = init_adapter_dir(adapter)
     try:
-        result = set_peft_model_state_dict(model, load_file(str(path / "adapter_model.safetensors")))
+        result = set_peft_model_state_dict(model, load_file(str(path / WEIGHTS_FILE)))
     except RuntimeError as e:  # shape mismatch: torch lists every tensor, one per line after a header
         lines = str(e).splitlines()
         raise ValueError(f"--init-adapter {adapter}: its weights do not fit this LoRA config (different r?): "
