@@ -33,6 +33,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mobile_actions.wire import LAYOUTS
+
 VARIANTS = {
     # name: (runtime, quant, prefix_reuse, constrained)
     "torch-eager": ("torch", "fp32", False, False),
@@ -352,7 +354,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gguf", default=None)
     p.add_argument("--n", type=int, default=d.n)
     p.add_argument("--threads", type=int, default=d.threads)
-    p.add_argument("--layout", default=d.layout, choices=("official", "cache"))
+    p.add_argument("--layout", default=d.layout, choices=LAYOUTS)
     p.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens)
     p.add_argument("--variants", default=",".join(VARIANTS), help="comma list of: " + ", ".join(VARIANTS))
     p.add_argument("--out", default=d.out)

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from mobile_actions.wire import LAYOUTS
+
 MANIFEST = "manifest.json"
 ONNX_NAME = "model.onnx"
 FORMAT_VERSION = 1
@@ -544,7 +546,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quant", choices=QUANTS, default=d.quant)
     p.add_argument("--block-size", type=int, default=d.block_size)
     p.add_argument("--accuracy-level", type=int, default=d.accuracy_level, choices=(0, 1, 2, 3, 4))
-    p.add_argument("--layout", choices=("official", "cache"), default=None,
+    p.add_argument("--layout", choices=LAYOUTS, default=None,
                    help="prompt layout the model was trained with (default: from its mobile_actions.json, else official)")
     p.add_argument("--no-check", dest="check", action="store_false")
     p.add_argument("--check-tokens", type=int, default=d.check_tokens)

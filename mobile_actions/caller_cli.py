@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+from mobile_actions.wire import LAYOUTS
+
 
 def _err(msg: str) -> None:
     print(msg, file=sys.stderr)
@@ -151,7 +153,7 @@ def register(subparsers) -> None:
                                                "(default: eval-out/MODEL__DATA)")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--max-new-tokens", type=int, default=256)
-    p.add_argument("--layout", choices=("official", "cache"), default=None,
+    p.add_argument("--layout", choices=LAYOUTS, default=None,
                    help="prompt layout (default: what the model was trained with, else official)")
     p.add_argument("--threads", type=int, default=None)
     p.set_defaults(func=cmd_eval)

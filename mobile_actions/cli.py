@@ -11,6 +11,8 @@ import json
 import sys
 import time
 
+from mobile_actions.wire import LAYOUTS
+
 # Parts that add sub-commands; each module has `register(subparsers)`.
 PART_CLIS = (
     "mobile_actions.caller_cli",
@@ -208,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("render", help="print the FunctionGemma prompt a caller sees for a request")
     p.add_argument("request")
     p.add_argument("--tools", default="mobile_actions")
-    p.add_argument("--layout", default="official", choices=("official", "cache"))
+    p.add_argument("--layout", default="official", choices=LAYOUTS)
     p.set_defaults(func=cmd_render)
 
     p = sub.add_parser("bench", help="benchmarks that print a table: caller | hybrid | android")

