@@ -57,6 +57,9 @@ def test_lora_run_writes_adapter_curves_and_eval(tiny_run):
     assert steps == [1, 2]
     marker = json.loads((out / "mobile_actions.json").read_text())
     assert marker["kind"] == "adapter" and marker["layout"] == "cache" and marker["base"] == cfg.base
+    # Checkpoints carry the marker too (their step count), so they load like the final adapter.
+    ckpt_marker = json.loads((out / "checkpoint-1" / "mobile_actions.json").read_text())
+    assert ckpt_marker == {**marker, "steps": 1} and marker["steps"] == 2
     report = json.loads((out / "eval" / "report.json").read_text())
     assert report["n"] == 2
     # The control-token rows are trained and stored in the adapter (peft trainable tokens).

@@ -32,7 +32,7 @@ import time
 import typing
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 logger = logging.getLogger("mobile_actions.train")
 
@@ -216,12 +216,14 @@ def needs_control_init(cfg: CallerSFTConfig, base_path: Path | str) -> bool:
     return isinstance(base_path, Path) and read_marker(base_path).get("kind") == "base"
 
 
-def loss_curve_callback(out_dir: Path):
-    """A TrainerCallback writing `loss.csv` (every log) and `loss.png` (every save and at the end)
-    from the trainer's log history. Built in a function: transformers is imported only when training."""
+def run_files_callback(out_dir: Path, marker: Callable[[int], dict]):
+    """A TrainerCallback keeping the run's files current: `loss.csv` (every log), `loss.png` (every save
+    and at the end), and the run's marker (`marker(step)`) in every checkpoint, so that
+    `eval --model OUT/checkpoint-N` finds the base and prompt layout without the run having finished.
+    Built in a function: transformers is imported only when training."""
     from transformers import TrainerCallback
 
-    class LossCurve(TrainerCallback):
+    class RunFiles(TrainerCallback):
         def on_log(self, args, state, control, logs=None, **kwargs):
             if state.is_world_process_zero:
                 write_loss_curve(state.log_history, out_dir, plot=False)
@@ -229,12 +231,21 @@ def loss_curve_callback(out_dir: Path):
         def on_save(self, args, state, control, **kwargs):
             if state.is_world_process_zero:
                 write_loss_curve(state.log_history, out_dir)
+                ckpt = out_dir / f"checkpoint-{state.global_step}"
+                if ckpt.is_dir():
+                    write_marker(ckpt, marker(state.global_step))
 
         def on_train_end(self, args, state, control, **kwargs):
             if state.is_world_process_zero:
                 write_loss_curve(state.log_history, out_dir)
 
-    return LossCurve()
+    return RunFiles()
+
+
+def write_marker(folder: Path, marker: dict) -> None:
+    from mobile_actions.model import MARKER
+
+    (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
 
 
 CSV_COLUMNS = ("step", "epoch", "loss", "eval_loss", "learning_rate", "grad_norm", "num_tokens")
@@ -483,7 +494,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
 
     from mobile_actions import wire
     from mobile_actions.dataset import load_rows
-    from mobile_actions.model import MARKER, load_tokenizer, resolve_model
+    from mobile_actions.model import load_tokenizer, resolve_model
 
     cfg = with_init_adapter_shape(cfg)
     if cfg.threads:
@@ -558,8 +569,16 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     trainer_cls = shared_prefix_trainer(SFTTrainer) if cfg.shared_prefix else SFTTrainer
     if cfg.sampling == "buckets":
         trainer_cls = bucketed_trainer(trainer_cls, cfg.batch_size * cfg.grad_accum, cfg.seed)
+
+    def marker(steps: int) -> dict:
+        return {"kind": "adapter" if method == "lora" else "full", "format": 1, "base": base_spec,
+                "layout": cfg.layout, "method": method, "train_rows": len(encoded.input_ids),
+                "too_long": len(encoded.too_long), "steps": steps,
+                "control_tokens": wire.CONTROL_TOKEN_IDS, "config": asdict(cfg)}
+
     trainer = trainer_cls(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
-                         processing_class=tokenizer, peft_config=peft_config, callbacks=[loss_curve_callback(out)])
+                         processing_class=tokenizer, peft_config=peft_config,
+                         callbacks=[run_files_callback(out, marker)])
 
     if cfg.init_adapter:
         if method != "lora":
@@ -581,11 +600,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     trainer.save_model(str(out))  # on every process: FSDP/DeepSpeed gather inside; only the main one writes
     if trainer.accelerator.is_main_process:
         tokenizer.save_pretrained(str(out))
-        marker = {"kind": "adapter" if method == "lora" else "full", "format": 1, "base": base_spec,
-                  "layout": cfg.layout, "method": method, "train_rows": len(encoded.input_ids),
-                  "too_long": len(encoded.too_long), "steps": trainer.state.global_step,
-                  "control_tokens": wire.CONTROL_TOKEN_IDS, "config": asdict(cfg)}
-        (out / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        write_marker(out, marker(trainer.state.global_step))
     res = TrainResult(out=out, method=method, train_rows=len(encoded.input_ids), too_long=len(encoded.too_long),
                       steps=trainer.state.global_step, seconds=seconds, train_tokens=tokens,
                       tokens_per_second=tokens / seconds if seconds else 0.0,
