@@ -32,7 +32,9 @@ import time
 import typing
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
+
+from train.curves import run_files_callback
 
 logger = logging.getLogger("mobile_actions.train")
 
@@ -216,71 +218,10 @@ def needs_control_init(cfg: CallerSFTConfig, base_path: Path | str) -> bool:
     return isinstance(base_path, Path) and read_marker(base_path).get("kind") == "base"
 
 
-def run_files_callback(out_dir: Path, marker: Callable[[int], dict]):
-    """A TrainerCallback keeping the run's files current: `loss.csv` (every log), `loss.png` (every save
-    and at the end), and the run's marker (`marker(step)`) in every checkpoint, so that
-    `eval --model OUT/checkpoint-N` finds the base and prompt layout without the run having finished.
-    Built in a function: transformers is imported only when training."""
-    from transformers import TrainerCallback
-
-    class RunFiles(TrainerCallback):
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            if state.is_world_process_zero:
-                write_loss_curve(state.log_history, out_dir, plot=False)
-
-        def on_save(self, args, state, control, **kwargs):
-            if state.is_world_process_zero:
-                write_loss_curve(state.log_history, out_dir)
-                ckpt = out_dir / f"checkpoint-{state.global_step}"
-                if ckpt.is_dir():
-                    write_marker(ckpt, marker(state.global_step))
-
-        def on_train_end(self, args, state, control, **kwargs):
-            if state.is_world_process_zero:
-                write_loss_curve(state.log_history, out_dir)
-
-    return RunFiles()
-
-
 def write_marker(folder: Path, marker: dict) -> None:
     from mobile_actions.model import MARKER
 
     (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
-
-
-CSV_COLUMNS = ("step", "epoch", "loss", "eval_loss", "learning_rate", "grad_norm", "num_tokens")
-
-
-def write_loss_curve(history: list[dict], out: Path, plot: bool = True) -> None:
-    import csv
-
-    rows = [h for h in history if "loss" in h or "eval_loss" in h]
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "loss.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(CSV_COLUMNS)
-        for h in rows:
-            w.writerow([h.get(k, "") for k in CSV_COLUMNS])
-    if plot and rows:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4))
-        tr = [(h["step"], h["loss"]) for h in rows if "loss" in h]
-        ev = [(h["step"], h["eval_loss"]) for h in rows if "eval_loss" in h]
-        if tr:
-            ax.plot(*zip(*tr), label="train loss")
-        if ev:
-            ax.plot(*zip(*ev), "o-", label="eval loss")
-        ax.set_xlabel("optimizer step")
-        ax.set_ylabel("loss (model turn tokens)")
-        ax.grid(alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(out / "loss.png", dpi=100)
-        plt.close(fig)
 
 
 def _let_fused_head_see_trainable_tokens(model: Any) -> None:
@@ -576,9 +517,15 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
                 "too_long": len(encoded.too_long), "steps": steps,
                 "control_tokens": wire.CONTROL_TOKEN_IDS, "config": asdict(cfg)}
 
+    def mark_checkpoint(step: int) -> None:
+        # So `eval --model OUT/checkpoint-N` finds the base and prompt layout while the run goes on.
+        ckpt = out / f"checkpoint-{step}"
+        if ckpt.is_dir():
+            write_marker(ckpt, marker(step))
+
     trainer = trainer_cls(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
                          processing_class=tokenizer, peft_config=peft_config,
-                         callbacks=[run_files_callback(out, marker)])
+                         callbacks=[run_files_callback(out, on_save=mark_checkpoint)])
 
     if cfg.init_adapter:
         if method != "lora":

@@ -11,13 +11,13 @@ DeepSpeed ZeRO via ``deepspeed=``): the global batch is split as per-device batc
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+
+from train.curves import run_files_callback, write_loss_curve
 
 
 @dataclass
@@ -69,61 +69,6 @@ class TrainResult:
     loss_png: str
     seconds: float
     device: str
-
-
-def _loss_rows(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    keys = ("step", "epoch", "loss", "learning_rate", "grad_norm")
-    return [{k: h.get(k) for k in keys} for h in log_history if "loss" in h]
-
-
-def write_loss_curve(log_history: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:
-    """``loss.csv`` and ``loss.png`` from the Trainer's log history (complete across resumes)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = _loss_rows(log_history)
-    csv_path, png_path = out / "loss.csv", out / "loss.png"
-    with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["step", "epoch", "loss", "learning_rate", "grad_norm"])
-        w.writeheader()
-        w.writerows(rows)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot([r["step"] for r in rows], [r["loss"] for r in rows], marker="." if len(rows) < 50 else None)
-    ax.set_xlabel("optimizer step")
-    ax.set_ylabel("train loss")
-    ax.set_title("navigator fine-tuning")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=100)
-    plt.close(fig)
-    return csv_path, png_path
-
-
-def _callback(out: Path):
-    from transformers import TrainerCallback
-
-    class LossCurve(TrainerCallback):
-        """Rewrites loss.csv at every log and loss.png at every save and at the end (main process only)."""
-
-        def on_log(self, args, state, control, **kw):
-            if state.is_world_process_zero:
-                rows = _loss_rows(state.log_history)
-                with open(out / "loss.csv", "w", newline="") as f:
-                    w = csv.DictWriter(f, fieldnames=["step", "epoch", "loss", "learning_rate", "grad_norm"])
-                    w.writeheader()
-                    w.writerows(rows)
-
-        def on_save(self, args, state, control, **kw):
-            if state.is_world_process_zero:
-                write_loss_curve(state.log_history, out)
-
-        def on_train_end(self, args, state, control, **kw):
-            if state.is_world_process_zero:
-                write_loss_curve(state.log_history, out)
-
-    return LossCurve()
 
 
 def _corpus(examples: list) -> list[str]:
@@ -209,12 +154,12 @@ def main(cfg: NavigatorTrainConfig) -> TrainResult:
         args=args,
         train_dataset=ExampleDataset(examples, tokenizer, model.config),
         data_collator=Collator(tokenizer.pad_token_id or 0, model.config.image_token_id),
-        callbacks=[_callback(out)],
+        callbacks=[run_files_callback(out, title="navigator fine-tuning")],
     )
     last = get_last_checkpoint(str(out)) if cfg.resume else None
     result = trainer.train(resume_from_checkpoint=last)
     trainer.save_model(str(out))
-    csv_path, png_path = write_loss_curve(trainer.state.log_history, out)
+    csv_path, png_path = write_loss_curve(trainer.state.log_history, out, title="navigator fine-tuning")
     res = TrainResult(
         out=str(out),
         steps=trainer.state.global_step,
