@@ -186,9 +186,11 @@ def test_init_adapter_starts_from_saved_weights(tiny_run, tiny_ckpt):
         load_adapter_weights(model, str(res.out / "nope"))
 
 
-def test_init_adapter_brings_its_own_lora_shape(tiny_run):
-    """r and alpha come from the adapter training goes on from (its scaling is part of its function)."""
+def test_init_adapter_brings_its_own_lora_shape(tiny_run, caplog):
+    """r and alpha come from the adapter training goes on from (its scaling is part of its function);
+    a different prompt layout is allowed but said."""
     import dataclasses
+    import logging
 
     from train.caller_sft import with_init_adapter_shape
 
@@ -197,6 +199,10 @@ def test_init_adapter_brings_its_own_lora_shape(tiny_run):
     assert with_init_adapter_shape(plain) is plain
     shaped = with_init_adapter_shape(dataclasses.replace(plain, init_adapter=str(res.out)))
     assert (shaped.lora_r, shaped.lora_alpha) == (4, cfg.lora_alpha)
+    assert "layout" not in caplog.text
+    with caplog.at_level(logging.WARNING, logger="mobile_actions.train"):
+        with_init_adapter_shape(dataclasses.replace(plain, init_adapter=str(res.out), layout="calendar"))
+    assert "trained in the cache layout; this run trains in calendar" in caplog.text
 
 
 def test_length_buckets_batch_similar_lengths_in_random_order():

@@ -382,6 +382,13 @@ def with_init_adapter_shape(cfg: CallerSFTConfig) -> CallerSFTConfig:
     if (lora["r"], lora["lora_alpha"]) != (cfg.lora_r, cfg.lora_alpha):
         logger.info("--init-adapter %s: LoRA r %s, alpha %s (its own shape)", cfg.init_adapter, lora["r"],
                     lora["lora_alpha"])
+    from mobile_actions.model import read_marker
+
+    layout = read_marker(init_adapter_dir(cfg.init_adapter)).get("layout")
+    if layout and layout != cfg.layout:
+        # Allowed (that is how a caller moves to a new layout), but rarely meant: say so.
+        logger.warning("--init-adapter %s was trained in the %s layout; this run trains in %s (--layout)",
+                       cfg.init_adapter, layout, cfg.layout)
     return replace(cfg, lora_r=lora["r"], lora_alpha=lora["lora_alpha"])
 
 
