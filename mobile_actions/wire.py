@@ -37,7 +37,9 @@ LAYOUTS = ("official", "cache", "calendar")
 PREFIX_LAYOUTS = ("cache", "calendar")       # layouts whose declarations come first (a reusable KV prefix)
 # Developer-text lines that change per request; the cache layout moves them after the declarations.
 VOLATILE_PREFIXES = ("Current date and time", "Day of week", "Days ahead")
-DAYS_AHEAD = 14   # covers "in two weeks", every weekday name and "in N days" as the generator says them
+# Covers "in two weeks", every weekday name and "in N days" as the generator says them; the chat
+# template's `range(1, 15)` is the same number (the template test fails if they part).
+DAYS_AHEAD = 14
 NOW_PREFIX = "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
@@ -126,8 +128,8 @@ def split_developer_text(content: str) -> tuple[str, str]:
 def days_ahead(developer_text: str) -> str | None:
     """The calendar layout's lookup line for the date in `developer_text`, or None when it has none.
 
-    Written without regex or datetime parsing on purpose: the chat template computes the same line in
-    Jinja, and a test holds the two to identical output, invalid dates included.
+    The date is read character by character (no regex, no strptime) because the chat template has to
+    read it the same way in Jinja; a test holds the two to identical output, invalid dates included.
     """
     import datetime as dt
 
@@ -135,7 +137,8 @@ def days_ahead(developer_text: str) -> str | None:
     if line is None:
         return None
     s = line[len(NOW_PREFIX):]
-    if len(s) < 11 or (s[4], s[7], s[10]) != ("-", "-", "T") or not all(c in "0123456789" for c in s[:4] + s[5:7] + s[8:10]):
+    digits = s[:4] + s[5:7] + s[8:10]
+    if len(s) < 11 or (s[4], s[7], s[10]) != ("-", "-", "T") or not all(c in "0123456789" for c in digits):
         return None
     y, m, d = int(s[:4]), int(s[5:7]), int(s[8:10])
     if not 1 <= y <= 9998:
