@@ -112,6 +112,15 @@ def print_report(report, title: str = "scores") -> None:
     for lab, row in zip(labels, matrix):
         ct.add_row(lab, *[str(v) if v else "." for v in row])
     console.print(ct)
+    if report.errors:
+        et = Table(title="rows not exact, by first reason; wrong arguments by tool.argument (calls)")
+        et.add_column("reason")
+        et.add_column("rows", justify="right")
+        for kind, count in report.errors.items():
+            et.add_row(kind, str(count))
+        for arg, count in sorted(report.argument_errors.items(), key=lambda kv: (-kv[1], kv[0])):
+            et.add_row(f"  {arg}", str(count))
+        console.print(et)
 
 
 # ---------------------------------------------------------------------------------------------- generate

@@ -133,4 +133,9 @@ def summary(report: Report) -> str:
         lines.append(f"refusals        {report.refusal_accuracy:.2%} of {report.n_refusal_rows}")
     for name, st in sorted(report.per_tool.items()):
         lines.append(f"  {name:<28} P {st.precision:.2f}  R {st.recall:.2f}  (gold {st.gold})")
+    if report.errors:
+        lines.append("errors (rows)   " + ", ".join(f"{k} {v}" for k, v in report.errors.items()))
+        worst = sorted(report.argument_errors.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+        if worst:
+            lines.append("  wrong arguments: " + ", ".join(f"{k} {v}" for k, v in worst))
     return "\n".join(lines)

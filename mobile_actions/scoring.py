@@ -19,6 +19,9 @@ from mobile_actions.catalog import Catalogue
 from mobile_actions.dataset import LineProblem, Row
 
 NONE = "<none>"  # the "no call" column/row of the confusion table (a refusal)
+# Why a row is not an exact match: one kind per row, the first that applies, in this order.
+ERROR_KINDS = ("unparseable", "call on a refusal row", "no call", "missing call", "extra call", "wrong order",
+               "wrong tool", "wrong argument")
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,8 @@ class Report:
     n_refusal_rows: int
     per_tool: dict[str, ToolStats]
     confusion: dict[str, dict[str, int]]
+    errors: dict[str, int] = field(default_factory=dict)            # ERROR_KINDS -> rows
+    argument_errors: dict[str, int] = field(default_factory=dict)   # "tool.argument" -> calls where it differs
     row_results: list[dict] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
@@ -93,7 +98,8 @@ class Report:
                 "refusal_accuracy": None if self.refusal_accuracy is None else round(self.refusal_accuracy, 4),
                 "n_refusal_rows": self.n_refusal_rows,
                 "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
-                "confusion": self.confusion}
+                "confusion": self.confusion, "errors": self.errors,
+                "argument_errors": dict(sorted(self.argument_errors.items(), key=lambda kv: (-kv[1], kv[0])))}
 
 
 def exact_match(gold: Sequence[ToolCall], pred: Sequence[ToolCall]) -> bool:
@@ -139,6 +145,41 @@ def lenient_match(gold: Sequence[ToolCall], pred: Sequence[ToolCall]) -> bool:
     return True
 
 
+def error_kind(gold: Sequence[ToolCall], pred: Prediction) -> str | None:
+    """Which of ERROR_KINDS keeps a row from an exact match, or None when it is one. The tool
+    names decide first (the right calls with a wrong value are "wrong argument", nothing else)."""
+    if pred.error is not None:
+        return "unparseable"
+    if exact_match(gold, pred.calls):
+        return None
+    g, p = [c.name for c in gold], [c.name for c in pred.calls]
+    if not g:
+        return "call on a refusal row"
+    if not p:
+        return "no call"
+    if g == p:
+        return "wrong argument"
+    if len(p) < len(g) and Counter(p) <= Counter(g):
+        return "missing call"
+    if len(p) > len(g) and Counter(g) <= Counter(p):
+        return "extra call"
+    if Counter(g) == Counter(p):
+        return "wrong order"
+    return "wrong tool"
+
+
+def differing_arguments(gold: Sequence[ToolCall], pred: Sequence[ToolCall]) -> list[str]:
+    """"tool.argument" for every argument that is wrong, missing or extra, over calls paired in order
+    (meaningful when the names agree, i.e. for "wrong argument" rows)."""
+    out = []
+    for g, p in zip(gold, pred):
+        for key in sorted(set(g.arguments) | set(p.arguments)):
+            a, b = g.arguments, p.arguments
+            if key not in a or key not in b or _sorted(a[key]) != _sorted(b[key]):
+                out.append(f"{g.name}.{key}")
+    return out
+
+
 def schema_valid(pred: Prediction, tools: Catalogue) -> bool:
     return pred.error is None and all(not validate_call(c, tools) for c in pred.calls)
 
@@ -150,6 +191,8 @@ def score(rows: Sequence[Row], preds: Sequence[Prediction]) -> Report:
     em = lm = sv = refusals = refusals_ok = 0
     per_tool: dict[str, ToolStats] = {}
     confusion: dict[str, dict[str, int]] = {}
+    errors: Counter = Counter()
+    argument_errors: Counter = Counter()
     results = []
     for row, pred in zip(rows, preds):
         e, l, v = exact_match(row.calls, pred.calls), lenient_match(row.calls, pred.calls), schema_valid(pred, row.tools)
@@ -171,11 +214,18 @@ def score(rows: Sequence[Row], preds: Sequence[Prediction]) -> Report:
             p = p_seq[i] if i < len(p_seq) else NONE
             confusion.setdefault(g, {}).setdefault(p, 0)
             confusion[g][p] += 1
-        results.append({"where": row.where, "exact": e, "lenient": l, "schema_valid": v})
+        kind = error_kind(row.calls, pred)
+        if kind is not None:
+            errors[kind] += 1
+        if kind == "wrong argument":
+            argument_errors.update(differing_arguments(row.calls, pred.calls))
+        results.append({"where": row.where, "exact": e, "lenient": l, "schema_valid": v, "error": kind})
     return Report(n=n, exact_match=em / n if n else 0.0, lenient_match=lm / n if n else 0.0,
                   schema_valid=sv / n if n else 0.0,
                   refusal_accuracy=refusals_ok / refusals if refusals else None, n_refusal_rows=refusals,
-                  per_tool=per_tool, confusion=confusion, row_results=results)
+                  per_tool=per_tool, confusion=confusion,
+                  errors={k: errors[k] for k in ERROR_KINDS if errors[k]}, argument_errors=dict(argument_errors),
+                  row_results=results)
 
 
 def read_predictions(path: str | Path) -> tuple[list[Prediction], list[LineProblem]]:

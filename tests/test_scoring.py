@@ -2,7 +2,7 @@ import json
 
 from mobile_actions.calls import ToolCall
 from mobile_actions.dataset import load_rows
-from mobile_actions.scoring import Prediction, exact_match, lenient_match, read_predictions, score
+from mobile_actions.scoring import Prediction, error_kind, exact_match, lenient_match, read_predictions, score
 
 A = ToolCall("show_map", {"query": "Maison Marulaz, Besançon, France"})
 B = ToolCall("turn_on_flashlight", {})
@@ -44,8 +44,26 @@ def test_report_by_hand(examples_path):
     assert r.per_tool["send_email"].to_json()["recall"] == 1.0
     assert r.confusion["create_calendar_event"]["show_map"] == 1
     assert r.confusion["<none>"]["<none>"] == 1
+    assert r.errors == {"wrong order": 1, "wrong argument": 2}
+    assert [x["error"] for x in r.row_results] == [None, "wrong argument", "wrong order", "wrong argument", None]
+    assert r.argument_errors == {"create_contact.first_name": 1, "create_contact.last_name": 1,
+                                 "create_contact.phone_number": 1, "send_email.body": 1, "send_email.subject": 1}
     j = r.to_json()
-    assert set(j) >= {"n", "exact_match", "lenient_match", "schema_valid", "refusal_accuracy", "per_tool"}
+    assert set(j) >= {"n", "exact_match", "lenient_match", "schema_valid", "refusal_accuracy", "per_tool", "errors",
+                      "argument_errors"}
+
+
+def test_error_kind_names_the_first_reason():
+    C = ToolCall("send_email", {"to": "a@b.c", "subject": "hi"})
+    assert error_kind([A, B], Prediction([A, B])) is None
+    assert error_kind([A], Prediction([], "", "<start_function_call>call:", "at position 5")) == "unparseable"
+    assert error_kind([], Prediction([B])) == "call on a refusal row"
+    assert error_kind([A, B], Prediction([], "Sorry.")) == "no call"
+    assert error_kind([A, B], Prediction([A])) == "missing call"
+    assert error_kind([A], Prediction([A, B])) == "extra call"
+    assert error_kind([A, B], Prediction([B, A])) == "wrong order"
+    assert error_kind([A, B], Prediction([A, C])) == "wrong tool"
+    assert error_kind([C], Prediction([ToolCall("send_email", {"to": "a@b.c"})])) == "wrong argument"
 
 
 def test_predictions_file_accepts_raw_model_text(tmp_path):
