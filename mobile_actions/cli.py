@@ -115,7 +115,7 @@ def print_report(report, title: str = "scores") -> None:
     if report.errors:
         et = Table(title="rows not exact, by first reason; wrong arguments by tool.argument (calls)")
         et.add_column("reason")
-        et.add_column("rows", justify="right")
+        et.add_column("count", justify="right")
         for kind, count in report.errors.items():
             et.add_row(kind, str(count))
         for arg, count in sorted(report.argument_errors.items(), key=lambda kv: (-kv[1], kv[0])):

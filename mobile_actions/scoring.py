@@ -19,7 +19,8 @@ from mobile_actions.catalog import Catalogue
 from mobile_actions.dataset import LineProblem, Row
 
 NONE = "<none>"  # the "no call" column/row of the confusion table (a refusal)
-# Why a row is not an exact match: one kind per row, the first that applies, in this order.
+# Why a row is not an exact match: one kind per row, the first that applies, in this order
+# (so the counts add up to the rows that are not exact).
 ERROR_KINDS = ("unparseable", "call on a refusal row", "no call", "missing call", "extra call", "wrong order",
                "wrong tool", "wrong argument")
 
@@ -148,10 +149,10 @@ def lenient_match(gold: Sequence[ToolCall], pred: Sequence[ToolCall]) -> bool:
 def error_kind(gold: Sequence[ToolCall], pred: Prediction) -> str | None:
     """Which of ERROR_KINDS keeps a row from an exact match, or None when it is one. The tool
     names decide first (the right calls with a wrong value are "wrong argument", nothing else)."""
+    if exact_match(gold, pred.calls):
+        return None   # the official metric: an unparseable reply to a refusal row still has no calls
     if pred.error is not None:
         return "unparseable"
-    if exact_match(gold, pred.calls):
-        return None
     g, p = [c.name for c in gold], [c.name for c in pred.calls]
     if not g:
         return "call on a refusal row"

@@ -4,15 +4,16 @@ Rendering follows FunctionGemma's template (Gemma turns, seven control strings, 
 strings, alphabetically sorted keys in declarations). `CHAT_TEMPLATE` is the same renderer written
 in Jinja for `tokenizer.apply_chat_template`; a test holds the two to identical output.
 
-Two developer-turn layouts exist:
+Three developer-turn layouts exist:
 - ``official``: the developer text (which starts with the current datetime in Mobile Actions) and
   then the declarations, as FunctionGemma checkpoints expect;
 - ``cache``: the stable instruction and declarations first and the volatile datetime lines last, so
   the KV cache of everything up to the end of the declarations can be reused across requests;
 - ``calendar``: the cache layout plus one more volatile line, ``Days ahead: 1 Friday 2025-05-16; ...``,
-  the next 14 dates computed from the "Current date and time" line. A 270M caller cannot do
-  calendar arithmetic reliably ("in 5 days", "next Monday"), but it can copy a date from a table;
-  the line is derived, never stored in data, so any Mobile Actions row renders in this layout.
+  the next 14 dates computed from the "Current date and time" line. A 270M caller does not do
+  calendar arithmetic reliably ("in 5 days", "next Monday"); the bet is that it can learn to copy a
+  date from a table instead (experimental: one short CPU run did not show it). The line is derived,
+  never stored in data, so any Mobile Actions row renders in this layout.
 """
 from __future__ import annotations
 

@@ -53,6 +53,19 @@ def test_report_by_hand(examples_path):
                       "argument_errors"}
 
 
+def test_error_counts_add_up_to_the_rows_that_are_not_exact(examples_path):
+    rows, _ = load_rows(examples_path)
+    refusal = rows[0].__class__(metadata="eval", tools=rows[0].tools, messages=rows[0].messages[:-1] +
+                                [{"role": "assistant", "content": "No."}], calls=[], reply="No.")
+    rows = [rows[0], rows[1], refusal]
+    preds = [Prediction([], "", "<start_function_call>call:", "at position 26"),   # unparseable
+             Prediction([]),                                                        # no call
+             Prediction([], "", "<start_function_call>", "at position 21")]         # unparseable, but no calls: exact
+    r = score(rows, preds)
+    assert r.exact_match == 1 / 3 and r.errors == {"unparseable": 1, "no call": 1}
+    assert sum(r.errors.values()) == r.n - round(r.exact_match * r.n)
+
+
 def test_error_kind_names_the_first_reason():
     C = ToolCall("send_email", {"to": "a@b.c", "subject": "hi"})
     assert error_kind([A, B], Prediction([A, B])) is None

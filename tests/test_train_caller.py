@@ -60,6 +60,9 @@ def test_lora_run_writes_adapter_curves_and_eval(tiny_run):
     # Checkpoints carry the marker too (their step count), so they load like the final adapter.
     ckpt_marker = json.loads((out / "checkpoint-1" / "mobile_actions.json").read_text())
     assert ckpt_marker == {**marker, "steps": 1} and marker["steps"] == 2
+    from mobile_actions.evaluate import model_layout
+
+    assert model_layout(out / "checkpoint-1") == "cache"
     report = json.loads((out / "eval" / "report.json").read_text())
     assert report["n"] == 2
     # The control-token rows are trained and stored in the adapter (peft trainable tokens).
@@ -203,6 +206,10 @@ def test_init_adapter_brings_its_own_lora_shape(tiny_run, caplog):
     with caplog.at_level(logging.WARNING, logger="mobile_actions.train"):
         with_init_adapter_shape(dataclasses.replace(plain, init_adapter=str(res.out), layout="calendar"))
     assert "trained in the cache layout; this run trains in calendar" in caplog.text
+    from train.caller_sft import train
+
+    with pytest.raises(ValueError, match="--layout must be one of official, cache, calendar, got 'calender'"):
+        train(dataclasses.replace(plain, layout="calender"))
 
 
 def test_length_buckets_batch_similar_lengths_in_random_order():

@@ -444,6 +444,8 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     from mobile_actions.dataset import load_rows
     from mobile_actions.model import load_tokenizer, resolve_model
 
+    if cfg.layout not in wire.LAYOUTS:   # before any loading: a typo should not cost a minute
+        raise ValueError(f"--layout must be one of {', '.join(wire.LAYOUTS)}, got {cfg.layout!r}")
     cfg = with_init_adapter_shape(cfg)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
