@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from train.curves import run_files_callback, write_loss_curve
+from train.curves import run_files_callback
 
 
 @dataclass
@@ -159,7 +159,7 @@ def main(cfg: NavigatorTrainConfig) -> TrainResult:
     last = get_last_checkpoint(str(out)) if cfg.resume else None
     result = trainer.train(resume_from_checkpoint=last)
     trainer.save_model(str(out))
-    csv_path, png_path = write_loss_curve(trainer.state.log_history, out, title="navigator fine-tuning")
+    csv_path, png_path = out / "loss.csv", out / "loss.png"   # written by the callback (main process, at the end)
     res = TrainResult(
         out=str(out),
         steps=trainer.state.global_step,
