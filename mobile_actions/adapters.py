@@ -147,5 +147,5 @@ def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | Non
         {"spec": a.spec, "weight": round(w, 6), "r": a.config["r"], "lora_alpha": a.config["lora_alpha"],
          "sha256": M.sha256_file(a.path / WEIGHTS_FILE), "steps": a.marker.get("steps"),
          "data": (a.marker.get("config") or {}).get("data")} for a, w in zip(adapters, weights)])
-    (out / M.MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    M.write_marker(out, marker)
     return out

@@ -118,7 +118,7 @@ def print_report(report, title: str = "scores") -> None:
         et.add_column("count", justify="right")
         for kind, count in report.errors.items():
             et.add_row(kind, str(count))
-        for arg, count in sorted(report.argument_errors.items(), key=lambda kv: (-kv[1], kv[0])):
+        for arg, count in report.argument_errors.items():
             et.add_row(f"  {arg}", str(count))
         console.print(et)
 

@@ -135,7 +135,7 @@ def summary(report: Report) -> str:
         lines.append(f"  {name:<28} P {st.precision:.2f}  R {st.recall:.2f}  (gold {st.gold})")
     if report.errors:
         lines.append("errors (rows)   " + ", ".join(f"{k} {v}" for k, v in report.errors.items()))
-        worst = sorted(report.argument_errors.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+        worst = list(report.argument_errors.items())[:5]
         if worst:
             lines.append("  wrong arguments: " + ", ".join(f"{k} {v}" for k, v in worst))
     return "\n".join(lines)

@@ -186,7 +186,7 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path, *, extra_marker: di
     marker = {"kind": "base", "format": 1, "source_gguf": name, "source_sha256": sha256_file(gguf_path),
               "control_tokens": wire.CONTROL_TOKEN_IDS, "chat_template": "mobile_actions.wire.CHAT_TEMPLATE"}
     marker.update(extra_marker or {})
-    (out_dir / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    write_marker(out_dir, marker)
     return out_dir
 
 
@@ -230,6 +230,10 @@ def prepare_base(cache: str | Path | None = None, force: bool = False) -> Path:
 def read_marker(path: str | Path) -> dict:
     p = Path(path) / MARKER
     return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {}
+
+
+def write_marker(folder: str | Path, marker: dict) -> None:
+    (Path(folder) / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
 
 
 def is_adapter(path: str | Path) -> bool:
@@ -377,5 +381,5 @@ def build_tiny_checkpoint(out_dir: str | Path, *, seed: int = 0, vocab_size: int
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     marker = {"kind": "base", "format": 1, "source": "tiny random (tests)", "control_tokens": wire.CONTROL_TOKEN_IDS}
-    (out / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    write_marker(out, marker)
     return out

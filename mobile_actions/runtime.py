@@ -8,8 +8,8 @@ or CLI process starts fast and small; `tests/test_runtime.py` proves torch is ne
 - `Caller`: renders the Mobile Actions developer turn for `now` in the layout the model was trained
   with (its folder's manifest says which), reuses the KV cache of the longest cached prompt prefix
   (in the ``cache`` and ``calendar`` layouts: instruction + tool declarations, so a request pays prefill
-  only for its datetime lines, the calendar table if any, and its own words), decodes greedily under the call grammar (mobile_actions.grammar)
-  with forced tokens appended without a model step, parses (wire.parse) and validates
+  only for its datetime lines, the calendar table if any, and its own words), decodes greedily under
+  the call grammar (mobile_actions.grammar) with forced tokens appended without a model step, parses (wire.parse) and validates
   (calls.validate_call).
 """
 from __future__ import annotations

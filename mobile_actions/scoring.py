@@ -90,7 +90,7 @@ class Report:
     per_tool: dict[str, ToolStats]
     confusion: dict[str, dict[str, int]]
     errors: dict[str, int] = field(default_factory=dict)            # ERROR_KINDS -> rows
-    argument_errors: dict[str, int] = field(default_factory=dict)   # "tool.argument" -> calls where it differs
+    argument_errors: dict[str, int] = field(default_factory=dict)   # "tool.argument" -> calls, most first
     row_results: list[dict] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
@@ -100,7 +100,7 @@ class Report:
                 "n_refusal_rows": self.n_refusal_rows,
                 "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
                 "confusion": self.confusion, "errors": self.errors,
-                "argument_errors": dict(sorted(self.argument_errors.items(), key=lambda kv: (-kv[1], kv[0])))}
+                "argument_errors": self.argument_errors}
 
 
 def exact_match(gold: Sequence[ToolCall], pred: Sequence[ToolCall]) -> bool:
@@ -225,7 +225,8 @@ def score(rows: Sequence[Row], preds: Sequence[Prediction]) -> Report:
                   schema_valid=sv / n if n else 0.0,
                   refusal_accuracy=refusals_ok / refusals if refusals else None, n_refusal_rows=refusals,
                   per_tool=per_tool, confusion=confusion,
-                  errors={k: errors[k] for k in ERROR_KINDS if errors[k]}, argument_errors=dict(argument_errors),
+                  errors={k: errors[k] for k in ERROR_KINDS if errors[k]},
+                  argument_errors=dict(sorted(argument_errors.items(), key=lambda kv: (-kv[1], kv[0]))),
                   row_results=results)
 
 

@@ -17,6 +17,7 @@ Three developer-turn layouts exist:
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from dataclasses import dataclass, field
@@ -132,8 +133,6 @@ def days_ahead(developer_text: str) -> str | None:
     The date is read character by character (no regex, no strptime) because the chat template has to
     read it the same way in Jinja; a test holds the two to identical output, invalid dates included.
     """
-    import datetime as dt
-
     line = next((x for x in developer_text.split("\n") if x.startswith(NOW_PREFIX)), None)
     if line is None:
         return None
@@ -403,6 +402,9 @@ CHAT_TEMPLATE = r"""{%- macro fv(v, sort, up) -%}
 {%- endif -%}
 {%- endfor -%}
 {%- endmacro -%}
+{%- macro month_days(y, m) -%}
+{{ [31, 29 if (y % 4 == 0 and y % 100 != 0) or y % 400 == 0 else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1] }}
+{%- endmacro -%}
 {%- macro days_ahead(dev) -%}
 {%- set ns = namespace(s=none, ok=true) -%}
 {%- for line in dev.split('\n') -%}
@@ -412,15 +414,12 @@ CHAT_TEMPLATE = r"""{%- macro fv(v, sort, up) -%}
 {%- for c in ns.s[:4] ~ ns.s[5:7] ~ ns.s[8:10] -%}{%- if c not in '0123456789' -%}{%- set ns.ok = false -%}{%- endif -%}{%- endfor -%}
 {%- if ns.ok -%}
 {%- set d = namespace(y=ns.s[:4] | int, m=ns.s[5:7] | int, d=ns.s[8:10] | int, out=[]) -%}
-{%- set leap = (d.y % 4 == 0 and d.y % 100 != 0) or d.y % 400 == 0 -%}
-{%- set mdays = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] -%}
-{%- if d.y >= 1 and d.y <= 9998 and d.m >= 1 and d.m <= 12 and d.d >= 1 and d.d <= mdays[d.m - 1] -%}
+{%- if d.y >= 1 and d.y <= 9998 and d.m >= 1 and d.m <= 12 and d.d >= 1 and d.d <= month_days(d.y, d.m) | int -%}
 {%- set yy = d.y - (1 if d.m < 3 else 0) -%}
 {%- set wd = (yy + yy // 4 - yy // 100 + yy // 400 + [0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4][d.m - 1] + d.d + 6) % 7 -%}
 {%- for n in range(1, 15) -%}
-{%- set leap = (d.y % 4 == 0 and d.y % 100 != 0) or d.y % 400 == 0 -%}
 {%- set d.d = d.d + 1 -%}
-{%- if d.d > [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][d.m - 1] -%}
+{%- if d.d > month_days(d.y, d.m) | int -%}
 {%- set d.d = 1 -%}{%- set d.m = d.m + 1 -%}
 {%- if d.m > 12 -%}{%- set d.m = 1 -%}{%- set d.y = d.y + 1 -%}{%- endif -%}
 {%- endif -%}

@@ -218,12 +218,6 @@ def needs_control_init(cfg: CallerSFTConfig, base_path: Path | str) -> bool:
     return isinstance(base_path, Path) and read_marker(base_path).get("kind") == "base"
 
 
-def write_marker(folder: Path, marker: dict) -> None:
-    from mobile_actions.model import MARKER
-
-    (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
-
-
 def _let_fused_head_see_trainable_tokens(model: Any) -> None:
     """trl 1.16 computes the loss with a fused, chunked LM head that reads `lm_head.weight` and
     `lm_head.bias` directly. With a tied embedding and `trainable_token_indices`, peft wraps the head
@@ -375,16 +369,16 @@ def with_init_adapter_shape(cfg: CallerSFTConfig) -> CallerSFTConfig:
     if not cfg.init_adapter:
         return cfg
     from mobile_actions.adapters import CONFIG_FILE
+    from mobile_actions.model import read_marker
 
-    lora = json.loads((init_adapter_dir(cfg.init_adapter) / CONFIG_FILE).read_text(encoding="utf-8"))
+    folder = init_adapter_dir(cfg.init_adapter)
+    lora = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
     if lora.get("use_rslora"):
         raise ValueError(f"--init-adapter {cfg.init_adapter}: rsLoRA adapters are not supported by this recipe")
     if (lora["r"], lora["lora_alpha"]) != (cfg.lora_r, cfg.lora_alpha):
         logger.info("--init-adapter %s: LoRA r %s, alpha %s (its own shape)", cfg.init_adapter, lora["r"],
                     lora["lora_alpha"])
-    from mobile_actions.model import read_marker
-
-    layout = read_marker(init_adapter_dir(cfg.init_adapter)).get("layout")
+    layout = read_marker(folder).get("layout")
     if layout and layout != cfg.layout:
         # Allowed (that is how a caller moves to a new layout), but rarely meant: say so.
         logger.warning("--init-adapter %s was trained in the %s layout; this run trains in %s (--layout)",
@@ -442,7 +436,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
 
     from mobile_actions import wire
     from mobile_actions.dataset import load_rows
-    from mobile_actions.model import load_tokenizer, resolve_model
+    from mobile_actions.model import load_tokenizer, resolve_model, write_marker
 
     if cfg.layout not in wire.LAYOUTS:   # before any loading: a typo should not cost a minute
         raise ValueError(f"--layout must be one of {', '.join(wire.LAYOUTS)}, got {cfg.layout!r}")
@@ -534,7 +528,8 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
 
     trainer = trainer_cls(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
                          processing_class=tokenizer, peft_config=peft_config,
-                         callbacks=[run_files_callback(out, on_save=mark_checkpoint)])
+                         callbacks=[run_files_callback(out, title="caller fine-tuning (loss on the model turn)",
+                                                    on_save=mark_checkpoint)])
 
     if cfg.init_adapter:
         if method != "lora":
