@@ -83,7 +83,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _err(f"error: {len(problems)} unreadable line(s) above; fix or remove them")
         return 1
     cfg = EvalConfig(batch_size=args.batch_size, max_new_tokens=args.max_new_tokens, layout=args.layout,
-                     threads=args.threads)
+                     threads=args.threads, grammar=args.grammar)
     layout = args.layout or model_layout(args.model)
     t0 = time.time()
     try:
@@ -95,9 +95,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     used = rows[:args.limit] if args.limit is not None else rows
     out = Path(args.out) if args.out else default_eval_dir(args.model, args.data)
     path = write_report(out, report, preds, used, meta={"model": args.model, "data": args.data, "layout": layout,
+                                                       "grammar": args.grammar,
                                                        "seconds": round(seconds, 1)})
     if args.json:
-        print(json.dumps({"model": args.model, "data": args.data, "layout": layout, **report.to_json(),
+        print(json.dumps({"model": args.model, "data": args.data, "layout": layout, "grammar": args.grammar,
+                          **report.to_json(),
                           "report": str(path), "predictions": str(path.parent / "predictions.jsonl")}, indent=2))
     else:
         print(summary(report))
@@ -156,6 +158,9 @@ def register(subparsers) -> None:
     p.add_argument("--layout", choices=LAYOUTS, default=None,
                    help="prompt layout (default: what the model was trained with, else official)")
     p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--grammar", action="store_true",
+                   help="decode under each row's call grammar, as `run` and the ONNX runtime do (default: "
+                        "unconstrained, which measures the model itself)")
     p.set_defaults(func=cmd_eval)
 
     p = subparsers.add_parser("adapter", help="LoRA adapters of the caller")

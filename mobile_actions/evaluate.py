@@ -4,6 +4,10 @@ Generation is batched with left padding (prompts sorted by length so a batch pad
 the KV cache; it stops on `<end_of_turn>`, `<start_function_response>` or `<eos>`, as FunctionGemma
 does. An output that does not parse is an invalid prediction with its raw text kept, never a crash:
 the score must count it.
+
+Unconstrained by default: that measures the model, as FunctionGemma's published numbers do. With
+`grammar=True` each row decodes under its own catalogue's call grammar (`mobile_actions.grammar`,
+the one the ONNX runtime and the PyTorch caller of `run` use), which measures what those deliver.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ class EvalConfig:
     layout: str | None = None     # None: the layout the model was trained with (its marker), else "official"
     threads: int | None = None    # torch intra-op threads; None leaves torch's default
     progress: bool = True
+    grammar: bool = False         # decode under each row's call grammar (see the module docstring)
 
 
 def model_layout(spec: str | Path) -> str:
@@ -51,14 +56,56 @@ def to_prediction(raw: str) -> Prediction:
     return Prediction(parsed.calls, parsed.text, raw)
 
 
-def generate(model, tokenizer, prompts: Sequence[str], cfg: EvalConfig | None = None) -> list[str]:
-    """Greedy completions (text up to, not including, the stop token) for rendered prompts."""
+class GrammarLogits:
+    """A transformers logits processor: row r of the batch may only pick what `constraints[r]` allows.
+
+    transformers calls it once per step with the ids so far; the token chosen at the previous step is
+    the last column, so each row's automaton advances by it before the mask is built. Rows that have
+    stopped are left alone (generate pads them)."""
+
+    def __init__(self, constraints: Sequence[Any]) -> None:
+        self.rows = list(constraints)
+        self.width: int | None = None
+
+    def __call__(self, input_ids, scores):
+        import numpy as np
+        import torch
+
+        from mobile_actions.grammar import allowed_mask
+
+        if self.width is not None and input_ids.shape[1] > self.width:
+            for con, tid in zip(self.rows, input_ids[:, -1].tolist()):
+                if con.state is not None:
+                    con.advance(tid)
+        self.width = input_ids.shape[1]
+        mask = np.ones(tuple(scores.shape), dtype=bool)
+        for r, con in enumerate(self.rows):
+            if con.state is not None:
+                mask[r] = allowed_mask(con.allowed(), scores.shape[-1])
+        return scores.masked_fill(~torch.from_numpy(mask).to(scores.device), float("-inf"))
+
+
+def hf_constraints(tokenizer):
+    """`grammar.Constraints` for a transformers tokenizer (the token table takes ~2 s for Gemma's 262k ids)."""
+    from mobile_actions.grammar import Constraints, TokenTable
+    from mobile_actions.model import STOP_TOKEN_IDS
+
+    return Constraints(TokenTable.from_tokenizer(tokenizer, STOP_TOKEN_IDS))
+
+
+def generate(model, tokenizer, prompts: Sequence[str], cfg: EvalConfig | None = None,
+             catalogues: Sequence[Any] | None = None) -> list[str]:
+    """Greedy completions (text up to, not including, the stop token) for rendered prompts;
+    with `cfg.grammar`, prompt i decodes under `catalogues[i]`'s call grammar."""
     import torch
     from tqdm.auto import tqdm
 
     from mobile_actions.model import STOP_TOKEN_IDS
 
     cfg = cfg or EvalConfig()
+    if cfg.grammar and (catalogues is None or len(catalogues) != len(prompts)):
+        raise ValueError("grammar-constrained generation needs one catalogue per prompt")
+    constraints = hf_constraints(tokenizer) if cfg.grammar else None
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     encoded = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]  # prompts carry <bos>
@@ -75,10 +122,13 @@ def generate(model, tokenizer, prompts: Sequence[str], cfg: EvalConfig | None = 
         for r, i in enumerate(idx):  # left padding: every prompt ends where generation starts
             ids[r, width - len(encoded[i]):] = torch.tensor(encoded[i])
             mask[r, width - len(encoded[i]):] = 1
+        extra = {}
+        if constraints is not None:
+            extra["logits_processor"] = [GrammarLogits([constraints.for_tools(catalogues[i]) for i in idx])]
         with torch.inference_mode():
             out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), do_sample=False,
                                  max_new_tokens=cfg.max_new_tokens, eos_token_id=list(STOP_TOKEN_IDS),
-                                 pad_token_id=pad, use_cache=True)
+                                 pad_token_id=pad, use_cache=True, **extra)
         for r, i in enumerate(idx):
             new = out[r, width:].tolist()
             cut = next((k for k, t in enumerate(new) if t in STOP_TOKEN_IDS), len(new))
@@ -104,7 +154,7 @@ def evaluate(model: Any, rows: Sequence[Row], *, tokenizer: Any = None, limit: i
         raise ValueError("a loaded model needs its tokenizer")
     layout = layout or "official"
     prompts = [prompt_completion(r, layout=layout)[0] for r in rows]
-    preds = [to_prediction(raw) for raw in generate(model, tokenizer, prompts, cfg)]
+    preds = [to_prediction(raw) for raw in generate(model, tokenizer, prompts, cfg, [r.tools for r in rows])]
     return score(rows, preds), preds
 
 

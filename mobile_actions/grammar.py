@@ -680,6 +680,39 @@ class Constraint:
         return self.memo[key]
 
 
+class Constraints:
+    """One token table, a grammar per catalogue: a fresh `Constraint` for each request.
+
+    Why shared: building the allowed-token sets of structural states is the slow part of constrained
+    decoding, and they depend only on (table, catalogue); keyed by the catalogue's content, equal
+    catalogues share one grammar and its memo. The ONNX runtime, `eval --grammar` and the PyTorch
+    caller all decode through this."""
+
+    def __init__(self, table: TokenTable, tokenizer=None, keep: int = 8):
+        self.table, self.tokenizer, self.keep = table, tokenizer, keep
+        self._grammars: dict[str, tuple[CallGrammar, dict]] = {}
+
+    def for_tools(self, tools: Catalogue) -> Constraint:
+        """`tokenizer` (a `tokenizers.Tokenizer`) enables `forced_tokens()`; without it nothing is forced."""
+        key = json.dumps([t.to_openai() for t in tools], sort_keys=True)
+        if key not in self._grammars:
+            if len(self._grammars) >= self.keep:
+                self._grammars.pop(next(iter(self._grammars)))
+            self._grammars[key] = (CallGrammar(tools), {})
+        grammar, memo = self._grammars[key]
+        return Constraint(grammar, self.table, self.tokenizer, memo)
+
+
+def allowed_mask(allowed: np.ndarray, size: int) -> np.ndarray:
+    """`Constraint.allowed()` (ids or a mask) as a bool mask of `size` (a model's head may be wider
+    than its tokenizer: the extra ids are never allowed)."""
+    if allowed.dtype == bool:
+        return allowed if len(allowed) == size else np.pad(allowed[:size], (0, max(0, size - len(allowed))))
+    m = np.zeros(size, dtype=bool)
+    m[allowed[allowed < size]] = True
+    return m
+
+
 def pick(logits: np.ndarray, allowed: np.ndarray) -> int:
     """Greedy choice among the allowed ids (int array) or mask (bool array)."""
     if allowed.dtype == bool:

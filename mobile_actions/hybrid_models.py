@@ -20,13 +20,16 @@ class CallerLike(Protocol):
 
 
 class TorchCaller:
-    """The caller on PyTorch (until an ONNX export exists): greedy, KV-cached, stops on the turn's end.
+    """The caller on PyTorch (until an ONNX export exists): greedy, KV-cached, stops on the turn's end,
+    and (like the ONNX runtime) decodes under the catalogue's call grammar, so every call it writes
+    parses and validates; `constrained=False` gives the bare model.
 
     Why a text cut-off: the runner needs calls; an answer that does not start with a call is a refusal
     whose words matter little, and an untrained model would otherwise ramble to ``max_new_tokens``.
     """
 
-    def __init__(self, spec: str = "default", *, max_new_tokens: int = 128, text_tokens: int = 12) -> None:
+    def __init__(self, spec: str = "default", *, max_new_tokens: int = 128, text_tokens: int = 12,
+                 constrained: bool = True) -> None:
         import warnings
 
         from mobile_actions.evaluate import model_layout
@@ -39,15 +42,22 @@ class TorchCaller:
         self.layout = model_layout(spec)
         self.spec = spec
         self.max_new_tokens, self.text_tokens = max_new_tokens, text_tokens
+        self.constrained = constrained
+        self._constraints = None  # grammar.Constraints, built on the first call
 
     def call_messages(self, messages: list[dict], tools: Any):
         import torch
 
         from mobile_actions import wire
+        from mobile_actions.evaluate import hf_constraints
+        from mobile_actions.grammar import allowed_mask, pick
         from mobile_actions.model import STOP_TOKEN_IDS
         from mobile_actions.runtime import result_from_raw
 
+        if self.constrained and self._constraints is None:
+            self._constraints = hf_constraints(self.tokenizer)
         t0 = time.perf_counter()
+        con = self._constraints.for_tools(tools) if self.constrained else None
         prompt = wire.render(messages, tools, add_generation_prompt=True, layout=self.layout)
         ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
         start_call = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
@@ -56,10 +66,13 @@ class TorchCaller:
             res = self.model(input_ids=torch.tensor([ids]), use_cache=True)
             ttft = (time.perf_counter() - t0) * 1e3
             while len(out) < self.max_new_tokens:
-                nxt = int(res.logits[0, -1].argmax())
+                logits = res.logits[0, -1].float().numpy()
+                nxt = pick(logits, allowed_mask(con.allowed(), len(logits))) if con else int(logits.argmax())
                 if nxt in STOP_TOKEN_IDS:
                     break
                 out.append(nxt)
+                if con is not None:
+                    con.advance(nxt)
                 if len(out) >= self.text_tokens and out[0] != start_call:
                     break
                 res = self.model(input_ids=torch.tensor([[nxt]]), past_key_values=res.past_key_values, use_cache=True)

@@ -171,8 +171,7 @@ class Caller:
         self.constrained, self.prefix_reuse, self.force_tokens = constrained, prefix_reuse, force_tokens
         self.max_new_tokens = max_new_tokens
         self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
-        self._table = None
-        self._grammars: dict[str, Any] = {}
+        self._constraints = None  # grammar.Constraints, built on first use (the token table takes a while)
         self._prefixes: list[_Prefix] = []   # stable prefixes (cache layout), one per tool set
         self._last: _Prefix | None = None      # the previous request's prompt
 
@@ -227,25 +226,19 @@ class Caller:
 
     # ------------------------------------------------------------------ grammar
     def _constraint(self, tools: Catalogue):
-        from mobile_actions.grammar import CallGrammar, Constraint, TokenTable
+        from mobile_actions.grammar import Constraints, TokenTable
 
-        if self._table is None:
-            self._table = TokenTable.from_folder(self.folder)
-        # Keyed by content: equal catalogues share one grammar and its memo of allowed-token sets.
-        key = json.dumps([t.to_openai() for t in tools], sort_keys=True)
-        if key not in self._grammars:
-            if len(self._grammars) >= 8:
-                self._grammars.pop(next(iter(self._grammars)))
-            self._grammars[key] = (tools, CallGrammar(tools), {})
-        _, grammar, memo = self._grammars[key]
-        return Constraint(grammar, self._table, self.tokenizer if self.force_tokens else None, memo)
+        if self._constraints is None:
+            self._constraints = Constraints(TokenTable.from_folder(self.folder),
+                                            self.tokenizer if self.force_tokens else None)
+        return self._constraints.for_tools(tools)
 
     # ------------------------------------------------------------------ decoding
     def generate(self, prompt_ids: list[int], tools: Catalogue, stats: dict) -> Iterator[int]:
         """Greedy token ids after the prompt (stop token excluded); fills `stats`."""
         from mobile_actions.grammar import pick
 
-        if self.constrained and self._table is None:
+        if self.constrained and self._constraints is None:
             self._constraint(tools)  # load the token table once, outside the timed region
         if self.prefix_reuse and self.layout in wire.PREFIX_LAYOUTS:
             self.warm(tools)

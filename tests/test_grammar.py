@@ -135,3 +135,24 @@ def test_allowed_sets(tok, table, cat):
     logits = np.zeros(table.size, dtype=np.float32)
     logits[5] = 100
     assert pick(logits, ids) in set(ids.tolist())
+
+
+def test_constraints_share_a_grammar_per_catalogue_content(table, cat):
+    from mobile_actions.grammar import Constraints
+
+    cs = Constraints(table, keep=2)
+    a, b = cs.for_tools(cat), cs.for_tools(load_catalogue("mobile_actions"))
+    assert a is not b and a.memo is b.memo and a.g is b.g      # fresh state, shared memo
+    a.advance(48)
+    assert b.state is not a.state                              # requests never share automaton state
+    cs.for_tools(EXTRA)
+    cs.for_tools(Catalogue.from_json([{"name": "x", "description": "d", "parameters": {"type": "object"}}]))
+    assert cs.for_tools(cat).memo is not a.memo                # evicted after `keep` other catalogues
+
+
+def test_allowed_mask_fits_the_head_width():
+    from mobile_actions.grammar import allowed_mask
+
+    assert allowed_mask(np.array([1, 3, 9]), 5).tolist() == [False, True, False, True, False]
+    assert allowed_mask(np.array([True, False]), 4).tolist() == [True, False, False, False]
+    assert allowed_mask(np.array([True, False, True]), 2).tolist() == [True, False]
