@@ -59,3 +59,27 @@ def test_int4_tied_embedding_is_stored_once_with_identical_logits(tmp_path):
     assert np.array_equal(_first_logits(shared), _first_logits(tmp_path))
     size = lambda d: sum(f.stat().st_size for f in d.glob("model.onnx*"))  # noqa: E731
     assert size(shared) < size(tmp_path)
+
+
+def test_int8_layers_get_8bit_blocks_and_stay_closer(tmp_path):
+    """`int8_layers`: those layers' 7 projections become 8-bit MatMulNBits, the rest stay 4-bit, and
+    the logits move towards fp32's. Unknown layers are refused by number."""
+    import pytest
+
+    from export.onnx_export import layer_projections, quantize
+
+    fp32 = tiny_export("fp32") / "model.onnx"
+    int4 = tiny_export("int4")
+    for f in ("manifest.json", "tokenizer.json"):
+        (tmp_path / f).write_bytes((int4 / f).read_bytes())
+    quantize(fp32, tmp_path / "model.onnx", "int4", tied=True, int8_layers=(0, -1))
+    g = onnx.load(str(tmp_path / "model.onnx"), load_external_data=False).graph
+    bits = {n.name: next((a.i for a in n.attribute if a.name == "bits"), None) for n in g.node
+            if n.op_type == "MatMulNBits"}
+    eight = {name for name, b in bits.items() if b == 8}
+    assert len(eight) == 14 and all("proj" in name for name in eight), eight
+    assert {b for name, b in bits.items() if name not in eight} == {4}
+    ref, mixed, plain = _first_logits(tiny_export("fp32")), _first_logits(tmp_path), _first_logits(int4)
+    assert np.abs(mixed - ref).mean() < np.abs(plain - ref).mean()
+    with pytest.raises(ValueError, match=r"layer\(s\) \[7\] not found \(the graph has layers 0-1\)"):
+        layer_projections(onnx.load(str(fp32), load_external_data=False), [7])
