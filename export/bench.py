@@ -44,6 +44,7 @@ VARIANTS = {
     "onnx-int4 +prefix": ("onnx", "int4", True, False),
     "onnx-int4 +grammar": ("onnx", "int4", False, True),
     "onnx-int4 +prefix +grammar": ("onnx", "int4", True, True),
+    "onnx-mixed +prefix +grammar": ("onnx", "mixed", True, True),
     "llama.cpp": ("llama", "q4_k_m", False, False),
 }
 
@@ -348,8 +349,8 @@ def write_outputs(results: list[dict], cfg: BenchConfig, out_dir: Path) -> None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     d = BenchConfig()
-    p.add_argument("--onnx-root", help="prefix of exported folders: PREFIX-fp32, PREFIX-int8, PREFIX-int4")
-    p.add_argument("--fp32"), p.add_argument("--int8"), p.add_argument("--int4")
+    p.add_argument("--onnx-root", help="prefix of exported folders: PREFIX-fp32, PREFIX-int8, PREFIX-int4, PREFIX-mixed")
+    p.add_argument("--fp32"), p.add_argument("--int8"), p.add_argument("--int4"), p.add_argument("--mixed")
     p.add_argument("--torch-model", default=d.torch_model)
     p.add_argument("--gguf", default=None)
     p.add_argument("--n", type=int, default=d.n)
@@ -362,7 +363,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def config_from_args(a: argparse.Namespace) -> BenchConfig:
     onnx = {}
-    for q in ("fp32", "int8", "int4"):
+    for q in ("fp32", "int8", "int4", "mixed"):
         folder = getattr(a, q) or (f"{a.onnx_root}-{q}" if a.onnx_root else None)
         if folder and Path(folder).is_dir():
             onnx[q] = folder

@@ -83,3 +83,17 @@ def test_int8_layers_get_8bit_blocks_and_stay_closer(tmp_path):
     assert np.abs(mixed - ref).mean() < np.abs(plain - ref).mean()
     with pytest.raises(ValueError, match=r"layer\(s\) \[7\] not found \(the graph has layers 0-1\)"):
         layer_projections(onnx.load(str(fp32), load_external_data=False), [7])
+
+
+def test_mixed_is_4bit_table_and_head_with_8bit_decoder_layers():
+    out = tiny_export("mixed")
+    g = onnx.load(str(out / "model.onnx"), load_external_data=False).graph
+    bits = {n.name: {a.name: a.i for a in n.attribute} for n in g.node if n.op_type in ("MatMulNBits",
+                                                                                       "GatherBlockQuantized")}
+    proj = [a for name, a in bits.items() if "proj" in name]
+    assert len(proj) == 14 and all(a["bits"] == 8 and a["block_size"] == 128 for a in proj)
+    rest = [a for name, a in bits.items() if "proj" not in name]
+    assert rest and all(a.get("bits", 4) == 4 and a["block_size"] == 32 for a in rest), bits
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["quant"] == "mixed" and m["quant_params"]["int8_block_size"] == 128
+    assert np.corrcoef(_first_logits(tiny_export("fp32")), _first_logits(out))[0, 1] > 0.9
