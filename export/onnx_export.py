@@ -16,7 +16,7 @@ on every MatMul and on the embedding Gather, after constant folding); int8 = `qu
 on the MatMuls + 8-bit block-wise embedding Gather; mixed = int4's 4-bit embedding/head with 8-bit
 MatMulNBits blocks in every decoder layer (int4's accuracy loss is in those layers).
 
-Run: `mobile-actions export --model default --quant int4 --out OUT` or
+Run: `mobile-actions export --model default --out OUT` (quant `mixed`) or
 `python -m export.onnx_export --model DIR --quant fp32 --out OUT`.
 """
 from __future__ import annotations
@@ -53,8 +53,8 @@ MIXED_BLOCK_SIZE, MIXED_INT8_BLOCK_SIZE = 32, 128
 @dataclass
 class ExportConfig:
     model: str = "default"            # default | base | DIR (see mobile_actions.model)
-    out: str = "out/onnx-int4"
-    quant: str = "int4"               # fp32 | int8 | int4 | mixed (4-bit embedding/head, 8-bit decoder layers)
+    out: str = "out/onnx-mixed"
+    quant: str = "mixed"              # fp32 | int8 | int4 | mixed (4-bit embedding/head, 8-bit decoder layers)
     block_size: int = BLOCK_SIZE      # int4/int8 block along the input dimension (mixed: fixed, see above)
     accuracy_level: int = 4           # MatMulNBits: 4 = int8 activations (fast AVX2 kernels), 0 = fp32
     layout: str | None = None         # prompt layout the model was trained with; None = from its marker

@@ -92,9 +92,9 @@ def resolve_caller(spec: str = "default", progress: Callable[[str], None] | None
     from mobile_actions.runtime import Caller
 
     if spec == "default":
-        # No export ships with the repo (int4 is 242 MB, made by `mobile-actions export`), so the default is
-        # the adapter on PyTorch. Stage 7's int4 export matches it (72.5 % = 72.5 % exact on 40 held-out
-        # rows; stage 2's lost 10 points) and int8 writes no calls: `--model DIR` takes the ONNX runtime.
+        # No export ships with the repo (the `mixed` export is 250 MB, made by `mobile-actions export`), so the
+        # default is the adapter on PyTorch. That export matches fp32 (77.5 % = 77.5 % exact on 40 held-out
+        # rows; int4 70 %, int8 writes no calls): `--model DIR` takes the ONNX runtime.
         say("caller: PyTorch (bundled default model)")
         caller = TorchCaller("default")
         for w in caller.warnings:

@@ -21,7 +21,7 @@ def register(subparsers) -> None:
     p.add_argument("request")
     p.add_argument("--model", default=None,
                    help="exported folder (mobile-actions export --out DIR); default $MOBILE_ACTIONS_ONNX, "
-                        "else the folder `mobile-actions export --quant int4` writes without --out")
+                        "else the folder `mobile-actions export` (quant mixed) writes without --out")
     p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file")
     p.add_argument("--json", action="store_true", help="print calls, text, problems and timings as JSON")
     p.add_argument("--threads", type=int, default=2)
@@ -52,7 +52,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0 if c.get("equal", True) and c.get("fp32", {}).get("equal", True) else 1
 
 
-def default_onnx_dir(quant: str = "int4") -> str:
+def default_onnx_dir(quant: str = "mixed") -> str:
     """`$MOBILE_ACTIONS_ONNX`, else `<mobile-actions cache>/onnx-<quant>` (torch-free import)."""
     import os
 
@@ -68,7 +68,7 @@ def cmd_call(args: argparse.Namespace) -> int:
 
     model = args.model or default_onnx_dir()
     if not (Path(model) / "manifest.json").is_file():
-        print(f"{model}: not an exported model folder (mobile-actions export --model default --quant int4 "
+        print(f"{model}: not an exported model folder (mobile-actions export --model default "
               f"--out {model})", file=sys.stderr)
         return 2
     caller = Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained,

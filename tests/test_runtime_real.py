@@ -1,5 +1,5 @@
 """Real-model runtime checks (slow): point MOBILE_ACTIONS_ONNX at an exported folder
-(`mobile-actions export --model default --quant int4 --out DIR`) and run `pytest -m slow`."""
+(`mobile-actions export --model default --out DIR`) and run `pytest -m slow`."""
 from __future__ import annotations
 
 import os
