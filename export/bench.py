@@ -1,4 +1,4 @@
-"""Side-by-side benchmark: PyTorch eager, ONNX fp32/int8/int4 (with/without prefix reuse and
+"""Side-by-side benchmark: PyTorch eager, ONNX fp32/int8/int4/mixed (with/without prefix reuse and
 constrained decoding) and llama.cpp on the same GGUF, on realistic Mobile Actions requests.
 
 Each variant runs in its own subprocess (so peak RSS is that variant's alone), one after another,

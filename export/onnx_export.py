@@ -217,6 +217,9 @@ def layer_projections(model, layers: Sequence[int] | None = None) -> list[str]:
         if m:
             found.setdefault(int(m.group(1) or 0), []).append(node.name)
     n = max(found, default=-1) + 1
+    if layers is None and not n:
+        raise ValueError("no decoder layer projections found (node names like /q_proj_N/MatMul): "
+                         "the exporter's naming changed?")
     layers = range(n) if layers is None else [k + n if k < 0 else k for k in layers]
     bad = [k for k in layers if len(found.get(k, [])) != 7]
     if bad:
@@ -253,12 +256,19 @@ def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = BLOCK_SIZE,
         q.process()
         model = q.model.model
         if keep:
-            cfg8 = DefaultWeightOnlyQuantConfig(block_size=int8_block_size or block_size, is_symmetric=True, accuracy_level=accuracy_level,
-                                                quant_format=QuantFormat.QOperator, op_types_to_quantize=("MatMul",),
-                                                quant_axes=(("MatMul", 0),), bits=8)
-            q = MatMulNBitsQuantizer(model, algo_config=cfg8, nodes_to_include=keep)
+            # The quantiser ORs `nodes_to_include` with the op types, so the other MatMuls left (attention's
+            # activation products: no constant weight) are excluded by name, and the result is checked.
+            others = [n.name for n in model.graph.node if n.op_type == "MatMul" and n.name not in keep]
+            cfg8 = DefaultWeightOnlyQuantConfig(block_size=int8_block_size or block_size, is_symmetric=True,
+                                                accuracy_level=accuracy_level, quant_format=QuantFormat.QOperator,
+                                                op_types_to_quantize=("MatMul",), quant_axes=(("MatMul", 0),), bits=8)
+            q = MatMulNBitsQuantizer(model, algo_config=cfg8, nodes_to_exclude=others)
             q.process()
             model = q.model.model
+            eight = sum(1 for n in model.graph.node if n.op_type == "MatMulNBits"
+                        and any(a.name == "bits" and a.i == 8 for a in n.attribute))
+            if eight != len(keep):
+                raise RuntimeError(f"expected {len(keep)} 8-bit projections, the quantiser wrote {eight}")
         if tied:
             share_tied_embedding(model)
         _save(model, out)
@@ -588,13 +598,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help="output folder (created; `mobile-actions export` defaults to "
                                                 "<cache>/onnx-QUANT, which `mobile-actions call` uses by default)")
     p.add_argument("--quant", choices=QUANTS, default=d.quant)
-    p.add_argument("--block-size", type=int, default=d.block_size)
+    p.add_argument("--block-size", type=int, default=d.block_size, help="int4/int8 (mixed is fixed: 32 and 128)")
     p.add_argument("--accuracy-level", type=int, default=d.accuracy_level, choices=(0, 1, 2, 3, 4))
     p.add_argument("--layout", choices=LAYOUTS, default=None,
                    help="prompt layout the model was trained with (default: from its mobile_actions.json, else official)")
     p.add_argument("--no-check", dest="check", action="store_false")
     p.add_argument("--check-tokens", type=int, default=d.check_tokens)
-    p.add_argument("--eval-data", default=None, help="JSONL rows for the int8/int4 accuracy check")
+    p.add_argument("--eval-data", default=None, help="JSONL rows for the int8/int4/mixed accuracy check")
     p.add_argument("--eval-rows", type=int, default=d.eval_rows)
     p.add_argument("--keep-fp32", action="store_true", help="keep the intermediate fp32 export as OUT-fp32")
 

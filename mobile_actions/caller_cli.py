@@ -62,9 +62,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- eval
-def default_eval_dir(model: str, data: str) -> Path:
+def default_eval_dir(model: str, data: str, grammar: bool = False) -> Path:
     tag = "default" if model == "default" else Path(model.rstrip("/")).name or "model"
-    return Path("eval-out") / f"{tag}__{Path(data).stem}"
+    return Path("eval-out") / f"{tag}__{Path(data).stem}{'__grammar' if grammar else ''}"
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -93,7 +93,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 2
     seconds = time.time() - t0
     used = rows[:args.limit] if args.limit is not None else rows
-    out = Path(args.out) if args.out else default_eval_dir(args.model, args.data)
+    out = Path(args.out) if args.out else default_eval_dir(args.model, args.data, args.grammar)
     path = write_report(out, report, preds, used, meta={"model": args.model, "data": args.data, "layout": layout,
                                                        "grammar": args.grammar,
                                                        "seconds": round(seconds, 1)})

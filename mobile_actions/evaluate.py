@@ -7,7 +7,8 @@ the score must count it.
 
 Unconstrained by default: that measures the model, as FunctionGemma's published numbers do. With
 `grammar=True` each row decodes under its own catalogue's call grammar (`mobile_actions.grammar`,
-the one the ONNX runtime and the PyTorch caller of `run` use), which measures what those deliver.
+the one the ONNX runtime and the PyTorch caller of `run` use): what `run` delivers (the ONNX runtime
+also forces unique continuations without a model step, which can tokenize them differently).
 """
 from __future__ import annotations
 
@@ -82,6 +83,8 @@ class GrammarLogits:
         for r, con in enumerate(self.rows):
             if con.state is not None:
                 mask[r] = allowed_mask(con.allowed(), scores.shape[-1])
+                if not mask[r].any():  # greedy would pick id 0 among -inf and fail a step later
+                    raise ValueError(f"row {r}: no token is allowed: the grammar reached a dead end")
         return scores.masked_fill(~torch.from_numpy(mask).to(scores.device), float("-inf"))
 
 

@@ -560,7 +560,7 @@ class Constraint:
             if key not in self.memo:
                 m = self.t.text_ok.copy()
                 m[list(self.t.stop_ids)] = True
-                m[self._ctrl_id[S_START]] = True
+                m[self._ctrl_id[S_START]] = bool(self.g.tools)  # no tools: a call could never be finished
                 self.memo[key] = m
             return self.memo[key]
         if isinstance(s, Str) and s.spec.kind == "free":
@@ -715,10 +715,10 @@ def allowed_mask(allowed: np.ndarray, size: int) -> np.ndarray:
 
 def pick(logits: np.ndarray, allowed: np.ndarray) -> int:
     """Greedy choice among the allowed ids (int array) or mask (bool array)."""
+    if len(allowed) == 0 or allowed.dtype == bool and not allowed.any():
+        raise ValueError("no token is allowed: the grammar reached a dead end")
     if allowed.dtype == bool:
         return int(np.argmax(np.where(allowed, logits, -np.inf)))
-    if len(allowed) == 0:
-        raise ValueError("no token is allowed: the grammar reached a dead end")
     return int(allowed[int(np.argmax(logits[allowed]))])
 
 

@@ -11,7 +11,7 @@ from datetime import datetime
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("export", help="export a caller to an ONNX folder (fp32/int8/int4) and self-check it")
+    p = subparsers.add_parser("export", help="export a caller to an ONNX folder (mixed/int4/int8/fp32) and self-check it")
     from export.onnx_export import add_arguments
 
     add_arguments(p)
@@ -37,7 +37,7 @@ def add_bench_subcommand(bench_subparsers) -> None:
     """`bench caller`: the `bench` group itself lives in mobile_actions.cli."""
     from export.bench import add_arguments as bench_args
 
-    p = bench_subparsers.add_parser("caller", help="PyTorch / ONNX fp32,int8,int4 / llama.cpp side by side")
+    p = bench_subparsers.add_parser("caller", help="PyTorch / ONNX fp32,int8,int4,mixed / llama.cpp side by side")
     bench_args(p)
     p.set_defaults(func=cmd_bench)
 
@@ -52,13 +52,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0 if c.get("equal", True) and c.get("fp32", {}).get("equal", True) else 1
 
 
-def default_onnx_dir(quant: str = "mixed") -> str:
-    """`$MOBILE_ACTIONS_ONNX`, else `<mobile-actions cache>/onnx-<quant>` (torch-free import)."""
+def default_onnx_dir(quant: str | None = None) -> str:
+    """`$MOBILE_ACTIONS_ONNX`, else `<mobile-actions cache>/onnx-<quant>` (torch-free import). Without a
+    quant (`call`): the `mixed` folder, or an `int4` one exported before `mixed` became the default."""
     import os
 
     from mobile_actions.model import cache_dir
 
-    return os.environ.get("MOBILE_ACTIONS_ONNX") or str(cache_dir() / f"onnx-{quant}")
+    if os.environ.get("MOBILE_ACTIONS_ONNX"):
+        return os.environ["MOBILE_ACTIONS_ONNX"]
+    if quant is None:
+        older = cache_dir() / "onnx-int4"
+        quant = "int4" if not (cache_dir() / "onnx-mixed").is_dir() and older.is_dir() else "mixed"
+    return str(cache_dir() / f"onnx-{quant}")
 
 
 def cmd_call(args: argparse.Namespace) -> int:

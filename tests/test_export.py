@@ -72,13 +72,14 @@ def test_int8_layers_get_8bit_blocks_and_stay_closer(tmp_path):
     int4 = tiny_export("int4")
     for f in ("manifest.json", "tokenizer.json"):
         (tmp_path / f).write_bytes((int4 / f).read_bytes())
-    quantize(fp32, tmp_path / "model.onnx", "int4", tied=True, int8_layers=(0, -1))
+    quantize(fp32, tmp_path / "model.onnx", "int4", tied=True, int8_layers=(-1,))   # the 2nd of 2 layers
     g = onnx.load(str(tmp_path / "model.onnx"), load_external_data=False).graph
     bits = {n.name: next((a.i for a in n.attribute if a.name == "bits"), None) for n in g.node
             if n.op_type == "MatMulNBits"}
     eight = {name for name, b in bits.items() if b == 8}
-    assert len(eight) == 14 and all("proj" in name for name in eight), eight
+    assert len(eight) == 7 and all("proj_1/" in name for name in eight), eight
     assert {b for name, b in bits.items() if name not in eight} == {4}
+    assert any("proj/" in name for name in bits if name not in eight)              # layer 0 stays 4-bit
     ref, mixed, plain = _first_logits(tiny_export("fp32")), _first_logits(tmp_path), _first_logits(int4)
     assert np.abs(mixed - ref).mean() < np.abs(plain - ref).mean()
     with pytest.raises(ValueError, match=r"layer\(s\) \[7\] not found \(the graph has layers 0-1\)"):
@@ -96,4 +97,7 @@ def test_mixed_is_4bit_table_and_head_with_8bit_decoder_layers():
     assert rest and all(a.get("bits", 4) == 4 and a["block_size"] == 32 for a in rest), bits
     m = json.loads((out / "manifest.json").read_text())
     assert m["quant"] == "mixed" and m["quant_params"]["int8_block_size"] == 128
+    head = next(n for n in g.node if n.op_type == "MatMulNBits" and "lm_head" in n.name)
+    table = next(n for n in g.node if n.op_type == "GatherBlockQuantized")
+    assert table.input[0] == head.input[1]                                         # the tied table, stored once
     assert np.corrcoef(_first_logits(tiny_export("fp32")), _first_logits(out))[0, 1] > 0.9

@@ -156,3 +156,13 @@ def test_allowed_mask_fits_the_head_width():
     assert allowed_mask(np.array([1, 3, 9]), 5).tolist() == [False, True, False, True, False]
     assert allowed_mask(np.array([True, False]), 4).tolist() == [True, False, False, False]
     assert allowed_mask(np.array([True, False, True]), 2).tolist() == [True, False]
+
+
+def test_no_tools_no_call_and_dead_ends_raise(table):
+    from mobile_actions.grammar import Constraints
+
+    none = Constraints(table).for_tools(Catalogue.from_json([]))
+    start = none.allowed()
+    assert not start[48] and start[106]          # a reply or a stop, never a call that cannot be finished
+    with pytest.raises(ValueError, match="dead end"):
+        pick(np.zeros(table.size, dtype=np.float32), np.zeros(table.size, dtype=bool))

@@ -122,3 +122,18 @@ def test_forced_tokens_skip_model_steps(caller_factory):
     assert r.timings["model_steps"] < r.timings["new_tokens"] + 1
     # forced tokens were fed to the model together with the next chosen token, not one by one
     assert any(len(f) > 1 for f in fake.fed[1:])
+
+
+def test_default_export_folder_is_mixed_or_an_older_int4(tmp_path, monkeypatch):
+    from mobile_actions.runtime_cli import default_onnx_dir
+
+    monkeypatch.delenv("MOBILE_ACTIONS_ONNX", raising=False)
+    monkeypatch.setenv("MOBILE_ACTIONS_CACHE", str(tmp_path))
+    assert default_onnx_dir() == str(tmp_path / "onnx-mixed")            # nothing exported yet
+    (tmp_path / "onnx-int4").mkdir()
+    assert default_onnx_dir() == str(tmp_path / "onnx-int4")             # exported before mixed was the default
+    (tmp_path / "onnx-mixed").mkdir()
+    assert default_onnx_dir() == str(tmp_path / "onnx-mixed")
+    assert default_onnx_dir("int8") == str(tmp_path / "onnx-int8")       # export --quant int8 writes here
+    monkeypatch.setenv("MOBILE_ACTIONS_ONNX", "/x")
+    assert default_onnx_dir() == "/x"
