@@ -33,6 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from export.onnx_export import QUANTS
 from mobile_actions.wire import LAYOUTS
 
 VARIANTS = {
@@ -349,8 +350,9 @@ def write_outputs(results: list[dict], cfg: BenchConfig, out_dir: Path) -> None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     d = BenchConfig()
-    p.add_argument("--onnx-root", help="prefix of exported folders: PREFIX-fp32, PREFIX-int8, PREFIX-int4, PREFIX-mixed")
-    p.add_argument("--fp32"), p.add_argument("--int8"), p.add_argument("--int4"), p.add_argument("--mixed")
+    p.add_argument("--onnx-root", help="prefix of exported folders: " + ", ".join(f"PREFIX-{q}" for q in QUANTS))
+    for q in QUANTS:
+        p.add_argument(f"--{q}", help=f"an exported {q} folder")
     p.add_argument("--torch-model", default=d.torch_model)
     p.add_argument("--gguf", default=None)
     p.add_argument("--n", type=int, default=d.n)
@@ -363,7 +365,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def config_from_args(a: argparse.Namespace) -> BenchConfig:
     onnx = {}
-    for q in ("fp32", "int8", "int4", "mixed"):
+    for q in QUANTS:
         folder = getattr(a, q) or (f"{a.onnx_root}-{q}" if a.onnx_root else None)
         if folder and Path(folder).is_dir():
             onnx[q] = folder

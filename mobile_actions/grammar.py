@@ -714,10 +714,13 @@ def allowed_mask(allowed: np.ndarray, size: int) -> np.ndarray:
 
 
 def pick(logits: np.ndarray, allowed: np.ndarray) -> int:
-    """Greedy choice among the allowed ids (int array) or mask (bool array)."""
+    """Greedy choice among the allowed ids (int array) or mask (bool array); a mask is fitted to the
+    logits' width first (a head may be wider than its tokenizer)."""
     if len(allowed) == 0 or allowed.dtype == bool and not allowed.any():
         raise ValueError("no token is allowed: the grammar reached a dead end")
     if allowed.dtype == bool:
+        if len(allowed) != len(logits):
+            allowed = allowed_mask(allowed, len(logits))
         return int(np.argmax(np.where(allowed, logits, -np.inf)))
     return int(allowed[int(np.argmax(logits[allowed]))])
 

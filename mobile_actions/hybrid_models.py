@@ -50,7 +50,7 @@ class TorchCaller:
 
         from mobile_actions import wire
         from mobile_actions.evaluate import hf_constraints
-        from mobile_actions.grammar import allowed_mask, pick
+        from mobile_actions.grammar import pick
         from mobile_actions.model import STOP_TOKEN_IDS
         from mobile_actions.runtime import result_from_raw
 
@@ -67,7 +67,7 @@ class TorchCaller:
             ttft = (time.perf_counter() - t0) * 1e3
             while len(out) < self.max_new_tokens:
                 logits = res.logits[0, -1].float().numpy()
-                nxt = pick(logits, allowed_mask(con.allowed(), len(logits))) if con else int(logits.argmax())
+                nxt = pick(logits, con.allowed()) if con else int(logits.argmax())
                 if nxt in STOP_TOKEN_IDS:
                     break
                 out.append(nxt)

@@ -236,7 +236,7 @@ class Caller:
     # ------------------------------------------------------------------ decoding
     def generate(self, prompt_ids: list[int], tools: Catalogue, stats: dict) -> Iterator[int]:
         """Greedy token ids after the prompt (stop token excluded); fills `stats`."""
-        from mobile_actions.grammar import allowed_mask, pick
+        from mobile_actions.grammar import pick
 
         if self.constrained and self._constraints is None:
             self._constraint(tools)  # load the token table once, outside the timed region
@@ -259,13 +259,7 @@ class Caller:
                     # The last prompt is a prefix candidate too: the next request shares at least the
                     # constant words before its datetime digits (in the official layout, all it can share).
                     self._last = _Prefix(tuple(prompt_ids), slice_past(past, len(prompt_ids)))
-            if con is not None:
-                allowed = con.allowed()
-                if allowed.dtype == bool and len(allowed) != len(logits):  # a head wider than the tokenizer
-                    allowed = allowed_mask(allowed, len(logits))
-                tid = pick(logits, allowed)
-            else:
-                tid = int(np.argmax(logits))
+            tid = pick(logits, con.allowed()) if con is not None else int(np.argmax(logits))
             if first:
                 stats["ttft_ms"] = (time.perf_counter() - t0) * 1e3
                 t_dec = time.perf_counter()
