@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-REPO_TOOLS_DIR = Path(__file__).resolve().parent.parent / "tools"
+CATALOGS_DIR = Path(__file__).resolve().parent / "catalogs"  # the bundled catalogues (package data)
 JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
 # Schema keys we understand; anything else is kept verbatim (descriptions of the user's own schemas
 # are theirs), but these are the ones whose values we check.
@@ -174,9 +174,9 @@ def _to_gemini(schema: dict) -> dict:
 
 
 def catalogue_search_path() -> list[Path]:
-    """Where bare catalogue names are looked up: $MOBILE_ACTIONS_TOOLS (os.pathsep list), then the repo's tools/."""
+    """Where bare catalogue names are looked up: $MOBILE_ACTIONS_TOOLS (os.pathsep list), then the bundled catalogues."""
     extra = [Path(p) for p in os.environ.get("MOBILE_ACTIONS_TOOLS", "").split(os.pathsep) if p]
-    return [*extra, REPO_TOOLS_DIR]
+    return [*extra, CATALOGS_DIR]
 
 
 def read_named_json(name_or_path: str | os.PathLike, suffix: str, error: type[Exception], what: str) -> tuple[Any, Path]:

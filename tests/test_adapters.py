@@ -31,15 +31,15 @@ def _random_adapter(base, out, *, r: int, alpha: int, seed: int, rslora: bool = 
 
 
 def _weights(spec):
-    from mobile_actions.model import load_caller
+    from mobile_actions.caller.model import load_caller
 
     model, _ = load_caller(str(spec))
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
 def test_merge_is_the_weighted_average_of_the_models(tiny_ckpt, tmp_path):
-    from mobile_actions.adapters import merge_adapters
-    from mobile_actions.model import read_marker
+    from mobile_actions.caller.adapters import merge_adapters
+    from mobile_actions.caller.model import read_marker
 
     a = _random_adapter(tiny_ckpt, tmp_path / "a", r=4, alpha=8, seed=1)
     b = _random_adapter(tiny_ckpt, tmp_path / "b", r=2, alpha=2, seed=2, rslora=True)
@@ -61,7 +61,7 @@ def test_merge_is_the_weighted_average_of_the_models(tiny_ckpt, tmp_path):
 
 
 def test_merge_refuses_mismatches_with_the_reason(tiny_ckpt, tmp_path):
-    from mobile_actions.adapters import AdapterError, merge_adapters
+    from mobile_actions.caller.adapters import AdapterError, merge_adapters
 
     a = _random_adapter(tiny_ckpt, tmp_path / "a", r=2, alpha=4, seed=1)
     b = _random_adapter(tiny_ckpt, tmp_path / "b", r=2, alpha=4, seed=2, layout="official")
@@ -82,7 +82,7 @@ def test_merge_refuses_mismatches_with_the_reason(tiny_ckpt, tmp_path):
 
 
 def test_cli_merge_reports_errors_and_writes(tiny_ckpt, tmp_path, capsys):
-    from mobile_actions.cli import main
+    from mobile_actions.cli.main import main
 
     a = _random_adapter(tiny_ckpt, tmp_path / "a", r=2, alpha=4, seed=1)
     b = _random_adapter(tiny_ckpt, tmp_path / "b", r=2, alpha=4, seed=2)

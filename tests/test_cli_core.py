@@ -1,6 +1,6 @@
 import json
 
-from mobile_actions.cli import main
+from mobile_actions.cli.main import main
 
 
 def test_validate_clean_file_exits_0(examples_path, capsys):

@@ -112,7 +112,7 @@ def test_each_tool_changes_the_phone(fresh):
 
 def test_cli_dispatch_and_dry_run(fresh):
     env = dict(fresh.adb.env)
-    base = [sys.executable, "-m", "mobile_actions.cli", "dispatch", "--serial", fresh.serial]
+    base = [sys.executable, "-m", "mobile_actions.cli.main", "dispatch", "--serial", fresh.serial]
     out = subprocess.run(base + ['{"name": "show_map", "arguments": {"query": "Louvre"}}'], capture_output=True,
                          text=True, env=env, timeout=60)
     assert out.returncode == 0, out.stderr

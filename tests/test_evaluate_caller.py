@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mobile_actions.evaluate import EvalConfig, evaluate, to_prediction, write_report
+from mobile_actions.caller.evaluate import EvalConfig, evaluate, to_prediction, write_report
 from tests.test_train_fixtures import rows_file, tiny_ckpt, tiny_run  # noqa: F401  (fixtures)
 
 
@@ -30,7 +30,7 @@ def test_evaluate_tiny_model_and_write_report(tiny_ckpt, rows_file, tmp_path):
 
 
 def test_eval_cli_on_trained_adapter(tiny_run, rows_file, tmp_path, capsys):
-    from mobile_actions import caller_cli
+    from mobile_actions.cli import caller as caller_cli
 
     _, res = tiny_run
     parser = argparse.ArgumentParser()
@@ -73,7 +73,7 @@ def _steer(model):
 
 def test_torch_caller_decodes_under_the_grammar(tiny_ckpt):
     from mobile_actions.catalog import load_catalogue
-    from mobile_actions.hybrid_models import TorchCaller
+    from mobile_actions.caller.greedy import TorchCaller
 
     cat = load_catalogue("mobile_actions")
     msgs = [NOW_DEV, {"role": "user", "content": "turn on the flashlight"}]
@@ -92,8 +92,8 @@ def test_eval_grammar_keeps_every_emitted_token_legal(tiny_ckpt, rows_file):
     """Batched `generate` with one automaton per row: replaying each output through a fresh
     constraint never meets a token the grammar forbids (unconstrained, the first row already does)."""
     from mobile_actions.dataset import load_rows, prompt_completion
-    from mobile_actions.evaluate import generate, hf_constraints
-    from mobile_actions.model import load_caller
+    from mobile_actions.caller.evaluate import generate, hf_constraints
+    from mobile_actions.caller.model import load_caller
 
     rows, _ = load_rows(rows_file)
     rows = rows[:4]
@@ -125,8 +125,8 @@ def test_eval_grammar_keeps_every_emitted_token_legal(tiny_ckpt, rows_file):
 def test_eval_grammar_needs_a_catalogue_per_prompt(tiny_ckpt):
     import pytest
 
-    from mobile_actions.evaluate import generate
-    from mobile_actions.model import load_caller
+    from mobile_actions.caller.evaluate import generate
+    from mobile_actions.caller.model import load_caller
 
     model, tok = load_caller(str(tiny_ckpt))
     with pytest.raises(ValueError, match="one catalogue per prompt"):

@@ -49,7 +49,7 @@ def test_int4_and_int8_run_and_stay_close():
 
 
 def test_int4_tied_embedding_is_stored_once_with_identical_logits(tmp_path):
-    from export.onnx_export import quantize
+    from mobile_actions.recipes.export_onnx import quantize
 
     shared = tiny_export("int4")
     unshared = tmp_path / "model.onnx"
@@ -66,7 +66,7 @@ def test_int8_layers_get_8bit_blocks_and_stay_closer(tmp_path):
     the logits move towards fp32's. Unknown layers are refused by number."""
     import pytest
 
-    from export.onnx_export import layer_projections, quantize
+    from mobile_actions.recipes.export_onnx import layer_projections, quantize
 
     fp32 = tiny_export("fp32") / "model.onnx"
     int4 = tiny_export("int4")

@@ -23,7 +23,7 @@ def _root() -> Path:
 
 def tiny_model() -> Path:
     if "model" not in _CACHE:
-        from export.tiny import make_tiny_model
+        from tests.tiny import make_tiny_model
 
         _CACHE["model"] = make_tiny_model(_root() / "tiny")
     return _CACHE["model"]
@@ -33,7 +33,7 @@ def tiny_export(quant: str = "fp32", layout: str = "cache") -> Path:
     """An exported folder of the tiny model; fp32 runs the export's own PyTorch self-check."""
     key = f"{quant}-{layout}"
     if key not in _CACHE:
-        from export.onnx_export import ExportConfig, run
+        from mobile_actions.recipes.export_onnx import ExportConfig, run
 
         out = _root() / key
         res = run(ExportConfig(model=str(tiny_model()), out=str(out), quant=quant, layout=layout,

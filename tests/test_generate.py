@@ -12,13 +12,13 @@ import pytest
 
 from mobile_actions.calls import ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
-from mobile_actions.generate import (
+from mobile_actions.datagen.generate import (
     catalogue_families, developer_message, diversity, generate_rows, heldout_ids, iter_rows, user_text,
 )
-from mobile_actions.phrases import mobile
-from mobile_actions.phrases.dates import MONTHS, WEEKDAYS, sample_when
-from mobile_actions.phrases.grammar import Template
-from mobile_actions.phrases.refusals import REFUSALS
+from mobile_actions.datagen import mobile
+from mobile_actions.datagen.dates import MONTHS, WEEKDAYS, sample_when
+from mobile_actions.datagen.templates import Template
+from mobile_actions.datagen.refusals import REFUSALS
 
 GENERIC = [
     {"type": "function", "function": {"name": "send_sms", "description": "Sends an SMS text message to a phone number.",
@@ -167,7 +167,7 @@ def test_same_rows_in_every_process():
     import subprocess
     import sys
     code = ("import hashlib, json; from mobile_actions.catalog import load_catalogue; "
-            "from mobile_actions.generate import generate_rows; "
+            "from mobile_actions.datagen.generate import generate_rows; "
             "rows = generate_rows(load_catalogue('mobile_actions'), 400, seed=3, chain_rate=0.3); "
             "print(hashlib.sha256(json.dumps(rows).encode()).hexdigest())")
     digests = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
@@ -475,7 +475,7 @@ def test_bad_tool_weights_are_named(catalogue, weights, match):
 
 
 def test_cli_tool_weights(tmp_path, capsys):
-    from mobile_actions.cli import main
+    from mobile_actions.cli.main import main
 
     out = tmp_path / "rows.jsonl"
     assert main(["generate", "--n", "30", "--tool-weights", "create_contact=5", "--out", str(out)]) == 0

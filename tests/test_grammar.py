@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from mobile_actions import wire
 from mobile_actions.calls import ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
-from mobile_actions.grammar import (CallGrammar, Constraint, TokenTable, accepts, constrain_sequence,
+from mobile_actions.decoding.grammar import (CallGrammar, Constraint, TokenTable, accepts, constrain_sequence,
                                     datetime_prefix_ok, pick)
 
 STOP = (1, 106, 50)
@@ -17,7 +17,7 @@ STOP = (1, 106, 50)
 
 @pytest.fixture(scope="module")
 def tok():
-    from export.tiny import build_tokenizer
+    from tests.tiny import build_tokenizer
 
     return build_tokenizer()
 
@@ -138,7 +138,7 @@ def test_allowed_sets(tok, table, cat):
 
 
 def test_constraints_share_a_grammar_per_catalogue_content(table, cat):
-    from mobile_actions.grammar import Constraints
+    from mobile_actions.decoding.grammar import Constraints
 
     cs = Constraints(table, keep=2)
     a, b = cs.for_tools(cat), cs.for_tools(load_catalogue("mobile_actions"))
@@ -151,7 +151,7 @@ def test_constraints_share_a_grammar_per_catalogue_content(table, cat):
 
 
 def test_allowed_mask_fits_the_head_width():
-    from mobile_actions.grammar import allowed_mask
+    from mobile_actions.decoding.grammar import allowed_mask
 
     assert allowed_mask(np.array([1, 3, 9]), 5).tolist() == [False, True, False, True, False]
     assert allowed_mask(np.array([True, False]), 4).tolist() == [True, False, False, False]
@@ -159,7 +159,7 @@ def test_allowed_mask_fits_the_head_width():
 
 
 def test_no_tools_no_call_and_dead_ends_raise(table):
-    from mobile_actions.grammar import Constraints
+    from mobile_actions.decoding.grammar import Constraints
 
     none = Constraints(table).for_tools(Catalogue.from_json([]))
     start = none.allowed()

@@ -5,11 +5,12 @@ import json
 import pytest
 
 from mobile_actions import wire
+from mobile_actions.catalog import CATALOGS_DIR
 from mobile_actions.calls import ToolCall
-from mobile_actions.hybrid import RunConfig, Runner, describe_call, tool_instruction
-from mobile_actions.hybrid_device import action_argv, node_at, png_size, screencap
+from mobile_actions.hybrid.runner import RunConfig, Runner, describe_call, tool_instruction
+from mobile_actions.hybrid.device import action_argv, node_at, png_size, screencap
 from mobile_actions.navigator.actions import Action, parse_command
-from mobile_actions.trace import Trace
+from mobile_actions.hybrid.trace import Trace
 from tests.test_hybrid_fakes import (NoCaller, ScriptedCaller, ScriptedNavigator, phone, raw_calls,  # noqa: F401
                                      session)
 
@@ -202,7 +203,7 @@ def test_navigator_tap_on_send_needs_confirmation(session, phone, tmp_path):
 
 def test_gui_bound_tool_falls_back_to_the_navigator(session, phone, tmp_path):
     """When a GUI-bound tool's scripted steps cannot find their element, the navigator gets the call."""
-    data = json.loads(open("tools/mobile_actions.android.json").read())
+    data = json.loads(open(CATALOGS_DIR / "mobile_actions.android.json").read())
     data["tools"]["turn_on_flashlight"]["steps"][1] = {"tap": {"content-desc": "Torch"}, "timeout_s": 0.2}
     bindings = tmp_path / "b.android.json"
     bindings.write_text(json.dumps(data))
@@ -271,7 +272,7 @@ def test_resume_after_disconnect_does_not_redo_done_steps(session, phone, tmp_pa
 
 def test_resume_from_the_cli_in_a_fresh_virtual_phone(session, phone, tmp_path, capsys):
     """A new process: the virtual phone comes back in the state the run left (phone_state.json)."""
-    from mobile_actions.cli import main
+    from mobile_actions.cli.main import main
 
     rep = _interrupted_run(session, phone, tmp_path)
     assert main(["run", "--resume", str(rep.run_dir), "--yes", "--quiet", "--navigator", "none"]) == 0
@@ -290,9 +291,9 @@ def test_action_round_trip_matches_codec():
 def test_cli_run_defaults_to_the_virtual_phone(tmp_path, monkeypatch, capsys):
     """`mobile-actions run REQUEST` with no device: an in-process virtual phone; the report and its state
     printed; the trace and page written. (The caller is scripted here; the shipped default is the real one.)"""
-    import mobile_actions.hybrid as hybrid
+    import mobile_actions.hybrid.runner as hybrid
     from mobile_actions.android.adbserver import free_port
-    from mobile_actions.cli import main
+    from mobile_actions.cli.main import main
 
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(free_port()))      # no adb server there: no device
     monkeypatch.delenv("ANDROID_SERIAL", raising=False)
@@ -313,7 +314,7 @@ def test_navigator_over_http(session, phone, tmp_path):
     """`--navigator http://...`: the loop talks to `navigator serve` (a scripted predictor behind it)."""
     import threading
 
-    from mobile_actions.hybrid_models import resolve_navigator
+    from mobile_actions.hybrid.models import resolve_navigator
     from mobile_actions.navigator.infer import Prediction
     from mobile_actions.navigator.service import NavigatorServer
 
@@ -345,12 +346,13 @@ def test_navigator_over_http(session, phone, tmp_path):
 def test_default_caller_is_pytorch_and_a_folder_with_manifest_is_onnx(tmp_path, monkeypatch):
     """`--model default`: the bundled caller on PyTorch (no export ships with the repo);
     a folder with manifest.json: the torch-free ONNX runtime."""
-    import mobile_actions.hybrid_models as models
+    import mobile_actions.hybrid.models as models
     import mobile_actions.runtime as runtime
 
     (tmp_path / "manifest.json").write_text("{}")
     monkeypatch.setattr(runtime.Caller, "from_pretrained", classmethod(lambda cls, folder, **kw: ("onnx", folder)))
-    monkeypatch.setattr(models, "TorchCaller", lambda spec: type("T", (), {"spec": spec, "warnings": []})())
+    import mobile_actions.caller.greedy as greedy
+    monkeypatch.setattr(greedy, "TorchCaller", lambda spec: type("T", (), {"spec": spec, "warnings": []})())
     said = []
     assert models.resolve_caller("default", said.append).spec == "default"
     assert said == ["caller: PyTorch (bundled default model)"]

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from mobile_actions.android.phone import VirtualPhone
-from mobile_actions.hybrid_bench import (TASKS, BenchConfig, apply_setup, check_state, markdown, run_bench,
+from mobile_actions.recipes.bench_hybrid import (TASKS, BenchConfig, apply_setup, check_state, markdown, run_bench,
                                          select_tasks, validate_tasks, write_outputs)
 
 
@@ -71,8 +71,11 @@ def test_select_and_markdown():
 
 
 def test_bench_cli(tmp_path, capsys):
-    from mobile_actions.hybrid_bench import main
-    from mobile_actions.hybrid_cli import add_bench_subcommand
+    from mobile_actions.cli.hybrid import add_bench_subcommand
+    from mobile_actions.cli.main import main as cli_main
+
+    def main(argv):
+        return cli_main(["bench", "hybrid", *argv])
 
     assert main(["--list", "--only", "mixed"]) == 0
     assert capsys.readouterr().out.count("\n") == sum(t["category"] == "mixed" for t in TASKS)
@@ -93,7 +96,7 @@ def test_oracle_gui_scripts_reach_their_checks(tmp_path):
     """The GUI half through the real navigator loop (screencap → action → `input`) with scripted actions:
     the checks of GUI-reachable tasks pass. (Quick Settings and Enter-to-submit tasks need the virtual phone
     to support those gestures; see docs/hybrid.md.)"""
-    from mobile_actions.hybrid_bench import GUI_SCRIPTS
+    from mobile_actions.recipes.bench_hybrid import GUI_SCRIPTS
 
     assert set(GUI_SCRIPTS) <= {t["id"] for t in TASKS}
     reachable = "g04,g09,g10,m02,m04,m13"

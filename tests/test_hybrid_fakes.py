@@ -11,8 +11,8 @@ import pytest
 
 from mobile_actions import wire
 from mobile_actions.calls import ToolCall
-from mobile_actions.hybrid_device import start_virtual_phone
-from mobile_actions.hybrid_models import NavPrediction
+from mobile_actions.hybrid.device import start_virtual_phone
+from mobile_actions.hybrid.models import NavPrediction
 from mobile_actions.navigator.actions import parse_command
 from mobile_actions.runtime import result_from_raw
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from mobile_actions import model as M
+from mobile_actions.caller import model as M
 from mobile_actions import wire
 from tests.test_train_fixtures import tiny_ckpt  # noqa: F401  (fixture)
 

@@ -120,7 +120,7 @@ def test_prediction_file_errors(tmp_path, preds):
 
 def test_cli_eval_json_is_fast_and_torch_free():
     code = (
-        "import sys, argparse, json; from mobile_actions.navigator import cli\n"
+        "import sys, argparse, json; from mobile_actions.cli import navigator as cli\n"
         "p = argparse.ArgumentParser(); cli.register(p.add_subparsers())\n"
         f"a = p.parse_args(['navigator', 'eval', '--episodes', r'{ODY}', '--pred', r'{PRED}', '--json'])\n"
         "rc = a.func(a); assert 'torch' not in sys.modules and 'transformers' not in sys.modules; sys.exit(rc)\n"

@@ -102,7 +102,7 @@ def test_save_load_round_trip(agent, tok, tmp_path):
 
 def test_recipe_trains_resumes_and_serves_predictions(tmp_path):
     from mobile_actions.navigator.infer import Navigator
-    from train.navigator import NavigatorTrainConfig, main
+    from mobile_actions.recipes.train_navigator import NavigatorTrainConfig, main
 
     out = tmp_path / "run"
     cfg = dict(episodes=str(ODY), out=str(out), split="app", part="test", on_missing="skip-step", global_batch_size=2,

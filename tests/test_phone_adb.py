@@ -131,7 +131,7 @@ def test_phone_command_quick_start(rig):
         serial = proc.stdout.readline().split()[-1]
         rig.adb.connect(serial)
         call = '{"name": "show_map", "arguments": {"query": "Louvre"}}'
-        out = subprocess.run([sys.executable, "-m", "mobile_actions.cli", "dispatch", "--serial", serial, call],
+        out = subprocess.run([sys.executable, "-m", "mobile_actions.cli.main", "dispatch", "--serial", serial, call],
                              capture_output=True, text=True, env=rig.adb.env, timeout=60)
         assert out.returncode == 0, out.stderr
         d = rig.client().device(serial=serial)

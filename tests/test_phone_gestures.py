@@ -46,7 +46,7 @@ def long_press(phone, **attrs):
 
 # ------------------------------------------------------------------------------------------ 1. the shade
 def test_scroll_down_on_home_opens_the_shade_then_quick_settings(phone):
-    from mobile_actions.hybrid_device import action_argv
+    from mobile_actions.hybrid.device import action_argv
     from mobile_actions.navigator.actions import parse_command
 
     down = " ".join(action_argv(parse_command("SCROLL: DOWN"), 1080, 2400))
@@ -190,7 +190,7 @@ def test_long_press_elsewhere_is_a_tap_and_no_paste_menu_without_a_clip(phone):
 
 def test_address_through_adb_and_the_hybrid_reader(fresh):
     from mobile_actions.android.dispatch import dump_ui, find_node
-    from mobile_actions.hybrid import RESULT_READERS
+    from mobile_actions.hybrid.runner import RESULT_READERS
 
     d = fresh.adbutils_device()
     d.shell(["am", "start", "-a", "android.intent.action.VIEW", "-d", "geo:0,0?q=Brandenburg Gate"])

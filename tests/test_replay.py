@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from mobile_actions.hybrid import RunConfig, Runner
-from mobile_actions.replay import render_html, replay_lines, write_html
+from mobile_actions.hybrid.runner import RunConfig, Runner
+from mobile_actions.hybrid.replay import render_html, replay_lines, write_html
 from tests.test_hybrid_fakes import ScriptedCaller, ScriptedNavigator, phone, raw_calls, session  # noqa: F401
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -44,7 +44,7 @@ def test_html_page_is_self_contained(run_dir):
 
 
 def test_replay_cli(run_dir, capsys):
-    from mobile_actions.cli import main
+    from mobile_actions.cli.main import main
 
     assert main(["replay", str(run_dir)]) == 0
     assert "nav request" in capsys.readouterr().out

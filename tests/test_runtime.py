@@ -22,7 +22,7 @@ def test_runtime_and_call_cli_import_no_torch():
         "from mobile_actions.runtime import Caller\n"
         f"c = Caller.from_pretrained({str(folder)!r}, threads=1)\n"
         "r = c.call('turn on the flashlight')\n"
-        "from mobile_actions.cli import main\n"
+        "from mobile_actions.cli.main import main\n"
         f"main(['call', 'turn on the flashlight', '--model', {str(folder)!r}, '--json'])\n"
         "bad = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.') or m == 'transformers')\n"
         "print('IMPORTED', json.dumps(bad))\n"
@@ -106,7 +106,7 @@ def test_forced_tokens_skip_model_steps(caller_factory):
     c = caller_factory(max_new_tokens=60, prefix_reuse=False)  # every forward() is then a request step
     cat = load_catalogue("mobile_actions")
     tok = c.tokenizer
-    from mobile_actions.grammar import TokenTable
+    from mobile_actions.decoding.grammar import TokenTable
 
     table = TokenTable.from_folder(c.folder)
     # Script (the test tokenizer is character-level): <start_function_call>, "call" is forced and
@@ -125,7 +125,7 @@ def test_forced_tokens_skip_model_steps(caller_factory):
 
 
 def test_default_export_folder_is_mixed_or_an_older_int4(tmp_path, monkeypatch):
-    from mobile_actions.runtime_cli import default_onnx_dir
+    from mobile_actions.cli.runtime import default_onnx_dir
 
     monkeypatch.delenv("MOBILE_ACTIONS_ONNX", raising=False)
     monkeypatch.setenv("MOBILE_ACTIONS_CACHE", str(tmp_path))

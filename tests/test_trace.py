@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from mobile_actions.trace import Trace, TraceError, TraceWriter, new_run_dir, read_records
+from mobile_actions.hybrid.trace import Trace, TraceError, TraceWriter, new_run_dir, read_records
 
 
 def test_writer_appends_and_reader_reads(tmp_path):

@@ -12,8 +12,8 @@ from tests.test_train_fixtures import rows_file, tiny_ckpt, tiny_run, write_rows
 
 def test_encode_rows_masks_the_prompt_and_reports_long_rows(tiny_ckpt, rows_file):
     from mobile_actions.dataset import load_rows
-    from mobile_actions.model import load_tokenizer
-    from train.caller_sft import encode_rows, report_too_long
+    from mobile_actions.caller.model import load_tokenizer
+    from mobile_actions.recipes.train_caller import encode_rows, report_too_long
 
     rows, _ = load_rows(rows_file)
     tok = load_tokenizer(str(tiny_ckpt))
@@ -33,7 +33,7 @@ def test_encode_rows_masks_the_prompt_and_reports_long_rows(tiny_ckpt, rows_file
 def test_config_flags_round_trip():
     import argparse
 
-    from train.caller_sft import add_arguments, config_from_args
+    from mobile_actions.recipes.train_caller import add_arguments, config_from_args
 
     p = argparse.ArgumentParser()
     add_arguments(p)
@@ -60,7 +60,7 @@ def test_lora_run_writes_adapter_curves_and_eval(tiny_run):
     # Checkpoints carry the marker too (their step count), so they load like the final adapter.
     ckpt_marker = json.loads((out / "checkpoint-1" / "mobile_actions.json").read_text())
     assert ckpt_marker == {**marker, "steps": 1} and marker["steps"] == 2
-    from mobile_actions.evaluate import model_layout
+    from mobile_actions.caller.evaluate import model_layout
 
     assert model_layout(out / "checkpoint-1") == "cache"
     report = json.loads((out / "eval" / "report.json").read_text())
@@ -77,7 +77,7 @@ def test_adapter_loads_with_trained_control_rows(tiny_run, tiny_ckpt):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from mobile_actions.model import load_caller
+    from mobile_actions.caller.model import load_caller
 
     _, res = tiny_run
     merged, tok = load_caller(str(res.out))
@@ -92,7 +92,7 @@ def test_adapter_loads_with_trained_control_rows(tiny_run, tiny_ckpt):
 def test_resume_continues_from_the_last_checkpoint(tiny_run, tmp_path):
     import shutil
 
-    from train.caller_sft import CallerSFTConfig, train
+    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
 
     cfg, res = tiny_run
     out = tmp_path / "resumed"
@@ -107,7 +107,7 @@ def test_resume_continues_from_the_last_checkpoint(tiny_run, tmp_path):
 
 
 def test_all_rows_too_long_is_an_error(tiny_ckpt, tmp_path):
-    from train.caller_sft import CallerSFTConfig, train
+    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
 
     data = write_rows(tmp_path / "rows.jsonl", 2)
     with pytest.raises(ValueError, match="no training rows left"):
@@ -122,8 +122,8 @@ def test_shared_prefix_gives_the_plain_forwards_loss_and_gradients(tiny_ckpt, ro
     from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
 
     from mobile_actions.dataset import load_rows
-    from mobile_actions.model import load_tokenizer
-    from train.caller_sft import MIN_SHARED_PREFIX, encode_rows, shared_prefix_inputs, shared_prefix_length
+    from mobile_actions.caller.model import load_tokenizer
+    from mobile_actions.recipes.train_caller import MIN_SHARED_PREFIX, encode_rows, shared_prefix_inputs, shared_prefix_length
 
     def collate(enc):  # trl's collator, as the trainer feeds it: labels -100 outside the model turn
         return DataCollatorForLanguageModeling(pad_token_id=0)(
@@ -167,7 +167,7 @@ def test_init_adapter_starts_from_saved_weights(tiny_run, tiny_ckpt):
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    from train.caller_sft import load_adapter_weights
+    from mobile_actions.recipes.train_caller import load_adapter_weights
 
     _, res = tiny_run
     saved = load_file(str(res.out / "adapter_model.safetensors"))
@@ -195,7 +195,7 @@ def test_init_adapter_brings_its_own_lora_shape(tiny_run, caplog):
     import dataclasses
     import logging
 
-    from train.caller_sft import with_init_adapter_shape
+    from mobile_actions.recipes.train_caller import with_init_adapter_shape
 
     cfg, res = tiny_run
     plain = dataclasses.replace(cfg, lora_r=16, lora_alpha=7)
@@ -206,7 +206,7 @@ def test_init_adapter_brings_its_own_lora_shape(tiny_run, caplog):
     with caplog.at_level(logging.WARNING, logger="mobile_actions.train"):
         with_init_adapter_shape(dataclasses.replace(plain, init_adapter=str(res.out), layout="calendar"))
     assert "trained in the cache layout; this run trains in calendar" in caplog.text
-    from train.caller_sft import train
+    from mobile_actions.recipes.train_caller import train
 
     with pytest.raises(ValueError, match="--layout must be one of official, cache, calendar, got 'calender'"):
         train(dataclasses.replace(plain, layout="calender"))
@@ -217,7 +217,7 @@ def test_length_buckets_batch_similar_lengths_in_random_order():
     import random
     import statistics
 
-    from train.caller_sft import length_buckets
+    from mobile_actions.recipes.train_caller import length_buckets
 
     lengths = [random.Random(i).randint(20, 400) for i in range(2000)]
     batches = length_buckets(lengths, 8, seed=1)

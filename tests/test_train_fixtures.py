@@ -55,7 +55,7 @@ def _once(key, make):
 
 @pytest.fixture(scope="session")
 def tiny_ckpt(tmp_path_factory) -> Path:
-    from mobile_actions.model import build_tiny_checkpoint
+    from mobile_actions.caller.model import build_tiny_checkpoint
 
     return _once(("tiny", id(tmp_path_factory)), lambda: build_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "ckpt"))
 
@@ -69,7 +69,7 @@ def rows_file(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_run(tiny_ckpt, rows_file, tmp_path_factory):
     """A LoRA run of 2 steps (a checkpoint each step), shared by the train and eval tests."""
-    from train.caller_sft import CallerSFTConfig, train
+    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
 
     out = tmp_path_factory.getbasetemp() / "tiny-run" / "lora"
     cfg = CallerSFTConfig(data=str(rows_file), eval=str(rows_file), base=str(tiny_ckpt), out=str(out),

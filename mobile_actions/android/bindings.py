@@ -5,7 +5,7 @@ argument value is substituted *inside one argv element* and is never split or pa
 value can become a second argument, an option, or shell syntax. Quoting for the device shell happens
 once, at the very end, with ``shlex.quote`` per element.
 
-Format (``tools/<name>.android.json``)::
+Format (``<name>.android.json`` beside the catalogue)::
 
     {"format": "mobile-actions.android/1",
      "tools": {"TOOL": {"route": "intent"|"shell"|"gui", "confirm": false,

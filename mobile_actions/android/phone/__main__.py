@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from mobile_actions.android.cli import register
+from mobile_actions.cli.android import register
 
 
 def main(argv: list[str] | None = None) -> int:

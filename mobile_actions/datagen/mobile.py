@@ -1,21 +1,21 @@
 """Phrasing grammars for the 7 Mobile Actions tools.
 
 Each tool has a dozen *families*: one sentence structure each, with word-level alternatives inside.
-Families are the unit of the train/held-out split (see `mobile_actions.generate.split_of`), so two
+Families are the unit of the train/held-out split (see `mobile_actions.datagen.generate.split_of`), so two
 families must differ in structure, not just in a synonym. Mode "imp" is an imperative verb phrase
 that takes any opener ("can you ...", "please ..."); "free" is a complete utterance of its own.
 
 Slots are the tool's argument names; optional arguments appear only inside `<arg:...>` guards so a
 family can be expanded with or without them. Slots starting with "_" are context (e.g. the
-recipient's first name), not arguments. Syntax: `mobile_actions.phrases.grammar`.
+recipient's first name), not arguments. Syntax: `mobile_actions.datagen.templates`.
 """
 from __future__ import annotations
 
 from random import Random
 
-from mobile_actions.phrases import values as V
-from mobile_actions.phrases.dates import sample_when
-from mobile_actions.phrases.grammar import LITERAL, SURFACE, Value
+from mobile_actions.datagen import values as V
+from mobile_actions.datagen.dates import sample_when
+from mobile_actions.datagen.templates import LITERAL, SURFACE, Value
 
 # (family name, mode, template)
 FamilySpec = tuple[str, str, str]

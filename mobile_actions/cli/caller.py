@@ -20,7 +20,7 @@ def _err(msg: str) -> None:
 
 # ---------------------------------------------------------------------------------------------- model
 def cmd_model_prepare(args: argparse.Namespace) -> int:
-    from mobile_actions import model as M
+    from mobile_actions.caller import model as M
 
     target = M.base_dir(args.cache)
     fresh = args.force or not M.is_prepared(target)
@@ -48,7 +48,7 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     import logging
 
-    from train.caller_sft import config_from_args, format_result, train
+    from mobile_actions.recipes.train_caller import config_from_args, format_result, train
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cfg = config_from_args(args)
@@ -69,8 +69,8 @@ def default_eval_dir(model: str, data: str, grammar: bool = False) -> Path:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from mobile_actions.dataset import load_rows
-    from mobile_actions.evaluate import EvalConfig, evaluate, model_layout, summary, write_report
-    from mobile_actions.model import ModelError
+    from mobile_actions.caller.evaluate import EvalConfig, evaluate, model_layout, summary, write_report
+    from mobile_actions.caller.model import ModelError
 
     try:
         rows, problems = load_rows(args.data, strict=False)
@@ -109,7 +109,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------------- adapter
 def cmd_adapter_merge(args: argparse.Namespace) -> int:
-    from mobile_actions.adapters import AdapterError, merge_adapters
+    from mobile_actions.caller.adapters import AdapterError, merge_adapters
 
     try:
         weights = [float(w) for w in args.weights.split(",")] if args.weights else None
@@ -121,7 +121,7 @@ def cmd_adapter_merge(args: argparse.Namespace) -> int:
     except AdapterError as e:
         _err(f"error: {e}")
         return 2
-    from mobile_actions.model import read_marker
+    from mobile_actions.caller.model import read_marker
 
     marker = read_marker(out)
     parts = ", ".join(f"{m['spec']} x {m['weight']:.3g}" for m in marker["merged_from"])
@@ -131,7 +131,7 @@ def cmd_adapter_merge(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------------- register
 def register(subparsers) -> None:
-    from train.caller_sft import add_arguments
+    from mobile_actions.recipes.train_caller import add_arguments
 
     p = subparsers.add_parser("model", help="the caller's base model (offline, from PyPI)")
     msub = p.add_subparsers(dest="model_command", required=True, metavar="ACTION")

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from .errors import NavigatorError
+from mobile_actions.navigator.errors import NavigatorError
 
 
 def _err(msg: str) -> None:
@@ -34,8 +34,8 @@ def _print_score(s: Any) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .episodes import load_episodes, OdysseyDir
-    from .metrics import evaluate_both, read_predictions
+    from mobile_actions.navigator.episodes import load_episodes, OdysseyDir
+    from mobile_actions.navigator.metrics import evaluate_both, read_predictions
 
     try:
         split = args.split
@@ -61,7 +61,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .episodes import load_episodes, screenshot_report
+    from mobile_actions.navigator.episodes import load_episodes, screenshot_report
 
     try:
         episodes = load_episodes(args.episodes, args.split, args.part)
@@ -74,9 +74,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from .data import build_examples
-    from .episodes import load_episodes
-    from .infer import Navigator, predict_examples
+    from mobile_actions.navigator.data import build_examples
+    from mobile_actions.navigator.episodes import load_episodes
+    from mobile_actions.navigator.infer import Navigator, predict_examples
 
     try:
         episodes = load_episodes(args.episodes, args.split, args.part)
@@ -97,7 +97,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from train.navigator import config_from_args, main
+    from mobile_actions.recipes.train_navigator import config_from_args, main
 
     try:
         result = main(config_from_args(args))
@@ -109,7 +109,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .service import TOKEN_ENV, make_server
+    from mobile_actions.navigator.service import TOKEN_ENV, make_server
 
     token = args.token or os.environ.get(TOKEN_ENV)
     try:
@@ -129,7 +129,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from .record import record_tasks
+    from mobile_actions.navigator.record import record_tasks
 
     try:
         summary = record_tasks(args.out, seed=args.seed, repeats=args.repeats)
@@ -173,7 +173,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("train", help="fine-tune an OdysseyAgent (HF Trainer; runs under accelerate launch)")
-    from train.navigator import add_arguments
+    from mobile_actions.recipes.train_navigator import add_arguments
 
     add_arguments(p)
     p.set_defaults(func=cmd_train)

@@ -9,7 +9,7 @@ or CLI process starts fast and small; `tests/test_runtime.py` proves torch is ne
   with (its folder's manifest says which), reuses the KV cache of the longest cached prompt prefix
   (in the ``cache`` and ``calendar`` layouts: instruction + tool declarations, so a request pays prefill
   only for its datetime lines, the calendar table if any, and its own words), decodes greedily under
-  the call grammar (mobile_actions.grammar) with forced tokens appended without a model step, parses (wire.parse) and validates
+  the call grammar (mobile_actions.decoding.grammar) with forced tokens appended without a model step, parses (wire.parse) and validates
   (calls.validate_call).
 """
 from __future__ import annotations
@@ -226,7 +226,7 @@ class Caller:
 
     # ------------------------------------------------------------------ grammar
     def _constraint(self, tools: Catalogue):
-        from mobile_actions.grammar import Constraints, TokenTable
+        from mobile_actions.decoding.grammar import Constraints, TokenTable
 
         if self._constraints is None:
             self._constraints = Constraints(TokenTable.from_folder(self.folder),
@@ -236,7 +236,7 @@ class Caller:
     # ------------------------------------------------------------------ decoding
     def generate(self, prompt_ids: list[int], tools: Catalogue, stats: dict) -> Iterator[int]:
         """Greedy token ids after the prompt (stop token excluded); fills `stats`."""
-        from mobile_actions.grammar import pick
+        from mobile_actions.decoding.grammar import pick
 
         if self.constrained and self._constraints is None:
             self._constraint(tools)  # load the token table once, outside the timed region

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from random import Random
 
-from mobile_actions.phrases.grammar import LITERAL, TEXT, Segment
+from mobile_actions.datagen.templates import LITERAL, TEXT, Segment
 
 REGISTERS = ("plain", "polite", "casual", "terse", "runon")
 _REGISTER_WEIGHTS = (34, 26, 20, 10, 10)

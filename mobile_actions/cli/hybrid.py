@@ -1,8 +1,8 @@
 """`mobile-actions run | replay` and the `bench hybrid` sub-command: parse arguments, call the library, print.
 
-`bench` is owned by `mobile_actions.runtime_cli` (the caller benchmark), so this module does not register
+`bench` is owned by `mobile_actions.cli.runtime` (the caller benchmark), so this module does not register
 it: `add_bench_subcommand(bench_subparsers)` adds ``hybrid`` under it, and
-``python -m mobile_actions.hybrid_bench`` runs the same command meanwhile.
+(`mobile-actions bench hybrid`).
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def register(subparsers) -> None:
 
 
 def add_bench_subcommand(bench_subparsers) -> None:
-    """Adds ``bench hybrid`` to the ``bench`` sub-parsers that mobile_actions.cli owns."""
+    """Adds ``bench hybrid`` to the ``bench`` sub-parsers that mobile_actions.cli.main owns."""
     p = bench_subparsers.add_parser("hybrid", help="online hybrid benchmark on the virtual phone (state checks)")
     add_bench_arguments(p)
     p.set_defaults(func=cmd_bench_hybrid)
@@ -66,7 +66,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
 
 # ============================================================================================ run
 def _progress(quiet: bool):
-    from mobile_actions.replay import describe
+    from mobile_actions.hybrid.replay import describe
 
     def show(rec: dict) -> None:
         if rec.get("type") == "message":
@@ -91,8 +91,8 @@ def _sigterm_as_interrupt() -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from mobile_actions.android.device import DeviceError
-    from mobile_actions.hybrid import HybridError, RunConfig, Runner, ask_on_tty
-    from mobile_actions.trace import TraceError
+    from mobile_actions.hybrid.runner import HybridError, RunConfig, Runner, ask_on_tty
+    from mobile_actions.hybrid.trace import TraceError
 
     if not args.request and not args.resume:
         print("error: give a REQUEST, or --resume RUN", file=sys.stderr)
@@ -123,7 +123,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if runner is not None:
             runner.close()
     if args.html:
-        from mobile_actions.replay import write_html
+        from mobile_actions.hybrid.replay import write_html
         write_html(report.run_dir)
     if args.json:
         print(json.dumps(report.to_json(), indent=1, ensure_ascii=False))
@@ -171,8 +171,8 @@ def print_report(report) -> None:
 
 # ============================================================================================ replay
 def cmd_replay(args: argparse.Namespace) -> int:
-    from mobile_actions.replay import replay_lines, write_html
-    from mobile_actions.trace import TraceError
+    from mobile_actions.hybrid.replay import replay_lines, write_html
+    from mobile_actions.hybrid.trace import TraceError
 
     try:
         if args.html is not None:
@@ -189,7 +189,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 # ============================================================================================ bench hybrid
 def cmd_bench_hybrid(args: argparse.Namespace) -> int:
-    from mobile_actions.hybrid_bench import TASKS, BenchConfig, markdown, run_bench, select_tasks, write_outputs
+    from mobile_actions.recipes.bench_hybrid import TASKS, BenchConfig, markdown, run_bench, select_tasks, write_outputs
 
     navigator = None if args.hybrid_navigator == "none" else args.hybrid_navigator
     cfg = BenchConfig(model=args.hybrid_model, navigator=navigator,

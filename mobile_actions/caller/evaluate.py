@@ -6,7 +6,7 @@ does. An output that does not parse is an invalid prediction with its raw text k
 the score must count it.
 
 Unconstrained by default: that measures the model, as FunctionGemma's published numbers do. With
-`grammar=True` each row decodes under its own catalogue's call grammar (`mobile_actions.grammar`,
+`grammar=True` each row decodes under its own catalogue's call grammar (`mobile_actions.decoding.grammar`,
 the one the ONNX runtime and the PyTorch caller of `run` use): what `run` delivers (the ONNX runtime
 also forces unique continuations without a model step, which can tokenize them differently).
 """
@@ -36,7 +36,7 @@ class EvalConfig:
 
 def model_layout(spec: str | Path) -> str:
     """The developer-turn layout a model expects: recorded by our training, `official` otherwise."""
-    from mobile_actions import model as M
+    from mobile_actions.caller import model as M
 
     spec = str(spec)
     if spec == "default":
@@ -72,7 +72,7 @@ class GrammarLogits:
         import numpy as np
         import torch
 
-        from mobile_actions.grammar import allowed_mask
+        from mobile_actions.decoding.grammar import allowed_mask
 
         if self.width is not None and input_ids.shape[1] > self.width:
             for con, tid in zip(self.rows, input_ids[:, -1].tolist()):
@@ -90,8 +90,8 @@ class GrammarLogits:
 
 def hf_constraints(tokenizer):
     """`grammar.Constraints` for a transformers tokenizer (the token table takes ~2 s for Gemma's 262k ids)."""
-    from mobile_actions.grammar import Constraints, TokenTable
-    from mobile_actions.model import STOP_TOKEN_IDS
+    from mobile_actions.decoding.grammar import Constraints, TokenTable
+    from mobile_actions.caller.model import STOP_TOKEN_IDS
 
     return Constraints(TokenTable.from_tokenizer(tokenizer, STOP_TOKEN_IDS))
 
@@ -103,7 +103,7 @@ def generate(model, tokenizer, prompts: Sequence[str], cfg: EvalConfig | None = 
     import torch
     from tqdm.auto import tqdm
 
-    from mobile_actions.model import STOP_TOKEN_IDS
+    from mobile_actions.caller.model import STOP_TOKEN_IDS
 
     cfg = cfg or EvalConfig()
     if cfg.grammar and (catalogues is None or len(catalogues) != len(prompts)):
@@ -149,7 +149,7 @@ def evaluate(model: Any, rows: Sequence[Row], *, tokenizer: Any = None, limit: i
     rows = list(rows)[:limit] if limit is not None else list(rows)
     layout = cfg.layout
     if isinstance(model, (str, Path)):
-        from mobile_actions.model import load_caller
+        from mobile_actions.caller.model import load_caller
 
         layout = layout or model_layout(model)
         model, tokenizer = load_caller(model)

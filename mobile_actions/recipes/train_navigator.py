@@ -6,7 +6,7 @@ The same file runs on one CPU with a tiny model and unchanged under ``accelerate
 DeepSpeed ZeRO via ``deepspeed=``): the global batch is split as per-device batch × accumulation × processes.
 
     mobile-actions navigator train --episodes DATA --split random --base /models/Qwen2-VL-2B-Instruct --out runs/odyssey
-    accelerate launch -m train.navigator --episodes DATA --split random --base ... --out ...
+    accelerate launch -m mobile_actions.recipes.train_navigator --episodes DATA --split random --base ... --out ...
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from train.curves import run_files_callback
+from mobile_actions.recipes.curves import run_files_callback
 
 
 @dataclass

@@ -3,8 +3,8 @@ constrained decoding) and llama.cpp on the same GGUF, on realistic Mobile Action
 
 Each variant runs in its own subprocess (so peak RSS is that variant's alone), one after another,
 on the same requests: 7 tools, a 10-40 word request, 1-2 gold calls (held-out phrasing families of
-`mobile_actions.generate`), the developer turn's datetime from the row. The tools are the app's fixed
-catalogue (`tools/mobile_actions.json`, one order), as on a phone; the rows' per-row shuffling is a
+`mobile_actions.datagen.generate`), the developer turn's datetime from the row. The tools are the app's fixed
+catalogue (the bundled `mobile_actions` catalogue, one order), as on a phone; the rows' per-row shuffling is a
 training-data device. Medians over all requests
 after one warm-up request. Metrics:
 - TTFT: request text -> first generated token (tokenize + prefill, incl. reused prefix);
@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from export.onnx_export import QUANTS
+from mobile_actions.recipes.export_onnx import QUANTS
 from mobile_actions.wire import LAYOUTS
 
 VARIANTS = {
@@ -53,7 +53,7 @@ VARIANTS = {
 @dataclass
 class BenchConfig:
     onnx: dict = field(default_factory=dict)   # quant -> exported folder
-    torch_model: str = "base"                  # spec for the PyTorch variant (mobile_actions.model)
+    torch_model: str = "base"                  # spec for the PyTorch variant (mobile_actions.caller.model)
     gguf: str | None = None                    # None: assemble the PyPI GGUF into the cache
     n: int = 20
     threads: int = 2
@@ -68,7 +68,7 @@ class BenchConfig:
 def bench_rows(n: int, seed: int) -> list[dict]:
     """Realistic requests: all 7 tools declared, 10-40 words, 1-2 calls."""
     from mobile_actions.catalog import load_catalogue
-    from mobile_actions.generate import generate_rows
+    from mobile_actions.datagen.generate import generate_rows
 
     cat = load_catalogue("mobile_actions")
     out = []
@@ -136,32 +136,23 @@ def _torch_worker(cfg: dict, rows: list[dict]) -> list[dict]:
 
     from mobile_actions import wire
     from mobile_actions.catalog import load_catalogue
-    from mobile_actions.model import STOP_TOKEN_IDS, load_model
+    from mobile_actions.caller.greedy import greedy
+    from mobile_actions.caller.model import load_model
 
     torch.set_num_threads(cfg["threads"])
     model, tok = load_model(cfg["torch_model"], dtype=torch.float32)
     tools = load_catalogue("mobile_actions")
     out = []
-    with torch.no_grad():
-        for row in rows:
-            t0 = time.perf_counter()
-            text = wire.render(row["messages"][:2], tools, add_generation_prompt=True, layout=cfg["layout"])
-            ids = torch.tensor([tok.encode(text, add_special_tokens=False)])
-            res = model(ids, use_cache=True)
-            nxt = int(res.logits[0, -1].argmax())
-            ttft = time.perf_counter()
-            gen = []
-            while nxt not in STOP_TOKEN_IDS and len(gen) < cfg["max_new_tokens"]:
-                gen.append(nxt)
-                res = model(torch.tensor([[nxt]]), past_key_values=res.past_key_values, use_cache=True)
-                nxt = int(res.logits[0, -1].argmax())
-            t_end = time.perf_counter()
-            raw = tok.decode(gen, skip_special_tokens=False)
-            judged = _judge(raw, row)
-            e2e = (time.perf_counter() - t0) * 1e3
-            out.append({"ttft_ms": (ttft - t0) * 1e3, "e2e_ms": e2e, "new_tokens": len(gen), "steps": len(gen) + 1,
-                        "decode_tok_s": (len(gen) - 1) / (t_end - ttft) if len(gen) > 1 else None,
-                        "prefill_tokens": ids.shape[1], **judged})
+    for row in rows:
+        t0 = time.perf_counter()
+        text = wire.render(row["messages"][:2], tools, add_generation_prompt=True, layout=cfg["layout"])
+        ids = tok.encode(text, add_special_tokens=False)
+        d = greedy(model, ids, max_new_tokens=cfg["max_new_tokens"])
+        decode_s = (d.total_ms - d.ttft_ms) / 1e3
+        out.append({"ttft_ms": d.ttft_ms, "e2e_ms": (time.perf_counter() - t0) * 1e3, "new_tokens": len(d.tokens),
+                    "steps": d.model_steps,
+                    "decode_tok_s": (len(d.tokens) - 1) / decode_s if len(d.tokens) > 1 and decode_s > 0 else None,
+                    "prefill_tokens": len(ids), **_judge(tok.decode(d.tokens, skip_special_tokens=False), row)})
     return out
 
 
@@ -292,7 +283,7 @@ def run(cfg: BenchConfig) -> list[dict]:
             size = _size_mb(Path(cfg.onnx[quant]))
         elif runtime == "torch":
             spec["torch_model"] = cfg.torch_model
-            from mobile_actions.model import resolve_model
+            from mobile_actions.caller.model import resolve_model
 
             size = sum(f.stat().st_size for f in Path(resolve_model(cfg.torch_model)).glob("*.safetensors")) / 1e6
         else:
@@ -306,7 +297,7 @@ def run(cfg: BenchConfig) -> list[dict]:
             size = _size_mb(Path(spec["gguf"]))
         spec["rows"] = rows
         print(f"[bench] {name} ...", file=sys.stderr, flush=True)
-        proc = subprocess.run([sys.executable, "-m", "export.bench", "--worker"], input=json.dumps(spec),
+        proc = subprocess.run([sys.executable, "-m", "mobile_actions.recipes.bench_caller", "--worker"], input=json.dumps(spec),
                               capture_output=True, text=True,
                               env={**os.environ, "TOKENIZERS_PARALLELISM": "false", "OMP_WAIT_POLICY": "PASSIVE"})
         if proc.returncode != 0:
@@ -379,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--worker"]:
         print(json.dumps(worker(json.loads(sys.stdin.read()))))
         return 0
-    p = argparse.ArgumentParser(prog="python -m export.bench", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m mobile_actions.recipes.bench_caller", description=__doc__.split("\n")[0])
     add_arguments(p)
     run(config_from_args(p.parse_args(argv)))
     return 0

@@ -15,11 +15,11 @@ from mobile_actions.wire import LAYOUTS
 
 # Parts that add sub-commands; each module has `register(subparsers)`.
 PART_CLIS = (
-    "mobile_actions.caller_cli",
-    "mobile_actions.runtime_cli",
-    "mobile_actions.android.cli",
-    "mobile_actions.navigator.cli",
-    "mobile_actions.hybrid_cli",
+    "mobile_actions.cli.caller",
+    "mobile_actions.cli.runtime",
+    "mobile_actions.cli.android",
+    "mobile_actions.cli.navigator",
+    "mobile_actions.cli.hybrid",
 )
 
 
@@ -142,7 +142,7 @@ def _tool_weights(spec: str) -> dict[str, float]:
 def cmd_generate(args: argparse.Namespace) -> int:
     from mobile_actions.catalog import CatalogueError, load_catalogue
     from mobile_actions.dataset import write_rows
-    from mobile_actions.generate import diversity, generate_rows
+    from mobile_actions.datagen.generate import diversity, generate_rows
 
     try:
         catalogue = load_catalogue(args.tools)
@@ -225,8 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks that print a table: caller | hybrid | android")
     bench = p.add_subparsers(dest="bench_kind", required=True, metavar="KIND")
     p = bench.add_parser("android", help="latency of one dispatched call through the real adb server")
-    p.add_argument("args", nargs=argparse.REMAINDER, help="passed to mobile_actions.android.bench")
-    p.set_defaults(func=lambda a: importlib.import_module("mobile_actions.android.bench").main(a.args))
+    p.add_argument("args", nargs=argparse.REMAINDER, help="passed to mobile_actions.recipes.bench_android")
+    p.set_defaults(func=lambda a: importlib.import_module("mobile_actions.recipes.bench_android").main(a.args))
 
     for name in PART_CLIS:
         try:

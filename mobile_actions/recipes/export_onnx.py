@@ -17,7 +17,7 @@ on the MatMuls + 8-bit block-wise embedding Gather; mixed = int4's 4-bit embeddi
 MatMulNBits blocks in every decoder layer (int4's accuracy loss is in those layers).
 
 Run: `mobile-actions export --model default --out OUT` (quant `mixed`) or
-`python -m export.onnx_export --model DIR --quant fp32 --out OUT`.
+`python -m mobile_actions.recipes.export_onnx --model DIR --quant fp32 --out OUT`.
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ MIXED_BLOCK_SIZE, MIXED_INT8_BLOCK_SIZE = 32, 128
 
 @dataclass
 class ExportConfig:
-    model: str = "default"            # default | base | DIR (see mobile_actions.model)
+    model: str = "default"            # default | base | DIR (see mobile_actions.caller.model)
     out: str = "out/onnx-mixed"
     quant: str = "mixed"              # fp32 | int8 | int4 | mixed (4-bit embedding/head, 8-bit decoder layers)
     block_size: int = BLOCK_SIZE      # int4/int8 block along the input dimension (mixed: fixed, see above)
@@ -392,7 +392,7 @@ def _sha256_files(files: Sequence[Path]) -> str:
 def source_files(spec: str) -> tuple[list[Path], str | None]:
     """Weight files that define the exported model (base + adapter for `default`), and the layout its
     marker records (None when it says nothing)."""
-    from mobile_actions import model as mm
+    from mobile_actions.caller import model as mm
 
     resolved = Path(mm.resolve_model(spec))
     dirs = [resolved]
@@ -438,7 +438,7 @@ def write_runtime_files(out: Path, tokenizer, model_cfg, *, manifest: dict) -> d
         "layer_types": list(model_cfg.layer_types),
     })
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    from mobile_actions.grammar import TokenTable
+    from mobile_actions.decoding.grammar import TokenTable
 
     TokenTable.from_folder(out)  # precompute the grammar's token strings once, cached in the folder
     return manifest
@@ -467,30 +467,16 @@ def check_prompts(tokenizer, layout: str, n: int = 4) -> list[list[int]]:
             for r in requests]
 
 
-def torch_greedy(model, ids: list[int], n: int, stop: Sequence[int]) -> list[int]:
-    """Reference greedy decoding with the PyTorch model and its own cache."""
-    import torch
-
-    out: list[int] = []
-    with torch.no_grad():
-        res = model(torch.tensor([ids]), use_cache=True)
-        for _ in range(n):
-            nxt = int(res.logits[0, -1].argmax())
-            out.append(nxt)
-            if nxt in stop:
-                break
-            res = model(torch.tensor([[nxt]]), past_key_values=res.past_key_values, use_cache=True)
-    return out
-
-
 def self_check_fp32(model, folder: Path, prompts: list[list[int]], n: int) -> dict:
+    from mobile_actions.caller.greedy import greedy
     from mobile_actions.runtime import Decoder
 
     dec = Decoder.from_folder(folder)
     stop = dec.manifest["stop_token_ids"]
     rows = []
     for ids in prompts:
-        ref = torch_greedy(model, ids, n, stop)
+        d = greedy(model, ids, max_new_tokens=n, stop=stop)
+        ref = d.tokens + ([d.stop] if d.stop is not None else [])
         got = dec.greedy(ids, n, stop)
         rows.append({"prompt_tokens": len(ids), "torch": ref, "onnx": got, "equal": ref == got})
     return {"kind": "greedy tokens vs PyTorch", "equal": all(r["equal"] for r in rows), "prompts": rows}
@@ -505,14 +491,14 @@ def accuracy_check(folders: dict[str, Path], data: str | None, rows: int, max_ne
     if data:
         eval_rows = list(read_rows(Path(data)))[:rows]
         source = str(data)
-    else:  # synthetic rows in held-out phrasing families (mobile_actions.generate), fixed seed
+    else:  # synthetic rows in held-out phrasing families (mobile_actions.datagen.generate), fixed seed
         from mobile_actions.catalog import load_catalogue
         from mobile_actions.dataset import parse_row
-        from mobile_actions.generate import generate_rows
+        from mobile_actions.datagen.generate import generate_rows
 
         eval_rows = [parse_row(r) for r in generate_rows(load_catalogue("mobile_actions"), rows, 1234,
                                                          families="heldout")]
-        source = "mobile_actions.generate(heldout, seed 1234)"
+        source = "mobile_actions.datagen.generate(heldout, seed 1234)"
     out: dict[str, Any] = {"data": source, "rows": len(eval_rows), "metric": "exact match %"}
     preds: dict[str, list] = {}
     for name, folder in folders.items():
@@ -544,7 +530,7 @@ def run(cfg: ExportConfig) -> ExportResult:
 def _run(cfg: ExportConfig) -> ExportResult:
     import torch
 
-    from mobile_actions import model as mm
+    from mobile_actions.caller import model as mm
 
     t0 = time.time()
     model, tokenizer = mm.load_model(cfg.model, dtype=torch.float32)
@@ -630,7 +616,7 @@ def summary(res: ExportResult) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m export.onnx_export", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m mobile_actions.recipes.export_onnx", description=__doc__.split("\n")[0])
     add_arguments(p)
     args = p.parse_args(argv)
     if not args.out:

@@ -350,7 +350,7 @@ class OracleNavigator:
 
     def next_action(self, instruction: str, screen: bytes, history: Sequence[Any]):
         from mobile_actions.android.phone.state import HEIGHT, WIDTH
-        from mobile_actions.hybrid_models import NavPrediction
+        from mobile_actions.hybrid.models import NavPrediction
         from mobile_actions.navigator.actions import parse_command
 
         script = self.scripts.get(instruction, [])
@@ -394,9 +394,9 @@ def run_bench(cfg: BenchConfig, *, caller: Any = None, navigator: Any = "config"
               on_event: Callable[[dict], None] | None = None) -> list[TaskResult]:
     """Run the tasks on one in-process virtual phone (reset between tasks); the caller and navigator are
     loaded once. Send-type actions are confirmed (it is a virtual phone)."""
-    from mobile_actions.hybrid import RunConfig, Runner
-    from mobile_actions.hybrid_device import start_virtual_phone
-    from mobile_actions.hybrid_models import resolve_caller, resolve_navigator
+    from mobile_actions.hybrid.runner import RunConfig, Runner
+    from mobile_actions.hybrid.device import start_virtual_phone
+    from mobile_actions.hybrid.models import resolve_caller, resolve_navigator
 
     chosen = select_tasks(tasks if tasks is not None else TASKS, cfg.only, cfg.limit)
     say = on_event or (lambda _e: None)
@@ -511,19 +511,3 @@ def write_outputs(results: Sequence[TaskResult], out: str | Path, title: str = "
     json_path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return csv_path, md_path, json_path
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m mobile_actions.hybrid_bench`` = ``mobile-actions bench hybrid``."""
-    import argparse
-
-    from mobile_actions.hybrid_cli import add_bench_arguments, cmd_bench_hybrid
-
-    p = argparse.ArgumentParser(prog="python -m mobile_actions.hybrid_bench", description=__doc__.splitlines()[0])
-    add_bench_arguments(p)
-    return cmd_bench_hybrid(p.parse_args(argv))
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(main())

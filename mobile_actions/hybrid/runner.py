@@ -40,11 +40,11 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mobile_actions.calls import Problem, ToolCall, validate_call
-from mobile_actions.hybrid_device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
+from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
                                           screencap)
-from mobile_actions.hybrid_models import (CallerLike, NavigatorLike, PredictorNavigator, resolve_caller,
+from mobile_actions.hybrid.models import (CallerLike, NavigatorLike, PredictorNavigator, resolve_caller,
                                           resolve_navigator)
-from mobile_actions.trace import Trace, TraceWriter, new_run_dir
+from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
 Confirm = Callable[[str, Sequence[str]], bool]   # (what, detail lines) -> go ahead?

@@ -46,10 +46,10 @@ from typing import Iterator, Mapping, Sequence
 
 from mobile_actions.catalog import Catalogue, Tool
 from mobile_actions.dataset import developer_message
-from mobile_actions.phrases import generic, mobile, refusals
-from mobile_actions.phrases.dates import random_now
-from mobile_actions.phrases.grammar import Segment, Template
-from mobile_actions.phrases.style import Style, compose, sample_style
+from mobile_actions.datagen import generic, mobile, refusals
+from mobile_actions.datagen.dates import random_now
+from mobile_actions.datagen.templates import Segment, Template
+from mobile_actions.datagen.style import Style, compose, sample_style
 
 TOOL_ORDERS = ("shuffled", "catalogue")  # per-row shuffle (as in the real data) | the catalogue's order
 DEFAULT_START = datetime(2024, 1, 1)

@@ -15,9 +15,9 @@ from random import Random
 from typing import Any, Callable
 
 from mobile_actions.catalog import Tool
-from mobile_actions.phrases import values as V
-from mobile_actions.phrases.dates import sample_when
-from mobile_actions.phrases.grammar import LITERAL, SURFACE, TEXT, Segment, Value
+from mobile_actions.datagen import values as V
+from mobile_actions.datagen.dates import sample_when
+from mobile_actions.datagen.templates import LITERAL, SURFACE, TEXT, Segment, Value
 
 DATETIME_HINT = "YYYY-MM-DDTHH:MM:SS"
 _UNSAFE = re.compile(r"[()\[\]{}<>|]")

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from mobile_actions.trace import Trace
+from mobile_actions.hybrid.trace import Trace
 
 HTML_NAME = "replay.html"
 

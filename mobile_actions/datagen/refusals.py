@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from random import Random
 
-from mobile_actions.phrases import values as V
-from mobile_actions.phrases.grammar import LITERAL, Value
+from mobile_actions.datagen import values as V
+from mobile_actions.datagen.templates import LITERAL, Value
 
 REFUSALS = (
     "Sorry, I can't do that with the tools I have.",

@@ -1,6 +1,6 @@
-"""Phrase data and small engines for the synthetic data generator (`mobile_actions.generate`).
+"""The synthetic data generator (`generate`) and its phrase data.
 
-- `grammar`: the phrasing-template language (choices, optionals, guarded slots).
+- `templates`: the phrasing-template language (choices, optionals, guarded slots).
 - `dates`: relative date/time expressions generated from their resolved value.
 - `values`: international names, emails, phone formats, addresses, businesses, subjects, bodies.
 - `mobile`: rich phrasing families for the 7 Mobile Actions tools.

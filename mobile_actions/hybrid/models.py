@@ -11,75 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
-from mobile_actions.hybrid_device import HybridError
+from mobile_actions.hybrid.device import HybridError
 
 
 # ============================================================================================ callers
 class CallerLike(Protocol):
     def call_messages(self, messages: list[dict], tools: Any) -> Any: ...  # .calls .text .problems .raw .timings
-
-
-class TorchCaller:
-    """The caller on PyTorch (until an ONNX export exists): greedy, KV-cached, stops on the turn's end,
-    and (like the ONNX runtime) decodes under the catalogue's call grammar, so every call it writes
-    parses and validates; `constrained=False` gives the bare model.
-
-    Why a text cut-off: the runner needs calls; an answer that does not start with a call is a refusal
-    whose words matter little, and an untrained model would otherwise ramble to ``max_new_tokens``.
-    """
-
-    def __init__(self, spec: str = "default", *, max_new_tokens: int = 128, text_tokens: int = 12,
-                 constrained: bool = True) -> None:
-        import warnings
-
-        from mobile_actions.evaluate import model_layout
-        from mobile_actions.model import load_caller
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            self.model, self.tokenizer = load_caller(spec)
-        self.warnings = [str(w.message) for w in caught if "adapter" in str(w.message)]
-        self.layout = model_layout(spec)
-        self.spec = spec
-        self.max_new_tokens, self.text_tokens = max_new_tokens, text_tokens
-        self.constrained = constrained
-        self._constraints = None  # grammar.Constraints, built on the first call
-
-    def call_messages(self, messages: list[dict], tools: Any):
-        import torch
-
-        from mobile_actions import wire
-        from mobile_actions.evaluate import hf_constraints
-        from mobile_actions.grammar import pick
-        from mobile_actions.model import STOP_TOKEN_IDS
-        from mobile_actions.runtime import result_from_raw
-
-        if self.constrained and self._constraints is None:
-            self._constraints = hf_constraints(self.tokenizer)
-        t0 = time.perf_counter()
-        con = self._constraints.for_tools(tools) if self.constrained else None
-        prompt = wire.render(messages, tools, add_generation_prompt=True, layout=self.layout)
-        ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
-        start_call = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
-        out: list[int] = []
-        with torch.inference_mode():
-            res = self.model(input_ids=torch.tensor([ids]), use_cache=True)
-            ttft = (time.perf_counter() - t0) * 1e3
-            while len(out) < self.max_new_tokens:
-                logits = res.logits[0, -1].float().numpy()
-                nxt = pick(logits, con.allowed()) if con else int(logits.argmax())
-                if nxt in STOP_TOKEN_IDS:
-                    break
-                out.append(nxt)
-                if con is not None:
-                    con.advance(nxt)
-                if len(out) >= self.text_tokens and out[0] != start_call:
-                    break
-                res = self.model(input_ids=torch.tensor([[nxt]]), past_key_values=res.past_key_values, use_cache=True)
-        raw = self.tokenizer.decode(out, skip_special_tokens=False)
-        timings = {"prompt_tokens": len(ids), "new_tokens": len(out), "ttft_ms": round(ttft, 1),
-                   "total_ms": round((time.perf_counter() - t0) * 1e3, 1)}
-        return result_from_raw(raw, tools, timings)
 
 
 def resolve_caller(spec: str = "default", progress: Callable[[str], None] | None = None) -> CallerLike:
@@ -96,6 +33,8 @@ def resolve_caller(spec: str = "default", progress: Callable[[str], None] | None
         # default is the adapter on PyTorch. That export matches fp32 (77.5 % = 77.5 % exact on 40 held-out
         # rows; int4 70 %, int8 writes no calls): `--model DIR` takes the ONNX runtime.
         say("caller: PyTorch (bundled default model)")
+        from mobile_actions.caller.greedy import TorchCaller
+
         caller = TorchCaller("default")
         for w in caller.warnings:
             say(f"caller: {w}")
@@ -104,6 +43,8 @@ def resolve_caller(spec: str = "default", progress: Callable[[str], None] | None
     if (path / "manifest.json").is_file():
         say(f"caller: ONNX export {path}")
         return Caller.from_pretrained(path)
+    from mobile_actions.caller.greedy import TorchCaller
+
     say(f"caller: PyTorch {spec}")
     return TorchCaller(spec)
 

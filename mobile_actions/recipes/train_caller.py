@@ -1,7 +1,7 @@
 """Supervised fine-tuning of the caller: trl `SFTTrainer` (+ peft LoRA), loss on the model turn only.
 
     mobile-actions train --data train.jsonl --eval eval.jsonl --method lora --out runs/caller
-    accelerate launch -m train.caller_sft --data train.jsonl --method full --out runs/full   # same code
+    accelerate launch -m mobile_actions.recipes.train_caller --data train.jsonl --method full --out runs/full   # same code
 
 Recipe, and why:
 - Rows are rendered with `mobile_actions.wire` (the one renderer the runtime also uses) into a prompt
@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from train.curves import run_files_callback
+from mobile_actions.recipes.curves import run_files_callback
 
 logger = logging.getLogger("mobile_actions.train")
 
@@ -209,7 +209,7 @@ def control_token_pieces(tokenizer: Any) -> dict[str, list[int]]:
 
 
 def needs_control_init(cfg: CallerSFTConfig, base_path: Path | str) -> bool:
-    from mobile_actions.model import read_marker
+    from mobile_actions.caller.model import read_marker
 
     if cfg.init_control_tokens in ("yes", "no"):
         return cfg.init_control_tokens == "yes"
@@ -354,7 +354,7 @@ def bucketed_trainer(base: type, batch_size: int, seed: int) -> type:
 
 def init_adapter_dir(adapter: str) -> Path:
     """The adapter folder (``default``: the bundled one), as `adapter merge` resolves it."""
-    from mobile_actions.adapters import AdapterError, adapter_dir
+    from mobile_actions.caller.adapters import AdapterError, adapter_dir
 
     try:
         return adapter_dir(adapter)
@@ -368,8 +368,8 @@ def with_init_adapter_shape(cfg: CallerSFTConfig) -> CallerSFTConfig:
     r-16 stages, is r 32)."""
     if not cfg.init_adapter:
         return cfg
-    from mobile_actions.adapters import CONFIG_FILE
-    from mobile_actions.model import read_marker
+    from mobile_actions.caller.adapters import CONFIG_FILE
+    from mobile_actions.caller.model import read_marker
 
     folder = init_adapter_dir(cfg.init_adapter)
     lora = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
@@ -391,7 +391,7 @@ def load_adapter_weights(model: Any, adapter: str) -> None:
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
 
-    from mobile_actions.adapters import WEIGHTS_FILE
+    from mobile_actions.caller.adapters import WEIGHTS_FILE
 
     path = init_adapter_dir(adapter)
     try:
@@ -436,7 +436,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
 
     from mobile_actions import wire
     from mobile_actions.dataset import load_rows
-    from mobile_actions.model import load_tokenizer, resolve_model, write_marker
+    from mobile_actions.caller.model import load_tokenizer, resolve_model, write_marker
 
     if cfg.layout not in wire.LAYOUTS:   # before any loading: a typo should not cost a minute
         raise ValueError(f"--layout must be one of {', '.join(wire.LAYOUTS)}, got {cfg.layout!r}")
@@ -558,7 +558,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
                       final_loss=result.training_loss if result else None)
 
     if cfg.eval and cfg.final_eval and trainer.accelerator.is_main_process:
-        from mobile_actions.evaluate import EvalConfig, evaluate, write_report
+        from mobile_actions.caller.evaluate import EvalConfig, evaluate, write_report
 
         model = trainer.model
         if method == "lora":
@@ -574,7 +574,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="train.caller_sft", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="mobile_actions.recipes.train_caller", description=__doc__.split("\n\n")[0])
     add_arguments(parser)
     cfg = config_from_args(parser.parse_args(argv))
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -591,7 +591,7 @@ def format_result(res: TrainResult) -> str:
              f"final mean loss {res.final_loss:.4f}" if res.final_loss is not None else f"  {res.steps} steps",
              f"  loss curve: {res.out / 'loss.png'}, {res.out / 'loss.csv'}"]
     if res.report is not None:
-        from mobile_actions.evaluate import summary
+        from mobile_actions.caller.evaluate import summary
 
         lines += ["final evaluation:", summary(res.report), f"  report: {res.out / 'eval' / 'report.json'}"]
     return "\n".join(lines)

@@ -12,7 +12,7 @@ from datetime import datetime
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("export", help="export a caller to an ONNX folder (mixed/int4/int8/fp32) and self-check it")
-    from export.onnx_export import add_arguments
+    from mobile_actions.recipes.export_onnx import add_arguments
 
     add_arguments(p)
     p.set_defaults(func=cmd_export)
@@ -34,8 +34,8 @@ def register(subparsers) -> None:
 
 
 def add_bench_subcommand(bench_subparsers) -> None:
-    """`bench caller`: the `bench` group itself lives in mobile_actions.cli."""
-    from export.bench import add_arguments as bench_args
+    """`bench caller`: the `bench` group itself lives in mobile_actions.cli.main."""
+    from mobile_actions.recipes.bench_caller import add_arguments as bench_args
 
     p = bench_subparsers.add_parser("caller", help="PyTorch / ONNX fp32,int8,int4,mixed / llama.cpp side by side")
     bench_args(p)
@@ -43,7 +43,7 @@ def add_bench_subcommand(bench_subparsers) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from export.onnx_export import config_from_args, run, summary
+    from mobile_actions.recipes.export_onnx import config_from_args, run, summary
 
     args.out = args.out or default_onnx_dir(args.quant)
     res = run(config_from_args(args))
@@ -57,7 +57,7 @@ def default_onnx_dir(quant: str | None = None) -> str:
     quant (`call`): the `mixed` folder, or an `int4` one exported before `mixed` became the default."""
     import os
 
-    from mobile_actions.model import cache_dir
+    from mobile_actions.caller.model import cache_dir
 
     if os.environ.get("MOBILE_ACTIONS_ONNX"):
         return os.environ["MOBILE_ACTIONS_ONNX"]
@@ -99,7 +99,7 @@ def cmd_call(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from export.bench import config_from_args, run
+    from mobile_actions.recipes.bench_caller import config_from_args, run
 
     run(config_from_args(args))
     return 0

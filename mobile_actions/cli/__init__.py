@@ -1,0 +1,1 @@
+"""The `mobile-actions` command: one module per job, each with `register(subparsers)`; `main` builds it."""

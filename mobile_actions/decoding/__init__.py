@@ -1,0 +1,1 @@
+"""What the toolkit guarantees while the caller decodes: the call grammar (`grammar`)."""
