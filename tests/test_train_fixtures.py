@@ -55,9 +55,9 @@ def _once(key, make):
 
 @pytest.fixture(scope="session")
 def tiny_ckpt(tmp_path_factory) -> Path:
-    from mobile_actions.caller.model import build_tiny_checkpoint
+    from tests.tiny import make_tiny_model
 
-    return _once(("tiny", id(tmp_path_factory)), lambda: build_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "ckpt"))
+    return _once(("tiny", id(tmp_path_factory)), lambda: make_tiny_model(tmp_path_factory.mktemp("tiny") / "ckpt", sliding_window=64))
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""A tiny random Gemma 3 checkpoint + tokenizer with the project's token layout, for fast tests.
+"""The tests' one tiny random Gemma 3 checkpoint + tokenizer with the project's token layout.
 
 Why: the real model takes minutes to prepare on this CPU; the export, runtime and grammar only need
 something with the same architecture (sliding + global layers, GQA, tied embeddings) and the same
@@ -62,14 +62,20 @@ def build_tokenizer(vocab_size: int = 1000):
 
 
 def make_tiny_model(out: str | Path, *, seed: int = 0, sliding_window: int = 8) -> Path:
-    """Write a HF checkpoint folder (config, weights, tokenizer.json, chat template) and return it."""
+    """Write a checkpoint folder as `model prepare` writes the real base (config, weights, the finished
+    tokenizer with the chat template, the `kind: base` marker) and return it.
+
+    The one tiny model of the tests: the export and runtime tests need a real multi-character BPE and a
+    sliding window shorter than a prompt; the training tests need the base model's marker and pipeline."""
     import torch
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, GenerationConfig, PreTrainedTokenizerFast
+
+    from mobile_actions import wire
+    from mobile_actions.caller.model import STOP_TOKEN_IDS, finish_tokenizer, write_marker
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     tok = build_tokenizer()
-    tok.save(str(out / "tokenizer.json"))
     cfg = Gemma3TextConfig(
         vocab_size=tok.get_vocab_size(), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=1, head_dim=16, sliding_window=sliding_window,
@@ -82,9 +88,12 @@ def make_tiny_model(out: str | Path, *, seed: int = 0, sliding_window: int = 8) 
         for p in model.parameters():
             if p.dim() == 2:
                 p.normal_(0, 0.02)
+    model.generation_config = GenerationConfig(bos_token_id=2, pad_token_id=0, eos_token_id=list(STOP_TOKEN_IDS),
+                                               do_sample=False)
     model.save_pretrained(out)
-    (out / "chat_template.jinja").write_text(CHAT_TEMPLATE, encoding="utf-8")
-    (out / "tokenizer_config.json").write_text(json.dumps({
-        "bos_token": "<bos>", "eos_token": "<eos>", "pad_token": "<pad>", "unk_token": "<unk>",
-        "tokenizer_class": "PreTrainedTokenizerFast"}), encoding="utf-8")
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>",
+                                   unk_token="<unk>")
+    finish_tokenizer(fast).save_pretrained(out)
+    write_marker(out, {"kind": "base", "format": 1, "source": "tiny random (tests)",
+                       "control_tokens": wire.CONTROL_TOKEN_IDS})
     return out
