@@ -125,7 +125,7 @@ def test_refused_service_and_root(fresh):
 def test_phone_command_quick_start(rig):
     """The README's path: start `phone`, adb connect, dispatch show_map, screencap the map."""
     import sys
-    proc = subprocess.Popen([sys.executable, "-m", "mobile_actions.android.phone", "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "mobile_actions.cli.main", "phone", "--port", "0"],
                             stdout=subprocess.PIPE, text=True)
     try:
         serial = proc.stdout.readline().split()[-1]
