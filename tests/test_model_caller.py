@@ -87,3 +87,56 @@ def test_prepare_real_base(tmp_path):
     with torch.inference_mode():
         out = model.generate(**ids, max_new_tokens=4, do_sample=False)
     assert "Paris" in tok.decode(out[0]) or "capital" in tok.decode(out[0])
+
+
+def test_adapters_name_their_base_portably_and_the_hub_cache_resolves_it(tiny_ckpt, tmp_path):
+    """An adapter trained on the prepared base names it `mobile-actions/gemma-3-270m` (never a path of
+    the training machine), and `model prepare`'s hub-cache entry makes that id load offline."""
+    import json
+
+    from huggingface_hub import try_to_load_from_cache
+
+    from mobile_actions.caller import model as M
+
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": str(M.base_dir())}))
+    M.write_portable_base(adapter, "some/other-base")
+    assert json.loads((adapter / "adapter_config.json").read_text())["base_model_name_or_path"] == M.BASE_ID
+    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "google/gemma-3-270m"}))
+    M.write_portable_base(adapter, "google/gemma-3-270m")
+    assert json.loads((adapter / "adapter_config.json").read_text())["base_model_name_or_path"] == "google/gemma-3-270m"
+
+    hub = tmp_path / "hub"
+    M.register_in_hf_cache(tiny_ckpt, hub)
+    M.register_in_hf_cache(tiny_ckpt, hub)  # idempotent
+    found = try_to_load_from_cache(M.BASE_ID, "config.json", cache_dir=hub)
+    assert isinstance(found, str) and json.loads(open(found).read())["hidden_size"] == 64
+
+
+def test_the_bundled_adapter_is_portable():
+    import json
+
+    from mobile_actions.caller import model as M
+
+    cfg = json.loads((M.BUNDLED_ADAPTER / "adapter_config.json").read_text())
+    assert cfg["base_model_name_or_path"] == M.BASE_ID
+    assert (M.BUNDLED_ADAPTER / "tokenizer.json").is_file() and (M.BUNDLED_ADAPTER / "tokenizer_config.json").is_file()
+
+
+@pytest.mark.slow
+def test_autopeft_loads_the_bundled_adapter_offline_after_prepare(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from mobile_actions.caller import model as M
+
+    M.prepare_base()
+    script = ("from peft import AutoPeftModelForCausalLM; from transformers import AutoTokenizer\n"
+              f"m = AutoPeftModelForCausalLM.from_pretrained({str(M.BUNDLED_ADAPTER)!r})\n"
+              f"t = AutoTokenizer.from_pretrained({str(M.BUNDLED_ADAPTER)!r})\n"
+              "assert t.convert_tokens_to_ids('<start_function_call>') == 48\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]

