@@ -1,7 +1,7 @@
 """The `mobile-actions` command: parse arguments, call the library, print.
 
-Each part of the project registers its own sub-commands (`register(subparsers)` in its `*cli`
-module); this file holds the core ones and stays thin.
+Each job registers its own sub-commands (`register(subparsers)` in its `mobile_actions.cli` module);
+this file holds the data commands (validate, score, generate, render) and stays thin.
 """
 from __future__ import annotations
 
@@ -181,7 +181,16 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mobile-actions", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="mobile-actions", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Let a small model run a phone: a 270M caller turns requests into validated tool calls, "
+                    "which run on Android over adb; GUI steps go to a screen navigator.",
+        epilog="examples:\n"
+               "  mobile-actions model prepare                      # once: the base model and the on-device export\n"
+               "  mobile-actions run \"turn on the flashlight\" --yes  # on a phone, or the virtual one\n"
+               "  mobile-actions call \"email ana@example.com the agenda\" --json\n"
+               "  mobile-actions validate rows.jsonl                # file:line: tool.arg: message\n"
+               "  mobile-actions COMMAND --help                     # each command's options")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("validate", help="check every row's gold calls against that row's tools")
@@ -189,10 +198,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tools", help="check against this catalogue (name or JSON file) instead of each row's tools")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("score", help="score predictions against gold rows")
-    p.add_argument("--gold", required=True)
-    p.add_argument("--pred", required=True)
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("score", help="score predictions against gold rows (official exact match, lenient, schema-valid, refusals)")
+    p.add_argument("--gold", required=True, help="Mobile Actions JSONL with the expected calls")
+    p.add_argument("--pred", required=True, help="JSONL in gold order: {\"calls\"|\"raw\"|\"tool_calls\"...} per line")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("generate", help="synthetic Mobile Actions rows for any catalogue")

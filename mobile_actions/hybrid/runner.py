@@ -24,7 +24,7 @@ asked for (``RunConfig.yes`` or the ``confirm`` callback); refused otherwise. Th
 navigator. `RunReport` lists what was done, not done and refused, with reasons.
 
 The caller and the navigator are injected (anything with ``call_messages(messages, tools)`` /
-``next_action(...)``; hybrid_models.py builds the shipped defaults); the device side (session, screens,
+``next_action(...)``; `models` builds the shipped defaults); the device side (session, screens,
 actions as argv) is hybrid_device.py. The library never prints: progress goes to an ``on_event`` callback.
 """
 from __future__ import annotations
