@@ -7,7 +7,8 @@ the score must count it.
 
 Unconstrained by default: that measures the model, as FunctionGemma's published numbers do. With
 `grammar=True` each row decodes under its own catalogue's call grammar (`mobile_actions.decoding.grammar`,
-the one the ONNX runtime and the PyTorch caller of `run` use): what `run` delivers (the ONNX runtime
+the one the ONNX runtime and the PyTorch caller of `run` use), grounded in the row's conversation
+(`mobile_actions.decoding.grounding`) unless `grounding=False`: what `run` delivers (the ONNX runtime
 also forces unique continuations without a model step, which can tokenize them differently).
 """
 from __future__ import annotations
@@ -32,21 +33,33 @@ class EvalConfig:
     threads: int | None = None    # torch intra-op threads; None leaves torch's default
     progress: bool = True
     grammar: bool = False         # decode under each row's call grammar (see the module docstring)
+    grounding: bool = True        # with the grammar: values narrowed to the conversation (decoding.grounding)
+
+
+def model_folder(spec: str | Path) -> Path | None:
+    """The folder whose marker and ``grounding.json`` describe a model spec (None for ``base``/hub ids)."""
+    from mobile_actions.caller import model as M
+
+    spec = str(spec)
+    if spec == "default":
+        return M.BUNDLED_ADAPTER
+    path = Path(spec).expanduser()
+    return path if spec != "base" and path.is_dir() else None
 
 
 def model_layout(spec: str | Path) -> str:
     """The developer-turn layout a model expects: recorded by our training, `official` otherwise."""
     from mobile_actions.caller import model as M
 
-    spec = str(spec)
-    if spec == "default":
-        path: Path | None = M.BUNDLED_ADAPTER
-    elif spec == "base":
-        return "official"
-    else:
-        path = Path(spec).expanduser()
-    marker = M.read_marker(path) if path is not None and path.is_dir() else {}
-    return marker.get("layout", "official")
+    path = model_folder(spec)
+    return (M.read_marker(path) if path is not None else {}).get("layout", "official")
+
+
+def model_policies(spec: str | Path) -> dict[str, str]:
+    """The grounding policies learned for a model (its ``grounding.json``; empty: datetimes only)."""
+    from mobile_actions.decoding.grounding import read_policies
+
+    return read_policies(model_folder(spec))
 
 
 def to_prediction(raw: str) -> Prediction:
@@ -88,18 +101,21 @@ class GrammarLogits:
         return scores.masked_fill(~torch.from_numpy(mask).to(scores.device), float("-inf"))
 
 
-def hf_constraints(tokenizer):
-    """`grammar.Constraints` for a transformers tokenizer (the token table takes ~2 s for Gemma's 262k ids)."""
-    from mobile_actions.decoding.grammar import Constraints, TokenTable
+def hf_constraints(tokenizer, policies: dict[str, str] | None = None):
+    """`grammar.Constraints` for a transformers tokenizer (the token table takes ~2 s for Gemma's 262k ids);
+    `policies` turns grounding on (see `decoding.grounding`)."""
     from mobile_actions.caller.model import STOP_TOKEN_IDS
+    from mobile_actions.decoding.grammar import Constraints, TokenTable
 
-    return Constraints(TokenTable.from_tokenizer(tokenizer, STOP_TOKEN_IDS))
+    return Constraints(TokenTable.from_tokenizer(tokenizer, STOP_TOKEN_IDS), policies=policies)
 
 
 def generate(model, tokenizer, prompts: Sequence[str], cfg: EvalConfig | None = None,
-             catalogues: Sequence[Any] | None = None) -> list[str]:
+             catalogues: Sequence[Any] | None = None, conversations: Sequence[Sequence[dict]] | None = None,
+             policies: dict[str, str] | None = None) -> list[str]:
     """Greedy completions (text up to, not including, the stop token) for rendered prompts;
-    with `cfg.grammar`, prompt i decodes under `catalogues[i]`'s call grammar."""
+    with `cfg.grammar`, prompt i decodes under `catalogues[i]`'s call grammar, grounded in
+    `conversations[i]` (its messages) when `cfg.grounding`."""
     import torch
     from tqdm.auto import tqdm
 
@@ -108,7 +124,8 @@ def generate(model, tokenizer, prompts: Sequence[str], cfg: EvalConfig | None = 
     cfg = cfg or EvalConfig()
     if cfg.grammar and (catalogues is None or len(catalogues) != len(prompts)):
         raise ValueError("grammar-constrained generation needs one catalogue per prompt")
-    constraints = hf_constraints(tokenizer) if cfg.grammar else None
+    grounded = cfg.grammar and cfg.grounding and conversations is not None
+    constraints = hf_constraints(tokenizer, (policies or {}) if grounded else None) if cfg.grammar else None
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     encoded = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]  # prompts carry <bos>
@@ -127,7 +144,8 @@ def generate(model, tokenizer, prompts: Sequence[str], cfg: EvalConfig | None = 
             mask[r, width - len(encoded[i]):] = 1
         extra = {}
         if constraints is not None:
-            extra["logits_processor"] = [GrammarLogits([constraints.for_tools(catalogues[i]) for i in idx])]
+            extra["logits_processor"] = [GrammarLogits([
+                constraints.for_tools(catalogues[i], conversations[i] if grounded else None) for i in idx])]
         with torch.inference_mode():
             out = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), do_sample=False,
                                  max_new_tokens=cfg.max_new_tokens, eos_token_id=list(STOP_TOKEN_IDS),
@@ -148,16 +166,19 @@ def evaluate(model: Any, rows: Sequence[Row], *, tokenizer: Any = None, limit: i
     cfg = cfg or EvalConfig()
     rows = list(rows)[:limit] if limit is not None else list(rows)
     layout = cfg.layout
+    policies = None
     if isinstance(model, (str, Path)):
         from mobile_actions.caller.model import load_caller
 
         layout = layout or model_layout(model)
+        policies = model_policies(model)
         model, tokenizer = load_caller(model)
     elif tokenizer is None:
         raise ValueError("a loaded model needs its tokenizer")
     layout = layout or "official"
     prompts = [prompt_completion(r, layout=layout)[0] for r in rows]
-    preds = [to_prediction(raw) for raw in generate(model, tokenizer, prompts, cfg, [r.tools for r in rows])]
+    raws = generate(model, tokenizer, prompts, cfg, [r.tools for r in rows], [r.messages for r in rows], policies)
+    preds = [to_prediction(raw) for raw in raws]
     return score(rows, preds), preds
 
 

@@ -58,7 +58,8 @@ def greedy(model: Any, ids: Sequence[int], *, max_new_tokens: int, stop: Sequenc
 
 class TorchCaller:
     """The caller on PyTorch: greedy, KV-cached, stops on the turn's end, and (like the ONNX runtime)
-    decodes under the catalogue's call grammar, so every call it writes parses and validates;
+    decodes under the catalogue's call grammar, grounded in the conversation, so every call it writes
+    parses and validates and copies what it should; `grounded=False` keeps the grammar only,
     `constrained=False` gives the bare model.
 
     Why a text cut-off: the runner needs calls; an answer that does not start with a call is a refusal
@@ -66,8 +67,8 @@ class TorchCaller:
     """
 
     def __init__(self, spec: str = "default", *, max_new_tokens: int = 128, text_tokens: int = 12,
-                 constrained: bool = True) -> None:
-        from mobile_actions.caller.evaluate import model_layout
+                 constrained: bool = True, grounded: bool = True) -> None:
+        from mobile_actions.caller.evaluate import model_layout, model_policies
         from mobile_actions.caller.model import load_caller
 
         with warnings.catch_warnings(record=True) as caught:
@@ -78,6 +79,7 @@ class TorchCaller:
         self.spec = spec
         self.max_new_tokens, self.text_tokens = max_new_tokens, text_tokens
         self.constrained = constrained
+        self.policies = model_policies(spec) if grounded else None
         self._constraints = None  # decoding.grammar.Constraints, built on the first call
 
     def call_messages(self, messages: list[dict], tools: Any):
@@ -86,8 +88,8 @@ class TorchCaller:
         from mobile_actions.runtime import result_from_raw
 
         if self.constrained and self._constraints is None:
-            self._constraints = hf_constraints(self.tokenizer)
-        con = self._constraints.for_tools(tools) if self.constrained else None
+            self._constraints = hf_constraints(self.tokenizer, self.policies)
+        con = self._constraints.for_tools(tools, messages) if self.constrained else None
         prompt = wire.render(messages, tools, add_generation_prompt=True, layout=self.layout)
         ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
         start_call = wire.CONTROL_TOKEN_IDS[wire.START_CALL]

@@ -62,9 +62,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- eval
-def default_eval_dir(model: str, data: str, grammar: bool = False) -> Path:
+def default_eval_dir(model: str, data: str, grammar: bool = False, grounding: bool = True) -> Path:
     tag = "default" if model == "default" else Path(model.rstrip("/")).name or "model"
-    return Path("eval-out") / f"{tag}__{Path(data).stem}{'__grammar' if grammar else ''}"
+    mode = ("__grounded" if grounding else "__grammar") if grammar else ""
+    return Path("eval-out") / f"{tag}__{Path(data).stem}{mode}"
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -83,7 +84,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _err(f"error: {len(problems)} unreadable line(s) above; fix or remove them")
         return 1
     cfg = EvalConfig(batch_size=args.batch_size, max_new_tokens=args.max_new_tokens, layout=args.layout,
-                     threads=args.threads, grammar=args.grammar)
+                     threads=args.threads, grammar=args.grammar, grounding=args.grounding)
     layout = args.layout or model_layout(args.model)
     t0 = time.time()
     try:
@@ -93,13 +94,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 2
     seconds = time.time() - t0
     used = rows[:args.limit] if args.limit is not None else rows
-    out = Path(args.out) if args.out else default_eval_dir(args.model, args.data, args.grammar)
+    out = Path(args.out) if args.out else default_eval_dir(args.model, args.data, args.grammar, args.grounding)
     path = write_report(out, report, preds, used, meta={"model": args.model, "data": args.data, "layout": layout,
                                                        "grammar": args.grammar,
+                                                       "grounding": args.grammar and args.grounding,
                                                        "seconds": round(seconds, 1)})
     if args.json:
         print(json.dumps({"model": args.model, "data": args.data, "layout": layout, "grammar": args.grammar,
-                          **report.to_json(),
+                          "grounding": args.grammar and args.grounding, **report.to_json(),
                           "report": str(path), "predictions": str(path.parent / "predictions.jsonl")}, indent=2))
     else:
         print(summary(report))
@@ -159,8 +161,10 @@ def register(subparsers) -> None:
                    help="prompt layout (default: what the model was trained with, else official)")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--grammar", action="store_true",
-                   help="decode under each row's call grammar, as `run` and the ONNX runtime do (default: "
-                        "unconstrained, which measures the model itself)")
+                   help="decode under each row's call grammar with grounded values, as `run` and `call` do "
+                        "(default: unconstrained, which measures the model itself)")
+    p.add_argument("--no-grounding", dest="grounding", action="store_false",
+                   help="with --grammar: the call grammar only, values not narrowed to the request")
     p.set_defaults(func=cmd_eval)
 
     p = subparsers.add_parser("adapter", help="LoRA adapters of the caller")

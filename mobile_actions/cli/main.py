@@ -10,6 +10,7 @@ import importlib
 import json
 import sys
 import time
+from pathlib import Path
 
 from mobile_actions.wire import LAYOUTS
 
@@ -59,6 +60,31 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print(f"{args.file}: {n_rows} rows, {n_calls} calls; {len(reader.problems)} unreadable lines, "
           f"{n_bad_calls} invalid calls" + ("" if bad else " — all valid"))
     return 1 if bad else 0
+
+
+# ---------------------------------------------------------------------------------------------- spans
+def cmd_spans(args: argparse.Namespace) -> int:
+    from mobile_actions.dataset import load_rows
+    from mobile_actions.decoding.grounding import POLICY_FILE, learn_policies
+
+    try:
+        rows, problems = load_rows(args.file, strict=False)
+    except FileNotFoundError:
+        _err(f"error: {args.file}: no such file")
+        return 2
+    for p in problems:
+        _err(str(p))
+    learned = learn_policies(rows, args.threshold)
+    print(f"{'tool.argument':<40} {'gold':>6} {'verbatim':>9} {'share':>7}  policy")
+    for key, v in learned["arguments"].items():
+        print(f"{key:<40} {v['n']:>6} {v['verbatim']:>9} {v['share']:>7.1%}  {v['policy']}")
+    if args.out:
+        out = Path(args.out)
+        out = out / POLICY_FILE if out.is_dir() else out
+        out.write_text(json.dumps({"data": str(args.file), "rows": len(rows), **learned}, indent=2) + "\n",
+                       encoding="utf-8")
+        print(f"written {out}")
+    return 1 if problems else 0
 
 
 # ---------------------------------------------------------------------------------------------- score
@@ -203,6 +229,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pred", required=True, help="JSONL in gold order: {\"calls\"|\"raw\"|\"tool_calls\"...} per line")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("spans", help="which arguments copy the request's words: learn grounding policies from rows")
+    p.add_argument("file", help="Mobile Actions JSONL with gold calls")
+    p.add_argument("--out", help="write the policies here (a model folder gets grounding.json)")
+    p.add_argument("--threshold", type=float, default=0.95,
+                   help="share of verbatim gold values above which an argument is copied (default 0.95)")
+    p.set_defaults(func=cmd_spans)
 
     p = sub.add_parser("generate", help="synthetic Mobile Actions rows for any catalogue")
     p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file")

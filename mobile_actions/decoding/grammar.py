@@ -23,6 +23,7 @@ import bisect
 import calendar
 import hashlib
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -67,8 +68,29 @@ class ObjSchema:
 
 @dataclass(frozen=True, eq=False)
 class StrSpec:
-    kind: str                       # free | enum | datetime
+    kind: str                       # free | enum | datetime | span (values: the texts it is a substring of)
     values: tuple = ()
+
+    def _ends(self, content: str) -> Iterable[tuple[str, int]]:
+        """span: (text, end) of every occurrence of ``content`` that starts on a word boundary."""
+        for text in self.values:
+            i = text.find(content)
+            while 0 <= i < len(text):
+                if i == 0 or not (text[i - 1].isalnum() and text[i].isalnum()):
+                    yield text, i + len(content)
+                i = text.find(content, i + 1)
+
+    def continuations(self, content: str) -> set[str]:
+        """span: the characters that keep ``content`` a substring of one of the texts (never leading space)."""
+        out = {text[j] for text, j in self._ends(content) if j < len(text)}
+        return {c for c in out if c not in _CTRL_SYMS and (content or not c.isspace())}
+
+    def whole_span(self, content: str) -> bool:
+        """span: ``content`` is a whole span: it ends on a word boundary too, without spaces at its ends."""
+        if not content or content != content.strip():
+            return False
+        return any(j == len(text) or not (text[j].isalnum() and content[-1].isalnum())
+                   for text, j in self._ends(content))
 
 
 @dataclass(frozen=True)
@@ -198,11 +220,15 @@ class Str(State):
             return Str(self.spec, c, self.cont)
         if kind == "enum":
             return Str(self.spec, c, self.cont) if any(v.startswith(c) for v in self.spec.values) else None
+        if kind == "span":
+            return Str(self.spec, c, self.cont) if sym in self.spec.continuations(self.content) else None
         return Str(self.spec, c, self.cont) if datetime_prefix_ok(c) else None
 
     def _complete(self):
         if self.spec.kind == "enum":
             return self.content in self.spec.values
+        if self.spec.kind == "span":
+            return self.spec.whole_span(self.content)
         if self.spec.kind == "datetime":
             return len(self.content) == len(DATETIME_TEMPLATE) and datetime_prefix_ok(self.content)
         return True
@@ -217,6 +243,9 @@ class Str(State):
         if kind == "enum":
             n = len(self.content)
             out |= {v[n] for v in self.spec.values if v.startswith(self.content) and len(v) > n}
+        elif kind == "span":
+            out |= {c for c in self.spec.continuations(self.content)
+                    if not any(f in (self.content + c)[-_TAIL:] for f in FORBIDDEN_IN_STRINGS)}
         elif len(self.content) < len(DATETIME_TEMPLATE):
             t = DATETIME_TEMPLATE[len(self.content)]
             cands = DIGITS if t == "d" else {t}
@@ -318,28 +347,33 @@ class ArrAfter(State):
 
 _CTRL_SYMS = frozenset(CTRL_SYM.values())
 _TAIL = max(len(f) for f in FORBIDDEN_IN_STRINGS)
-_SPECS: dict[str, Any] = {}
+# Specs are shared by content so that equal states hash equal across requests (the memo's hits). Bounded:
+# grounded requests make per-request specs, and an evicted spec only costs a memo miss.
+_SPECS: "OrderedDict[str, Any]" = OrderedDict()
+_SPECS_KEEP = 4096
+
+
+def _shared(key: str, make) -> Any:
+    if key in _SPECS:
+        _SPECS.move_to_end(key)
+        return _SPECS[key]
+    _SPECS[key] = value = make()
+    if len(_SPECS) > _SPECS_KEEP:
+        _SPECS.popitem(last=False)
+    return value
 
 
 def _obj(schema: dict) -> ObjSchema:
-    key = "obj:" + json.dumps(schema, sort_keys=True)
-    if key not in _SPECS:
-        _SPECS[key] = ObjSchema(dict(schema.get("properties") or {}), frozenset(schema.get("required") or ()))
-    return _SPECS[key]
+    return _shared("obj:" + json.dumps(schema, sort_keys=True),
+                   lambda: ObjSchema(dict(schema.get("properties") or {}), frozenset(schema.get("required") or ())))
 
 
 def _spec(kind: str, values: tuple = ()) -> StrSpec:
-    key = f"str:{kind}:{json.dumps(values)}"
-    if key not in _SPECS:
-        _SPECS[key] = StrSpec(kind, values)
-    return _SPECS[key]
+    return _shared(f"str:{kind}:{json.dumps(values)}", lambda: StrSpec(kind, values))
 
 
 def _arr(item: Any) -> ArrSpec:
-    key = "arr:" + json.dumps(item, sort_keys=True)
-    if key not in _SPECS:
-        _SPECS[key] = ArrSpec(item)
-    return _SPECS[key]
+    return _shared("arr:" + json.dumps(item, sort_keys=True), lambda: ArrSpec(item))
 
 
 def value_state(schema: Any, cont: State) -> State:
@@ -351,6 +385,8 @@ def value_state(schema: Any, cont: State) -> State:
     enum = schema.get("enum")
     if enum and all(isinstance(v, str) for v in enum) and typ in (None, "string"):
         return Lit(S_ESC, Str(_spec("enum", tuple(enum)), "", cont))
+    if schema.get("x-span") and typ in (None, "string"):  # set per request by decoding.grounding
+        return Lit(S_ESC, Str(_spec("span", tuple(schema["x-span"])), "", cont))
     if enum and all(isinstance(v, bool) or v is None for v in enum):
         return Choice(tuple("null" if v is None else ("true" if v else "false") for v in enum), "", cont)
     if typ in ("integer", "number"):
@@ -399,11 +435,14 @@ def datetime_prefix_ok(s: str) -> bool:
 
 
 class CallGrammar:
-    """The automaton for one catalogue; `start()` is the state before the model's first symbol."""
+    """The automaton for one catalogue; `start()` is the state before the model's first symbol.
+    With a `grounding.Grounding`, each tool's arguments are narrowed to what that request offers."""
 
-    def __init__(self, catalogue: Catalogue):
+    def __init__(self, catalogue: Catalogue, grounding: Any = None):
         self.catalogue = catalogue
-        self.tools = {t.name: _obj(argument_schema(t)) for t in catalogue}
+        self.grounded = grounding is not None
+        self.tools = {t.name: _obj(grounding.tool_schema(t) if grounding is not None else argument_schema(t))
+                      for t in catalogue}
 
     def start(self) -> State:
         return Start(self)
@@ -549,6 +588,8 @@ class Constraint:
         self.g, self.t, self.tokenizer = grammar, table, tokenizer
         self.state: Any = grammar.start()
         self.memo = memo if memo is not None else {}
+        # A grounded grammar's states belong to one request: memoise them here, not in the shared memo.
+        self.states = {} if grammar.grounded else self.memo
         self._ctrl_id = {CTRL_SYM[k]: v for k, v in table.control_ids.items()}
 
     # ------------------------------------------------------------------ allowed
@@ -565,9 +606,9 @@ class Constraint:
             return self.memo[key]
         if isinstance(s, Str) and s.spec.kind == "free":
             return self._free_mask(s)
-        hit = self.memo.get(s)
+        hit = self.states.get(s)
         if hit is None:
-            hit = self.memo[s] = self._walk(s)
+            hit = self.states[s] = self._walk(s)
         return hit
 
     def _free_mask(self, s: Str) -> np.ndarray:
@@ -688,18 +729,26 @@ class Constraints:
     catalogues share one grammar and its memo. The ONNX runtime, `eval --grammar` and the PyTorch
     caller all decode through this."""
 
-    def __init__(self, table: TokenTable, tokenizer=None, keep: int = 8):
+    def __init__(self, table: TokenTable, tokenizer=None, keep: int = 8, policies: dict | None = None):
+        """`policies` (``tool.argument -> policy``, `grounding.read_policies`) turns grounding on: every
+        request's values are then narrowed to what its messages offer; None decodes under the grammar only."""
         self.table, self.tokenizer, self.keep = table, tokenizer, keep
+        self.policies = policies
         self._grammars: dict[str, tuple[CallGrammar, dict]] = {}
 
-    def for_tools(self, tools: Catalogue) -> Constraint:
-        """`tokenizer` (a `tokenizers.Tokenizer`) enables `forced_tokens()`; without it nothing is forced."""
+    def for_tools(self, tools: Catalogue, messages: Sequence[dict] | None = None) -> Constraint:
+        """`tokenizer` (a `tokenizers.Tokenizer`) enables `forced_tokens()`; without it nothing is forced.
+        With grounding on, `messages` (the conversation so far) is what values may be taken from."""
         key = json.dumps([t.to_openai() for t in tools], sort_keys=True)
         if key not in self._grammars:
             if len(self._grammars) >= self.keep:
                 self._grammars.pop(next(iter(self._grammars)))
             self._grammars[key] = (CallGrammar(tools), {})
         grammar, memo = self._grammars[key]
+        if self.policies is not None and messages is not None:
+            from mobile_actions.decoding.grounding import Grounding
+
+            grammar = CallGrammar(tools, Grounding.from_messages(messages, self.policies))
         return Constraint(grammar, self.table, self.tokenizer, memo)
 
 

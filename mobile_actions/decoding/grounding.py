@@ -1,0 +1,237 @@
+"""Grounded decoding: argument values a small model would invent or miscount are taken from what it was given.
+
+A 270M caller gets the structure right under the call grammar but still writes values nobody said (an
+email made up from a name, a subject re-capitalised) and datetimes off by a day. Grounding narrows each
+string argument, per request, before decoding starts:
+
+- ``span``: a verbatim substring of the user's words or of a tool result in the conversation;
+- ``email`` / ``phone``: one of the whole email addresses / phone numbers written there;
+- ``datetime``: one of the candidates the date resolver reads from the user's words (`datetimes.resolve`);
+- ``free``: any string (the call grammar alone).
+
+Which arguments are copied is learned from data (`learn_policies`: the share of gold values that are
+verbatim spans, per ``tool.argument``; ``mobile-actions spans FILE`` writes it as ``grounding.json`` next
+to a model) and can be set in a catalogue with ``"x-grounding": "span" | "email" | "phone" | "datetime" |
+"free"`` on the argument. An optional argument with nothing to ground it is removed for that request, so
+it cannot be invented; a required one falls back to the plain grammar rather than a dead end.
+
+Grounding works by rewriting each tool's argument schema for the request (enums of the allowed values, an
+``x-span`` list of sources); the grammar automaton then needs no knowledge of where values come from.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from mobile_actions.calls import DATETIME_HINT, argument_schema
+
+POLICIES = ("span", "email", "phone", "datetime", "free")
+POLICY_FILE = "grounding.json"
+SPAN_THRESHOLD = 0.95     # the share of verbatim gold values above which an argument is treated as copied
+MIN_EXAMPLES = 5          # fewer gold values than this say nothing
+NOW_PREFIX = "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
+
+EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+# A phone number as people write one: an optional +, digits with spaces, dots, dashes or brackets between.
+PHONE_RE = re.compile(r"(?<![\w@])\+?\(?\d[\d\s().-]{5,}\d(?![\w@])")
+
+
+def _kind_of(name: str, schema: dict) -> str:
+    """The format an argument's values have, from its schema (what `span` tightens to)."""
+    text = f"{name} {schema.get('format', '')} {schema.get('description', '')}".lower()
+    if schema.get("format") == "mobile-actions-datetime" or DATETIME_HINT.lower() in text:
+        return "datetime"
+    if "email" in text or "e-mail" in text:
+        return "email"
+    if "phone" in text:
+        return "phone"
+    return "span"
+
+
+def _string_args(tool) -> Iterable[tuple[str, dict]]:
+    for name, schema in (argument_schema(tool).get("properties") or {}).items():
+        if isinstance(schema, dict) and schema.get("type") == "string" and not schema.get("enum"):
+            yield name, schema
+
+
+# ============================================================================================ learning
+@dataclass
+class ArgumentStats:
+    n: int = 0
+    verbatim: int = 0
+
+    @property
+    def share(self) -> float:
+        return self.verbatim / self.n if self.n else 0.0
+
+
+def conversation_sources(messages: Sequence[dict]) -> list[str]:
+    """What the model was given that values may be copied from: user turns and tool results."""
+    out = []
+    for m in messages:
+        if m.get("role") == "user" and isinstance(m.get("content"), str):
+            out.append(m["content"])
+        elif m.get("role") == "tool":
+            out += list(_strings(m.get("content")))
+    return out
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except (json.JSONDecodeError, RecursionError):
+            yield value
+            return
+        if isinstance(parsed, str):
+            yield parsed
+        else:
+            yield from _strings(parsed)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def learn_policies(rows: Iterable[Any], threshold: float = SPAN_THRESHOLD) -> dict:
+    """Per ``tool.argument`` (string arguments): how many gold values there are, how many are verbatim
+    substrings of the conversation, and the policy that follows. `rows` are `dataset.Row`s."""
+    stats: dict[str, ArgumentStats] = {}
+    kinds: dict[str, str] = {}
+    for row in rows:
+        sources = conversation_sources(row.messages[:-1] if row.messages and row.messages[-1].get("role") == "assistant"
+                                       else row.messages)
+        strings = {t.name: dict(_string_args(t)) for t in row.tools}
+        for call in row.calls:
+            for arg, value in call.arguments.items():
+                schema = strings.get(call.name, {}).get(arg)
+                if schema is None or not isinstance(value, str):
+                    continue
+                key = f"{call.name}.{arg}"
+                kinds[key] = _kind_of(arg, schema)
+                s = stats.setdefault(key, ArgumentStats())
+                s.n += 1
+                s.verbatim += any(value in src for src in sources)
+    out = {}
+    for key, s in sorted(stats.items()):
+        kind = kinds[key]
+        if kind == "datetime":
+            policy = "datetime"
+        elif s.n >= MIN_EXAMPLES and s.share >= threshold:
+            policy = kind
+        else:
+            policy = "free"
+        out[key] = {"n": s.n, "verbatim": s.verbatim, "share": round(s.share, 4), "policy": policy}
+    return {"threshold": threshold, "arguments": out}
+
+
+def read_policies(folder: str | Path | None) -> dict[str, str]:
+    """``tool.argument -> policy`` from a model folder's ``grounding.json`` (empty when there is none)."""
+    if folder is None:
+        return {}
+    path = Path(folder) / POLICY_FILE
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {k: v["policy"] for k, v in data.get("arguments", {}).items() if v.get("policy") in POLICIES}
+
+
+# ============================================================================================ per request
+def now_of(messages: Sequence[dict]) -> datetime | None:
+    for m in messages:
+        if m.get("role") in ("developer", "system") and isinstance(m.get("content"), str):
+            for line in m["content"].splitlines():
+                if line.startswith(NOW_PREFIX):
+                    try:
+                        return datetime.strptime(line[len(NOW_PREFIX):].strip(), "%Y-%m-%dT%H:%M:%S")
+                    except ValueError:
+                        return None
+    return None
+
+
+def _unique(xs: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(x for x in xs if x))
+
+
+@dataclass
+class Grounding:
+    """What one request offers to copy from, and the policy of every string argument."""
+    sources: tuple[str, ...]
+    user_text: str
+    now: datetime | None
+    policies: dict[str, str] = field(default_factory=dict)
+    _datetimes: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_messages(cls, messages: Sequence[dict], policies: dict[str, str] | None = None) -> "Grounding":
+        msgs = list(messages)
+        if msgs and msgs[-1].get("role") == "assistant":
+            msgs = msgs[:-1]
+        users = [m["content"] for m in msgs if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        return cls(_unique(conversation_sources(msgs)), "\n".join(users), now_of(msgs), dict(policies or {}))
+
+    @property
+    def emails(self) -> tuple[str, ...]:
+        return _unique(m.group(0) for s in self.sources for m in EMAIL_RE.finditer(s))
+
+    @property
+    def phones(self) -> tuple[str, ...]:
+        return _unique(m.group(0).strip() for s in self.sources for m in PHONE_RE.finditer(s)
+                       if sum(c.isdigit() for c in m.group(0)) >= 7)
+
+    @property
+    def datetimes(self) -> tuple[str, ...]:
+        if self._datetimes is None:
+            from mobile_actions.decoding.datetimes import resolve
+
+            self._datetimes = _unique(resolve(self.user_text, self.now)) if self.now else ()
+        return self._datetimes
+
+    def policy(self, tool: str, arg: str, schema: dict) -> str:
+        """The catalogue's ``x-grounding`` first, then the learned policy; datetimes default to the resolver."""
+        given = schema.get("x-grounding")
+        if given in POLICIES:
+            return given
+        learned = self.policies.get(f"{tool}.{arg}")
+        if learned in POLICIES:
+            return learned
+        return "datetime" if _kind_of(arg, schema) == "datetime" else "free"
+
+    def values(self, policy: str) -> tuple[str, ...] | None:
+        """The whole values a policy allows (None: not a list of whole values)."""
+        if policy == "email":
+            return self.emails
+        if policy == "phone":
+            return self.phones
+        return self.datetimes if policy == "datetime" else None
+
+    def tool_schema(self, tool) -> dict:
+        """`tool`'s argument schema narrowed for this request."""
+        schema = copy.deepcopy(argument_schema(tool))
+        props = schema.get("properties") or {}
+        required = set(schema.get("required") or ())
+        for arg, sub in list(_string_args(tool)):
+            policy = self.policy(tool.name, arg, sub)
+            target = props[arg]
+            if policy == "span":
+                spans = tuple(s for s in self.sources if s.strip())
+                if spans:
+                    target["x-span"] = list(spans)
+                elif arg not in required:
+                    del props[arg]
+                continue
+            values = self.values(policy)
+            if values is None:
+                continue
+            if values:
+                target["enum"] = list(values)
+            elif arg not in required:
+                del props[arg]
+        return schema

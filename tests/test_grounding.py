@@ -1,0 +1,133 @@
+"""Grounded decoding: values come from the conversation, whatever the model's logits say."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from mobile_actions import wire
+from mobile_actions.calls import validate_call
+from mobile_actions.catalog import Catalogue, load_catalogue
+from mobile_actions.decoding.grammar import Constraints, TokenTable, pick
+from mobile_actions.decoding.grounding import Grounding, learn_policies
+
+STOP = (1, 106, 50)
+DEV = {"role": "developer", "content": "Current date and time given in YYYY-MM-DDTHH:MM:SS format: 2025-06-02T10:00:00\n"
+                                       "Day of week is Monday\nYou are a model that can do function calling"}
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from tests.tiny import build_tokenizer
+
+    return build_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def table(tok):
+    return TokenTable.from_tokenizer(tok, STOP)
+
+
+def decode(constraint, tok, seed: int, bias: dict[int, float] | None = None, max_tokens: int = 3000,
+           calls: int = 3) -> str:
+    """Random logits (a model that would write anything), pushed towards starting a call; stops after
+    `calls` whole calls."""
+    end = wire.CONTROL_TOKEN_IDS[wire.END_CALL]
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(max_tokens):
+        logits = rng.normal(size=table_size(constraint)).astype(np.float32)
+        for i, b in (bias or {}).items():
+            logits[i] += b
+        tid = pick(logits, constraint.allowed())
+        if tid in STOP:
+            break
+        out.append(tid)
+        constraint.advance(tid)
+        if constraint.state is None or out.count(end) >= calls:
+            break
+    return tok.decode(out, skip_special_tokens=False)
+
+
+def table_size(constraint) -> int:
+    return constraint.t.size
+
+
+POLICIES = {"send_email.to": "email", "send_email.subject": "span", "send_email.body": "span",
+            "create_contact.first_name": "span", "create_contact.last_name": "span",
+            "create_contact.email": "email", "create_contact.phone_number": "phone", "show_map.query": "span"}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_grounded_values_are_copied_from_the_request(tok, table, seed):
+    cat = load_catalogue("mobile_actions")
+    request = "Add Ana Lima as a contact, her number is +1 415-555-0100, and show the Louvre on the map"
+    messages = [DEV, {"role": "user", "content": request}]
+    con = Constraints(table, policies=POLICIES).for_tools(cat, messages)
+    start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
+    esc = wire.CONTROL_TOKEN_IDS[wire.ESCAPE]
+    text = decode(con, tok, seed, bias={start: 50.0, esc: 3.0})   # a model that closes its strings, now and then
+    parsed = wire.parse(text)
+    assert parsed.calls
+    for call in parsed.calls:
+        assert not validate_call(call, cat)
+        for arg, value in call.arguments.items():
+            if f"{call.name}.{arg}" not in POLICIES or (call.name, arg) == ("send_email", "to"):
+                continue   # free, or required with nothing to copy (next test)
+            assert value in request, (call, arg, value)
+            assert value == value.strip()
+            assert re.search(rf"(?<!\w){re.escape(value)}(?!\w)", request), value   # whole words: never "Ana Lim"
+        if call.name == "create_contact":
+            assert "email" not in call.arguments          # nobody gave one: it cannot be invented
+            if "phone_number" in call.arguments:
+                assert call.arguments["phone_number"] == "+1 415-555-0100"   # a whole number, never a piece
+
+
+def test_a_required_argument_with_nothing_to_copy_falls_back_to_the_grammar(tok, table):
+    cat = load_catalogue("mobile_actions")
+    messages = [DEV, {"role": "user", "content": "email my boss that I am late"}]
+    con = Constraints(table, policies=POLICIES).for_tools(cat, messages)
+    schema = con.g.tools["send_email"]
+    assert "to" in schema.props and "enum" not in schema.props["to"]       # required: no dead end
+    assert con.g.tools["create_contact"].props.get("email") is None         # optional: not offered
+
+
+def test_tool_results_are_sources_too(table):
+    cat = load_catalogue("mobile_actions")
+    messages = [DEV, {"role": "user", "content": "email the address of the Louvre to ana@example.com"},
+                {"role": "assistant", "tool_calls": [{"name": "show_map", "arguments": {"query": "Louvre"}}]},
+                {"role": "tool", "name": "show_map",
+                 "content": '{"response": {"address": "Rue de Rivoli, 75001 Paris, France"}}'}]
+    g = Grounding.from_messages(messages, POLICIES)
+    assert "Rue de Rivoli, 75001 Paris, France" in g.sources
+    assert g.emails == ("ana@example.com",)
+    con = Constraints(table, policies=POLICIES).for_tools(cat, messages)
+    assert con.g.tools["send_email"].props["to"]["enum"] == ["ana@example.com"]
+
+
+def test_without_policies_nothing_changes(table):
+    cat = load_catalogue("mobile_actions")
+    con = Constraints(table).for_tools(cat, [DEV, {"role": "user", "content": "hi"}])
+    assert not con.g.grounded
+
+
+def test_catalogue_x_grounding_overrides_what_was_learned():
+    cat = Catalogue.from_json([{"function": {"name": "note", "description": "Saves a note.", "parameters": {
+        "type": "OBJECT", "properties": {"text": {"type": "STRING", "description": "The note.", "x-grounding": "free"}},
+        "required": ["text"]}}}])
+    g = Grounding.from_messages([{"role": "user", "content": "note milk"}], {"note.text": "span"})
+    assert "x-span" not in g.tool_schema(cat["note"])["properties"]["text"]
+
+
+def test_learn_policies_from_generated_rows():
+    from mobile_actions.dataset import parse_row
+    from mobile_actions.datagen.generate import generate_rows
+
+    rows = [parse_row(r) for r in generate_rows(load_catalogue("mobile_actions"), 300, seed=3)]
+    learned = learn_policies(rows)["arguments"]
+    assert learned["send_email.to"]["policy"] == "email"
+    assert learned["show_map.query"]["policy"] == "span"
+    assert learned["create_calendar_event.datetime"]["policy"] == "datetime"
+    for key, v in learned.items():
+        assert 0 <= v["verbatim"] <= v["n"]
