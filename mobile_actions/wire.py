@@ -25,6 +25,7 @@ from typing import Any, Iterable, Sequence
 
 from mobile_actions.calls import ToolCall
 from mobile_actions.catalog import Catalogue, Tool, parse_tool
+from mobile_actions.errors import WireError, WireParseError
 
 START_DECL, END_DECL = "<start_function_declaration>", "<end_function_declaration>"
 START_CALL, END_CALL = "<start_function_call>", "<end_function_call>"
@@ -44,19 +45,6 @@ VOLATILE_PREFIXES = ("Current date and time", "Day of week", "Days ahead")
 DAYS_AHEAD = 14
 NOW_PREFIX = "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-
-
-class WireError(ValueError):
-    """A value that cannot be written in the wire format (e.g. a string holding `<escape>`)."""
-
-
-class WireParseError(ValueError):
-    """Model output that is not a well-formed call; names the position and what was expected."""
-
-    def __init__(self, text: str, position: int, expected: str):
-        self.text, self.position, self.expected = text, position, expected
-        snippet = text[max(0, position - 20):position + 20].replace("\n", "\\n")
-        super().__init__(f"at position {position}: expected {expected}, near {snippet!r}")
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mobile_actions.errors import AdbServerError
+
 RESERVED_PORTS = range(5554, 5586)   # emulator console/adb pairs adb scans
-
-
-class AdbServerError(RuntimeError):
-    pass
 
 
 def adb_binary() -> str:

@@ -25,15 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from mobile_actions.errors import BindingError
+
 FORMAT = "mobile-actions.android/1"
 ROUTES = ("intent", "shell", "gui")
 SELECTOR_KEYS = ("text", "resource-id", "content-desc", "class", "package")
 FILTERS = ("uri", "epoch_ms", "epoch_ms_end")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([A-Za-z_]+))?\}|[{}]")
-
-
-class BindingError(ValueError):
-    """A bindings file that cannot be used (message names file, tool and place)."""
 
 
 @dataclass(frozen=True)

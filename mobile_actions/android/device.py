@@ -20,46 +20,20 @@ import struct
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from mobile_actions.errors import (
+    AdbServerUnavailableError,
+    CommandTooLongError,
+    DeviceDisconnectedError,
+    DeviceError,
+    DeviceNotFoundError,
+    DeviceOfflineError,
+    DeviceUnauthorizedError,
+    MultipleDevicesError,
+    NoDeviceError,
+)
+
 DEFAULT_TIMEOUT = 30.0
 MAX_SERVICE_LEN = 0xFFFF          # the host protocol's 4-hex-digit length prefix
-
-
-class DeviceError(Exception):
-    """Base class: something about reaching the device went wrong (message says what and which)."""
-
-
-class AdbServerUnavailableError(DeviceError):
-    pass
-
-
-class NoDeviceError(DeviceError):
-    pass
-
-
-class MultipleDevicesError(DeviceError):
-    def __init__(self, message: str, serials: Sequence[str]) -> None:
-        super().__init__(message)
-        self.serials = list(serials)
-
-
-class DeviceNotFoundError(DeviceError):
-    pass
-
-
-class DeviceOfflineError(DeviceError):
-    pass
-
-
-class DeviceUnauthorizedError(DeviceError):
-    pass
-
-
-class DeviceDisconnectedError(DeviceError):
-    """The device went away while a command was running (its result is unknown)."""
-
-
-class CommandTooLongError(DeviceError):
-    pass
 
 
 @dataclass(frozen=True)

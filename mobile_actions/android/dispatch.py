@@ -20,39 +20,26 @@ from datetime import datetime
 from typing import Any, Callable
 from urllib.parse import quote
 
-from mobile_actions.android.bindings import Binding, Bindings, Optional_, ShellSpec, TapSpec, Template
+from mobile_actions.android.bindings import (
+    Binding,
+    Bindings,
+    Optional_,
+    ShellSpec,
+    TapSpec,
+    Template,
+)
 from mobile_actions.android.device import Device, ShellResult, command_line
+from mobile_actions.errors import (
+    ArgumentError,
+    ConfirmationRequired,
+    DispatchError,
+    InvalidCallError,
+    StepFailedError,
+    UnboundToolError,
+)
 
 UI_DUMP_PATH = "/data/local/tmp/mobile_actions_ui.xml"
 DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
-
-
-class DispatchError(Exception):
-    """A call that could not be (fully) carried out; the message says which tool and why."""
-
-
-class InvalidCallError(DispatchError):
-    def __init__(self, message: str, problems: list) -> None:
-        super().__init__(message)
-        self.problems = problems
-
-
-class UnboundToolError(DispatchError):
-    pass
-
-
-class ArgumentError(DispatchError):
-    """An argument value that cannot be sent as given (a NUL byte, a datetime that is not one)."""
-
-
-class ConfirmationRequired(DispatchError):
-    """A send-type or destructive tool was not confirmed (pass confirm=..., or --yes on the CLI)."""
-
-
-class StepFailedError(DispatchError):
-    def __init__(self, message: str, result: ShellResult | None = None) -> None:
-        super().__init__(message)
-        self.result = result
 
 
 # ------------------------------------------------------------------------------------------ plans

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mobile_actions.caller import model as M
+from mobile_actions.errors import AdapterError
 
 WEIGHTS_FILE = "adapter_model.safetensors"
 CONFIG_FILE = "adapter_config.json"
@@ -30,10 +31,6 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jin
 # than merge something we would get wrong.
 UNSUPPORTED = {"use_dora": False, "rank_pattern": {}, "alpha_pattern": {}, "lora_bias": False, "bias": "none",
                "modules_to_save": None}
-
-
-class AdapterError(ValueError):
-    """Adapters that cannot be merged; the message names the adapter and the field."""
 
 
 @dataclass

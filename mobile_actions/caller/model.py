@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mobile_actions import wire
+from mobile_actions.errors import ModelError
 
 MARKER = "mobile_actions.json"  # written into every checkpoint/adapter directory we produce
 BASE_NAME = "gemma-3-270m"
@@ -38,10 +39,6 @@ BUNDLED_ADAPTER = ASSETS_DIR / "caller-lora"
 # Gemma 3's turn tokens; generation stops on <end_of_turn> and, like FunctionGemma, on <start_function_response>.
 GEMMA_SPECIAL = {"<bos>": 2, "<eos>": 1, "<pad>": 0, "<start_of_turn>": 105, "<end_of_turn>": 106}
 STOP_TOKEN_IDS = (1, 106, wire.CONTROL_TOKEN_IDS[wire.START_RESP])
-
-
-class ModelError(RuntimeError):
-    """A model spec that cannot be resolved or a tokenizer that is not FunctionGemma-compatible."""
 
 
 # ---------------------------------------------------------------------------------------------- paths

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from random import Random
 from typing import Union
 
+from mobile_actions.errors import TemplateError
+
 TEXT, LITERAL, SURFACE = 0, 1, 2
 Segment = tuple[str, int]
 
@@ -69,10 +71,6 @@ class _Cond:
 
 
 Node = Union[_Text, _Slot, _Seq, _Choice, _Opt, _Cond]
-
-
-class TemplateError(ValueError):
-    """A phrasing template that does not parse; names the template and the position."""
 
 
 class _Parser:

@@ -11,9 +11,7 @@ import time
 from dataclasses import dataclass, fields
 from typing import Any, Sequence
 
-
-class HybridError(RuntimeError):
-    """A run that cannot start (no caller, no device, a run folder that cannot be resumed)."""
+from mobile_actions.errors import HybridError
 
 
 def action_argv(action: Any, width: int, height: int) -> list[str] | None:
@@ -96,7 +94,11 @@ class DeviceSession:
 
     def reconnect(self, timeout: float = 15.0) -> Any:
         """Re-establish the device after a disconnect (``adb connect`` again for a network device)."""
-        from mobile_actions.android.device import DeviceError, ServerAddress, select_device
+        from mobile_actions.android.device import (
+            DeviceError,
+            ServerAddress,
+            select_device,
+        )
 
         if self._adb is not None:
             self._adb.connect(self.serial, timeout=timeout)
@@ -167,7 +169,11 @@ def open_session(serial: str | None = None, *, virtual: bool | None = None,
                  state: dict[str, Any] | None = None) -> DeviceSession:
     """The run's device: ``serial`` (or $ANDROID_SERIAL, or the only device); with none attached (or
     ``virtual=True``) an in-process virtual phone. ``state`` restores a virtual phone's saved state."""
-    from mobile_actions.android.device import AdbServerUnavailableError, NoDeviceError, select_device
+    from mobile_actions.android.device import (
+        AdbServerUnavailableError,
+        NoDeviceError,
+        select_device,
+    )
 
     if virtual:
         return start_virtual_phone(state)

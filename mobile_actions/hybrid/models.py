@@ -6,7 +6,6 @@ sits behind them (PyTorch, an ONNX export, a `navigator serve` URL, a scripted t
 from __future__ import annotations
 
 import io
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence

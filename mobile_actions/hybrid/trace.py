@@ -23,13 +23,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
+from mobile_actions.errors import TraceError
+
 TRACE_NAME = "trace.jsonl"
 SCREENS_DIR = "screens"
 FINISHED = ("done", "failed", "refused", "skipped", "not_done")
-
-
-class TraceError(ValueError):
-    """A run folder that cannot be read (missing, no header); the message names the path."""
 
 
 def slug(text: str, n: int = 40) -> str:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import NavigatorError
+from mobile_actions.errors import RecordError
+
 
 NAMES = ["Ada Park", "Ben Ortiz", "Chloe Wang", "Dev Patel", "Emma Rossi", "Farid Haddad", "Grace Kim", "Hugo Laurent",
          "Ines Costa", "Jonas Berg", "Kira Sato", "Liam Walsh", "Maya Cohen", "Noor Aziz", "Omar Said", "Priya Nair"]
@@ -24,10 +25,6 @@ NOTES = ["buy milk and eggs", "call the plumber", "book dentist", "water the pla
          "renew passport", "gym at 6", "send the report", "plan the trip"]
 SUBJECTS = ["Lunch tomorrow", "Project update", "Weekend plans", "Invoice", "Meeting notes", "Quick question"]
 EVENTS = ["Team sync", "Dentist", "Yoga class", "Birthday dinner", "Flight to Oslo", "Book club"]
-
-
-class RecordError(NavigatorError):
-    """A script could not act on the screen it found, or its end state is not what the task asked for."""
 
 
 @dataclass

@@ -1,0 +1,194 @@
+"""Every error mobile-actions raises, in one place, under one root.
+
+Catch `MobileActionsError` to handle anything the toolkit refuses; each class also keeps the built-in
+base its callers expect (a malformed catalogue is a `ValueError`, a missing screenshot a
+`FileNotFoundError`). Messages name the place: the file and line, the tool and argument, the device.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+
+class MobileActionsError(Exception):
+    """The root of every error the toolkit raises on purpose."""
+
+
+# ============================================================================================ data
+class CatalogueError(MobileActionsError, ValueError):
+    """A catalogue that cannot be used; the message names the source, the tool and the field."""
+
+
+class DatasetError(MobileActionsError, ValueError):
+    """A Mobile Actions row that cannot be read; the message names the file and line."""
+
+
+class WireError(MobileActionsError, ValueError):
+    """A value that cannot be written in the wire format (e.g. a string holding `<escape>`)."""
+
+
+class WireParseError(MobileActionsError, ValueError):
+    """Model output that is not a well-formed call; names the position and what was expected."""
+
+    def __init__(self, text: str, position: int, expected: str):
+        self.text, self.position, self.expected = text, position, expected
+        snippet = text[max(0, position - 20):position + 20].replace("\n", "\\n")
+        super().__init__(f"at position {position}: expected {expected}, near {snippet!r}")
+
+
+class TemplateError(MobileActionsError, ValueError):
+    """A phrasing template that does not parse; names the template and the position."""
+
+
+# ============================================================================================ models
+class ModelError(MobileActionsError, RuntimeError):
+    """A model spec that cannot be resolved or a tokenizer that is not FunctionGemma-compatible."""
+
+
+class AdapterError(MobileActionsError, ValueError):
+    """Adapters that cannot be merged; the message names the adapter and the field."""
+
+
+# ============================================================================================ android
+class BindingError(MobileActionsError, ValueError):
+    """A bindings file that cannot be used (message names file, tool and place)."""
+
+
+class DeviceError(MobileActionsError):
+    """Something about reaching the device went wrong (message says what and which)."""
+
+
+class AdbServerUnavailableError(DeviceError):
+    pass
+
+
+class AdbServerError(MobileActionsError, RuntimeError):
+    """The private adb server could not be started or reached."""
+
+
+class NoDeviceError(DeviceError):
+    pass
+
+
+class MultipleDevicesError(DeviceError):
+    def __init__(self, message: str, serials: Sequence[str]) -> None:
+        super().__init__(message)
+        self.serials = list(serials)
+
+
+class DeviceNotFoundError(DeviceError):
+    pass
+
+
+class DeviceOfflineError(DeviceError):
+    pass
+
+
+class DeviceUnauthorizedError(DeviceError):
+    pass
+
+
+class DeviceDisconnectedError(DeviceError):
+    """The device went away while a command was running (its result is unknown)."""
+
+
+class CommandTooLongError(DeviceError):
+    pass
+
+
+class DispatchError(MobileActionsError):
+    """A call that could not be (fully) carried out; the message says which tool and why."""
+
+
+class InvalidCallError(DispatchError):
+    def __init__(self, message: str, problems: list) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+class UnboundToolError(DispatchError):
+    pass
+
+
+class ArgumentError(DispatchError):
+    """An argument value that cannot be sent as given (a NUL byte, a datetime that is not one)."""
+
+
+class ConfirmationRequired(DispatchError):
+    """A send-type or destructive tool was not confirmed (pass confirm=..., or --yes on the CLI)."""
+
+
+class StepFailedError(DispatchError):
+    def __init__(self, message: str, result: Any = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class PhoneServerError(MobileActionsError):
+    """The virtual phone could not start or listen as asked."""
+
+
+class AuthKeyError(MobileActionsError, ValueError):
+    """An adb RSA public key that cannot be read."""
+
+
+class ProtocolError(MobileActionsError):
+    """A peer broke the adb wire protocol (the connection is closed)."""
+
+
+# ============================================================================================ navigator
+class NavigatorError(MobileActionsError):
+    """Base class: catch this to handle every navigator failure."""
+
+
+class ActionParseError(NavigatorError, ValueError):
+    """A command-style action string (``CLICK: (x, y)``, ``TYPE: text`` …) could not be parsed."""
+
+    def __init__(self, text: str, reason: str):
+        self.text = text
+        self.reason = reason
+        super().__init__(f"cannot parse action {text!r}: {reason}")
+
+
+class RawActionError(NavigatorError, ValueError):
+    """A raw GUI Odyssey label (``action``/``info``) is not one the codec knows."""
+
+
+class EpisodeError(NavigatorError, ValueError):
+    """An episode or split file is malformed; the message names the file and the field."""
+
+
+class MissingScreenshotError(NavigatorError, FileNotFoundError):
+    """Screenshots referenced by episodes are absent (the public release lacks ~20 % of them).
+
+    Carries the full `navigator.episodes.ScreenshotReport` so callers can show how many steps and episodes
+    are affected.
+    """
+
+    def __init__(self, report: Any):
+        self.report = report
+        super().__init__(report.describe())
+
+
+class PredictionFileError(NavigatorError, ValueError):
+    """A prediction file line is malformed, duplicated, or names an unknown episode/step (``file:line``)."""
+
+
+class ServiceError(NavigatorError):
+    """The navigator HTTP service refused or failed a request (carries the HTTP status when there is one)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        self.status = status
+        super().__init__(message)
+
+
+class RecordError(NavigatorError):
+    """A script could not act on the screen it found, or its end state is not what the task asked for."""
+
+
+# ============================================================================================ hybrid runs
+class HybridError(MobileActionsError, RuntimeError):
+    """A run that cannot start (no caller, no device, a run folder that cannot be resumed)."""
+
+
+class TraceError(MobileActionsError, ValueError):
+    """A run folder that cannot be read (missing, no header); the message names the path."""
