@@ -103,3 +103,23 @@ def test_the_wheel_installs_and_runs_outside_the_source_tree(wheel, tmp_path):
     out = subprocess.run([str(py), "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stdout[-1000:] + out.stderr[-2000:]
     assert "rows.jsonl:2" in out.stdout
+
+
+def test_the_public_surface_and_one_error_root(tmp_path):
+    import inspect
+
+    import mobile_actions
+    from mobile_actions import errors
+
+    for name in mobile_actions.__all__:
+        assert getattr(mobile_actions, name) is not None, name
+    classes = [c for _, c in inspect.getmembers(errors, inspect.isclass) if c.__module__ == errors.__name__]
+    assert len(classes) > 30
+    assert all(issubclass(c, errors.MobileActionsError) for c in classes)
+    bad = tmp_path / "tools.json"
+    bad.write_text('[{"function": {"name": "f", "parameters": {"type": "OBJECT", "properties": {"x": {"type": "STRNG"}}}}}]')
+    with pytest.raises(mobile_actions.MobileActionsError) as e:
+        mobile_actions.load_catalogue(str(bad))
+    assert isinstance(e.value, ValueError) and "STRNG" in str(e.value)
+    with pytest.raises(mobile_actions.WireParseError):
+        mobile_actions.parse("<start_function_call>call:f{")
