@@ -1,5 +1,6 @@
 """The online hybrid benchmark: the task table, the state-check language, and a harness run (oracle calls)."""
 import argparse
+import json
 import csv
 from collections import Counter
 
@@ -102,3 +103,34 @@ def test_oracle_gui_scripts_reach_their_checks(tmp_path):
     reachable = "g04,g09,g10,m02,m04,m13"
     results = run_bench(BenchConfig(model="oracle", navigator="oracle", only=reachable, out=str(tmp_path)))
     assert [r.id for r in results if not r.success] == [] and len(results) == 6
+
+
+def test_user_tasks_are_validated_line_by_line(tmp_path, capsys):
+    from mobile_actions.cli.main import main
+    from mobile_actions.recipes.bench_hybrid import load_tasks
+
+    good = {"request": "Turn on the flashlight", "category": "tool", "check": {"torch": True},
+            "gold": [{"name": "turn_on_flashlight", "arguments": {}}]}
+    lines = [json.dumps(good),
+             json.dumps({**good, "category": "other"}),
+             '{"request": ',
+             json.dumps({**good, "check": {"nonsense": 1}}),
+             json.dumps({**good, "setup": {"torch": "yes"}}),
+             json.dumps({**good, "gold": [{"name": "send_email", "arguments": {}}]}),
+             json.dumps({**good, "setup": {"torch": True}}),      # already done before the run
+             "",
+             json.dumps({**good, "id": "mine", "request": "Show the Louvre", "check": {"map_searches~": "louvre"},
+                         "gold": [{"name": "show_map", "arguments": {"query": "Louvre"}}]})]
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    tasks, problems = load_tasks(path)
+    assert [t["id"] for t in tasks] == ["line 1", "mine"]
+    assert [p.split(":")[1] for p in problems] == ["2", "3", "4", "5", "6", "7"]
+    assert "category" in problems[0] and "invalid JSON" in problems[1] and "nonsense" in problems[2]
+    assert "setup.torch" in problems[3] and "send_email" in problems[4] and "already passes" in problems[5]
+    assert main(["bench", "hybrid", "--tasks", str(path), "--list"]) == 2
+    assert "nothing was run" in capsys.readouterr().err
+    path.write_text(lines[0] + "\n" + lines[-1] + "\n")
+    assert main(["bench", "hybrid", "--tasks", str(path), "--model", "oracle", "--navigator", "none",
+                 "--out", str(tmp_path / "out")]) == 0
+    assert "| all | 2 | 2 | 100% |" in capsys.readouterr().out

@@ -62,6 +62,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", dest="hybrid_out", default="out/bench-hybrid",
                    help="results.csv/.md/.json and runs/ go here")
     p.add_argument("--list", dest="hybrid_list", action="store_true", help="list the tasks and exit")
+    p.add_argument("--tasks", dest="hybrid_tasks", default=None,
+                   help="JSONL of your own tasks (request, category, setup, check, optional gold; "
+                        "docs/hybrid.md); default: the 42 built-in ones")
 
 
 # ============================================================================================ run
@@ -189,14 +192,29 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 # ============================================================================================ bench hybrid
 def cmd_bench_hybrid(args: argparse.Namespace) -> int:
-    from mobile_actions.recipes.bench_hybrid import TASKS, BenchConfig, markdown, run_bench, select_tasks, write_outputs
+    from mobile_actions.recipes.bench_hybrid import (
+        TASKS, BenchConfig, load_tasks, markdown, run_bench, select_tasks, write_outputs,
+    )
+
+    tasks = TASKS
+    if args.hybrid_tasks:
+        try:
+            tasks, problems = load_tasks(args.hybrid_tasks)
+        except OSError as e:
+            print(f"error: {args.hybrid_tasks}: {e.strerror}", file=sys.stderr)
+            return EXIT_SETUP
+        for line in problems:
+            print(line, file=sys.stderr)
+        if problems:
+            print(f"error: {len(problems)} task(s) above cannot be run; nothing was run", file=sys.stderr)
+            return EXIT_SETUP
 
     navigator = None if args.hybrid_navigator == "none" else args.hybrid_navigator
     cfg = BenchConfig(model=args.hybrid_model, navigator=navigator,
                       navigate=args.hybrid_navigate, max_steps=args.hybrid_max_steps, limit=args.hybrid_limit,
                       only=args.hybrid_only, out=args.hybrid_out)
     if args.hybrid_list:
-        for t in select_tasks(TASKS, cfg.only, cfg.limit):
+        for t in select_tasks(tasks, cfg.only, cfg.limit):
             print(f"{t['id']}  {t['category']:<6} {t['request']}")
         return EXIT_OK
 
@@ -216,7 +234,7 @@ def cmd_bench_hybrid(args: argparse.Namespace) -> int:
 
     _sigterm_as_interrupt()
     try:
-        results = run_bench(cfg, on_result=progress, on_event=message)
+        results = run_bench(cfg, tasks=tasks, on_result=progress, on_event=message)
     except KeyboardInterrupt:
         print(f"interrupted; partial results in {cfg.out}/results.md", file=sys.stderr)
         return EXIT_INTERRUPTED

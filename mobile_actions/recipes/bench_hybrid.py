@@ -289,6 +289,91 @@ def validate_tasks(tasks: Sequence[dict[str, Any]]) -> None:
             raise ValueError(f"task {t['id']}: its check already passes before the run")
 
 
+SETUP_KEYS = {"torch": bool, "bluetooth": bool, "airplane": bool, "wifi": bool, "recents": list, "open": list,
+              "notes": list}
+TASK_KEYS = {"id", "request", "category", "setup", "check", "gold"}
+
+
+def _task_problem(task: Any, phone: Any) -> str | None:
+    """Why a user's task cannot be run (None: it can)."""
+    from mobile_actions.calls import ToolCall, validate_call
+    from mobile_actions.catalog import load_catalogue
+
+    if not isinstance(task, dict):
+        return "a task is a JSON object"
+    unknown = sorted(set(task) - TASK_KEYS)
+    if unknown:
+        return f"unknown field(s) {', '.join(unknown)} (fields: {', '.join(sorted(TASK_KEYS))})"
+    if not isinstance(task.get("request"), str) or not task["request"].strip():
+        return "'request' must be a non-empty string"
+    if task.get("category") not in CATEGORIES:
+        return f"'category' must be one of {', '.join(CATEGORIES)}"
+    setup = task.get("setup", {})
+    if not isinstance(setup, dict):
+        return "'setup' must be an object"
+    for key, value in setup.items():
+        if key not in SETUP_KEYS:
+            return f"setup: unknown key {key!r} (keys: {', '.join(SETUP_KEYS)})"
+        if not isinstance(value, SETUP_KEYS[key]) or isinstance(value, list) and not all(isinstance(v, str) for v in value):
+            return f"setup.{key}: expected {'a list of strings' if SETUP_KEYS[key] is list else 'true or false'}"
+    check = task.get("check")
+    if not isinstance(check, dict) or not check:
+        return "'check' must be a non-empty object"
+    phone.reset()
+    try:
+        apply_setup(phone, setup)
+        if not check_state(check, phone.snapshot()):
+            return "its check already passes before the run"
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        return f"check: {e}"
+    gold = task.get("gold", [])
+    if not isinstance(gold, list):
+        return "'gold' must be a list of calls"
+    tools = load_catalogue("mobile_actions")
+    for i, c in enumerate(gold):
+        try:
+            problems = validate_call(ToolCall.from_json(c), tools)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            return f"gold[{i}]: not a call ({e})"
+        if problems:
+            return f"gold[{i}]: {problems[0]}"
+    return None
+
+
+def load_tasks(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """User-defined tasks from JSONL, each line in the check language above; (tasks, ``file:line: reason``
+    problems). Every line is checked; ids default to ``line N``."""
+    from mobile_actions.android.phone import VirtualPhone
+
+    data = Path(path).read_bytes()
+    tasks, problems, seen = [], [], set()
+    phone = VirtualPhone()
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            task = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            problems.append(f"{path}:{n}: not UTF-8 ({e.reason} at byte {e.start})")
+            continue
+        except (json.JSONDecodeError, RecursionError) as e:
+            problems.append(f"{path}:{n}: invalid JSON: {getattr(e, 'msg', 'nested too deep')}")
+            continue
+        why = _task_problem(task, phone)
+        if why is None:
+            task = {"id": str(task.get("id") or f"line {n}"), **task}
+            if task["id"] in seen:
+                why = f"duplicate id {task['id']!r}"
+        if why is not None:
+            problems.append(f"{path}:{n}: {why}")
+            continue
+        seen.add(task["id"])
+        tasks.append(task)
+    if not tasks and not problems:
+        problems.append(f"{path}: no tasks")
+    return tasks, problems
+
+
 # --------------------------------------------------------------------------------------------- running
 @dataclass
 class TaskResult:
