@@ -91,6 +91,7 @@ class Report:
     confusion: dict[str, dict[str, int]]
     errors: dict[str, int] = field(default_factory=dict)            # ERROR_KINDS -> rows
     argument_errors: dict[str, int] = field(default_factory=dict)   # "tool.argument" -> calls, most first
+    invented: int = 0                # predicted string values found neither in the conversation nor in the gold
     row_results: list[dict] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
@@ -100,7 +101,21 @@ class Report:
                 "n_refusal_rows": self.n_refusal_rows,
                 "per_tool": {k: v.to_json() for k, v in sorted(self.per_tool.items())},
                 "confusion": self.confusion, "errors": self.errors,
-                "argument_errors": self.argument_errors}
+                "argument_errors": self.argument_errors, "invented": self.invented}
+
+
+def invented_values(row: Row, pred: Prediction) -> int:
+    """Predicted string values nobody said: not in the user's words or tool results, and not the gold
+    value of that ``tool.argument`` either (a gold subject may be composed). Datetimes are not counted:
+    they are computed, never copied."""
+    from mobile_actions.calls import DATETIME_RE
+    from mobile_actions.decoding.grounding import conversation_sources
+
+    sources = conversation_sources(row.messages)   # user turns and tool results only
+    gold = {(c.name, k, v) for c in row.calls for k, v in c.arguments.items()}
+    return sum(1 for c in pred.calls for k, v in c.arguments.items()
+               if isinstance(v, str) and v and not DATETIME_RE.fullmatch(v) and (c.name, k, v) not in gold
+               and not any(v in s for s in sources))
 
 
 def exact_match(gold: Sequence[ToolCall], pred: Sequence[ToolCall]) -> bool:
@@ -194,6 +209,7 @@ def score(rows: Sequence[Row], preds: Sequence[Prediction]) -> Report:
     confusion: dict[str, dict[str, int]] = {}
     errors: Counter = Counter()
     argument_errors: Counter = Counter()
+    invented = 0
     results = []
     for row, pred in zip(rows, preds):
         e, l, v = exact_match(row.calls, pred.calls), lenient_match(row.calls, pred.calls), schema_valid(pred, row.tools)
@@ -220,14 +236,17 @@ def score(rows: Sequence[Row], preds: Sequence[Prediction]) -> Report:
             errors[kind] += 1
         if kind == "wrong argument":
             argument_errors.update(differing_arguments(row.calls, pred.calls))
-        results.append({"where": row.where, "exact": e, "lenient": l, "schema_valid": v, "error": kind})
+        made_up = invented_values(row, pred)
+        invented += made_up
+        results.append({"where": row.where, "exact": e, "lenient": l, "schema_valid": v, "error": kind,
+                        "invented": made_up})
     return Report(n=n, exact_match=em / n if n else 0.0, lenient_match=lm / n if n else 0.0,
                   schema_valid=sv / n if n else 0.0,
                   refusal_accuracy=refusals_ok / refusals if refusals else None, n_refusal_rows=refusals,
                   per_tool=per_tool, confusion=confusion,
                   errors={k: errors[k] for k in ERROR_KINDS if errors[k]},
                   argument_errors=dict(sorted(argument_errors.items(), key=lambda kv: (-kv[1], kv[0]))),
-                  row_results=results)
+                  invented=invented, row_results=results)
 
 
 def read_predictions(path: str | Path) -> tuple[list[Prediction], list[LineProblem]]:

@@ -90,3 +90,21 @@ def test_predictions_file_accepts_raw_model_text(tmp_path):
     assert preds[0].calls == [B]
     assert preds[1].error and not preds[1].calls
     assert [str(x).split(": ")[0] for x in problems] == [f"{p}:3"]
+
+
+def test_invented_values_are_counted():
+    from mobile_actions.dataset import parse_row
+    from mobile_actions.scoring import Prediction, score
+
+    tools = [{"function": {"name": "create_contact", "description": "Creates a contact.", "parameters": {
+        "type": "OBJECT", "properties": {"first_name": {"type": "STRING", "description": "First."},
+                                         "email": {"type": "STRING", "description": "Email."}},
+        "required": ["first_name"]}}}]
+    row = parse_row({"metadata": "t", "tools": tools, "messages": [
+        {"role": "user", "content": "add Ana as a contact"},
+        {"role": "assistant", "tool_calls": [{"function": {"name": "create_contact", "arguments": {"first_name": "Ana"}}}]}]})
+    ok = Prediction([ToolCall("create_contact", {"first_name": "Ana"})])
+    made_up = Prediction([ToolCall("create_contact", {"first_name": "Ana", "email": "ana@gmail.com"})])
+    assert score([row], [ok]).invented == 0
+    report = score([row, row], [made_up, ok])
+    assert report.invented == 1 and report.row_results[0]["invented"] == 1 and report.to_json()["invented"] == 1

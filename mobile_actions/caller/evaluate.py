@@ -202,7 +202,8 @@ def summary(report: Report) -> str:
     lines = [f"rows            {report.n}",
              f"exact match     {report.exact_match:.2%}   (official metric)",
              f"lenient match   {report.lenient_match:.2%}   (BFCL-style)",
-             f"schema valid    {report.schema_valid:.2%}"]
+             f"schema valid    {report.schema_valid:.2%}",
+             f"invented values {report.invented}   (string values nobody said)"]
     if report.refusal_accuracy is not None:
         lines.append(f"refusals        {report.refusal_accuracy:.2%} of {report.n_refusal_rows}")
     for name, st in sorted(report.per_tool.items()):
