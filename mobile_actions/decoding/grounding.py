@@ -106,8 +106,7 @@ def learn_policies(rows: Iterable[Any], threshold: float = SPAN_THRESHOLD) -> di
     stats: dict[str, ArgumentStats] = {}
     kinds: dict[str, str] = {}
     for row in rows:
-        sources = conversation_sources(row.messages[:-1] if row.messages and row.messages[-1].get("role") == "assistant"
-                                       else row.messages)
+        sources = conversation_sources(row.messages)
         strings = {t.name: dict(_string_args(t)) for t in row.tools}
         for call in row.calls:
             for arg, value in call.arguments.items():
