@@ -50,19 +50,19 @@ def add_bench_subcommand(bench_subparsers) -> None:
 
 
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", dest="hybrid_model", default="default",
+    p.add_argument("--model", dest="hybrid_model", metavar="MODEL", default="default",
                    help="caller: default | DIR | oracle (the tasks' gold calls: a harness check, not a model)")
-    p.add_argument("--navigator", dest="hybrid_navigator", default="default",
+    p.add_argument("--navigator", dest="hybrid_navigator", metavar="NAV", default="default",
                    help="default | DIR | URL | none | oracle (scripted GUI steps: a harness check, not a model)")
     p.add_argument("--navigate", dest="hybrid_navigate", default="always", choices=("auto", "always", "never"))
-    p.add_argument("--max-steps", dest="hybrid_max_steps", type=int, default=15)
-    p.add_argument("--limit", dest="hybrid_limit", type=int, default=None, help="first N tasks only")
-    p.add_argument("--only", dest="hybrid_only", default=None,
+    p.add_argument("--max-steps", dest="hybrid_max_steps", metavar="N", type=int, default=15)
+    p.add_argument("--limit", dest="hybrid_limit", metavar="N", type=int, default=None, help="first N tasks only")
+    p.add_argument("--only", dest="hybrid_only", metavar="IDS", default=None,
                    help="comma list of task ids or categories (tool,gui,mixed)")
-    p.add_argument("--out", dest="hybrid_out", default="out/bench-hybrid",
+    p.add_argument("--out", dest="hybrid_out", metavar="DIR", default="out/bench-hybrid",
                    help="results.csv/.md/.json and runs/ go here")
     p.add_argument("--list", dest="hybrid_list", action="store_true", help="list the tasks and exit")
-    p.add_argument("--tasks", dest="hybrid_tasks", default=None,
+    p.add_argument("--tasks", dest="hybrid_tasks", metavar="FILE", default=None,
                    help="JSONL of your own tasks (request, category, setup, check, optional gold; "
                         "docs/hybrid.md); default: the 42 built-in ones")
 

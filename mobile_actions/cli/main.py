@@ -267,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="benchmarks that print a table: caller | hybrid | android")
     bench = p.add_subparsers(dest="bench_kind", required=True, metavar="KIND")
     p = bench.add_parser("android", help="latency of one dispatched call through the real adb server")
-    p.add_argument("args", nargs=argparse.REMAINDER, help="passed to mobile_actions.recipes.bench_android")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the android benchmark's own options (bench android -- --help)")
     p.set_defaults(func=lambda a: importlib.import_module("mobile_actions.recipes.bench_android").main(a.args))
 
     for name in PART_CLIS:
