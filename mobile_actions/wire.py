@@ -166,12 +166,29 @@ def _responses_of(message: dict) -> list[tuple[str, Any]]:
     return out
 
 
+# The order the prefix layouts declare tools in, whatever order a catalogue lists them: the Mobile Actions
+# tools first (in the bundled catalogue's order, the one the shipped caller was trained on), then any other
+# tool by name. Why: the caller must answer the same whatever order a catalogue (or a dataset row) lists
+# its tools in, and one order keeps the cached prompt prefix the same across catalogues of the same tools.
+CANONICAL_ORDER = ("turn_on_flashlight", "turn_off_flashlight", "open_wifi_settings", "send_email",
+                   "create_calendar_event", "show_map", "create_contact")
+
+
+def canonical_order(tools: Sequence[Tool]) -> list[Tool]:
+    rank = {name: i for i, name in enumerate(CANONICAL_ORDER)}
+    return sorted(tools, key=lambda t: (rank.get(t.name, len(rank)), t.name))
+
+
 def render(messages: Sequence[dict], tools: Catalogue | Iterable[Any] | None = None, *,
            add_generation_prompt: bool = False, layout: str = "official") -> str:
-    """A conversation as FunctionGemma text. Roles: developer/system, user, assistant/model, tool."""
+    """A conversation as FunctionGemma text. Roles: developer/system, user, assistant/model, tool.
+    The prefix layouts (cache, calendar) declare the tools in `CANONICAL_ORDER`; official keeps the given order."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    decls = "".join(render_declaration(t) for t in _tools(tools))
+    declared = _tools(tools)
+    if layout in PREFIX_LAYOUTS:
+        declared = canonical_order(declared)
+    decls = "".join(render_declaration(t) for t in declared)
     out = [BOS]
     msgs = list(messages)
     if msgs and msgs[0].get("role") in ("developer", "system"):
@@ -226,7 +243,7 @@ def render(messages: Sequence[dict], tools: Catalogue | Iterable[Any] | None = N
 def stable_prefix(developer_text: str, tools: Catalogue | Iterable[Any]) -> str:
     """Text that every request with these tools starts with in the cache layout (the KV cache to reuse)."""
     stable, _ = split_developer_text(developer_text)
-    return f"{BOS}{START_TURN}developer\n{stable}" + "".join(render_declaration(t) for t in _tools(tools))
+    return f"{BOS}{START_TURN}developer\n{stable}" + "".join(render_declaration(t) for t in canonical_order(_tools(tools)))
 
 
 # ---------------------------------------------------------------------------------------------- parse
@@ -421,7 +438,15 @@ Days ahead: {{ d.out | join('; ') }}
 {{- bos_token -}}
 {%- set lay = layout if layout is defined else 'official' -%}
 {%- set decls = namespace(s='') -%}
+{%- if lay in ['cache', 'calendar'] -%}
+{%- set canon = ['turn_on_flashlight', 'turn_off_flashlight', 'open_wifi_settings', 'send_email', 'create_calendar_event', 'show_map', 'create_contact'] -%}
+{%- for n in canon -%}{%- for t in (tools or []) -%}{%- if (t.function if t.function is defined else t).name == n -%}{%- set decls.s = decls.s + decl(t) -%}{%- endif -%}{%- endfor -%}{%- endfor -%}
+{%- set rest = namespace(names=[]) -%}
+{%- for t in (tools or []) -%}{%- set nm = (t.function if t.function is defined else t).name -%}{%- if nm not in canon -%}{%- set rest.names = rest.names + [nm] -%}{%- endif -%}{%- endfor -%}
+{%- for n in rest.names | unique | sort -%}{%- for t in (tools or []) -%}{%- if (t.function if t.function is defined else t).name == n -%}{%- set decls.s = decls.s + decl(t) -%}{%- endif -%}{%- endfor -%}{%- endfor -%}
+{%- else -%}
 {%- for t in (tools or []) -%}{%- set decls.s = decls.s + decl(t) -%}{%- endfor -%}
+{%- endif -%}
 {%- set first = 0 -%}
 {%- if messages and messages[0].role in ['developer', 'system'] -%}
 {%- set dev = messages[0].content or '' -%}{%- set first = 1 -%}

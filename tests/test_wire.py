@@ -231,3 +231,32 @@ def test_chat_template_marks_the_model_turn_for_assistant_only_loss(examples_pat
     text = rendered[0]
     trained = "".join(text[s:e] for s, e in indices[0])
     assert trained == "".join(wire.render_call(c) for c in row.calls) + "<end_of_turn>\n"
+
+
+@pytest.mark.parametrize("layout", ["cache", "calendar"])
+def test_prefix_layouts_declare_tools_in_one_order_whatever_the_catalogue_says(layout):
+    """The caller answers the same whatever order a catalogue lists its tools in; Jinja agrees."""
+    import random
+
+    from mobile_actions.catalog import load_catalogue
+
+    tools = [t.to_mobile_actions() for t in load_catalogue("mobile_actions")]
+    tools.append({"function": {"name": "a_user_tool", "description": "Mine.", "parameters": {"type": "OBJECT", "properties": {}}}})
+    msgs = [{"role": "developer", "content": "Current date and time given in YYYY-MM-DDTHH:MM:SS format: 2025-06-02T10:00:00\n"
+                                              "Day of week is Monday\nYou are a model that can do function calling"},
+            {"role": "user", "content": "hi"}]
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    texts = set()
+    for seed in range(5):
+        shuffled = list(tools)
+        random.Random(seed).shuffle(shuffled)
+        text = wire.render(msgs, shuffled, add_generation_prompt=True, layout=layout)
+        texts.add(text)
+        rendered, _ = render_jinja_template([msgs], tools=shuffled, chat_template=wire.CHAT_TEMPLATE,
+                                            add_generation_prompt=True, bos_token="<bos>", layout=layout)
+        assert rendered[0] == text
+    assert len(texts) == 1
+    (text,) = texts
+    assert text.index("turn_on_flashlight") < text.index("create_contact") < text.index("a_user_tool")
+    assert wire.render(msgs, tools[::-1], layout="official") != wire.render(msgs, tools, layout="official")
