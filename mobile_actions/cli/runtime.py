@@ -27,6 +27,8 @@ def register(subparsers) -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--now", help="datetime for the developer turn, YYYY-MM-DDTHH:MM:SS (default: now)")
     p.add_argument("--no-constrain", dest="constrained", action="store_false", help="plain greedy decoding")
+    p.add_argument("--no-grounding", dest="grounded", action="store_false",
+                   help="the call grammar only: values not narrowed to the request")
     p.add_argument("--no-prefix-reuse", dest="prefix_reuse", action="store_false")
     p.add_argument("--stream", action="store_true", help="print the raw output as it is decoded")
     p.set_defaults(func=cmd_call)
@@ -77,7 +79,7 @@ def cmd_call(args: argparse.Namespace) -> int:
         print(f"{model}: not an exported model folder (mobile-actions export --model default "
               f"--out {model})", file=sys.stderr)
         return 2
-    caller = Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained,
+    caller = Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained, grounded=args.grounded,
                                     prefix_reuse=args.prefix_reuse, tools=args.tools)
     now = datetime.fromisoformat(args.now) if args.now else None
     if args.stream:

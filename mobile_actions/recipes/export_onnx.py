@@ -444,6 +444,16 @@ def write_runtime_files(out: Path, tokenizer, model_cfg, *, manifest: dict) -> d
     return manifest
 
 
+def copy_grounding(spec: str, out: Path) -> None:
+    """The model's learned grounding policies travel with its export (the runtime reads them there)."""
+    from mobile_actions.caller.evaluate import model_folder
+    from mobile_actions.decoding.grounding import POLICY_FILE
+
+    folder = model_folder(spec)
+    if folder is not None and (folder / POLICY_FILE).is_file():
+        shutil.copyfile(folder / POLICY_FILE, out / POLICY_FILE)
+
+
 def folder_size(path: Path) -> int:
     return sum(f.stat().st_size for f in Path(path).iterdir() if f.is_file())
 
@@ -559,6 +569,7 @@ def _run(cfg: ExportConfig) -> ExportResult:
                         if cfg.quant == "mixed" else {}),
                      "tool": "onnxruntime MatMulNBitsQuantizer" + (" + quantize_dynamic" if cfg.quant == "int8" else "")}}
         write_runtime_files(out, tokenizer, model.config, manifest=manifest)
+        copy_grounding(cfg.model, out)
         check: dict = {}
         if cfg.check:
             prompts = check_prompts(tokenizer, layout, cfg.check_prompts)

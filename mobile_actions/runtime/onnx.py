@@ -156,8 +156,13 @@ class Caller:
 
     def __init__(self, folder: str | Path, *, threads: int = DEFAULT_THREADS, constrained: bool = True,
                  prefix_reuse: bool = True, force_tokens: bool = True, max_new_tokens: int = 128,
-                 layout: str | None = None, tools: Catalogue | str | None = None, spin: bool = False):
+                 layout: str | None = None, tools: Catalogue | str | None = None, spin: bool = False,
+                 grounded: bool = True):
+        """`grounded`: values narrowed to the request (`decoding.grounding`, the folder's grounding.json);
+        False keeps the call grammar only; `constrained=False` decodes the bare model."""
         from tokenizers import Tokenizer
+
+        from mobile_actions.decoding.grounding import read_policies
 
         self.folder = Path(folder)
         m = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
@@ -171,6 +176,7 @@ class Caller:
         self.constrained, self.prefix_reuse, self.force_tokens = constrained, prefix_reuse, force_tokens
         self.max_new_tokens = max_new_tokens
         self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
+        self.policies = read_policies(self.folder) if grounded else None
         self._constraints = None  # grammar.Constraints, built on first use (the token table takes a while)
         self._prefixes: list[_Prefix] = []   # stable prefixes (cache layout), one per tool set
         self._last: _Prefix | None = None      # the previous request's prompt
@@ -186,9 +192,11 @@ class Caller:
         now = (now or datetime.now()).replace(microsecond=0)
         return DEVELOPER_TEMPLATE.format(now=now.strftime("%Y-%m-%dT%H:%M:%S"), weekday=now.strftime("%A"))
 
+    def messages(self, request: str, now: datetime | None = None) -> list[dict]:
+        return [{"role": "developer", "content": self.developer_text(now)}, {"role": "user", "content": request}]
+
     def prompt(self, request: str, tools: Catalogue | None = None, now: datetime | None = None) -> str:
-        return self.render([{"role": "developer", "content": self.developer_text(now)},
-                            {"role": "user", "content": request}], tools)
+        return self.render(self.messages(request, now), tools)
 
     def render(self, messages: list[dict], tools: Catalogue | None = None) -> str:
         return wire.render(messages, tools if tools is not None else self.tools, add_generation_prompt=True,
@@ -225,17 +233,19 @@ class Caller:
         return best, past
 
     # ------------------------------------------------------------------ grammar
-    def _constraint(self, tools: Catalogue):
+    def _constraint(self, tools: Catalogue, messages: list[dict] | None = None):
         from mobile_actions.decoding.grammar import Constraints, TokenTable
 
         if self._constraints is None:
             self._constraints = Constraints(TokenTable.from_folder(self.folder),
-                                            self.tokenizer if self.force_tokens else None)
-        return self._constraints.for_tools(tools)
+                                            self.tokenizer if self.force_tokens else None, policies=self.policies)
+        return self._constraints.for_tools(tools, messages)
 
     # ------------------------------------------------------------------ decoding
-    def generate(self, prompt_ids: list[int], tools: Catalogue, stats: dict) -> Iterator[int]:
-        """Greedy token ids after the prompt (stop token excluded); fills `stats`."""
+    def generate(self, prompt_ids: list[int], tools: Catalogue, stats: dict,
+                 messages: list[dict] | None = None) -> Iterator[int]:
+        """Greedy token ids after the prompt (stop token excluded); fills `stats`. `messages` (what the
+        prompt was rendered from) is what grounded values may be taken from."""
         from mobile_actions.decoding.grammar import pick
 
         if self.constrained and self._constraints is None:
@@ -246,7 +256,7 @@ class Caller:
         steps0 = self.decoder.steps
         reused, past = self._reuse(prompt_ids) if self.prefix_reuse else (0, None)
         stats.update(prompt_tokens=len(prompt_ids), reused_tokens=reused, prefill_tokens=len(prompt_ids) - reused)
-        con = self._constraint(tools) if self.constrained else None
+        con = self._constraint(tools, messages) if self.constrained else None
         pending = prompt_ids[reused:]
         first = True
         forced = 0
@@ -291,25 +301,27 @@ class Caller:
         t0 = time.perf_counter()
         ids = self.encode(self.render(messages, tools))
         stats: dict = {"tokenize_ms": (time.perf_counter() - t0) * 1e3}
-        out = list(self.generate(ids, tools, stats))
+        out = list(self.generate(ids, tools, stats, messages))
         return self._finish(out, tools, stats, t0)
 
     def call(self, request: str, tools: Catalogue | list | None = None, now: datetime | None = None) -> CallResult:
         """Calls (validated) or a text reply for one request, with the developer turn for `now`."""
         tools = self._catalogue(tools)
         t0 = time.perf_counter()
-        ids = self.encode(self.prompt(request, tools, now))
+        messages = self.messages(request, now)
+        ids = self.encode(self.render(messages, tools))
         stats: dict = {"tokenize_ms": (time.perf_counter() - t0) * 1e3}
-        out = list(self.generate(ids, tools, stats))
+        out = list(self.generate(ids, tools, stats, messages))
         return self._finish(out, tools, stats, t0)
 
     def stream(self, request: str, tools: Catalogue | list | None = None, now: datetime | None = None) -> Iterator[str]:
         """Text pieces as they are decoded (incomplete UTF-8 held back until it completes)."""
         tools = self._catalogue(tools)
-        ids = self.encode(self.prompt(request, tools, now))
+        messages = self.messages(request, now)
+        ids = self.encode(self.render(messages, tools))
         out: list[int] = []
         shown = ""
-        for tid in self.generate(ids, tools, {}):
+        for tid in self.generate(ids, tools, {}, messages):
             out.append(tid)
             text = self.tokenizer.decode(out, skip_special_tokens=False)
             if text.endswith("\ufffd"):
