@@ -202,6 +202,16 @@ def read_named_json(name_or_path: str | os.PathLike, suffix: str, error: type[Ex
 
 
 def load_catalogue(name_or_path: str | os.PathLike = "mobile_actions") -> Catalogue:
-    """A bare name (`mobile_actions`) loads `<dir>/<name>.json` from the search path; anything else is a file."""
+    """A bare name (`mobile_actions`) loads `<dir>/<name>.json` from the search path; anything else is a file.
+    ``A+B`` (no such file) is the tools of both, in that order (``mobile_actions+operate_screen``)."""
+    text = str(name_or_path)
+    if "+" in text and not Path(text).exists():
+        parts = [load_catalogue(part) for part in text.split("+") if part]
+        tools = [t for cat in parts for t in cat]
+        names = [t.name for t in tools]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise CatalogueError(f"{text}: tool(s) {', '.join(dup)} declared twice")
+        return Catalogue(tuple(tools))
     data, path = read_named_json(name_or_path, ".json", CatalogueError, "catalogue")
     return Catalogue.from_json(data, source=str(path))

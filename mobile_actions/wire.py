@@ -74,6 +74,8 @@ def format_value(value: Any, *, sort_keys: bool = False, upper_types: bool = Fal
         items = sorted(value.items()) if sort_keys else value.items()
         parts = []
         for k, v in items:
+            if upper_types and isinstance(k, str) and k.startswith("x-"):
+                continue  # a declaration's toolkit annotations (x-grounding) are not for the model
             _check_key(k)
             if upper_types and k == "type":
                 v = [t.upper() for t in v] if isinstance(v, list) else str(v).upper()
@@ -375,8 +377,10 @@ CHAT_TEMPLATE = r"""{%- macro fv(v, sort, up) -%}
 {%- elif v is boolean -%}{{ 'true' if v else 'false' }}
 {%- elif v is none -%}null
 {%- elif v is mapping -%}{{ '{' }}
-{%- set items = (v | dictsort) if sort else v.items() -%}
-{%- for k, x in items -%}
+{%- set all_items = (v | dictsort) if sort else v.items() -%}
+{%- set kept = namespace(items=[]) -%}
+{%- for k, x in all_items -%}{%- if not (up and k is string and k.startswith('x-')) -%}{%- set kept.items = kept.items + [(k, x)] -%}{%- endif -%}{%- endfor -%}
+{%- for k, x in kept.items -%}
 {%- if up and k == 'type' -%}{{ k }}:{{ fv(x | upper if x is string else x | map('upper') | list, sort, up) }}
 {%- else -%}{{ k }}:{{ fv(x, sort, up) }}{%- endif -%}
 {%- if not loop.last -%},{%- endif -%}

@@ -52,3 +52,12 @@ def test_load_from_user_file_and_errors(tmp_path):
         load_catalogue(tmp_path / "broken.json")
     with pytest.raises(CatalogueError, match="no catalogue named"):
         load_catalogue("no_such_catalogue")
+
+
+def test_catalogues_combine_with_plus():
+    from mobile_actions.catalog import CatalogueError, load_catalogue
+
+    both = load_catalogue("mobile_actions+operate_screen")
+    assert both.names[-1] == "operate_screen" and len(both) == 8
+    with pytest.raises(CatalogueError, match="twice"):
+        load_catalogue("mobile_actions+mobile_actions")

@@ -260,3 +260,19 @@ def test_prefix_layouts_declare_tools_in_one_order_whatever_the_catalogue_says(l
     (text,) = texts
     assert text.index("turn_on_flashlight") < text.index("create_contact") < text.index("a_user_tool")
     assert wire.render(msgs, tools[::-1], layout="official") != wire.render(msgs, tools, layout="official")
+
+
+def test_toolkit_annotations_never_reach_the_prompt():
+    """`x-grounding` (and any `x-` key) steers the toolkit, not the model: declarations leave it out, in
+    Python and in the Jinja template."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from mobile_actions.catalog import load_catalogue
+
+    tools = [t.to_mobile_actions() for t in load_catalogue("operate_screen")]
+    msgs = [{"role": "user", "content": "turn on Bluetooth"}]
+    text = wire.render(msgs, tools, add_generation_prompt=True)
+    assert "x-grounding" not in text and "goal:{description:" in text
+    rendered, _ = render_jinja_template([msgs], tools=tools, chat_template=wire.CHAT_TEMPLATE,
+                                        add_generation_prompt=True, bos_token="<bos>")
+    assert rendered[0] == text

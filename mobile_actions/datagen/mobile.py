@@ -135,7 +135,18 @@ CREATE_CALENDAR_EVENT: list[FamilySpec] = [
     ("set_up_at", "imp", "(set up|arrange|plan|note down) {title!q} {datetime} (in|on) {_CAL}".replace("{_CAL}", _CAL)),
 ]
 
+# Routing (hybrid runs): a step no tool covers becomes operate_screen(goal) with the goal in the user's words.
+OPERATE_SCREEN: list[FamilySpec] = [
+    ("do_it", "imp", "{goal}"),
+    ("help_me", "free", "(help me|I want to|I need to|show me how to|I'd like to) {goal}( on my phone| on the phone|)"),
+    ("phone_please", "free", "{goal}( please| for me| now| real quick|)"),
+    ("could_you", "free", "(can|could|would) you {goal}( for me|)?"),
+    ("cant_figure", "free", "I can't figure out how to {goal}(, can you do it|, do it for me|. Do it please)"),
+    ("on_the_phone", "imp", "(on my phone|on the phone|using the screen|through the settings)(,|) {goal}"),
+]
+
 FAMILIES: dict[str, list[FamilySpec]] = {
+    "operate_screen": OPERATE_SCREEN,
     "send_email": SEND_EMAIL,
     "create_contact": CREATE_CONTACT,
     "show_map": SHOW_MAP,
@@ -147,6 +158,7 @@ FAMILIES: dict[str, list[FamilySpec]] = {
 # The argument names each grammar fills; a user tool with the same name but other arguments gets
 # the generic grammar instead.
 ARGUMENTS: dict[str, frozenset[str]] = {
+    "operate_screen": frozenset({"goal"}),
     "send_email": frozenset({"to", "subject", "body"}),
     "create_contact": frozenset({"first_name", "last_name", "phone_number", "email"}),
     "show_map": frozenset({"query"}),
@@ -199,6 +211,9 @@ def sample_slots(tool: str, rng: Random, now) -> tuple[dict, dict[str, Value]]:
     if tool == "show_map":
         args = {"query": V.map_query(rng)}
         return args, {**_literal(args), "_first": Value(V.person(rng).first, LITERAL)}
+    if tool == "operate_screen":
+        args = {"goal": V.gui_goal(rng)}
+        return args, _literal(args)
     if tool == "create_calendar_event":
         when = sample_when(rng, now)
         args = {"title": V.event_title(rng), "datetime": when.iso}

@@ -321,3 +321,49 @@ def body(rng: Random) -> str:
 
 def event_title(rng: Random) -> str:
     return _fill(rng, rng.choice(_TITLES))
+
+
+# ------------------------------------------------------------------------------------------ GUI goals
+# Things people ask a phone to do that no Mobile Actions tool covers: a GUI navigator does them on the
+# screen. Compositional (a verb for the thing, the thing), so goals vary beyond any fixed list.
+_SETTINGS = ("Bluetooth", "airplane mode", "Do Not Disturb", "dark mode", "the hotspot", "location", "auto-rotate",
+             "battery saver", "NFC", "mobile data")
+_SWITCH_ON = ("turn on", "switch on", "enable", "activate", "put on")
+_SWITCH_OFF = ("turn off", "switch off", "disable", "deactivate")
+_APPS = ("Chrome", "the browser", "the calendar app", "my contacts", "the notes app", "Gmail", "the settings",
+         "the camera", "the clock", "the calculator", "Maps", "the Play Store", "the gallery", "the files app")
+_SITES = ("example.com", "wikipedia.org", "the BBC website", "bbc.co.uk", "news.ycombinator.com", "my bank's website")
+_SEARCHES = ("pizza near me", "cheap flights to Lisbon", "the weather in Oslo", "how to tie a tie", "vegan recipes",
+             "train times to Leeds")
+_NOTES = ("buy milk and eggs", "call the plumber", "pick up the dry cleaning", "gate code 4512", "book the car service",
+          "ideas for Mia's birthday")
+
+
+def gui_goal(rng: Random) -> str:
+    """One thing to do on the screen, as a verb phrase in the user's words."""
+    kind = rng.randrange(8)
+    if kind <= 1:
+        thing = rng.choice(_SETTINGS)
+        verb = rng.choice(_SWITCH_ON if kind == 0 else _SWITCH_OFF)
+        if " " in verb and rng.random() < 0.4:  # "turn Bluetooth on"
+            head, particle = verb.split()
+            return f"{head} {thing} {particle}"
+        return f"{verb} {thing}"
+    if kind == 2:
+        return f"{rng.choice(('open', 'launch', 'start', 'go to', 'bring up'))} {rng.choice(_APPS)}"
+    if kind == 3:
+        return rng.choice((f"go to {rng.choice(_SITES)}", f"open {rng.choice(_SITES)} in Chrome",
+                           f"search for {rng.choice(_SEARCHES)} in Chrome", f"look up {rng.choice(_SEARCHES)} in the browser"))
+    if kind == 4:
+        return rng.choice((f"write a note saying {rng.choice(_NOTES)}", f"make a note that says {rng.choice(_NOTES)}",
+                           f"jot down {rng.choice(_NOTES)} in my notes", f"add a note: {rng.choice(_NOTES)}"))
+    if kind == 5:
+        return rng.choice(("clear all recent apps", "close all my apps", "show the recent apps", "open the app switcher",
+                           "go back to the home screen", "go home", "go back", "open the notification shade"))
+    if kind == 6:
+        return rng.choice(("turn the brightness up", "turn the brightness down", "make the screen brighter",
+                           "dim the screen", "turn the volume up", "turn the volume down", "mute the phone",
+                           "set the volume to max"))
+    return rng.choice(("copy the address on the screen", "copy this text", "paste what I copied into a note",
+                       "take a screenshot", "change the wallpaper", "open the battery settings",
+                       "check which apps use the most battery", "open the Wi-Fi list and connect to Home"))
