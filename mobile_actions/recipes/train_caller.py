@@ -436,7 +436,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
 
     from mobile_actions import wire
     from mobile_actions.dataset import load_rows
-    from mobile_actions.caller.model import load_tokenizer, resolve_model, write_marker, write_portable_base
+    from mobile_actions.caller.model import load_tokenizer, read_marker, resolve_model, write_marker, write_portable_base
 
     if cfg.layout not in wire.LAYOUTS:   # before any loading: a typo should not cost a minute
         raise ValueError(f"--layout must be one of {', '.join(wire.LAYOUTS)}, got {cfg.layout!r}")
@@ -455,6 +455,9 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     for p in problems:
         logger.warning("skipped %s", p)
     rows = rows[:cfg.limit] if cfg.limit else rows
+    # A caller that saw operate_screen in training can route GUI steps: hybrid runs offer it that tool.
+    routes = any("operate_screen" in r.tools for r in rows) or bool(
+        cfg.init_adapter and read_marker(init_adapter_dir(cfg.init_adapter)).get("routes"))
     tokenizer = load_tokenizer(base_spec)
     encoded = encode_rows(rows, tokenizer, layout=cfg.layout, max_length=cfg.max_length)
     msg = report_too_long(encoded, cfg.max_length, out / "too_long.txt")
@@ -518,7 +521,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
         return {"kind": "adapter" if method == "lora" else "full", "format": 1, "base": base_spec,
                 "layout": cfg.layout, "method": method, "train_rows": len(encoded.input_ids),
                 "too_long": len(encoded.too_long), "steps": steps,
-                "control_tokens": wire.CONTROL_TOKEN_IDS, "config": asdict(cfg)}
+                "control_tokens": wire.CONTROL_TOKEN_IDS, "routes": routes, "config": asdict(cfg)}
 
     def mark_checkpoint(step: int) -> None:
         # So `eval --model OUT/checkpoint-N` finds the base and prompt layout while the run goes on.
