@@ -9,24 +9,12 @@ import pytest
 from mobile_actions import wire
 from mobile_actions.calls import validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
-from mobile_actions.decoding.grammar import Constraints, TokenTable, pick
+from mobile_actions.decoding.grammar import Constraints, pick
 from mobile_actions.decoding.grounding import Grounding, learn_policies
+from tests.test_grammar import STOP, table, tok  # noqa: F401  (fixtures: the tiny tokenizer and its table)
 
-STOP = (1, 106, 50)
 DEV = {"role": "developer", "content": "Current date and time given in YYYY-MM-DDTHH:MM:SS format: 2025-06-02T10:00:00\n"
                                        "Day of week is Monday\nYou are a model that can do function calling"}
-
-
-@pytest.fixture(scope="module")
-def tok():
-    from tests.tiny import build_tokenizer
-
-    return build_tokenizer()
-
-
-@pytest.fixture(scope="module")
-def table(tok):
-    return TokenTable.from_tokenizer(tok, STOP)
 
 
 def decode(constraint, tok, seed: int, bias: dict[int, float] | None = None, max_tokens: int = 3000,
