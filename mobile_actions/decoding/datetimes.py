@@ -1,0 +1,600 @@
+"""Datetime candidates for a phone request, computed from its words and the prompt's "now".
+
+Why: the 270M caller copies strings well but does date arithmetic badly ("next Wednesday" on a
+Thursday, "on the 14th" in the wrong month, "2pm" -> 13:00). The decoder constrains a datetime
+argument to the strings `resolve` returns and lets the model choose among them, so this module
+aims at recall with short lists: where a phrase is ambiguous, every reasonable reading is kept.
+
+Readings follow the data generator (`mobile_actions.phrases.dates`), because that is what gold values mean:
+- "Friday", "on/this/coming Friday": the first Friday strictly after today; "next Friday" also
+  gives the one a week later (people mean either).
+- "tonight", "this evening", "... afternoon/evening/night" make a bare hour pm; "morning" makes it am.
+  A bare hour with no such word ("at 9") gives both 09:00 and 21:00.
+- "March 3rd", "3/14" (US; "3/4" also as 3 April), "on the 15th": the next such day strictly after
+  today (and today, when it is that day and the time is still ahead).
+- "in N days/weeks" = today + N; "in N hours/minutes" = now + N with seconds dropped (and kept).
+- A day without a time is that day at 00:00 (the generator's date-only value); with a part of the
+  day and no time ("tomorrow morning") a typical hour (PART_HOURS) comes first.
+- A time without a day is its next occurrence: today if still ahead, else tomorrow.
+Readings that lie in the past are dropped when another reading of the same phrase is ahead (for a
+day said without a time, past days; its 00:00 is a date, not an instant).
+
+Standard library only: it runs in the torch-free on-device runtime.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import date, datetime, time, timedelta
+from itertools import pairwise
+
+FORMAT = "%Y-%m-%dT%H:%M:%S"
+MAX_CANDIDATES = 8  # the decoder's choice must stay small; readings are ordered so the likely ones survive
+PART_HOURS = {"morning": 9, "afternoon": 15, "evening": 19, "night": 20}  # our guess; the generator always says a time
+LOOSE_GAP = 40  # a day and a time further apart than this may belong to different requests: keep both unpaired too
+
+# ------------------------------------------------------------------------------------------ vocabulary
+# One pattern per weekday / month, with the abbreviations and misspellings people type.
+WEEKDAY_FORMS = (
+    r"mon(?:day)?|mondy",
+    r"tue(?:s(?:day)?)?|tuseday|teusday|tuesay",
+    r"wed(?:s|nesday)?|wednsday|wensday|wendsday|wedensday|wednesay|wedsday",
+    r"thu(?:r(?:s(?:day)?)?)?|thurday|thrusday|thursay",
+    r"fri(?:day)?|firday|fridy",
+    r"sat(?:urday)?|saturdy|saterday",
+    r"sun(?:day)?|sundy",
+)
+MONTH_FORMS = (r"jan(?:uary)?", r"feb(?:ruary)?", r"mar(?:ch)?", r"apr(?:il)?", r"may", r"june?", r"july?",
+               r"aug(?:ust)?", r"sep(?:t(?:ember)?)?", r"oct(?:ober)?", r"nov(?:ember)?", r"dec(?:ember)?")
+WD = "(?P<wd>" + "|".join(f"(?:{f})" for f in WEEKDAY_FORMS) + ")"
+MON = "(?P<mon>" + "|".join(f"(?:{f})" for f in MONTH_FORMS) + r")\.?(?![a-z])"
+PART = r"(?P<part>morning|afternoon|evening|night)"
+MERIDIEM = r"(?P<mer>a\.?m\.?|p\.?m\.?)(?![a-z])"
+AT = r"(?:(?:\b(?:at|around|about|by|from|until|till|before)\s+|@\s*)(?:around\s+|about\s+|like\s+)?)?"
+TIME_PART = r"(?:\s+(?:in\s+the|at)\s+" + PART + ")?"  # "at 7 in the evening"; "this evening" is a day, not this
+SHORT_WEEKDAYS = {"mon", "wed", "sat", "sun", "thu"}  # also common words or too short to trust alone
+# A bare number after "at" is an hour only in good company: before one of these words...
+_AFTER_BARE_HOUR = re.compile(
+    r"\s*(?:$|[,;!?)\"'-]|\.(?!\d)"
+    r"|(?:on|in|this|next|tomorrow|today|tonight|and|then|for|to|with|please|pls|thanks|thx|sharp|the|at|or|but|so|i|we"
+    r"|it|every|until|till|latest|ish|is|if|because|when|o'clock|noon|day|later|ok|okay|\d{1,3}\s+(?:day|week|month)s?)\b"
+    r"|" + MON + r"|" + WD + r"s?\b)")
+# ...or right after a day ("thurs at 5 yoga"), whatever follows. Otherwise "at 14 Main Street" would be 14:00.
+_BEFORE_BARE_HOUR = re.compile(
+    r"(?:tomorrow|today|tonight|morning|afternoon|evening|night|\d(?:st|nd|rd|th)|(?<![a-z])" + WD + r"s?),?\s*$")
+
+
+def _index(forms: tuple[str, ...], word: str) -> int:
+    return next(i for i, f in enumerate(forms) if re.fullmatch(f, word))
+
+
+# ------------------------------------------------------------------------------------------ normalising
+# Numbers and shorthands become one spelling, so the patterns below stay few. Lower case, straight quotes.
+_UNITS = {w: i for i, w in enumerate((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"))}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50}
+_ORDINALS = {w: i + 1 for i, w in enumerate((
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
+    "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"))}
+_ORDINALS["thirtieth"] = 30
+_SPELLINGS = (
+    (r"\b(?:tmrw|tmrow|tmorrow|tmr|tmw|tmrrw|tomoz|tomorow|tommorow|tommorrow|tomorrrow|tomorro|tomrw|tomm|2morrow|2moro|2mrw|2morow)\b", "tomorrow"),
+    (r"\b(?:tonite|2nite|2night|tonigth|tongiht|tonght|toninght)\b", "tonight"),
+    (r"\b(?:2day|tdy|tody|todya)\b", "today"),
+    (r"\bnxt\b", "next"),
+    (r"\bwks\b", "weeks"), (r"\bwk\b", "week"), (r"\b(?:wknd|wkend|w/e)\b", "weekend"),
+    (r"\b(?:hrs|hr)\b", "hours"), (r"\b(?:mins|min)\b", "minutes"),
+    (r"\bmid-?day\b", "noon"), (r"\bmid-night\b", "midnight"),
+    (r"\bo'? ?clock\b|\boclock\b", "o'clock"),
+    (r"\ba\s+couple\s+(?:of\s+)?", "2 "), (r"\ba\s+few\s+", "3 "),
+    (r"\b(\d+)\s+and\s+a\s+half\s+hours?\b", lambda m: f"{int(m[1]) * 60 + 30} minutes"),
+    (r"\b(\d+)\s+hours?\s+and\s+a\s+half\b", lambda m: f"{int(m[1]) * 60 + 30} minutes"),
+    (r"\b(?:an|a)\s+hour\s+and\s+a\s+half\b", "90 minutes"),
+    (r"\b(\d+)\.5\s+hours?\b", lambda m: f"{int(m[1]) * 60 + 30} minutes"),
+    (r"\bhalf\s+an?\s+hour\b", "30 minutes"),
+    (r"\ba\s+quarter\s+of\s+an\s+hour\b", "15 minutes"),
+    (r"\ba\s+fortnight\b|\bfortnight\b", "2 weeks"),
+    (r"\b(?:an?)\s+(minute|hour|day|week|month)\b", r"1 \1"),
+    (r"\bday\s+after\s+tomorrow\b|\bovermorrow\b", "day after tomorrow"),
+)
+
+
+def normalise(text: str) -> str:
+    """Lower case, straight quotes, single spaces, digits for number words, one spelling per shorthand."""
+    text = text.lower().translate(str.maketrans("\u2018\u2019\u201c\u201d\u2013\u2014\u00a0", "''\"\"-- "))
+    text = re.sub(r"\s+", " ", text)
+    text = _ordinal_words(text)
+    tens_units = "|".join(list(_UNITS)[1:10])
+    text = re.sub(rf"\b({'|'.join(_TENS)})[- ]?({tens_units})\b", lambda m: str(_TENS[m[1]] + _UNITS[m[2]]), text)
+    text = re.sub(rf"\b({'|'.join(list(_UNITS)[1:] + list(_TENS))})\b", lambda m: str(_UNITS.get(m[1]) or _TENS[m[1]]), text)
+    for pattern, repl in _SPELLINGS:
+        text = re.sub(pattern, repl, text)
+    return text
+
+
+def ordinal(n: int) -> str:
+    """1 -> "1st", 22 -> "22nd": how the patterns expect day numbers."""
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _ordinal_words(text: str) -> str:
+    """"the twenty-first" -> "the 21st", but only where an ordinal names a day ("the second one" stays)."""
+    number = rf"(?:(?P<tens>twenty|thirty)[- ]?)?(?P<ord>{'|'.join(_ORDINALS)})"
+    month = MON.replace("(?P<mon>", "(?:")
+    day_follows = rf"(?=\s+of\s|\s+at\b|\s+in\b|\s*[,.;!?]|\s*$|\s+{month})"
+
+    def digits(m: re.Match) -> str:
+        n = _ORDINALS[m["ord"]] + _TENS.get(m["tens"] or "", 0)
+        return m["the"] + ordinal(n) if n <= 31 else m.group()
+
+    text = re.sub(rf"\b(?P<the>the\s+){number}\b{day_follows}", digits, text)
+    return re.sub(rf"\b(?P<the>){number}(?=\s+of\s+{month})", digits, text)
+
+
+# ------------------------------------------------------------------------------------------ mentions
+@dataclass(frozen=True)
+class Mention:
+    """One date or time expression found in the text, with its possible readings."""
+    start: int
+    end: int
+    kind: str                              # "day", "time" or "exact" (already a datetime: "in 2 hours")
+    days: tuple[date, ...] = ()            # kind "day": readings, most likely first
+    part: str | None = None                # morning / afternoon / evening / night, said with the day or the time
+    clock: tuple[int, int] = (0, 0)        # kind "time": hour and minute as written
+    meridiem: str | None = None            # "am" / "pm" when written
+    exact24: bool = False                  # "09:30", "14:00", "noon": no other hour reading
+    midnight: bool = False                 # "midnight": 00:00 of the next day (or, literally, of the same day)
+    values: tuple[datetime, ...] = ()      # kind "exact"
+    weekday: bool = False                  # a weekday name; a date next to it ("Friday the 14th") wins
+    quoted: bool = False                   # inside quotes: probably a title, not the event's time
+
+
+Rule = tuple["re.Pattern[str]", Callable[["re.Match[str]", datetime, str], "Mention | None"]]
+RULES: list[Rule] = []
+
+
+def rule(pattern: str) -> Callable:
+    """Register a handler for a pattern: handler(match, now, text) -> Mention | None."""
+    def register(handler: Callable) -> Callable:
+        RULES.append((re.compile(pattern), handler))
+        return handler
+    return register
+
+
+def _day(m: re.Match, days: list[date] | tuple[date, ...], part: str | None = None, weekday: bool = False) -> Mention:
+    unique = tuple(dict.fromkeys(days))
+    return Mention(m.start(), m.end(), "day", days=unique, part=part, weekday=weekday)
+
+
+def _coming(today: date, weekday: int) -> date:
+    """The first such weekday strictly after today (the generator's "on/this/next Friday")."""
+    return today + timedelta(days=(weekday - today.weekday()) % 7 or 7)
+
+
+def _add_months(d: date, n: int) -> date:
+    y, m = divmod(d.month - 1 + n, 12)
+    year, month = d.year + y, m + 1
+    return date(year, month, min(d.day, _month_length(year, month)))
+
+
+def _month_length(year: int, month: int) -> int:
+    return ((date(year + month // 12, month % 12 + 1, 1)) - date(year, month, 1)).days
+
+
+def _valid(year: int, month: int, day: int) -> bool:
+    """A real calendar day in years a phone request can mean (date() itself fails outside 1..9999)."""
+    return 1900 <= year <= 2200 and 1 <= month <= 12 and 1 <= day <= _month_length(year, month)
+
+
+def _next_date(today: date, month: int, day: int) -> list[date]:
+    """The next month/day strictly after today; today too when it is that day."""
+    out = []
+    for year in (today.year, today.year + 1, today.year + 4):  # +4: 29 February
+        if day <= _month_length(year, month) and date(year, month, day) > today:
+            out.append(date(year, month, day))
+            break
+    if (today.month, today.day) == (month, day):
+        out.append(today)
+    return out
+
+
+def _next_day_of_month(today: date, day: int, which: str | None = None) -> list[date]:
+    """"the 14th": the next 14th strictly after today (months without it are skipped); today too if it is the 14th."""
+    if which in ("this", "the"):
+        return [date(today.year, today.month, day)] if day <= _month_length(today.year, today.month) else []
+    first = date(today.year, today.month, 1)
+    for k in range(1 if which == "next" else 0, 14):
+        month = _add_months(first, k)
+        if day <= _month_length(month.year, month.month) and month.replace(day=day) > today:
+            return [month.replace(day=day)] + ([today] if today.day == day and which is None else [])
+    return []
+
+
+# ---- days said relative to today
+@rule(r"\b(?:(?:on|for|by)\s+)?(?P<rel>(?:the\s+)?day after tomorrow|tomorrow|later\s+today|today|tonight"
+      r"|this\s+(?:morning|afternoon|evening|eve))\b(?:\s+(?:in\s+the\s+|at\s+)?" + PART + ")?")
+def _relative_day(m: re.Match, now: datetime, text: str) -> Mention:
+    rel = m["rel"]
+    offset = 2 if "day after" in rel else 1 if rel == "tomorrow" else 0
+    implied = "night" if rel == "tonight" else next((p for p in PART_HOURS if p in rel), None)
+    if rel.endswith("eve"):
+        implied = "evening"
+    return _day(m, [now.date() + timedelta(days=offset)], m["part"] or implied)
+
+
+@rule(r"\b(?:in|within|after)\s+(?P<n>\d{1,3})\s+(?P<unit>day|week|month)s?(?:'s|')?(?:\s+time)?\b"
+      r"|(?P<n2>\d{1,3})\s+(?P<unit2>day|week|month)s?\s+(?:from\s+(?:now|today)|today)\b")
+def _in_days(m: re.Match, now: datetime, text: str) -> Mention:
+    n, unit = int(m["n"] or m["n2"]), m["unit"] or m["unit2"]
+    today = now.date()
+    d = _add_months(today, n) if unit == "month" else today + timedelta(days=n * (7 if unit == "week" else 1))
+    return _day(m, [d])
+
+
+@rule(r"(?<![\d:.])(?P<n>\d{1,2})\s+(?P<unit>day|week)s?\s+(?:from|after|on)\s+(?:(?P<tomorrow>tomorrow)|(?:this\s+|next\s+)?" + WD + r")\b")
+def _days_after_day(m: re.Match, now: datetime, text: str) -> Mention:
+    """"2 weeks from Friday", "a week on Friday", "3 days after tomorrow"."""
+    today = now.date()
+    base = today + timedelta(days=1) if m["tomorrow"] else _coming(today, _index(WEEKDAY_FORMS, m["wd"]))
+    return _day(m, [base + timedelta(days=int(m["n"]) * (7 if m["unit"] == "week" else 1))])
+
+
+@rule(r"\b(?:(?P<on>on|by|until|till|before|for)\s+)?(?:(?P<pre>this\s+coming|the\s+coming|coming|this|next|the\s+following|following)\s+)?"
+      r"(?:(?P<nw>next\s+week|this\s+week)\s+(?:on\s+)?)?(?<!last )" + WD + r"s?\b"
+      r"(?:\s+(?P<post>after\s+next|(?:of\s+)?next\s+week|(?:of\s+)?this\s+week))?(?:\s+(?:in\s+the\s+)?" + PART + ")?")
+def _weekday(m: re.Match, now: datetime, text: str) -> Mention | None:
+    word, today = m["wd"], now.date()
+    if len(word) <= 4 and text[m.end("wd"):m.end("wd") + 1] == "s":
+        return None  # "thus", "suns", "mons"
+    if word in SHORT_WEEKDAYS and not (m["on"] or m["pre"] or m["nw"]) \
+            and not re.match(r"\s*(?:\d|at\b|@|morning|afternoon|evening|night|noon)", text[m.end():]):
+        return None  # "sat", "sun", "mon" alone are more often words than days
+    wd = _index(WEEKDAY_FORMS, word)
+    coming = _coming(today, wd)
+    week = (m["nw"] or m["post"] or "").replace("of ", "")
+    if (m["post"] or "").startswith("after"):
+        days = [coming + timedelta(days=7)]
+    elif week == "next week":
+        in_next_week = today - timedelta(days=today.weekday()) + timedelta(days=7 + wd)
+        days = [in_next_week, coming, coming + timedelta(days=7)]
+    elif week == "this week":
+        in_this_week = today - timedelta(days=today.weekday()) + timedelta(days=wd)
+        days = [in_this_week if in_this_week >= today else coming, coming]
+    elif m["pre"] and re.search("next|following", m["pre"]):
+        days = [coming, coming + timedelta(days=7)]
+    else:
+        days = [coming] + ([today] if today.weekday() == wd else [])
+    return _day(m, days, m["part"], weekday=True)
+
+
+@rule(r"\b(?:(?:on|over|at|for|by)\s+)?(?P<w>next\s+week(?:end)?|this\s+weekend|the\s+weekend|weekend|next\s+month"
+      r"|end\s+of\s+(?:the\s+|this\s+)?month)\b(?!\s*'s)")
+def _week_words(m: re.Match, now: datetime, text: str) -> Mention:
+    w, today = re.sub(r"\s+", " ", m["w"]), now.date()
+    saturday = today + timedelta(days=(5 - today.weekday()) % 7)
+    if w == "next week":
+        days = [today + timedelta(days=7), today + timedelta(days=7 - today.weekday())]
+    elif w == "next weekend":
+        first = _coming(today, 5)
+        days = [first, first + timedelta(days=7)]
+    elif w == "next month":
+        days = [_add_months(today.replace(day=1), 1), _add_months(today, 1)]
+    elif w.startswith("end of"):
+        last = today.replace(day=_month_length(today.year, today.month))
+        if last == today:
+            nxt = _add_months(today.replace(day=1), 1)
+            last = nxt.replace(day=_month_length(nxt.year, nxt.month))
+        days = [last]
+    elif today.weekday() == 6:  # "this weekend" on a Sunday
+        days = [today, today + timedelta(days=6)]
+    else:
+        days = [saturday, saturday + timedelta(days=1)]
+    return _day(m, days)
+
+
+# ---- days said as dates
+def _month_day(m: re.Match, now: datetime, text: str) -> Mention | None:
+    if m["mon"] == "may" and not (m["suf"] or m["year"] or _AFTER_BARE_HOUR.match(text[m.end():])):
+        return None  # "I may 5 times"
+    month, day = _index(MONTH_FORMS, m["mon"]) + 1, int(m["day"])
+    if m["year"]:
+        year = int(m["year"])
+        return _day(m, [date(year, month, day)]) if _valid(year, month, day) else None
+    days = _next_date(now.date(), month, day) if 1 <= day <= 31 else []
+    return _day(m, days) if days else None
+
+
+@rule(r"(?:\bon\s+)?(?:\bthe\s+)?(?<![\d:.])(?P<day>\d{1,2})(?P<suf>st|nd|rd|th)?\s+(?:of\s+)?" + MON + r"(?:,?\s+(?P<year>\d{4}))?")
+def _day_month(m: re.Match, now: datetime, text: str) -> Mention | None:
+    return _month_day(m, now, text)
+
+
+@rule(r"(?:\bon\s+)?\b" + MON + r"\s+(?:the\s+)?(?P<day>\d{1,2})(?P<suf>st|nd|rd|th)?(?!\d|\s*(?::|[ap]\.?m\b|o'clock|hours|minutes))"
+      r"(?:,?\s+(?P<year>\d{4}))?")
+def _month_first(m: re.Match, now: datetime, text: str) -> Mention | None:
+    return _month_day(m, now, text)
+
+
+_NOT_A_DAY = r"(?!\s*(?:floor|century|time|place|anniversary|birthday|row|street|st\b|avenue|ave\b|percent|%|of\s+(?!this|next|the\s+month)))"
+
+
+@rule(r"\b(?:(?P<pre>on|by|until|till|for|before)\s+)?the\s+(?P<day>\d{1,2})(?P<suf>st|nd|rd|th)?\b"
+      r"(?:\s+of\s+(?P<which>this|next|the)\s+month)?" + _NOT_A_DAY)
+def _the_nth(m: re.Match, now: datetime, text: str) -> Mention | None:
+    if not (m["suf"] or m["pre"]) or not 1 <= int(m["day"]) <= 31:
+        return None
+    days = _next_day_of_month(now.date(), int(m["day"]), m["which"])
+    return _day(m, days) if days else None
+
+
+@rule(r"\b(?P<pre>on|by|until|till|before)\s+(?P<day>\d{1,2})(?:st|nd|rd|th)\b(?:\s+of\s+(?P<which>this|next|the)\s+month)?" + _NOT_A_DAY)
+def _on_nth(m: re.Match, now: datetime, text: str) -> Mention | None:
+    days = _next_day_of_month(now.date(), int(m["day"]), m["which"]) if 1 <= int(m["day"]) <= 31 else []
+    return _day(m, days) if days else None
+
+
+@rule(r"(?:\bon\s+)?(?<![\d/.:-])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\d/])(?!\s*(?:hours?|minutes?|cups?|of)\b)")
+def _slash_date(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"3/14" is US (month first); "14/3" can only be day first; "3/4" gives both, US first."""
+    a, b = int(m["a"]), int(m["b"])
+    if (a, b) == (24, 7):
+        return None
+    readings = [(a, b)] + ([(b, a)] if a != b else [])
+    days: list[date] = []
+    for month, day in readings:
+        if m["y"]:
+            year = int(m["y"]) + (2000 if len(m["y"]) == 2 else 0)
+            days += [date(year, month, day)] if _valid(year, month, day) else []
+        elif 1 <= month <= 12 and 1 <= day <= 31:
+            days += _next_date(now.date(), month, day)
+    return _day(m, days) if days else None
+
+
+@rule(r"(?:\bon\s+)?(?<![\d.:])(?P<d>\d{1,2})\.(?P<mo>\d{1,2})\.(?P<y>\d{4}|\d{2})(?![\d.])"
+      r"|(?:\bon\s+)?(?<!\d)(?P<y2>\d{4})[-/.](?P<mo2>\d{1,2})[-/.](?P<d2>\d{1,2})(?!\d)")
+def _full_date(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """European "14.03.2025" and ISO "2025-03-14" (also with a "T14:00" after it: that is a time mention)."""
+    y, mo, d = (m["y"], m["mo"], m["d"]) if m["y"] else (m["y2"], m["mo2"], m["d2"])
+    year, month, day = int(y) + (2000 if len(y) == 2 else 0), int(mo), int(d)
+    return _day(m, [date(year, month, day)]) if _valid(year, month, day) else None
+
+
+# ---- times
+def _time(m: re.Match, hour: int, minute: int, meridiem: str | None = None, exact24: bool = False,
+          midnight: bool = False) -> Mention | None:
+    if not (0 <= hour <= 23 and 0 <= minute <= 59):
+        return None
+    part = m.groupdict().get("part")
+    mer = meridiem[0] + "m" if meridiem else None
+    return Mention(m.start(), m.end(), "time", clock=(hour, minute), meridiem=mer, part=part, exact24=exact24,
+                   midnight=midnight)
+
+
+@rule(AT + r"(?<![\d:.$£€/])(?P<h>\d{1,2})(?:[:. ](?P<m>[0-5]\d))?\s*" + MERIDIEM + TIME_PART)
+def _meridiem_time(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"2pm", "2 PM", "2:30 p.m.", "9.15am"."""
+    return _time(m, int(m["h"]), int(m["m"] or 0), m["mer"])
+
+
+@rule(r"(?:\b(?:from|between)\s+)?(?<![\d:.$£€/])(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?\s*(?P<mer1>[ap]\.?m\.?)?"
+      r"\s*(?:-|to|until|till|and)\s*(?P<h2>\d{1,2})(?::[0-5]\d)?\s*" + MERIDIEM)
+def _time_range(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"10-11am", "from 2 to 4pm": the event starts at the first time, which shares the second's am/pm
+    unless that would make it later ("11-1pm" starts at 11am)."""
+    h, h2 = int(m["h"]), int(m["h2"])
+    if not (1 <= h <= 12 and 1 <= h2 <= 12):
+        return None
+    meridiem = m["mer1"] or (m["mer"] if h % 12 <= h2 % 12 else {"a": "pm", "p": "am"}[m["mer"][0]])
+    return _time(m, h, int(m["m"] or 0), meridiem)
+
+
+@rule(r"(?:\b(?:at|around)\s+)?(?<![\d:.$£€/])(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?\s*-?ish\b")
+def _ish(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"9ish", "at 7:30-ish"."""
+    return _time(m, int(m["h"]), int(m["m"] or 0))
+
+
+@rule(r"(?<![\d:.$£€/])(?P<h>\d{1,2})(?:[:.](?P<m>[0-5]\d))?\s+(?:in\s+the|at)\s+" + PART)
+def _hour_part(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"8 in the morning", "10 at night" without an "at" before the hour."""
+    return _time(m, int(m["h"]), int(m["m"] or 0))
+
+
+@rule(AT + r"(?<![\d:.$£€/])(?P<h>\d{1,2})(?P<sep>[:h])(?P<m>[0-5]\d)(?::[0-5]\d)?(?![\d:])(?:\s*o'clock)?" + TIME_PART)
+def _clock_time(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"14:00", "09:30" (zero-padded or past 12: a 24-hour clock), "9:30" (either half of the day), "14h30"."""
+    raw = m["h"]
+    return _time(m, int(raw), int(m["m"]), exact24=raw.startswith("0") or m["sep"] == "h")
+
+
+@rule(r"(?:\b(?:at|around|about|by|from|until|till)\s+|@\s*)(?:around\s+|about\s+|like\s+)?(?P<h>\d{1,2})"
+      r"(?:[. ](?P<m>[0-5]\d))?(?![\d:/])(?:\s*o'clock)?" + TIME_PART)
+def _bare_hour(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"at 9", "at 3 30", "by 5 o'clock": an hour only when the next word does not make it an address or a count."""
+    rest = text[m.end():]
+    if not (m["part"] or "o'clock" in m.group() or _AFTER_BARE_HOUR.match(rest) or _BEFORE_BARE_HOUR.search(text[:m.start()])):
+        return None
+    if re.match(r"(?:st|nd|rd|th)\b|[:./]\d", rest):
+        return None
+    return _time(m, int(m["h"]), int(m["m"] or 0))
+
+
+@rule(r"(?<![\d:])(?P<h>\d{1,2})\s*o'clock" + TIME_PART)
+def _oclock(m: re.Match, now: datetime, text: str) -> Mention | None:
+    return _time(m, int(m["h"]), 0)
+
+
+@rule(AT + r"(?<!from )(?<![\d:.])(?P<q>quarter|half|\d{1,2})\s+(?P<min>minutes\s+)?(?P<dir>past|after|to|till|before)\s+(?P<h>\d{1,2})"
+      r"(?!\d|:)(?:\s*" + MERIDIEM + r")?(?:\s*o'clock)?" + TIME_PART)
+def _past_to(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"half past 3", "quarter to 5", "20 past 4", "10 to 6"."""
+    q = {"quarter": 15, "half": 30}.get(m["q"]) or int(m["q"])
+    if m["q"].isdigit() and not (m["min"] or (q % 5 == 0 and 0 < q <= 30)):
+        return None  # "2 to 4" is a range, not 3:58
+    if m["q"] == "half" and m["dir"] != "past":
+        return None
+    h = int(m["h"])
+    if m["dir"] in ("past", "after"):
+        return _time(m, h, q, m["mer"])
+    before = 12 if h == 1 else 23 if h == 0 else h - 1  # "quarter to 1" is 12:45
+    return _time(m, before, 60 - q, m["mer"])
+
+
+@rule(AT + r"half\s+(?P<h>\d{1,2})(?!\s*(?:hours?|minutes?|days?|weeks?|\d|of|past|to))" + TIME_PART)
+def _half_h(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """British "half 3" = 3:30."""
+    return _time(m, int(m["h"]), 30)
+
+
+@rule(AT + r"(?:12\s+)?(?P<w>noon|midnight|lunchtime|lunch\s+time)\b")
+def _named_time(m: re.Match, now: datetime, text: str) -> Mention | None:
+    if m["w"] == "midnight":
+        return _time(m, 0, 0, midnight=True)
+    return _time(m, 12, 0, exact24=True)
+
+
+@rule(AT + r"(?<![\d.])(?P<h>[01]\d|2[0-3])(?P<m>[0-5]\d)\s*(?:hours|h)\b")
+def _military(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"1500 hours"."""
+    return _time(m, int(m["h"]), int(m["m"]), exact24=True)
+
+
+# ---- datetimes said relative to now
+@rule(r"\b(?:in|within|after)\s+(?P<n>\d{1,4})\s*(?P<unit>hours?|minutes?|h|m)\b(?:\s+(?:and\s+)?(?P<n2>\d{1,2})\s*minutes?\b)?"
+      r"(?:'s|')?(?:\s+time)?|(?P<n3>\d{1,4})\s+(?P<unit3>hours?|minutes?)\s+from\s+now\b")
+def _in_clock(m: re.Match, now: datetime, text: str) -> Mention:
+    """"in 2 hours", "in 45 minutes", "in 1 hour and 30 minutes", "3 hours from now"."""
+    n, unit = int(m["n"] or m["n3"]), (m["unit"] or m["unit3"])[0]
+    minutes = n * 60 + int(m["n2"] or 0) if unit == "h" else n
+    exact = now + timedelta(minutes=minutes)
+    return Mention(m.start(), m.end(), "exact", values=(exact.replace(second=0, microsecond=0), exact.replace(microsecond=0)))
+
+
+@rule(r"\bthis\s+time\s+(?P<when>tomorrow|next\s+week)")
+def _this_time(m: re.Match, now: datetime, text: str) -> Mention:
+    """"this time tomorrow": now's time of day, a day (or a week) later."""
+    exact = now + timedelta(days=1 if m["when"] == "tomorrow" else 7)
+    return Mention(m.start(), m.end(), "exact", values=(exact.replace(second=0, microsecond=0), exact.replace(microsecond=0)))
+
+
+# ------------------------------------------------------------------------------------------ finding
+def _quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Quoted titles and messages ("'Friday drinks' tomorrow at 6"): their dates are names, not the event's time."""
+    spans = [m.span() for m in re.finditer(r'"[^"]*"', text)]
+    spans += [m.span() for m in re.finditer(r"(?<![a-z0-9])'[^']+'(?![a-z0-9])", text)]
+    return spans
+
+
+def mentions(text: str, now: datetime) -> list[Mention]:
+    """Every date/time expression in normalised text, longest first where patterns overlap, in text order."""
+    found = [mention for pattern, handler in RULES for m in pattern.finditer(text)
+             if (mention := handler(m, now, text)) is not None]
+    kept: list[Mention] = []
+    for mention in sorted(found, key=lambda x: (x.start - x.end, x.start)):
+        if all(mention.end <= k.start or mention.start >= k.end for k in kept):
+            kept.append(mention)
+    quotes = _quoted_spans(text)
+    kept = sorted((replace(k, quoted=any(a <= k.start < b for a, b in quotes)) for k in kept), key=lambda x: x.start)
+    return _merge_weekdays(kept, text)
+
+
+def _merge_weekdays(found: list[Mention], text: str) -> list[Mention]:
+    """"Friday the 14th", "tomorrow (Friday)": the date decides; the weekday only lends its part of day."""
+    out = list(found)
+    for a, b in pairwise(found):
+        if a.kind == b.kind == "day" and a.weekday != b.weekday and re.fullmatch(r"[\s,()]*(?:the\s+)?", text[a.end:b.start]):
+            weekday, other = (a, b) if a.weekday else (b, a)
+            if weekday in out and other in out:
+                out[out.index(other)] = replace(other, part=other.part or weekday.part)
+                out.remove(weekday)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ readings
+def clock_readings(t: Mention, part: str | None) -> list[tuple[int, int, int]]:
+    """(hour, minute, days to add) readings of a written time, most likely first."""
+    h, mi = t.clock
+    if t.midnight:
+        return [(0, 0, 1), (0, 0, 0)]
+    if t.meridiem == "am":
+        return [(0, mi, 0), (0, mi, 1)] if h == 12 else [(h, mi, 0)]
+    if t.meridiem == "pm":
+        return [(h + 12 if h < 12 else h, mi, 0)]
+    if t.exact24 or h == 0 or h >= 13:
+        return [(h, mi, 0)]
+    if h == 12:
+        return [(0, mi, 1)] if part in ("evening", "night") else [(12, mi, 0)] if part else [(12, mi, 0), (0, mi, 1)]
+    if part == "morning":
+        return [(h, mi, 0)]
+    if part == "night" and h <= 4:
+        return [(h, mi, 1), (h + 12, mi, 0)]
+    if part:
+        return [(h + 12, mi, 0)]
+    am, pm = (h, mi, 0), (h + 12, mi, 0)
+    return [am, pm] if h >= 7 else [pm, am]  # the generator's bare hours are 8-11 am; people say "at 3" for 15:00
+
+
+def readings(day: Mention | None, clock: Mention | None, now: datetime) -> list[datetime]:
+    """The datetimes a day and/or a time can mean, most likely first, past ones dropped if any is ahead.
+
+    An "exact" mention ("in 2 hours") comes in as `day` and is already its readings.
+    """
+    if day is not None and day.kind == "exact":
+        return list(day.values)
+    if clock is None:  # a day alone: a past *day* is dropped, not a past instant (00:00 stands for the date)
+        assert day is not None
+        days = [d for d in day.days if d >= now.date()] or list(day.days)
+        out = [datetime.combine(d, time(PART_HOURS[day.part])) for d in days] if day.part else []
+        return out + [datetime.combine(d, time()) for d in days]
+    clocks = clock_readings(clock, clock.part or (day.part if day else None))
+    if day is not None:
+        out = [datetime.combine(d + timedelta(days=plus), time(h, mi)) for d in day.days for h, mi, plus in clocks]
+    else:  # a time alone: its next occurrence
+        out = [datetime.combine(now.date() + timedelta(days=plus), time(h, mi)) for h, mi, plus in clocks]
+        out = [v if v > now else v + timedelta(days=1) for v in out]
+    ahead = [v for v in out if v > now]
+    return ahead or out
+
+
+def _groups(found: list[Mention], text: str) -> list[tuple[int, Mention | None, Mention | None]]:
+    """(rank, day, time) groups. Each day joins the time next to it, closest pairs first.
+
+    Rank orders the output: paired day+time, exact, lone days, lone times, loose pairs' parts, quoted.
+    """
+    seq = [m for m in found if m.kind in ("day", "time")]
+    links = sorted((seq[i + 1].start - seq[i].end, i) for i in range(len(seq) - 1)
+                   if seq[i].kind != seq[i + 1].kind and seq[i].quoted == seq[i + 1].quoted)
+    partner: dict[int, int] = {}
+    for _, i in links:
+        if i not in partner and i + 1 not in partner:
+            partner[i], partner[i + 1] = i + 1, i
+    out: list[tuple[int, Mention | None, Mention | None]] = []
+    for i, m in enumerate(seq):
+        q = 5 if m.quoted else 0
+        j = partner.get(i)
+        if j is None:
+            out.append((q + (2 if m.kind == "day" else 3), m if m.kind == "day" else None, m if m.kind == "time" else None))
+        elif j > i:
+            other = seq[j]
+            day, clock = (m, other) if m.kind == "day" else (other, m)
+            out.append((q, day, clock))
+            between = text[m.end:other.start]
+            if len(between) > LOOSE_GAP or re.search(r"[.;!?](?:\s|$)", between):
+                out += [(q + 4, day, None), (q + 4, None, clock)]
+    out += [(5 if m.quoted else 1, m, None) for m in found if m.kind == "exact"]
+    return sorted(out, key=lambda g: g[0])
+
+
+def resolve(text: str, now: datetime) -> list[str]:
+    """Candidate "YYYY-MM-DDTHH:MM:SS" values for the date/time expressions in a request, most likely first.
+
+    `now` is the prompt's current datetime. Returns [] when the request says no date or time.
+    At most MAX_CANDIDATES values; every ambiguous phrase contributes each of its readings.
+    """
+    norm = normalise(text)
+    out: list[str] = []
+    for _, day, clock in _groups(mentions(norm, now), norm):
+        out += [v.strftime(FORMAT) for v in readings(day, clock, now)]
+    return list(dict.fromkeys(out))[:MAX_CANDIDATES]

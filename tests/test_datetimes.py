@@ -1,0 +1,85 @@
+"""The datetime resolver: every gold value of the expression table is among its candidates, and lists stay short.
+
+The table (tests/fixtures/datetimes.tsv) mixes the generator's own phrases and whole generated
+requests (gold = the generator's value) with hand-written rows typed the way people type.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from random import Random
+
+import pytest
+
+from mobile_actions.decoding.datetimes import MAX_CANDIDATES, normalise, resolve
+from mobile_actions.recipes.compare_datetimes import FORMAT, load_table
+
+TABLE = Path(__file__).parent / "fixtures" / "datetimes.tsv"
+ROWS = load_table(TABLE)
+
+
+def test_table_is_big_enough_and_small_in_bytes():
+    assert len(ROWS) >= 250
+    assert sum(r.source == "hand" for r in ROWS) >= 80
+    assert TABLE.stat().st_size < 60_000
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[f"{i}-{r.source}" for i, r in enumerate(ROWS)])
+def test_gold_is_a_candidate(row):
+    candidates = resolve(row.text, row.now)
+    assert row.gold in candidates, (row.text, row.now, candidates)
+    assert len(candidates) <= MAX_CANDIDATES
+
+
+def test_lists_stay_short_on_average():
+    sizes = [len(resolve(r.text, r.now)) for r in ROWS]
+    assert sum(sizes) / len(sizes) <= 2.5, sum(sizes) / len(sizes)
+
+
+NOW = datetime(2024, 10, 17, 16, 5)  # a Thursday
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("next Wednesday at 10am", ["2024-10-23T10:00:00", "2024-10-30T10:00:00"]),   # both readings of "next"
+    ("at 9", ["2024-10-18T09:00:00", "2024-10-17T21:00:00"]),                    # bare hour: am and pm, each ahead
+    ("tonight at 9", ["2024-10-17T21:00:00"]),
+    ("2pm tomorrow", ["2024-10-18T14:00:00"]),
+    ("in 2 hours", ["2024-10-17T18:05:00"]),
+    ("3/4 at 14:00", ["2025-03-04T14:00:00", "2025-04-03T14:00:00"]),            # US first, then day-first
+    ("on the 17th at noon", ["2024-11-17T12:00:00", "2024-10-17T12:00:00"][:1]),   # today's noon has passed
+])
+def test_readings(text, expected):
+    assert resolve(text, NOW) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Turn on the flashlight", "Add Priya Raman, her number is 0412 555 019", "Where is 14 Baker Street?",
+    "Email ops@example.org: the VPN is down", "meet at 221B Baker Street", "Save 24/7 Pharmacy as a contact",
+])
+def test_nothing_to_resolve(text):
+    assert resolve(text, NOW) == []
+
+
+def test_normalise_spells_numbers_and_shorthands():
+    assert normalise("Tmrw at Nine-Thirty, in a Couple of days") == "tomorrow at 9-30, in 2 days"
+    assert normalise("in an hour and a half") == "in 90 minutes"
+
+
+def test_candidates_are_well_formed():
+    for r in ROWS[:50]:
+        for c in resolve(r.text, r.now):
+            assert datetime.strptime(c, FORMAT).strftime(FORMAT) == c
+
+
+def test_never_raises_on_noisy_text():
+    """Token soup around every pattern's edges: out-of-range days, hours and years give no reading, not an error."""
+    rng = Random(0)
+    tokens = ("on", "the", "at", "in", "next", "this", "31st", "29th", "0", "00", "13", "25", "99", "12", "3", "/", "-",
+              ":", ".", "pm", "am", "feb", "may", "30", "0000-00-00", "9999-12-31", "13/13", "24/7", "99:99", "fri", "sat",
+              "tomorrow", "tonight", "quarter", "half", "past", "to", "999", "days", "hours", "weeks", "months", "o'clock",
+              "noon", "midnight", "'", '"', "of", "next month", "2025", "0000", "the 31st of this month", "at 12am")
+    now = datetime(2024, 2, 29, 23, 59, 59)
+    for _ in range(2000):
+        text = " ".join(rng.choice(tokens) for _ in range(rng.randint(1, 8)))
+        for c in resolve(text, now):
+            assert datetime.strptime(c, FORMAT)
