@@ -357,3 +357,38 @@ def test_default_caller_is_pytorch_and_a_folder_with_manifest_is_onnx(tmp_path, 
     assert models.resolve_caller("default", said.append).spec == "default"
     assert said == ["caller: PyTorch (bundled default model)"]
     assert models.resolve_caller(str(tmp_path)) == ("onnx", tmp_path)
+
+
+class RoutingCaller(ScriptedCaller):
+    """A caller trained to route GUI steps (it declares `routes`); records the tools it was offered."""
+
+    routes = True
+
+    def call_messages(self, messages, tools):
+        self.tools = tools
+        return super().call_messages(messages, tools)
+
+
+def test_a_routed_gui_step_goes_to_the_navigator_in_the_users_order(session, phone, tmp_path):
+    """"turn on the flashlight and Bluetooth": a tool call, then operate_screen(goal) for the navigator."""
+    caller = RoutingCaller(raw_calls(("turn_on_flashlight", {}), ("operate_screen", {"goal": "turn on Bluetooth"})))
+    nav = ScriptedNavigator(phone, "SCROLL: DOWN", ("tap", "Bluetooth"), "COMPLETE")
+    rep = runner(session, tmp_path, caller, navigator=nav, navigate="auto").run(
+        "turn on the flashlight and Bluetooth")
+    st = phone.snapshot()
+    assert st["torch"] is True and st["bluetooth"] is True
+    assert "operate_screen" in caller.tools.names
+    assert [i for i, _ in nav.calls] == ["turn on Bluetooth"] * 3
+    assert rep.status == "finished" and len(rep.done) == 2 and not rep.not_done
+
+
+def test_only_a_caller_trained_to_route_is_offered_the_screen_tool(session, phone, tmp_path):
+    plain = RoutingCaller("All done.")
+    plain.routes = False
+    runner(session, tmp_path, plain, navigate="never").run("turn on Bluetooth")
+    assert "operate_screen" not in plain.tools.names
+    forced = RoutingCaller(raw_calls(("operate_screen", {"goal": "turn on Bluetooth"})))
+    forced.routes = False
+    rep = runner(session, tmp_path, forced, navigate="never", route="always").run("turn on Bluetooth")
+    assert "operate_screen" in forced.tools.names
+    assert rep.not_done and "no navigator" in rep.not_done[0].reason

@@ -49,10 +49,15 @@ def model_folder(spec: str | Path) -> Path | None:
 
 def model_layout(spec: str | Path) -> str:
     """The developer-turn layout a model expects: recorded by our training, `official` otherwise."""
+    return model_marker(spec).get("layout", "official")
+
+
+def model_marker(spec: str | Path) -> dict:
+    """What our training recorded about a model (`mobile_actions.json`; empty for other models)."""
     from mobile_actions.caller import model as M
 
     path = model_folder(spec)
-    return (M.read_marker(path) if path is not None else {}).get("layout", "official")
+    return M.read_marker(path) if path is not None else {}
 
 
 def model_policies(spec: str | Path) -> dict[str, str]:

@@ -68,7 +68,7 @@ class TorchCaller:
 
     def __init__(self, spec: str = "default", *, max_new_tokens: int = 128, text_tokens: int = 12,
                  constrained: bool = True, grounded: bool = True) -> None:
-        from mobile_actions.caller.evaluate import model_layout, model_policies
+        from mobile_actions.caller.evaluate import model_layout, model_marker, model_policies
         from mobile_actions.caller.model import load_caller
 
         with warnings.catch_warnings(record=True) as caught:
@@ -76,6 +76,7 @@ class TorchCaller:
             self.model, self.tokenizer = load_caller(spec)
         self.warnings = [str(w.message) for w in caught if "adapter" in str(w.message)]
         self.layout = model_layout(spec)
+        self.routes = bool(model_marker(spec).get("routes"))   # trained to route GUI steps (operate_screen)
         self.spec = spec
         self.max_new_tokens, self.text_tokens = max_new_tokens, text_tokens
         self.constrained = constrained

@@ -20,6 +20,8 @@ def register(subparsers) -> None:
     p.add_argument("--model", default="default", help="caller: default | exported ONNX folder | checkpoint/adapter DIR")
     p.add_argument("--navigator", default="default",
                    help="default | model DIR | http(s)://URL of 'navigator serve' | none")
+    p.add_argument("--route", default="auto", choices=("auto", "always", "never"),
+                   help="offer the caller operate_screen(goal) for GUI steps: auto = if it was trained to (default)")
     p.add_argument("--navigate", default="auto", choices=("auto", "always", "never"),
                    help="auto: GUI only when the caller makes no valid call or a GUI-bound tool's steps fail; "
                         "always: also hand the request to the navigator after the tool calls")
@@ -109,7 +111,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             return EXIT_SETUP
     cfg = RunConfig(model=args.model, navigator=None if args.navigator == "none" else args.navigator,
                     serial=args.serial, tools=args.tools, dry_run=args.dry_run, yes=args.yes,
-                    max_steps=args.max_steps, max_turns=args.max_turns, navigate=args.navigate, now=args.now,
+                    max_steps=args.max_steps, max_turns=args.max_turns, navigate=args.navigate, route=args.route, now=args.now,
                     runs_dir=args.runs_dir)
     runner = None
     _sigterm_as_interrupt()

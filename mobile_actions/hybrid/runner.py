@@ -64,6 +64,9 @@ RESULT_READERS: dict[str, dict[str, dict[str, str]]] = {
 
 
 
+SCREEN_TOOL = "operate_screen"   # the routing tool (catalogs/operate_screen.json): a GUI step for the navigator
+
+
 # ============================================================================================ config / records
 @dataclass
 class RunConfig:
@@ -79,6 +82,7 @@ class RunConfig:
     max_steps: int = 15                 # navigator actions per GUI task
     max_turns: int = 3                  # caller turns (the first + follow-ups with tool results)
     navigate: str = "auto"              # auto | always | never
+    route: str = "auto"                 # offer the caller operate_screen(goal): auto (if it was trained to) | always | never
     stall_repeats: int = 3              # the same screen this many times in a row = stalled
     history: int = 4                    # navigator history frames
     screens: bool = True                # a screenshot after each dispatched call (the navigator always takes them)
@@ -225,6 +229,20 @@ class Runner:
         self.catalogue = load_catalogue(self.config.tools)
         self.bindings = load_bindings(self.config.bindings or default_bindings_for(self.config.tools))
         self.bindings.check_against(self.catalogue)
+        self._screen_tool = load_catalogue(SCREEN_TOOL)
+
+    @property
+    def caller_catalogue(self) -> Any:
+        """What the caller is offered: the catalogue, plus `operate_screen` when it routes GUI steps (a caller
+        trained on it, `route="auto"`; or `route="always"`). Its calls go to the navigator, never to adb."""
+        from mobile_actions.catalog import Catalogue
+
+        route = self.config.route
+        if route == "never" or SCREEN_TOOL in self.catalogue.names:
+            return self.catalogue
+        if route == "auto" and not getattr(self.caller, "routes", False):
+            return self.catalogue
+        return Catalogue(tuple(self.catalogue) + tuple(self._screen_tool))
 
     # ------------------------------------------------------------------ collaborators
     def _say(self, text: str) -> None:
@@ -383,12 +401,13 @@ class Runner:
 
         caller = self.caller
         t0 = time.perf_counter()
-        res = caller.call_messages(messages, self.catalogue)
+        tools = self.caller_catalogue
+        res = caller.call_messages(messages, tools)
         ms = (time.perf_counter() - t0) * 1e3
         layout = getattr(caller, "layout", "official")
-        prompt = wire.render(messages, self.catalogue, add_generation_prompt=True, layout=layout)
+        prompt = wire.render(messages, tools, add_generation_prompt=True, layout=layout)
         calls = list(res.calls)
-        validation = [{"call": c.to_json(), "problems": [asdict(p) for p in validate_call(c, self.catalogue)]}
+        validation = [{"call": c.to_json(), "problems": [asdict(p) for p in validate_call(c, tools)]}
                       for c in calls]
         output_problems = [str(p) for p in res.problems if p.tool == "<output>"]
         self.report.caller_turns += 1
@@ -405,6 +424,10 @@ class Runner:
                                                      dispatch)
 
         what = describe_call(call)
+        if call.name == SCREEN_TOOL and SCREEN_TOOL not in self.catalogue.names and not problems:
+            # A GUI step the caller routed, in the user's order: the navigator does it (resumable by its key).
+            outcome = self._navigate(key, str(call.arguments.get("goal", "")), "the caller routed it to the screen")
+            return {"status": "done" if outcome == "done" else "not_done"}
         done = self.prior.finished(key) if self.prior else None
         if done is not None and done.get("fallback"):
             outcome = self._navigate(key, done["fallback"], "scripted GUI steps failed", what=what)

@@ -543,6 +543,8 @@ def _run(cfg: ExportConfig) -> ExportResult:
     from mobile_actions.caller import model as mm
 
     t0 = time.time()
+    from mobile_actions.caller.evaluate import model_marker
+
     model, tokenizer = mm.load_model(cfg.model, dtype=torch.float32)
     model.eval()
     files, marker_layout = source_files(cfg.model)
@@ -556,6 +558,7 @@ def _run(cfg: ExportConfig) -> ExportResult:
         export_fp32(model, fp32_dir / ONNX_NAME, cfg.opset)
         base_manifest = {"source_model": cfg.model, "source_sha256": _sha256_files(files),
                          "source_files": [str(f) for f in files], "layout": layout,
+                         "routes": bool(model_marker(cfg.model).get("routes")),
                          "exporter": f"torch.onnx.export (legacy) torch {torch.__version__}", "opset": cfg.opset}
         if cfg.quant != "fp32":
             write_runtime_files(fp32_dir, tokenizer, model.config, manifest={**base_manifest, "quant": "fp32"})

@@ -172,6 +172,7 @@ class Caller:
         release_free_memory()
         self.decoder = Decoder(folder, threads, spin)
         self.layout = layout or m.get("layout", "official")
+        self.routes = bool(m.get("routes"))   # trained to route GUI steps (operate_screen)
         self.stop_ids = tuple(m["stop_token_ids"])
         self.constrained, self.prefix_reuse, self.force_tokens = constrained, prefix_reuse, force_tokens
         self.max_new_tokens = max_new_tokens
