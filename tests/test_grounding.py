@@ -119,3 +119,32 @@ def test_learn_policies_from_generated_rows():
     assert learned["create_calendar_event.datetime"]["policy"] == "datetime"
     for key, v in learned.items():
         assert 0 <= v["verbatim"] <= v["n"]
+
+
+def test_a_goal_in_the_users_words_may_leave_words_out(tok, table):
+    """`words`: "turn on the flashlight and Bluetooth" offers "turn on Bluetooth", never a word nobody said."""
+    cat = load_catalogue("mobile_actions+operate_screen")
+    request = "turn on the flashlight and Bluetooth"
+    con = Constraints(table, policies={}).for_tools(cat, [DEV, {"role": "user", "content": request}])
+    words = {"turn", "on", "the", "flashlight", "and", "bluetooth"}
+    start, esc = wire.CONTROL_TOKEN_IDS[wire.START_CALL], wire.CONTROL_TOKEN_IDS[wire.ESCAPE]
+    goals = []
+    for seed in range(20):
+        con = Constraints(table, policies={}).for_tools(cat, [DEV, {"role": "user", "content": request}])
+        for call in wire.parse(decode(con, tok, seed, bias={start: 50.0, esc: 2.0})).calls:
+            if call.name == "operate_screen":
+                goals.append(call.arguments["goal"])
+    assert goals
+    for goal in goals:
+        assert set(re.findall(r"[^\W_]+", goal.lower())) <= words, goal
+    from mobile_actions.decoding.grammar import S_ESC, Str, value_state
+
+    def typed(text: str):
+        s = value_state(con.g.tools["operate_screen"].props["goal"], None).step(S_ESC)
+        for ch in text:
+            s = s.step(ch) if s is not None else None
+        return s
+
+    assert isinstance(typed("Turn on Bluetooth"), Str) and typed("Turn on Bluetooth")._complete()
+    assert not typed("turn on Blue")._complete()          # a word cut short is not a word
+    assert typed("turn on WiFi") is None and typed("turn  on") is None

@@ -69,7 +69,7 @@ class ObjSchema:
 @dataclass(frozen=True, eq=False)
 class StrSpec:
     kind: str                       # free | enum | datetime | span (values: the texts it is a substring of)
-    values: tuple = ()
+    values: tuple = ()              # | words (values: the lower-cased words it may use)
 
     def _ends(self, content: str) -> Iterable[tuple[str, int]]:
         """span: (text, end) of every occurrence of ``content`` that starts on a word boundary."""
@@ -85,12 +85,40 @@ class StrSpec:
         out = {text[j] for text, j in self._ends(content) if j < len(text)}
         return {c for c in out if c not in _CTRL_SYMS and (content or not c.isspace())}
 
+    def next_word_chars(self, content: str) -> set[str]:
+        """words: the characters that keep ``content`` a sequence of the given words (any case) joined by
+        single separators."""
+        cur = _last_word(content)
+        if cur:
+            out = {w[len(cur)] for w in self.values if w.startswith(cur) and len(w) > len(cur)}
+            out = {c for ch in out for c in (ch, ch.upper())}
+            return out | (WORD_SEPARATORS if cur in self.values else set())
+        if content and content[-1] in WORD_SEPARATORS and content[-1] != " ":
+            return {" "} | {c for w in self.values for c in (w[0], w[0].upper())}
+        if content.endswith(" ") or not content:
+            return {c for w in self.values for c in (w[0], w[0].upper())}
+        return set()
+
+    def whole_words(self, content: str) -> bool:
+        return bool(content) and content[-1].isalnum() and _last_word(content) in self.values
+
     def whole_span(self, content: str) -> bool:
         """span: ``content`` is a whole span: it ends on a word boundary too, without spaces at its ends."""
         if not content or content != content.strip():
             return False
         return any(j == len(text) or not (text[j].isalnum() and content[-1].isalnum())
                    for text, j in self._ends(content))
+
+
+WORD_SEPARATORS = frozenset(" ,'-")
+
+
+def _last_word(content: str) -> str:
+    """The lower-cased alphanumeric run at the end of ``content`` (empty after a separator)."""
+    i = len(content)
+    while i > 0 and content[i - 1].isalnum():
+        i -= 1
+    return content[i:].lower()
 
 
 @dataclass(frozen=True)
@@ -222,6 +250,8 @@ class Str(State):
             return Str(self.spec, c, self.cont) if any(v.startswith(c) for v in self.spec.values) else None
         if kind == "span":
             return Str(self.spec, c, self.cont) if sym in self.spec.continuations(self.content) else None
+        if kind == "words":
+            return Str(self.spec, c, self.cont) if sym in self.spec.next_word_chars(self.content) else None
         return Str(self.spec, c, self.cont) if datetime_prefix_ok(c) else None
 
     def _complete(self):
@@ -229,6 +259,8 @@ class Str(State):
             return self.content in self.spec.values
         if self.spec.kind == "span":
             return self.spec.whole_span(self.content)
+        if self.spec.kind == "words":
+            return self.spec.whole_words(self.content)
         if self.spec.kind == "datetime":
             return len(self.content) == len(DATETIME_TEMPLATE) and datetime_prefix_ok(self.content)
         return True
@@ -246,6 +278,8 @@ class Str(State):
         elif kind == "span":
             out |= {c for c in self.spec.continuations(self.content)
                     if not any(f in (self.content + c)[-_TAIL:] for f in FORBIDDEN_IN_STRINGS)}
+        elif kind == "words":
+            out |= self.spec.next_word_chars(self.content)
         elif len(self.content) < len(DATETIME_TEMPLATE):
             t = DATETIME_TEMPLATE[len(self.content)]
             cands = DIGITS if t == "d" else {t}
@@ -387,6 +421,8 @@ def value_state(schema: Any, cont: State) -> State:
         return Lit(S_ESC, Str(_spec("enum", tuple(enum)), "", cont))
     if schema.get("x-span") and typ in (None, "string"):  # set per request by decoding.grounding
         return Lit(S_ESC, Str(_spec("span", tuple(schema["x-span"])), "", cont))
+    if schema.get("x-words") and typ in (None, "string"):
+        return Lit(S_ESC, Str(_spec("words", tuple(schema["x-words"])), "", cont))
     if enum and all(isinstance(v, bool) or v is None for v in enum):
         return Choice(tuple("null" if v is None else ("true" if v else "false") for v in enum), "", cont)
     if typ in ("integer", "number"):

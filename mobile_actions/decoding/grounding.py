@@ -5,6 +5,8 @@ email made up from a name, a subject re-capitalised) and datetimes off by a day.
 string argument, per request, before decoding starts:
 
 - ``span``: a verbatim substring of the user's words or of a tool result in the conversation;
+- ``words``: the words of the conversation in any order (a goal said in the user's words: "turn on the
+  flashlight and Bluetooth" offers "turn on Bluetooth");
 - ``email`` / ``phone``: one of the whole email addresses / phone numbers written there;
 - ``datetime``: one of the candidates the date resolver reads from the user's words (`datetimes.resolve`);
 - ``free``: any string (the call grammar alone).
@@ -30,7 +32,8 @@ from typing import Any, Iterable, Sequence
 
 from mobile_actions.calls import DATETIME_HINT, argument_schema
 
-POLICIES = ("span", "email", "phone", "datetime", "free")
+POLICIES = ("span", "words", "email", "phone", "datetime", "free")
+WORD_RE = re.compile(r"[^\W_]+")
 POLICY_FILE = "grounding.json"
 SPAN_THRESHOLD = 0.95     # the share of verbatim gold values above which an argument is treated as copied
 MIN_EXAMPLES = 5          # fewer gold values than this say nothing
@@ -219,10 +222,11 @@ class Grounding:
         for arg, sub in list(_string_args(tool)):
             policy = self.policy(tool.name, arg, sub)
             target = props[arg]
-            if policy == "span":
+            if policy in ("span", "words"):
                 spans = tuple(s for s in self.sources if s.strip())
                 if spans:
-                    target["x-span"] = list(spans)
+                    target["x-span" if policy == "span" else "x-words"] = list(spans) if policy == "span" else \
+                        sorted({w.lower() for s in spans for w in WORD_RE.findall(s)})
                 elif arg not in required:
                     del props[arg]
                 continue
