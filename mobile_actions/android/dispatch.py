@@ -151,6 +151,11 @@ def _text(value: Any) -> str:
 
 def _apply(call, name: str, flt: str | None, tz: str) -> str:
     value = _text(call.arguments.get(name))
+    # Checked on the value itself, before any filter: a percent-encoded NUL would still reach the device.
+    if "\0" in value:
+        raise ArgumentError(f"{call.name}.{name}: contains a NUL byte, which cannot reach the device")
+    if any("\ud800" <= c <= "\udfff" for c in value):
+        raise ArgumentError(f"{call.name}.{name}: contains a lone surrogate, which is not text")
     if flt is None:
         return value
     if flt == "uri":

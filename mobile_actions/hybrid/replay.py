@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from mobile_actions.hybrid.trace import Trace
+from mobile_actions.hybrid.trace import SCREEN_RE, Trace
 
 HTML_NAME = "replay.html"
 
@@ -153,7 +153,7 @@ def render_html(run_dir: str | Path) -> str:
     for rec in trace.records:
         kind, status, summary = describe(rec)
         img = ""
-        if rec.get("screen"):
+        if SCREEN_RE.fullmatch(str(rec.get("screen") or "")):   # only this folder's own screenshots, never a URL
             src = _e(rec["screen"])
             img = f'<a href="{src}"><img class="shot" src="{src}" alt="{src}" loading="eager"></a>'
         ms = _ms(rec)

@@ -44,7 +44,7 @@ from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_arg
                                           screencap)
 from mobile_actions.hybrid.models import (CallerLike, NavigatorLike, PredictorNavigator, resolve_caller,
                                           resolve_navigator)
-from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir
+from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
 Confirm = Callable[[str, Sequence[str]], bool]   # (what, detail lines) -> go ahead?
@@ -562,7 +562,11 @@ class Runner:
         for r in prior_steps:
             hashes.append(r.get("screen_hash", ""))
             if r.get("action") and r.get("argv"):
-                history.append((r["action"]["command"], (self.writer.dir / r["screen"]).read_bytes()))
+                shot = screen_file(self.writer.dir, r.get("screen"))
+                if shot is None:
+                    raise HybridError(f"{self.writer.dir}: trace record {r.get('seq')}: {r.get('screen')!r} is not "
+                                      "a screenshot of this run folder; not resuming")
+                history.append((r["action"]["command"], shot.read_bytes()))
         self.report.nav_steps += len(prior_steps)
         step = len(prior_steps)
         try:

@@ -27,6 +27,9 @@ from mobile_actions.errors import TraceError
 
 TRACE_NAME = "trace.jsonl"
 SCREENS_DIR = "screens"
+# The only screenshot paths a trace may name: what `TraceWriter.screen` writes. A run folder can be crafted
+# (copied from elsewhere, edited), so nothing else is ever read, linked or sent to a navigator.
+SCREEN_RE = re.compile(r"screens/[0-9]{3,9}\.png")
 FINISHED = ("done", "failed", "refused", "skipped", "not_done")
 
 
@@ -43,8 +46,24 @@ def new_run_dir(root: str | Path, request: str, now: datetime | None = None) -> 
     while path.exists():
         i += 1
         path = base.with_name(f"{base.name}-{i}")
-    path.mkdir(parents=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=0o700)   # emails, contacts and screenshots of someone's phone: private to its user
     return path
+
+
+def screen_file(run_dir: str | Path, rel: Any) -> Path | None:
+    """The screenshot a trace record names, if it is one of this run folder's own (else None)."""
+    if not isinstance(rel, str) or not SCREEN_RE.fullmatch(rel):
+        return None
+    root = Path(run_dir).resolve()
+    path = (root / rel).resolve()
+    return path if path.parent == root / SCREENS_DIR and path.is_file() else None
+
+
+def _private(path: Path, mode: str):
+    """Open a run-folder file created 0600 (a trace holds what was sent to whom)."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC), 0o600),
+                     mode, **({} if "b" in mode else {"encoding": "utf-8"}))
 
 
 class TraceWriter:
@@ -52,8 +71,8 @@ class TraceWriter:
 
     def __init__(self, run_dir: str | Path) -> None:
         self.dir = Path(run_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / SCREENS_DIR).mkdir(exist_ok=True)
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        (self.dir / SCREENS_DIR).mkdir(exist_ok=True, mode=0o700)
         self.path = self.dir / TRACE_NAME
         existing = read_records(self.path) if self.path.exists() else []
         self.seq = max((r.get("seq", 0) for r in existing), default=0)
@@ -74,7 +93,7 @@ class TraceWriter:
         self.seq += 1
         rec = {"seq": self.seq, "t": round(time.time(), 3), **record}
         line = json.dumps(rec, ensure_ascii=False, default=_jsonable) + "\n"
-        with open(self.path, "a", encoding="utf-8") as f:
+        with _private(self.path, "a") as f:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
@@ -84,12 +103,13 @@ class TraceWriter:
         """Store a screenshot; returns its path relative to the run folder (``screens/007.png``)."""
         self.n_screens += 1
         rel = f"{SCREENS_DIR}/{self.n_screens:03d}.png"
-        (self.dir / rel).write_bytes(png)
+        with _private(self.dir / rel, "wb") as f:
+            f.write(png)
         return rel
 
     def write_json(self, name: str, data: Any) -> str:
-        (self.dir / name).write_text(json.dumps(data, ensure_ascii=False, indent=1, default=_jsonable) + "\n",
-                                     encoding="utf-8")
+        with _private(self.dir / name, "w") as f:
+            f.write(json.dumps(data, ensure_ascii=False, indent=1, default=_jsonable) + "\n")
         return name
 
 

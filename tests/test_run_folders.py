@@ -1,0 +1,75 @@
+"""Run folders and dispatched values are untrusted on the way back in: a crafted trace never makes the toolkit
+read a file outside its folder or link a script, a run folder is private, and values that cannot reach a
+device as said are refused."""
+from __future__ import annotations
+
+import json
+import stat
+
+import pytest
+
+from mobile_actions.android.bindings import load_bindings
+from mobile_actions.android.dispatch import plan
+from mobile_actions.calls import ToolCall
+from mobile_actions.errors import ArgumentError, HybridError
+from mobile_actions.hybrid.replay import render_html
+from mobile_actions.hybrid.runner import RunConfig, Runner
+from mobile_actions.hybrid.trace import TraceWriter, new_run_dir, screen_file
+from tests.test_hybrid_fakes import phone, session  # noqa: F401  (fixtures)
+
+
+def test_a_run_folder_and_its_files_are_private(tmp_path):
+    run = new_run_dir(tmp_path, "email ana the agenda")
+    w = TraceWriter(run)
+    w.append({"type": "run", "request": "x"})
+    w.screen(b"\x89PNG")
+    w.write_json("phone_state.json", {"outbox": []})
+    assert stat.S_IMODE(run.stat().st_mode) == 0o700
+    assert stat.S_IMODE((run / "screens").stat().st_mode) == 0o700
+    for f in ("trace.jsonl", "screens/001.png", "phone_state.json"):
+        assert stat.S_IMODE((run / f).stat().st_mode) == 0o600, f
+
+
+@pytest.mark.parametrize("rel", ["/etc/passwd", "../secret.png", "screens/../../secret.png", "javascript:alert(1)",
+                                 "http://127.0.0.1:9/x.png", "screens/001.png/../../x", None, 5])
+def test_only_the_folders_own_screenshots_are_read_or_linked(tmp_path, rel):
+    run = new_run_dir(tmp_path, "x")
+    TraceWriter(run).screen(b"\x89PNG")
+    (tmp_path / "secret.png").write_bytes(b"secret")
+    assert screen_file(run, rel) is None
+    assert screen_file(run, "screens/001.png") == (run / "screens/001.png").resolve()
+    w = TraceWriter(run)
+    w.append({"type": "run", "request": "x", "config": {}})
+    w.append({"type": "nav", "status": "done", "screen": rel})
+    html = render_html(run)
+    assert "javascript:" not in html and "http://127.0.0.1" not in html and "passwd" not in html
+
+
+def test_resume_refuses_a_trace_that_points_outside_its_folder(session, phone, tmp_path):
+    """A crafted nav record must not make resume read /etc/hostname (and send it to a navigator)."""
+    from tests.test_hybrid_fakes import NoCaller
+
+    run = new_run_dir(tmp_path, "turn on bluetooth")
+    w = TraceWriter(run)
+    cfg = RunConfig(runs_dir=str(tmp_path), navigate="always", navigator=None)
+    w.append({"type": "run", "request": "turn on bluetooth", "config": cfg.to_json()})
+    w.append({"type": "caller", "key": "caller:0", "status": "done", "turn": 0, "messages": [], "calls": [],
+              "validation": [], "raw": "", "text": ""})
+    w.append({"type": "nav", "key": "nav:request:0", "status": "done", "task": "request", "step": 0,
+              "screen": "/etc/hostname", "action": {"command": "PRESS_HOME"}, "argv": ["input", "keyevent", "3"]})
+
+    class Nav:
+        def next_action(self, *a):  # pragma: no cover - must not be reached
+            raise AssertionError("the navigator was asked")
+
+    with pytest.raises(HybridError, match="not a screenshot of this run folder"):
+        Runner(cfg, caller=NoCaller(), navigator=Nav(), session=session).resume(run)
+
+
+@pytest.mark.parametrize("bad", ["ana\0@example.com", "ana@example.com\ud800"])
+def test_values_that_cannot_reach_a_device_are_refused_by_name(bad):
+    bindings = load_bindings("mobile_actions")
+    with pytest.raises(ArgumentError, match=r"send_email\.to"):
+        plan(ToolCall("send_email", {"to": bad, "subject": "hi"}), bindings)
+    with pytest.raises(ArgumentError, match=r"show_map\.query"):
+        plan(ToolCall("show_map", {"query": bad}), bindings)
