@@ -73,3 +73,22 @@ def test_values_that_cannot_reach_a_device_are_refused_by_name(bad):
         plan(ToolCall("send_email", {"to": bad, "subject": "hi"}), bindings)
     with pytest.raises(ArgumentError, match=r"show_map\.query"):
         plan(ToolCall("show_map", {"query": bad}), bindings)
+
+
+def test_a_closed_stdin_refuses_instead_of_crashing(tmp_path):
+    """`run ... <&-`: no one can confirm, so nothing is sent; no AttributeError from a missing stdin."""
+    import subprocess
+    import sys
+
+    from mobile_actions.cli import ask_on_tty
+
+    script = "from mobile_actions.cli import ask_on_tty; print(ask_on_tty()('send_email', ['to a@b.co']))"
+    out = subprocess.run(f'{sys.executable} -c "{script}" <&-', shell=True, capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr
+
+    class Closed:
+        closed = True
+
+    assert ask_on_tty(stream_in=Closed())("send_email", []) is False
+    assert ask_on_tty(yes=True, stream_in=Closed())("send_email", []) is True

@@ -7,6 +7,8 @@ import json
 import sys
 import time
 
+from mobile_actions.cli import ask_on_tty
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("phone", help="run the virtual phone (an adb device on 127.0.0.1)")
@@ -31,7 +33,11 @@ def register(subparsers) -> None:
 
 def cmd_phone(args: argparse.Namespace) -> int:
     from mobile_actions.android.phone.core import VirtualPhone
-    from mobile_actions.android.phone.server import DEFAULT_PORT, PhoneServer, PhoneServerError
+    from mobile_actions.android.phone.server import (
+        DEFAULT_PORT,
+        PhoneServer,
+        PhoneServerError,
+    )
 
     port = DEFAULT_PORT if args.port is None else args.port
     try:
@@ -72,7 +78,11 @@ def _read_calls(text: str):
 
 
 def cmd_dispatch(args: argparse.Namespace) -> int:
-    from mobile_actions.android.bindings import BindingError, default_bindings_for, load_bindings
+    from mobile_actions.android.bindings import (
+        BindingError,
+        default_bindings_for,
+        load_bindings,
+    )
     from mobile_actions.android.device import DeviceError, select_device
     from mobile_actions.android.dispatch import DispatchError, dispatch
     from mobile_actions.catalog import CatalogueError, load_catalogue
@@ -95,15 +105,10 @@ def cmd_dispatch(args: argparse.Namespace) -> int:
             return 3
         print(f"# no device ({e.__class__.__name__}); datetimes use {args.tz or 'UTC'}", file=sys.stderr)
 
+    confirm = ask_on_tty(args.yes)
+
     def ask(plan) -> bool:
-        if args.yes:
-            return True
-        if not sys.stdin.isatty():
-            return False
-        print(f"{plan.tool} will run on {device.serial}:")
-        for line in plan.describe():
-            print(f"  {line}")
-        return input("Go ahead? [y/N] ").strip().lower() in ("y", "yes")
+        return confirm(f"{plan.tool} will run on {device.serial}", plan.describe())
 
     for call in calls:
         try:

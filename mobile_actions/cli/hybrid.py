@@ -96,7 +96,8 @@ def _sigterm_as_interrupt() -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from mobile_actions.android.device import DeviceError
-    from mobile_actions.hybrid.runner import HybridError, RunConfig, Runner, ask_on_tty
+    from mobile_actions.cli import ask_on_tty
+    from mobile_actions.hybrid.runner import HybridError, RunConfig, Runner
     from mobile_actions.hybrid.trace import TraceError
 
     if not args.request and not args.resume:

@@ -185,23 +185,6 @@ def developer_message_for(now: str | None):
     return developer_message(datetime.fromisoformat(now) if now else None)
 
 
-def ask_on_tty(yes: bool = False, stream_in=None, stream_out=None) -> Confirm:
-    """The CLI's confirmation: yes → always; a terminal → ask y/N; no terminal → refuse."""
-    def confirm(what: str, details: Sequence[str]) -> bool:
-        if yes:
-            return True
-        sin = stream_in or sys.stdin
-        if not sin.isatty():
-            return False
-        out = stream_out or sys.stderr
-        print(f"{what}:", file=out)
-        for line in details:
-            print(f"  {line}", file=out)
-        print("Go ahead? [y/N] ", end="", file=out, flush=True)
-        return sin.readline().strip().lower() in ("y", "yes")
-    return confirm
-
-
 class Runner:
     """Runs (and resumes) one request. Collaborators are injectable; missing ones are built from `config`.
 
