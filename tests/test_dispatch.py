@@ -184,3 +184,21 @@ def test_disconnect_mid_call(rig):
         rig.phone.fail_next = None
         rig.adb.connect(rig.serial)
     assert rig.device.shell(["echo", "back"]).stdout == "back\n"
+
+
+@pytest.mark.parametrize("to", [" ", "\t", "\n"])
+def test_a_refused_send_is_not_done_and_says_why(fresh, to):
+    """The phone shows "Add at least one recipient." and sends nothing: dispatch must not call that done."""
+    from mobile_actions.errors import StepFailedError
+
+    with pytest.raises(StepFailedError, match="not done.*Add at least one recipient"):
+        go(fresh, "send_email", to=to, subject="Lunch")
+    assert fresh.phone.state.outbox == []
+
+
+def test_a_refused_send_exits_non_zero_from_the_cli(fresh):
+    call = '{"name": "send_email", "arguments": {"to": " ", "subject": "Lunch"}}'
+    out = subprocess.run([sys.executable, "-m", "mobile_actions.cli.main", "dispatch", "--serial", fresh.serial,
+                          "--yes", call], capture_output=True, text=True, env=dict(fresh.adb.env), timeout=60)
+    assert out.returncode == 1 and "Add at least one recipient" in out.stderr and "done" not in out.stdout
+    assert fresh.phone.state.outbox == []

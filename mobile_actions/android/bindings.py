@@ -63,6 +63,7 @@ class TapSpec:
     selector: tuple[tuple[str, str], ...]
     unless: tuple[tuple[str, str], ...] = ()
     timeout_s: float = 5.0
+    done_when_gone: bool = False   # a Send/Save button: the call is done only once it has left the screen
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,10 @@ def _step(raw: Any, where: str) -> ShellSpec | TapSpec:
         timeout = raw.get("timeout_s", 5.0)
         if not isinstance(timeout, (int, float)) or not 0 < timeout <= 120:
             raise BindingError(f"{where}: timeout_s must be a number of seconds in (0, 120]")
-        return TapSpec(sel, unless, float(timeout))
+        gone = raw.get("done_when_gone", False)
+        if not isinstance(gone, bool):
+            raise BindingError(f"{where}: done_when_gone must be true or false")
+        return TapSpec(sel, unless, float(timeout), gone)
     raise BindingError(f"{where}: a step is {{'shell': [...]}} or {{'tap': {{...}}}}")
 
 

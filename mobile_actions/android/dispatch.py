@@ -57,6 +57,7 @@ class TapStep:
     selector: tuple[tuple[str, str], ...]
     unless: tuple[tuple[str, str], ...] = ()
     timeout_s: float = 5.0
+    done_when_gone: bool = False
 
     def describe(self) -> str:
         sel = " ".join(f"{k}={v!r}" for k, v in self.selector)
@@ -105,7 +106,7 @@ def plan(call, bindings: Bindings, *, tz: str = "UTC") -> Plan:
     steps: list[Step] = []
     for spec in b.steps:
         if isinstance(spec, TapSpec):
-            steps.append(TapStep(spec.selector, spec.unless, spec.timeout_s))
+            steps.append(TapStep(spec.selector, spec.unless, spec.timeout_s, spec.done_when_gone))
             continue
         argv: list[str] = []
         for el in spec.argv:
@@ -291,4 +292,28 @@ def run_tap_step(device: Device, step: TapStep, tool: str) -> StepOutcome:
         return StepOutcome(step, None, "already in the wanted state: not tapped")
     x, y = node_centre(node)
     argv = ("input", "tap", str(x), str(y))
-    return StepOutcome(step, run_shell_step(device, ShellStep(argv), tool), f"tapped ({x}, {y})")
+    result = run_shell_step(device, ShellStep(argv), tool)
+    if step.done_when_gone:
+        check_gone(device, step, tool)
+    return StepOutcome(step, result, f"tapped ({x}, {y})")
+
+
+GONE_WAIT_S = 3.0
+
+
+def check_gone(device: Device, step: TapStep, tool: str) -> None:
+    """A Send/Save tap is only done once its screen has closed: an app that refuses (no recipient, an empty
+    contact) stays where it was and says why in a toast. Why check at all: "done" on a refused send would
+    tell the user an email went out that never did."""
+    deadline = time.monotonic() + GONE_WAIT_S
+    while True:
+        xml_text = dump_ui(device)
+        if find_node(xml_text, step.selector) is None:
+            return
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    toast = find_node(xml_text, (("class", "android.widget.Toast"),))
+    said = f"; the phone says {toast.get('text')!r}" if toast and toast.get("text") else ""
+    raise StepFailedError(f"{tool}: not done: the screen did not accept the tap ({step.describe()} is still "
+                          f"there){said}")

@@ -348,6 +348,12 @@ def ui_xml(phone: "VirtualPhone") -> str:
         widgets = apps.build(phone).interactive if st.screen_on else []
         package = "com.android.systemui" if st.overlay else st.top.package
         children = "".join(_node(w, i) for i, w in enumerate(widgets))
+        if st.toast:   # as devices that dump accessibility windows show a toast
+            children += (f'<node index="{len(widgets)}" text={_attr(st.toast)} resource-id="" '
+                         f'class="android.widget.Toast" package="com.android.systemui" content-desc="" '
+                         'checkable="false" checked="false" clickable="false" enabled="true" focusable="false" '
+                         'focused="false" scrollable="false" long-clickable="false" password="false" '
+                         f'selected="false" bounds="[100,{HEIGHT - 400}][{WIDTH - 100},{HEIGHT - 250}]" />')
         root = (f'<node index="0" text="" resource-id="" class="android.widget.FrameLayout" package={_attr(package)} '
                 f'content-desc="" checkable="false" checked="false" clickable="false" enabled="true" '
                 f'focusable="false" focused="false" scrollable="false" long-clickable="false" password="false" '
