@@ -392,3 +392,42 @@ def test_only_a_caller_trained_to_route_is_offered_the_screen_tool(session, phon
     rep = runner(session, tmp_path, forced, navigate="never", route="always").run("turn on Bluetooth")
     assert "operate_screen" in forced.tools.names
     assert rep.not_done and "no navigator" in rep.not_done[0].reason
+
+
+SEND = raw_calls(("send_email", {"to": "ana@example.com", "subject": "Lunch", "body": "At noon?"}))
+
+
+def _send_lost_mid_call(session, phone, tmp_path, **cfg):
+    """The Send tap runs on the phone, then the link drops before its result comes back."""
+    phone.drop_after = "input tap"
+    rep = runner(session, tmp_path, ScriptedCaller(SEND), yes=True, **cfg).run("email ana about lunch")
+    assert rep.status == "interrupted" and len(phone.snapshot()["outbox"]) == 1
+    return rep
+
+
+def test_a_resumed_run_never_sends_the_same_email_twice(session, phone, tmp_path):
+    rep = _send_lost_mid_call(session, phone, tmp_path)
+    rep2 = Runner(RunConfig(yes=True), caller=NoCaller(), navigator=None, session=session).resume(rep.run_dir)
+    assert len(phone.snapshot()["outbox"]) == 1
+    assert [i.status for i in rep2.items] == ["done"] and "not repeated" in rep2.items[0].reason
+
+
+def test_when_the_phone_cannot_tell_a_send_is_asked_about_again_even_under_yes(session, phone, tmp_path):
+    import json
+
+    data = json.loads((CATALOGS_DIR / "mobile_actions.android.json").read_text())
+    for b in data["tools"].values():
+        b.pop("was_done", None)                  # a phone whose outbox cannot be read
+    bindings = tmp_path / "blind.android.json"
+    bindings.write_text(json.dumps(data))
+    rep = _send_lost_mid_call(session, phone, tmp_path, bindings=str(bindings))
+    nobody = Runner(RunConfig(yes=True, bindings=str(bindings)), caller=NoCaller(), navigator=None, session=session)
+    rep2 = nobody.resume(rep.run_dir)
+    assert len(phone.snapshot()["outbox"]) == 1 and [i.status for i in rep2.items] == ["unknown"]
+    phone.reset()
+    rep = _send_lost_mid_call(session, phone, tmp_path, bindings=str(bindings))
+    asked = []
+    rep3 = Runner(RunConfig(yes=True, bindings=str(bindings)), caller=NoCaller(), navigator=None, session=session,
+                  confirm=lambda what, details: asked.append(what) or False).resume(rep.run_dir)
+    assert len(asked) == 1 and "may already have been done" in asked[0]   # --yes does not answer this: a person does
+    assert len(phone.snapshot()["outbox"]) == 1 and [i.status for i in rep3.items] == ["unknown"]

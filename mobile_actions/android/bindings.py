@@ -67,11 +67,20 @@ class TapSpec:
 
 
 @dataclass(frozen=True)
+class WasDoneSpec:
+    """How to tell, after a dropped connection, whether a send already happened: a fixed shell command whose
+    output holds every value of ``contains`` (argument names) when it did (e.g. the outbox)."""
+    argv: tuple[str, ...]
+    contains: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Binding:
     tool: str
     route: str
     confirm: bool
     steps: tuple[ShellSpec | TapSpec, ...]
+    was_done: WasDoneSpec | None = None
 
     @property
     def arguments(self) -> set[str]:
@@ -141,7 +150,18 @@ def _binding(name: str, spec: Any, where: str) -> Binding:
     confirm = spec.get("confirm", False)
     if not isinstance(confirm, bool):
         raise BindingError(f"{where}: 'confirm' must be true or false")
-    return Binding(name, route, confirm, steps)
+    return Binding(name, route, confirm, steps, _was_done(spec.get("was_done"), f"{where}: was_done"))
+
+
+def _was_done(raw: Any, where: str) -> WasDoneSpec | None:
+    if raw is None:
+        return None
+    argv, contains = (raw.get("shell"), raw.get("contains")) if isinstance(raw, dict) else (None, None)
+    if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+        raise BindingError(f"{where}: 'shell' must be a non-empty list of fixed strings")
+    if not (isinstance(contains, list) and contains and all(isinstance(a, str) for a in contains)):
+        raise BindingError(f"{where}: 'contains' must be a non-empty list of argument names")
+    return WasDoneSpec(tuple(argv), tuple(contains))
 
 
 def _step(raw: Any, where: str) -> ShellSpec | TapSpec:

@@ -242,6 +242,23 @@ def dispatch(call, device: Device | None, *, bindings: Bindings, catalogue,
     return out
 
 
+def was_done(call, device: Device, binding: Binding) -> bool | None:
+    """After a dropped connection: did this call already happen on the phone? True / False when the
+    binding's ``was_done`` check can tell, None when it cannot (no check, or the check itself failed)."""
+    import json
+
+    spec = binding.was_done
+    if spec is None:
+        return None
+    result = device.shell(list(spec.argv))
+    if result.exit_code != 0:
+        return None
+    out = result.stdout
+    values = [_text(call.arguments.get(name)) for name in spec.contains if _present(call.arguments.get(name))]
+    return bool(values) and all(v in out or json.dumps(v)[1:-1] in out or json.dumps(v, ensure_ascii=False)[1:-1] in out
+                                for v in values)
+
+
 def run_shell_step(device: Device, step: ShellStep, tool: str) -> ShellResult:
     result = device.shell(step.argv)
     # `am start` on some Android versions prints "Error: ..." yet exits 0

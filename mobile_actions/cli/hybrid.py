@@ -117,7 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     runner = None
     _sigterm_as_interrupt()
     try:
-        runner = Runner(cfg, confirm=ask_on_tty(args.yes), on_event=_progress(args.quiet))
+        runner = Runner(cfg, confirm=ask_on_tty(), on_event=_progress(args.quiet))  # --yes: cfg.yes
         report = runner.resume(args.resume) if args.resume else runner.run(args.request)
     except KeyboardInterrupt:
         print("\ninterrupted; the trace is kept: mobile-actions run --resume RUN", file=sys.stderr)

@@ -127,7 +127,7 @@ class Item:
     """One line of the final report: a call or a GUI task, and what became of it."""
 
     what: str
-    status: str          # done | not_done | refused | planned | skipped
+    status: str          # done | not_done | refused | planned | skipped | unknown (may or may not have happened)
     reason: str = ""
 
     def to_json(self) -> dict[str, str]:
@@ -161,7 +161,7 @@ class RunReport:
 
     @property
     def not_done(self) -> list[Item]:
-        return self.by_status("not_done", "skipped", "planned")
+        return self.by_status("not_done", "skipped", "planned", "unknown")
 
     @property
     def refused(self) -> list[Item]:
@@ -433,6 +433,11 @@ class Runner:
         binding = self.bindings[call.name] if call.name in self.bindings else None
         data["route"] = binding.route if binding else None
         serial = self.session.serial if self.session else "-"
+        last = self.prior.last(key) if self.prior else None
+        if last is not None and last.get("status") == "interrupted" and binding is not None and binding.confirm:
+            settled = self._settle_interrupted(key, what, call, binding, data)
+            if settled is not None:
+                return settled
 
         def confirm(plan: Any) -> bool:
             return self._confirm(f"{plan.tool} on {serial}", plan.describe())
@@ -480,6 +485,30 @@ class Runner:
         if lost is not None:
             raise Interrupted(f"after {call.name}: {lost}") from lost
         return out
+
+    def _settle_interrupted(self, key: str, what: str, call: ToolCall, binding: Any, data: dict) -> dict | None:
+        """A send-type call whose connection dropped mid-way may have happened: never run it again without
+        proof it did not. The phone is asked (the binding's `was_done` check); if it cannot tell, a person is
+        asked again, even under --yes; with nobody to ask the call is reported unknown. None: run it."""
+        from mobile_actions.android.device import DeviceError
+        from mobile_actions.android.dispatch import was_done
+
+        try:
+            happened = was_done(call, self.device, binding)
+        except DeviceError as e:
+            raise Interrupted(f"{call.name}: {e}") from e
+        if happened:
+            reason = "already done on the phone before the connection dropped: not repeated"
+            self._done_calls.append(call)
+            return self._call_end(key, what, "done", reason, data, {"status": "done"})
+        if happened is False:
+            return None
+        details = ["the connection dropped while it ran, and the phone cannot tell whether it happened",
+                   "run it again (it may then happen twice)?"]
+        if self.confirm is not None and self.confirm(f"{what} may already have been done", details):
+            return None
+        reason = "unknown: the connection dropped mid-call and nobody confirmed a retry; not repeated"
+        return self._call_end(key, what, "unknown", reason, data, {"status": "unknown", "reason": reason})
 
     def _call_end(self, key: str, what: str, status: str, reason: str, data: dict, result: dict, *,
                   item: bool = True, item_status: str | None = None, ms: float | None = None) -> dict:

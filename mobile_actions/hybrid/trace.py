@@ -30,7 +30,7 @@ SCREENS_DIR = "screens"
 # The only screenshot paths a trace may name: what `TraceWriter.screen` writes. A run folder can be crafted
 # (copied from elsewhere, edited), so nothing else is ever read, linked or sent to a navigator.
 SCREEN_RE = re.compile(r"screens/[0-9]{3,9}\.png")
-FINISHED = ("done", "failed", "refused", "skipped", "not_done")
+FINISHED = ("done", "failed", "refused", "skipped", "not_done", "unknown")
 
 
 def slug(text: str, n: int = 40) -> str:

@@ -113,6 +113,7 @@ class VirtualPhone:
         self.version = 0
         self._render_cache: dict[str, tuple[Any, bytes | str]] = {}
         self.fail_next: str | None = None      # test hook: "disconnect" drops the next shell's transport
+        self.drop_after: str | None = None     # test hook: the next shell starting with this runs, then the link drops
         self.reset()
 
     # ------------------------------------------------------------------ lifecycle and inspection

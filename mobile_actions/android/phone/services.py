@@ -89,6 +89,9 @@ class ShellService:
             self._emit(1, PROMPT)
             return
         result = self.phone.run(self.command)
+        if self.phone.drop_after and self.command.startswith(self.phone.drop_after):
+            self.phone.drop_after = None      # it happened on the phone, but its result never comes back
+            raise DropConnection("test hook: device vanished after running the command")
         if self.v2:
             self._emit(1, result.stdout)
             self._emit(2, result.stderr)
