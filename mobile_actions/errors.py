@@ -124,15 +124,15 @@ class StepFailedError(DispatchError):
 
 
 class PhoneServerError(MobileActionsError):
-    """The virtual phone could not start or listen as asked."""
+    """The phone cannot listen where asked (port taken, unsafe address without auth)."""
 
 
 class AuthKeyError(MobileActionsError, ValueError):
-    """An adb RSA public key that cannot be read."""
+    """An allowed-keys file that cannot be read as adb public keys."""
 
 
 class ProtocolError(MobileActionsError):
-    """A peer broke the adb wire protocol (the connection is closed)."""
+    """The peer broke the protocol; the connection is dropped, the phone lives on."""
 
 
 # ============================================================================================ navigator

@@ -16,12 +16,10 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from mobile_actions.errors import AuthKeyError
+
 TOKEN_SIZE = 20
 SHA1_DIGEST_INFO = bytes.fromhex("3021300906052b0e03021a05000414")
-
-
-class AuthKeyError(ValueError):
-    """An allowed-keys file that cannot be read as adb public keys."""
 
 
 @dataclass(frozen=True)

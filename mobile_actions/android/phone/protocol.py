@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Protocol
+
+from mobile_actions.errors import ProtocolError
 
 A_SYNC = 0x434E5953
 A_CNXN = 0x4E584E43
@@ -41,10 +44,6 @@ COMMAND_NAMES = {A_SYNC: "SYNC", A_CNXN: "CNXN", A_AUTH: "AUTH", A_OPEN: "OPEN",
                  A_CLSE: "CLSE", A_WRTE: "WRTE", A_STLS: "STLS"}
 
 
-class ProtocolError(Exception):
-    """The peer broke the protocol; the connection is dropped, the phone lives on."""
-
-
 @dataclass(frozen=True)
 class Message:
     command: int
@@ -68,9 +67,15 @@ def pack(msg: Message, with_checksum: bool = False) -> bytes:
                        msg.command ^ 0xFFFFFFFF) + msg.data
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None = None) -> bytes:
+    """`n` bytes; with a `deadline` (time.monotonic()), all of them by then, however slowly they trickle in."""
     buf = bytearray()
     while len(buf) < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout("deadline passed")
+            sock.settimeout(left)
         chunk = sock.recv(n - len(buf))
         if not chunk:
             raise EOFError("peer closed" if not buf else f"truncated: {len(buf)} of {n} bytes")
@@ -78,9 +83,9 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-def read_message(sock: socket.socket, max_payload: int = MAX_PAYLOAD) -> Message:
+def read_message(sock: socket.socket, max_payload: int = MAX_PAYLOAD, deadline: float | None = None) -> Message:
     """Read one message; raise ProtocolError on anything a real adb peer would never send."""
-    header = _recv_exact(sock, HEADER.size)
+    header = _recv_exact(sock, HEADER.size, deadline)
     command, arg0, arg1, length, crc, magic = HEADER.unpack(header)
     if magic != command ^ 0xFFFFFFFF:
         raise ProtocolError(f"bad magic for command {command:#x}")
@@ -88,7 +93,7 @@ def read_message(sock: socket.socket, max_payload: int = MAX_PAYLOAD) -> Message
         raise ProtocolError(f"unknown command {command:#x}")
     if length > max_payload:
         raise ProtocolError(f"payload of {length} bytes exceeds {max_payload}")
-    data = _recv_exact(sock, length) if length else b""
+    data = _recv_exact(sock, length, deadline) if length else b""
     if crc and crc != checksum(data):
         raise ProtocolError("bad checksum")
     return Message(command, arg0, arg1, data)
@@ -171,9 +176,11 @@ class Connection:
     def serve(self) -> None:
         """Handle messages until the peer goes away or misbehaves. Never raises."""
         try:
-            self.sock.settimeout(self.handshake_timeout)
+            # The whole handshake (CNXN, AUTH) must be over by this deadline, not each read: a peer sending a
+            # byte every few seconds would otherwise hold a connection slot for ever.
+            deadline = time.monotonic() + self.handshake_timeout
             while True:
-                msg = read_message(self.sock)
+                msg = read_message(self.sock, deadline=None if self.online else deadline)
                 self.handle(msg)
         except (EOFError, OSError, ProtocolError, socket.timeout):
             pass

@@ -16,13 +16,11 @@ from pathlib import Path
 from mobile_actions.android.phone.core import VirtualPhone
 from mobile_actions.android.phone.protocol import Connection
 from mobile_actions.android.phone.services import open_service
+from mobile_actions.errors import PhoneServerError
 
 DEFAULT_PORT = 15555      # outside 5555-5585, which adb scans for emulators
 MAX_CONNECTIONS = 32
-
-
-class PhoneServerError(Exception):
-    """The phone cannot listen where asked (port taken, unsafe address without auth)."""
+HANDSHAKE_TIMEOUT_S = 10.0   # the whole CNXN/AUTH exchange, not each read
 
 
 @dataclass(frozen=True)
@@ -49,8 +47,10 @@ class PhoneServer:
     """Accepts adb-server connections in a thread; one thread per connection; ``close()`` joins all."""
 
     def __init__(self, phone: VirtualPhone | None = None, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-                 *, adb_keys: str | Path | None = None, insecure: bool = False) -> None:
+                 *, adb_keys: str | Path | None = None, insecure: bool = False,
+                 handshake_timeout: float = HANDSHAKE_TIMEOUT_S) -> None:
         self.phone = phone or VirtualPhone()
+        self.handshake_timeout = handshake_timeout
         self.keys = None
         if adb_keys is not None:
             from mobile_actions.android.phone.auth import load_keys
@@ -121,7 +121,7 @@ class PhoneServer:
             auth = KeyAuthenticator(self.keys)
         try:
             Connection(conn, self.banner(), lambda name, s: open_service(self.phone, name, s),
-                       authenticator=auth).serve()
+                       handshake_timeout=self.handshake_timeout, authenticator=auth).serve()
         finally:
             with self._lock:
                 self._conns.discard(conn)

@@ -21,6 +21,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SYNC_DATA_MAX = 64 * 1024
 SYNC_PATH_MAX = 1024
+SYNC_FILE_MAX = 64 * 1024 * 1024     # one pushed file: the virtual filesystem keeps it in memory
+SHELL_LINE_MAX = 64 * 1024           # an interactive shell line not yet ended by a newline
+SHELL_PACKET_MAX = 1024 * 1024       # one shell_v2 stdin packet (what adbd accepts as a payload)
 PROMPT = b"vphone:/ $ "
 
 
@@ -116,6 +119,9 @@ class ShellService:
         self.pending += data
         while len(self.pending) >= 5:
             kind, n = struct.unpack_from("<BI", self.pending)
+            if n > SHELL_PACKET_MAX:   # a header declaring GiBs would otherwise be buffered until it arrives
+                self._refuse(f"shell_v2 packet of {n} bytes exceeds {SHELL_PACKET_MAX}")
+                return
             if len(self.pending) < 5 + n:
                 break
             payload = bytes(self.pending[5:5 + n])
@@ -145,8 +151,18 @@ class ShellService:
                 self._finish(0)
                 return
             else:
+                if len(self.line) >= SHELL_LINE_MAX:
+                    self._refuse(f"a shell line longer than {SHELL_LINE_MAX} bytes")
+                    return
                 self.line.append(byte)
                 self._emit(1, bytes([byte]))   # a pty echoes what was typed
+
+    def _refuse(self, why: str) -> None:
+        """Input no real shell would buffer: say so on stderr and end the stream (nothing is kept)."""
+        self.pending.clear()
+        self.line.clear()
+        self._emit(2, f"\r\n{why}: closing\r\n".encode())
+        self._finish(1)
 
     def _finish(self, code: int) -> None:
         if self.v2:
@@ -183,6 +199,8 @@ class SyncService:
                         return self._fail("data chunk too large")
                     if len(self.buf) < 8 + n:
                         return
+                    if len(self.send_data) + n > SYNC_FILE_MAX:
+                        return self._fail(f"file larger than {SYNC_FILE_MAX} bytes")
                     self.send_data += self.buf[8:8 + n]
                     del self.buf[:8 + n]
                 elif ident == b"DONE":
