@@ -2,7 +2,7 @@
 import pytest
 
 from mobile_actions.navigator.actions import Action, from_raw, parse_command, scroll_direction, to_raw
-from mobile_actions.navigator.errors import ActionParseError, RawActionError
+from mobile_actions.errors import ActionParseError, RawActionError
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from mobile_actions.navigator.data import build_examples
 from mobile_actions.navigator.episodes import (
     OdysseyDir, load_episode, load_episodes, load_split, parse_episode, require_screenshots, screenshot_report,
 )
-from mobile_actions.navigator.errors import EpisodeError, MissingScreenshotError
+from mobile_actions.errors import EpisodeError, MissingScreenshotError
 from mobile_actions.navigator.prompt import HISTORY, SCREEN, build_prompt, chatml, official_text
 
 ODY = Path(__file__).parent / "fixtures" / "odyssey"

@@ -28,7 +28,7 @@ import pytest
 
 from mobile_actions.navigator.actions import parse_command
 from mobile_actions.navigator.episodes import load_episodes
-from mobile_actions.navigator.errors import PredictionFileError
+from mobile_actions.errors import PredictionFileError
 from mobile_actions.navigator.metrics import (
     evaluate, evaluate_both, levenshtein, match_corrected, match_official, read_predictions, text_match,
 )

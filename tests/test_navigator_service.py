@@ -11,7 +11,7 @@ from PIL import Image
 
 from mobile_actions.navigator.actions import parse_command
 from mobile_actions.navigator.client import NavigatorClient
-from mobile_actions.navigator.errors import ActionParseError, ServiceError
+from mobile_actions.errors import ActionParseError, ServiceError
 from mobile_actions.navigator.infer import Prediction
 from mobile_actions.navigator.service import NavigatorServer, is_loopback
 
@@ -90,7 +90,7 @@ def test_unparseable_answer_and_model_failure():
         srv.shutdown()
     srv = serve(Fake(fail=True))
     try:
-        with pytest.raises(ServiceError, match="HTTP 500: RuntimeError: model exploded"):
+        with pytest.raises(ServiceError, match="HTTP 500: the navigator failed on this request"):
             NavigatorClient(srv.url, timeout=10).act("x", png())
     finally:
         srv.shutdown()

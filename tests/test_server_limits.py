@@ -2,13 +2,20 @@
 Loopback only, every test bounded in time."""
 from __future__ import annotations
 
+import base64
+import io
+import json
 import socket
 import struct
+import threading
 import time
+import urllib.error
+import urllib.request
 
 from mobile_actions.android.phone import PhoneServer, VirtualPhone
 from mobile_actions.android.phone.protocol import A_CNXN, A_OKAY, A_OPEN, A_VERSION, A_WRTE, Message, pack, read_message
 from mobile_actions.android.phone.services import SHELL_LINE_MAX
+from mobile_actions.navigator import service as S
 
 
 def _online(server: PhoneServer) -> socket.socket:
@@ -83,3 +90,141 @@ def test_a_shell_v2_packet_declaring_gigabytes_is_refused():
         s.sendall(pack(Message(A_WRTE, 7, local, struct.pack("<BI", 0, (4 << 30) - 1) + b"abc")))
         assert b"exceeds" in _drain_until_closed(s)
         s.close()
+
+
+# ------------------------------------------------------------------------------------ the navigator service
+class Counting:
+    """A predictor that records how many history frames it was given and can be slow."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay, self.frames = delay, []
+
+    def predict(self, instruction, screenshot, history_actions=(), history_screenshots=()):
+        from mobile_actions.navigator.actions import parse_command
+        from mobile_actions.navigator.infer import Prediction
+
+        self.frames.append(len(history_screenshots))
+        time.sleep(self.delay)
+        return Prediction("PRESS_BACK", parse_command("PRESS_BACK"))
+
+
+def _serve(pred):
+    srv = S.NavigatorServer(pred, "127.0.0.1", 0, None)
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return srv
+
+
+def _png(size=(20, 40)) -> str:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", size).save(buf, format="PNG")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _post(srv, body) -> tuple[int, dict]:
+    req = urllib.request.Request(srv.url + "/v1/act", data=json.dumps(body).encode(), method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_navigator_requests_are_bounded():
+    pred = Counting()
+    srv = _serve(pred)
+    try:
+        shot = _png()
+        status, _ = _post(srv, {"instruction": "x", "screenshot": shot,
+                                "history": [{"action": "PRESS_BACK", "screenshot": shot}] * 10})
+        assert status == 200 and pred.frames == [S.HISTORY_FRAMES]          # only the frames used are decoded
+        big = _png((9000, 9000))                                              # small file, huge image
+        assert len(big) < 400_000
+        status, out = _post(srv, {"instruction": "x", "screenshot": big})
+        assert status == 413 and "pixels" in out["error"]
+        status, out = _post(srv, {"instruction": "x" * 100_000, "screenshot": shot})
+        assert status == 413 and "instruction" in out["error"]
+        status, out = _post(srv, {"instruction": "x", "screenshot": shot,
+                                  "history": [{"action": "PRESS_BACK", "screenshot": None}] * 1000})
+        assert status == 413 and "history" in out["error"]
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_a_busy_model_answers_503_instead_of_queueing_for_ever(monkeypatch):
+    monkeypatch.setattr(S, "BUSY_WAIT_S", 0.3)
+    srv = _serve(Counting(delay=2.0))
+    try:
+        shot = _png()
+        first = threading.Thread(target=_post, args=(srv, {"instruction": "x", "screenshot": shot}))
+        first.start()
+        time.sleep(0.3)
+        status, out = _post(srv, {"instruction": "x", "screenshot": shot})
+        assert status == 503 and "busy" in out["error"]
+        first.join(10)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_a_trickling_client_is_cut_at_the_request_deadline(monkeypatch):
+    monkeypatch.setattr(S, "REQUEST_DEADLINE_S", 1.0)
+    srv = _serve(Counting())
+    try:
+        s = socket.create_connection(srv.server_address[:2], timeout=5)
+        t0 = time.monotonic()
+        cut = False
+        for b in b"POST /v1/act HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789":
+            try:
+                s.sendall(bytes([b]))
+            except OSError:
+                cut = True
+                break
+            time.sleep(0.1)
+        try:
+            cut = cut or s.recv(100) == b""
+        except OSError:
+            cut = True
+        assert cut and time.monotonic() - t0 < 4.0
+        s.close()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_connections_beyond_the_cap_are_closed_at_once(monkeypatch):
+    monkeypatch.setattr(S, "MAX_CONNECTIONS", 3)
+    srv = _serve(Counting())
+    held = []
+    try:
+        for _ in range(3):
+            held.append(socket.create_connection(srv.server_address[:2], timeout=5))
+        time.sleep(0.2)
+        extra = socket.create_connection(srv.server_address[:2], timeout=5)
+        extra.settimeout(3)
+        assert extra.recv(10) == b""                                          # closed, not queued
+        threads = threading.active_count()
+        assert threads < 20
+        extra.close()
+    finally:
+        for s in held:
+            s.close()
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_serve_reads_its_token_from_a_file(tmp_path, monkeypatch, capsys):
+    from mobile_actions.cli.main import main
+
+    seen = {}
+
+    def fake_make_server(model, host, port, token, device=None):
+        seen["token"] = token
+        raise S.ServiceError("stop here")
+
+    monkeypatch.setattr(S, "make_server", fake_make_server)
+    (tmp_path / "token").write_text("s3cret\n")
+    assert main(["navigator", "serve", "--model", "m", "--token-file", str(tmp_path / "token")]) == 2
+    assert seen["token"] == "s3cret"

@@ -7,10 +7,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from pathlib import Path
 import sys
 from typing import Any
 
-from mobile_actions.navigator.errors import NavigatorError
+from mobile_actions.errors import NavigatorError
 
 
 def _err(msg: str) -> None:
@@ -112,6 +113,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from mobile_actions.navigator.service import TOKEN_ENV, make_server
 
     token = args.token or os.environ.get(TOKEN_ENV)
+    if args.token_file:
+        try:   # a file (or $MOBILE_ACTIONS_NAVIGATOR_TOKEN) keeps the token out of `ps`
+            token = Path(args.token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            _err(f"error: --token-file {args.token_file}: {getattr(e, 'strerror', None) or e}")
+            return 2
     try:
         server = make_server(args.model, args.host, args.port, token, device=args.device)
     except (NavigatorError, FileNotFoundError, ValueError, OSError) as e:
@@ -182,7 +189,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--model", required=True)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--token", default=None, help="bearer token (or $MOBILE_ACTIONS_NAVIGATOR_TOKEN); required off loopback")
+    p.add_argument("--token", default=None,
+                   help="bearer token, required off loopback; visible in `ps`: prefer --token-file or "
+                        "$MOBILE_ACTIONS_NAVIGATOR_TOKEN")
+    p.add_argument("--token-file", default=None, help="read the bearer token from this file")
     p.add_argument("--device", default=None)
     p.set_defaults(func=cmd_serve)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .actions import Action, from_raw, parse_command, to_raw
 from .episodes import Episode, Step, load_episode, load_episodes, load_split, screenshot_report
-from .errors import (
+from mobile_actions.errors import (
     ActionParseError, EpisodeError, MissingScreenshotError, NavigatorError, PredictionFileError, RawActionError, ServiceError,
 )
 from .metrics import EvalReport, Score, evaluate, evaluate_both, read_predictions

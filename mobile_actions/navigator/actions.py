@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ActionParseError, RawActionError
+from mobile_actions.errors import ActionParseError, RawActionError
 
 POINT_KINDS = ("CLICK", "LONG_PRESS")
 PRESS_KINDS = ("PRESS_BACK", "PRESS_HOME", "PRESS_RECENT")

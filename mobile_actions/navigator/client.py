@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .actions import Action, parse_command
-from .errors import ActionParseError, ServiceError
+from mobile_actions.errors import ActionParseError, ServiceError
 from .service import TOKEN_ENV
 
 ImageLike = bytes | str | Path | Any  # PNG bytes, a file path, or a PIL image

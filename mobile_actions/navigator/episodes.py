@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal
 
 from .actions import Action, from_raw
-from .errors import EpisodeError, MissingScreenshotError, NavigatorError
+from mobile_actions.errors import EpisodeError, MissingScreenshotError, NavigatorError
 
 SPLITS = ("random", "task", "device", "app")
 CATEGORIES = (

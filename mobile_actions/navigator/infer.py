@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from .actions import Action, parse_command
-from .errors import ActionParseError
+from mobile_actions.errors import ActionParseError
 from .prompt import DEFAULT_HISTORY_LEN, build_prompt
 
 if TYPE_CHECKING:  # pragma: no cover

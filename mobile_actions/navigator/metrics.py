@@ -29,7 +29,7 @@ from typing import Any, Iterable, Literal, Mapping
 
 from .actions import POINT_KINDS, Action, parse_command
 from .episodes import Episode
-from .errors import ActionParseError, PredictionFileError
+from mobile_actions.errors import ActionParseError, PredictionFileError
 
 TEXT_ANLS_THRESHOLD = 0.5
 CLICK_COORD_THRESHOLD = 0.14

@@ -16,16 +16,26 @@ import hmac
 import io
 import ipaddress
 import json
+import socket
+import threading
 import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol, Sequence
 
-from .errors import ServiceError
+from mobile_actions.errors import ServiceError
 
 TOKEN_ENV = "MOBILE_ACTIONS_NAVIGATOR_TOKEN"
-MAX_BODY = 32 * 1024 * 1024  # 32 MiB: a screenshot plus four history frames fits easily
-READ_TIMEOUT_S = 30.0  # a client that stalls mid-request does not pin a thread forever
+# Bounds on what one request may cost (a navigator reachable from a network must not be made to use GBs of
+# memory or minutes of CPU by one client): answered 400 / 413 / 503 with a JSON error.
+MAX_BODY = 16 * 1024 * 1024      # a 1080x2400 screenshot plus four history frames fits easily
+MAX_PIXELS = 4096 * 4096         # per image, checked from the PNG header before anything is decoded
+MAX_INSTRUCTION = 2000           # characters
+MAX_HISTORY = 64                 # history entries (actions); only the last HISTORY_FRAMES screenshots are decoded
+HISTORY_FRAMES = 4               # what the model looks at (GUI Odyssey's delta = 4)
+REQUEST_DEADLINE_S = 30.0        # the whole request must have arrived by then (not each read)
+BUSY_WAIT_S = 5.0                # a request waits this long for the model, then gets 503
+MAX_CONNECTIONS = 32             # further connections are closed at once
 
 
 class Predictor(Protocol):
@@ -49,9 +59,12 @@ def decode_png(data: Any, field: str) -> Any:
         raise ServiceError(f"{field}: expected a base64-encoded PNG string", 400)
     try:
         raw = base64.b64decode(data, validate=True)
-        with Image.open(io.BytesIO(raw)) as im:
+        with Image.open(io.BytesIO(raw)) as im:   # reads the header only
+            w, h = im.size
+            if w * h > MAX_PIXELS:
+                raise ServiceError(f"{field}: {w}x{h} pixels is more than {MAX_PIXELS} (a phone screen is far less)", 413)
             return im.convert("RGB")
-    except (binascii.Error, ValueError, UnidentifiedImageError, OSError) as exc:
+    except (binascii.Error, ValueError, UnidentifiedImageError, OSError, Image.DecompressionBombError) as exc:
         raise ServiceError(f"{field}: not a base64 PNG ({exc})", 400) from exc
 
 
@@ -61,17 +74,21 @@ def parse_request(body: dict[str, Any]) -> tuple[str, Any, list[str], list[Any]]
     instruction = body.get("instruction")
     if not isinstance(instruction, str) or not instruction.strip():
         raise ServiceError("instruction: a non-empty string is required", 400)
-    screenshot = decode_png(body.get("screenshot"), "screenshot")
+    if len(instruction) > MAX_INSTRUCTION:
+        raise ServiceError(f"instruction: {len(instruction)} characters is more than {MAX_INSTRUCTION}", 413)
     history = body.get("history", [])
     if not isinstance(history, list):
         raise ServiceError("history: expected a list of {action, screenshot}", 400)
-    actions, frames = [], []
+    if len(history) > MAX_HISTORY:
+        raise ServiceError(f"history: {len(history)} entries is more than {MAX_HISTORY}", 413)
     for i, h in enumerate(history):
-        if not isinstance(h, dict) or not isinstance(h.get("action"), str):
+        if not isinstance(h, dict) or not isinstance(h.get("action"), str) or len(h["action"]) > MAX_INSTRUCTION:
             raise ServiceError(f"history[{i}]: expected {{'action': str, 'screenshot': base64 PNG | null}}", 400)
-        actions.append(h["action"])
-        if h.get("screenshot") is not None:
-            frames.append(decode_png(h["screenshot"], f"history[{i}].screenshot"))
+    screenshot = decode_png(body.get("screenshot"), "screenshot")
+    actions = [h["action"] for h in history]
+    # Only the frames the model looks at are decoded: the last HISTORY_FRAMES that carry a screenshot.
+    shots = [(i, h["screenshot"]) for i, h in enumerate(history) if h.get("screenshot") is not None]
+    frames = [decode_png(s, f"history[{i}].screenshot") for i, s in shots[-HISTORY_FRAMES:]]
     return instruction, screenshot, actions, frames
 
 
@@ -85,7 +102,26 @@ class NavigatorServer(ThreadingHTTPServer):
         self.predictor = predictor
         self.token = token
         self.info = info or {}
+        self.model_lock = threading.Lock()       # one prediction at a time; others wait BUSY_WAIT_S, then 503
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__((host, port), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """At most MAX_CONNECTIONS at once (each is a thread): the rest are closed before any work."""
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except Exception:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up (e.g. its own time-out) is not an error worth a traceback; the library never prints."""
@@ -98,8 +134,26 @@ class NavigatorServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: NavigatorServer
-    timeout = READ_TIMEOUT_S
+    timeout = REQUEST_DEADLINE_S
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        """A whole-request deadline: a client trickling a byte at a time is cut off at REQUEST_DEADLINE_S,
+        however punctual each single read is (the socket's own timeout is per read)."""
+        super().setup()
+        self._watchdog = threading.Timer(REQUEST_DEADLINE_S, self._cut)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
+    def _cut(self) -> None:
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def finish(self) -> None:
+        self._watchdog.cancel()
+        super().finish()
 
     def log_message(self, format: str, *args: Any) -> None:  # the library never prints
         pass
@@ -118,6 +172,7 @@ class _Handler(BaseHTTPRequestHandler):
         got = self.headers.get("Authorization", "")
         ok = hmac.compare_digest(got.encode(), f"Bearer {self.server.token}".encode())
         if not ok:
+            self.close_connection = True     # its body is never read: the connection cannot carry another request
             self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token"})
         return ok
 
@@ -133,6 +188,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorised():
             return
         if self.path.rstrip("/") != "/v1/act":
+            self.close_connection = True
             self._send(HTTPStatus.NOT_FOUND, {"error": f"unknown path {self.path}; try POST /v1/act"})
             return
         try:
@@ -146,16 +202,22 @@ class _Handler(BaseHTTPRequestHandler):
         t0 = time.perf_counter()
         try:
             body = json.loads(self.rfile.read(length) or b"null")
+            self._watchdog.cancel()               # the request has arrived; the model's time is bounded below
             instruction, screenshot, actions, frames = parse_request(body)
-            pred = self.server.predictor.predict(instruction, screenshot, actions, frames)
-        except json.JSONDecodeError as exc:
-            self._send(HTTPStatus.BAD_REQUEST, {"error": f"invalid JSON: {exc}"})
+            if not self.server.model_lock.acquire(timeout=BUSY_WAIT_S):
+                raise ServiceError(f"busy: the model is answering another request (waited {BUSY_WAIT_S:g} s)", 503)
+            try:
+                pred = self.server.predictor.predict(instruction, screenshot, actions, frames)
+            finally:
+                self.server.model_lock.release()
+        except (json.JSONDecodeError, RecursionError) as exc:
+            self._send(HTTPStatus.BAD_REQUEST, {"error": f"invalid JSON: {getattr(exc, 'msg', 'nested too deep')}"})
             return
         except ServiceError as exc:
             self._send(exc.status or HTTPStatus.BAD_REQUEST, {"error": str(exc)})
             return
-        except Exception as exc:  # a model failure must come back as an answer, not a dropped connection
-            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"{type(exc).__name__}: {exc}"})
+        except Exception:  # a model failure comes back as an answer, never with its internals
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "the navigator failed on this request"})
             return
         out = pred.to_json()
         out["latency_ms"] = round(1000 * (time.perf_counter() - t0), 1)
@@ -165,8 +227,8 @@ class _Handler(BaseHTTPRequestHandler):
 def make_server(model_dir: str, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
                 device: str | None = None) -> NavigatorServer:
     """Load the navigator at ``model_dir`` and bind (call ``serve_forever`` to run)."""
-    from .infer import Navigator
-    from .model import describe
+    from mobile_actions.navigator.infer import Navigator
+    from mobile_actions.navigator.model import describe
 
     nav = Navigator(model_dir, device=device)
     info = {"model": model_dir, "device": nav.device, **describe(nav.model)}
