@@ -13,7 +13,16 @@ import urllib.error
 import urllib.request
 
 from mobile_actions.android.phone import PhoneServer, VirtualPhone
-from mobile_actions.android.phone.protocol import A_CNXN, A_OKAY, A_OPEN, A_VERSION, A_WRTE, Message, pack, read_message
+from mobile_actions.android.phone.protocol import (
+    A_CNXN,
+    A_OKAY,
+    A_OPEN,
+    A_VERSION,
+    A_WRTE,
+    Message,
+    pack,
+    read_message,
+)
 from mobile_actions.android.phone.services import SHELL_LINE_MAX
 from mobile_actions.navigator import service as S
 
