@@ -237,3 +237,86 @@ def test_serve_reads_its_token_from_a_file(tmp_path, monkeypatch, capsys):
     (tmp_path / "token").write_text("s3cret\n")
     assert main(["navigator", "serve", "--model", "m", "--token-file", str(tmp_path / "token")]) == 2
     assert seen["token"] == "s3cret"
+
+
+# ------------------------------------------------------------------------------------ stress (pytest -m slow)
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _hammer(n_clients: int, seconds: float, one_request) -> dict:
+    """`n_clients` threads doing `one_request()` for `seconds`; latencies of the ones that were served."""
+    stop = time.monotonic() + seconds
+    lat: list[float] = []
+    refused = [0]
+    lock = threading.Lock()
+
+    def client():
+        while time.monotonic() < stop:
+            t0 = time.perf_counter()
+            ok = one_request()
+            with lock:
+                if ok:
+                    lat.append(time.perf_counter() - t0)
+                else:
+                    refused[0] += 1
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(n_clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 30)
+    lat.sort()
+    return {"served": len(lat), "refused": refused[0],
+            "p99_ms": round(1000 * lat[int(0.99 * (len(lat) - 1))], 1) if lat else None}
+
+
+@pytest.mark.slow
+def test_stress_both_servers_with_200_loopback_clients():
+    """200 concurrent loopback clients for 60 s against each server: every answer is right or a clean
+    refusal, the thread count comes back down, memory stays bounded. Prints the numbers (docs/security.md)."""
+    seconds = 60.0
+    results = {}
+    with PhoneServer(VirtualPhone(), port=0) as phone:
+        def phone_request() -> bool:
+            try:
+                s = _online(phone)
+                local = _open(s, b"shell:echo ok")
+                out = _drain_until_closed(s, 10)
+                s.close()
+                assert local and out == b"ok\n"
+                return True
+            except (OSError, EOFError):
+                return False
+        before = threading.active_count()
+        results["phone"] = _hammer(200, seconds, phone_request)
+        time.sleep(2)
+        results["phone"]["threads_before_after"] = (before, threading.active_count())
+    srv = _serve(Counting())
+    try:
+        shot = _png()
+
+        def nav_request() -> bool:
+            try:
+                status, out = _post(srv, {"instruction": "go back", "screenshot": shot})
+            except OSError:
+                return False
+            assert status in (200, 503), out
+            return status == 200
+        before = threading.active_count()
+        results["navigator"] = _hammer(200, seconds, nav_request)
+        time.sleep(2)
+        results["navigator"]["threads_before_after"] = (before, threading.active_count())
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    results["peak_rss_mb"] = round(_rss_mb(), 1)
+    print(json.dumps(results))
+    for name in ("phone", "navigator"):
+        assert results[name]["served"] > 0
+        b, a = results[name]["threads_before_after"]
+        assert a <= b + 2
