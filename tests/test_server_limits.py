@@ -12,6 +12,8 @@ import time
 import urllib.error
 import urllib.request
 
+import pytest
+
 from mobile_actions.android.phone import PhoneServer, VirtualPhone
 from mobile_actions.android.phone.protocol import (
     A_CNXN,
