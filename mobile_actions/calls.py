@@ -6,13 +6,17 @@ because a validator's caller usually wants all of them at once.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Iterable
 
 from jsonschema import Draft202012Validator, FormatChecker
+from referencing import Registry
 
+from mobile_actions import jsontext
 from mobile_actions.catalog import Catalogue, Tool
 
 # Mobile Actions writes datetimes as `YYYY-MM-DDTHH:MM:SS` and says so only in the description.
@@ -20,6 +24,7 @@ DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 DATETIME_HINT = "YYYY-MM-DDTHH:MM:SS"
 DATETIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
 _FORMATS = FormatChecker()
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @_FORMATS.checks("mobile-actions-datetime", raises=ValueError)
@@ -45,21 +50,22 @@ class ToolCall:
 
     @classmethod
     def from_json(cls, data: Any) -> "ToolCall":
-        """Accept `{"name", "arguments"}` and the row shape `{"function": {"name", "arguments"}}`."""
-        import json
-
+        """Accept `{"name", "arguments"}` and the row shape `{"function": {"name", "arguments"}}`.
+        Arguments given as a JSON string are untrusted text like the row around them (jsontext)."""
         if not isinstance(data, dict):
             raise ValueError(f"a tool call is a JSON object, got {type(data).__name__}")
         fn = data.get("function", data)
+        if not isinstance(fn, dict):
+            raise ValueError(f"field 'function' must be an object, got {type(fn).__name__}")
         name = fn.get("name")
         if not isinstance(name, str):
             raise ValueError("a tool call needs a string 'name'")
         args = fn.get("arguments", {})
         if isinstance(args, str):
             try:
-                args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{name}: arguments string is not JSON: {e.msg}") from None
+                args = jsontext.loads(args) if args.strip() else {}
+            except jsontext.JSONTextError as e:
+                raise ValueError(f"{name}: arguments string is not JSON: {e.reason.removeprefix('invalid JSON: ')}") from None
         if args is None:
             args = {}
         if not isinstance(args, dict):
@@ -99,27 +105,52 @@ def _with_datetime_format(schema: dict) -> dict:
     return out
 
 
-_VALIDATORS: dict[int, tuple[Tool, Draft202012Validator]] = {}
-
-
 def _validator(tool: Tool) -> Draft202012Validator:
-    hit = _VALIDATORS.get(id(tool))
-    if hit is None or hit[0] is not tool:
-        hit = (tool, Draft202012Validator(argument_schema(tool), format_checker=_FORMATS))
-        _VALIDATORS[id(tool)] = hit
-    return hit[1]
+    return _compiled(json.dumps(argument_schema(tool), sort_keys=True))
+
+
+@lru_cache(maxsize=256)
+def _compiled(schema_json: str) -> Draft202012Validator:
+    """One validator per distinct schema (by content, so memory stays constant however many rows repeat
+    the same tools). The empty registry means a `$ref` is never fetched or read from disk, even for a
+    Tool built in code that bypassed the catalogue's checks: only references inside the schema resolve."""
+    return Draft202012Validator(json.loads(schema_json), format_checker=_FORMATS, registry=Registry())
 
 
 def validate_call(call: ToolCall, catalogue: Catalogue) -> list[Problem]:
+    if _LONE_SURROGATE.search(call.name):
+        return [Problem(_printable(call.name), None, "the tool name is not valid Unicode text (a lone surrogate)")]
     if call.name not in catalogue:
         return [Problem(call.name, None, f"unknown tool (known: {', '.join(catalogue.names)})")]
     tool = catalogue[call.name]
     if not isinstance(call.arguments, dict):
         return [Problem(call.name, None, "arguments must be an object")]
+    unencodable = [Problem(call.name, _printable(key), "not valid Unicode text (a lone surrogate); it cannot be "
+                           "printed, written or sent") for key, value in call.arguments.items()
+                   if _has_lone_surrogate(key) or _has_lone_surrogate(value)]
+    if unencodable:
+        return unencodable
     problems = []
     for err in sorted(_validator(tool).iter_errors(call.arguments), key=lambda e: list(map(str, e.path))):
         problems.append(_problem(call.name, err))
     return problems
+
+
+def _printable(text: str) -> str:
+    """`text` with any lone surrogate written as `\\udXXX`, so a message about it can be printed."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Calls built from model text or in code never went through jsontext; their text must still be
+    encodable before it is printed, written to a file or put on a device's command line."""
+    if isinstance(value, str):
+        return bool(_LONE_SURROGATE.search(value))
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
 
 
 def _problem(tool: str, err) -> Problem:

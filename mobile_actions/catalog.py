@@ -9,8 +9,15 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
+from urllib.parse import unquote
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from mobile_actions import jsontext
 
 CATALOGS_DIR = Path(__file__).resolve().parent / "catalogs"  # the bundled catalogues (package data)
 JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
@@ -18,6 +25,12 @@ JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null
 # are theirs), but these are the ones whose values we check.
 _SCHEMA_KEYS = {"type", "description", "properties", "required", "enum", "items", "format",
                 "pattern", "minimum", "maximum", "default", "nullable", "minItems", "maxItems"}
+# Keys that make the validator resolve references somewhere other than inside the tool's own parameters.
+_FOREIGN_REF_KEYS = ("$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor")
+# Keys whose value maps names (property names, definition names) to schemas: the names are not keywords.
+_NAMED_SCHEMAS = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+# With `$ref`s followed, a schema must stay a finite tree this small (a DAG of refs can double at each level).
+MAX_SCHEMA_NODES = 10_000
 
 
 class CatalogueError(ValueError):
@@ -115,10 +128,97 @@ def parse_tool(entry: Any, where: str = "<tool>") -> Tool:
     if params.get("type") != "object":
         raise CatalogueError(f"{where}: field 'parameters.type' must be OBJECT/object, got {params.get('type')!r}")
     params.setdefault("properties", {})
-    required = params.get("required", [])
-    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-        raise CatalogueError(f"{where}: field 'parameters.required' must be a list of names")
+    problem = _schema_problem(json.dumps(params, sort_keys=True))
+    if problem:
+        raise CatalogueError(f"{where}: parameters: {problem}")
     return Tool(name=name, description=description, parameters=params)
+
+
+@lru_cache(maxsize=1024)
+def _schema_problem(schema_json: str) -> str | None:
+    """Why a parameters schema (canonical JSON) cannot be used, or None. Checked once per distinct
+    schema when it is loaded, so that validation never meets a bad value (`pattern: "("`,
+    `minimum: "zero"`) or a reference it would have to fetch; keyed by content because every row of a
+    dataset repeats the same tools."""
+    schema = json.loads(schema_json)
+    try:
+        Draft202012Validator.check_schema(schema)  # also compiles every `pattern` (format "regex")
+    except SchemaError as e:
+        return f"field {'.'.join(map(str, e.absolute_path)) or '(top)'!r}: {e.message:.200}"
+    try:
+        _check_references(schema)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def _check_references(root: dict) -> None:
+    """`$ref` may only be `#` or `#/...` pointing inside this schema: never a URL or a file, which the
+    validator would fetch or read. With references followed the schema must stay a finite tree (no
+    loops) of at most MAX_SCHEMA_NODES nodes and jsontext.MAX_DEPTH levels, because validation
+    recurses through it. Walks every nested object, data included (a local `$ref` may point into an
+    `enum`), without recursion of its own."""
+    done: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes, levels) of its expanded subtree
+    active = {id(root)}                     # the nodes on the current path
+    stack: list[list] = [[root, _references_below(root, "#", root), 0]]  # node, its kids, next kid
+    while stack:
+        top = stack[-1]
+        node, kids, i = top
+        if i < len(kids):
+            top[2] += 1
+            kid, at = kids[i]
+            if id(kid) in active:
+                raise ValueError(f"field '$ref': {at!r:.100} loops back to an enclosing schema (recursive schemas are not supported)")
+            if id(kid) not in done:
+                active.add(id(kid))
+                stack.append([kid, _references_below(kid, at, root), 0])
+            continue
+        stack.pop()
+        active.discard(id(node))
+        nodes = 1 + sum(done[id(k)][0] for k, _ in kids)
+        levels = 1 + max((done[id(k)][1] for k, _ in kids), default=0)
+        if nodes > MAX_SCHEMA_NODES or levels > jsontext.MAX_DEPTH:
+            raise ValueError(f"the schema with its '$ref's followed is too big (more than {MAX_SCHEMA_NODES} "
+                             f"objects or {jsontext.MAX_DEPTH} levels)")
+        done[id(node)] = (nodes, levels)
+
+
+def _references_below(node: Any, at: str, root: dict) -> list[tuple[Any, str]]:
+    """The objects and lists directly below `node`, and what its `$ref` points at, with their pointers."""
+    if isinstance(node, list):
+        return [(v, f"{at}/{i}") for i, v in enumerate(node) if isinstance(v, (dict, list))]
+    kids = []
+    for key, value in node.items():
+        if key in _FOREIGN_REF_KEYS:
+            raise ValueError(f"field {key!r} at {at!r}: not supported (only '#/...' references inside the tool's parameters)")
+        if key == "$ref":
+            target = _local_target(value, at, root)
+            if isinstance(target, (dict, list)):
+                kids.append((target, value))
+        elif key in _NAMED_SCHEMAS and isinstance(value, dict):
+            kids += [(v, f"{at}/{key}/{name}") for name, v in value.items() if isinstance(v, (dict, list))]
+        elif isinstance(value, (dict, list)):
+            kids.append((value, f"{at}/{key}"))
+    return kids
+
+
+def _local_target(ref: Any, at: str, root: dict) -> Any:
+    """The schema a `$ref` points at, resolved the way `referencing` does (unquote, then ~1 and ~0)."""
+    if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
+        raise ValueError(f"field '$ref' at {at!r}: {ref!r:.100} is not a '#/...' reference inside the tool's "
+                         "parameters (URLs and files are never read)")
+    node: Any = root
+    for segment in unquote(ref[2:]).split("/") if ref != "#" else []:
+        key = segment.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and segment.isascii() and segment.isdigit() and int(segment) < len(node):
+            node = node[int(segment)]
+        else:
+            raise ValueError(f"field '$ref' at {at!r}: {ref!r:.100} points at nothing in the tool's parameters")
+    if not isinstance(node, (dict, bool)):
+        raise ValueError(f"field '$ref' at {at!r}: {ref!r:.100} does not point at a schema")
+    return node
 
 
 def _normalise_schema(schema: Any, where: str) -> dict:
@@ -148,12 +248,15 @@ def _normalise_schema(schema: Any, where: str) -> dict:
             out["nullable"] = True
         else:
             out[key] = value
-    if "type" not in out and "enum" not in out and "properties" not in out:
+    if not {"type", "enum", "properties", "$ref"} & out.keys():
         raise CatalogueError(f"{where}: field 'type' is missing")
     if "properties" in out and "type" not in out:
         out["type"] = "object"
-    if out.get("type") == "object" and "required" in out:
-        for r in out["required"]:
+    required = out.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise CatalogueError(f"{where}: field 'required' must be a list of names")
+    if out.get("type") == "object":
+        for r in required:
             if r not in out.get("properties", {}):
                 raise CatalogueError(f"{where}: field 'required': {r!r} is not in properties")
     return out
@@ -194,16 +297,20 @@ def read_named_json(name_or_path: str | os.PathLike, suffix: str, error: type[Ex
             dirs = ", ".join(str(d) for d in catalogue_search_path())
             raise error(f"no {what} named {text!r} (looked for {text}{suffix} in {dirs})")
     try:
-        return json.loads(path.read_text(encoding="utf-8")), path
+        return jsontext.loads(path.read_bytes()), path
     except FileNotFoundError:
         raise error(f"{path}: no such {what} file") from None
-    except json.JSONDecodeError as e:
-        raise error(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
+    except OSError as e:  # a directory, no permission
+        raise error(f"{path}: cannot read the {what} file: {e.strerror or e}") from None
+    except jsontext.JSONTextError as e:
+        raise error(f"{path}:{e.line}: {e.reason}" if e.line else f"{path}: {e.reason}") from None
 
 
 def load_catalogue(name_or_path: str | os.PathLike = "mobile_actions") -> Catalogue:
     """A bare name (`mobile_actions`) loads `<dir>/<name>.json` from the search path; anything else is a file.
-    ``A+B`` (no such file) is the tools of both, in that order (``mobile_actions+operate_screen``)."""
+    ``A+B`` (no such file) is the tools of both, in that order (``mobile_actions+operate_screen``).
+    A catalogue someone names explicitly must offer something to call: an empty one is refused rather
+    than silently standing for "no constraint"."""
     text = str(name_or_path)
     if "+" in text and not Path(text).exists():
         parts = [load_catalogue(part) for part in text.split("+") if part]
@@ -214,4 +321,7 @@ def load_catalogue(name_or_path: str | os.PathLike = "mobile_actions") -> Catalo
             raise CatalogueError(f"{text}: tool(s) {', '.join(dup)} declared twice")
         return Catalogue(tuple(tools))
     data, path = read_named_json(name_or_path, ".json", CatalogueError, "catalogue")
-    return Catalogue.from_json(data, source=str(path))
+    catalogue = Catalogue.from_json(data, source=str(path))
+    if not catalogue:
+        raise CatalogueError(f"{path}: the catalogue has no tools")
+    return catalogue

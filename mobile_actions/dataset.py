@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from mobile_actions import jsontext
 from mobile_actions.calls import ToolCall
 from mobile_actions.catalog import Catalogue, CatalogueError
 
@@ -115,8 +116,11 @@ def parse_row(data: Any, source: str = "<memory>", line: int = 0) -> Row:
     if roles.count("developer") + roles.count("system") > (1 if roles[0] in ROLES_FIRST else 0):
         raise ValueError(f"wrong role order {roles}: a developer/system message may only come first")
     gold = messages[-1]
+    tool_calls = gold.get("tool_calls") or []
+    if not isinstance(tool_calls, list):
+        raise ValueError(f"assistant tool_calls must be a list, got {type(tool_calls).__name__}")
     calls = []
-    for i, tc in enumerate(gold.get("tool_calls") or []):
+    for i, tc in enumerate(tool_calls):
         try:
             calls.append(ToolCall.from_json(tc))
         except ValueError as e:
@@ -144,24 +148,21 @@ class Reader:
         self.problems: list[LineProblem] = []
 
     def __iter__(self) -> Iterator[Row]:
+        """Rows in file order. A file that cannot be opened at all (missing, a directory) is OSError."""
         source = str(self.path)
-        with open(self.path, encoding="utf-8") as f:
-            for lineno, text in enumerate(f, start=1):
-                if not text.strip():
-                    continue
+        for lineno, data, reason in jsontext.read_jsonl(self.path):
+            if reason is None:
                 try:
-                    data = json.loads(text)
-                except json.JSONDecodeError as e:
-                    problem = LineProblem(source, lineno, f"invalid JSON: {e.msg} (column {e.colno})")
+                    row = parse_row(data, source, lineno)
+                except ValueError as e:
+                    reason = str(e)
                 else:
-                    try:
-                        yield parse_row(data, source, lineno)
-                        continue
-                    except ValueError as e:
-                        problem = LineProblem(source, lineno, str(e))
-                if self.strict:
-                    raise DatasetError(problem)
-                self.problems.append(problem)
+                    yield row
+                    continue
+            problem = LineProblem(source, lineno, reason)
+            if self.strict:
+                raise DatasetError(problem)
+            self.problems.append(problem)
 
 
 def read_rows(path: str | Path, strict: bool = True) -> Iterator[Row]:
@@ -215,8 +216,8 @@ def to_dataset(rows: Iterable[Row], *, layout: str = "official"):
 
 
 def from_dataset(ds) -> list[Row]:
-    return [parse_row({"metadata": r["metadata"], "tools": json.loads(r["tools"]),
-                       "messages": json.loads(r["messages"])}, "dataset", i + 1) for i, r in enumerate(ds)]
+    return [parse_row({"metadata": r["metadata"], "tools": jsontext.loads(r["tools"]),
+                       "messages": jsontext.loads(r["messages"])}, "dataset", i + 1) for i, r in enumerate(ds)]
 
 
 def prompt_completion(row: Row, *, layout: str = "official") -> tuple[str, str]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from mobile_actions import jsontext
 from mobile_actions.calls import ToolCall, validate_call
 from mobile_actions.catalog import Catalogue
 from mobile_actions.dataset import LineProblem, Row
@@ -40,24 +41,63 @@ class Prediction:
     @classmethod
     def from_json(cls, data: Any) -> "Prediction":
         """Accepts our own lines, a Mobile Actions row / assistant message, or `{"raw": model_text}`."""
-        from mobile_actions import wire
-
         if not isinstance(data, dict):
             raise ValueError(f"a prediction is a JSON object, got {type(data).__name__}")
         if "calls" in data:
-            return cls([ToolCall.from_json(c) for c in data["calls"] or []], data.get("text") or "",
-                       data.get("raw"), data.get("error"))
+            return cls(_calls(data, "calls"), _text(data, "text"), _text(data, "raw", None), _text(data, "error", None))
         if "messages" in data:
-            data = data["messages"][-1]
+            messages = data["messages"]
+            if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
+                raise ValueError("field 'messages' must be a list ending with the assistant message (an object)")
+            data = messages[-1]
         if "tool_calls" in data or data.get("role") == "assistant":
-            return cls([ToolCall.from_json(c) for c in data.get("tool_calls") or []], data.get("content") or "")
+            return cls(_calls(data, "tool_calls"), _text(data, "content"))
         if "raw" in data:
-            try:
-                parsed = wire.parse(data["raw"])
-            except wire.WireParseError as e:
-                return cls([], "", data["raw"], str(e))
-            return cls(parsed.calls, parsed.text, data["raw"])
+            raw = _text(data, "raw", None)
+            if raw is None:
+                raise ValueError("field 'raw' must be the model's text, got null")
+            return _parse_raw(raw)
         raise ValueError("a prediction needs 'calls', 'tool_calls', 'messages' or 'raw'")
+
+
+def _parse_raw(raw: str) -> Prediction:
+    """Model text -> calls. Text the call syntax cannot take is an unparseable prediction (a model
+    error, scored as one), and so is nesting beyond jsontext.MAX_DEPTH: the wire parser is recursive
+    and the scorer's comparisons are too."""
+    from mobile_actions import wire
+
+    try:
+        parsed = wire.parse(raw)
+        jsontext.check_depth([c.arguments for c in parsed.calls])
+    except (wire.WireParseError, jsontext.JSONTextError) as e:
+        return Prediction([], "", raw, str(e))
+    except RecursionError:
+        return Prediction([], "", raw, f"nested more than {jsontext.MAX_DEPTH} levels deep")
+    return Prediction(parsed.calls, parsed.text, raw)
+
+
+def _calls(data: dict, key: str) -> list[ToolCall]:
+    """A list of calls (null or missing: none); anything else is a ValueError naming the field."""
+    items = data.get(key) or []
+    if not isinstance(items, list):
+        raise ValueError(f"field {key!r} must be a list of calls, got {type(items).__name__}")
+    calls = []
+    for i, item in enumerate(items):
+        try:
+            calls.append(ToolCall.from_json(item))
+        except ValueError as e:
+            raise ValueError(f"{key}[{i}]: {e}") from None
+    return calls
+
+
+def _text(data: dict, key: str, default: str | None = "") -> str | None:
+    """A string field (null or missing: `default`); anything else is a ValueError naming the field."""
+    value = data.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise ValueError(f"field {key!r} must be a string, got {type(value).__name__}")
+    return value
 
 
 @dataclass
@@ -253,14 +293,14 @@ def read_predictions(path: str | Path) -> tuple[list[Prediction], list[LineProbl
     """Predictions JSONL, one per gold row, in order. Bad lines are problems, never skipped silently."""
     preds: list[Prediction] = []
     problems: list[LineProblem] = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, text in enumerate(f, start=1):
-            if not text.strip():
-                continue
+    for lineno, data, reason in jsontext.read_jsonl(path):
+        if reason is None:
             try:
-                preds.append(Prediction.from_json(json.loads(text)))
-            except (json.JSONDecodeError, ValueError) as e:
-                problems.append(LineProblem(str(path), lineno, f"bad prediction: {e}"))
+                preds.append(Prediction.from_json(data))
+                continue
+            except ValueError as e:
+                reason = str(e)
+        problems.append(LineProblem(str(path), lineno, f"bad prediction: {reason}"))
     return preds, problems
 
 

@@ -71,8 +71,9 @@ def cmd_phone(args: argparse.Namespace) -> int:
 
 
 def _read_calls(text: str):
+    from mobile_actions import jsontext
     from mobile_actions.calls import ToolCall
-    data = json.loads(sys.stdin.read() if text == "-" else text)
+    data = jsontext.loads(sys.stdin.read() if text == "-" else text)
     items = data if isinstance(data, list) else [data]
     return [ToolCall.from_json(item) for item in items]
 

@@ -35,7 +35,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from mobile_actions.dataset import Reader
 
     try:
-        override = load_catalogue(args.tools) if args.tools else None
+        override = load_catalogue(args.tools) if args.tools is not None else None
     except CatalogueError as e:
         _err(f"error: {e}")
         return 2
@@ -44,15 +44,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         for row in reader:
             n_rows += 1
-            tools = override or row.tools
+            tools = row.tools if override is None else override
             for call in row.calls:
                 n_calls += 1
                 problems = validate_call(call, tools)
                 n_bad_calls += bool(problems)
                 for p in problems:
                     print(f"{row.where}: {p}")
-    except FileNotFoundError:
-        _err(f"error: {args.file}: no such file")
+    except OSError as e:
+        _err(f"error: {args.file}: {e.strerror or e}")
         return 2
     for p in reader.problems:
         print(p)
@@ -92,8 +92,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     from mobile_actions.dataset import load_rows
     from mobile_actions.scoring import read_predictions, score
 
-    rows, problems = load_rows(args.gold, strict=False)
-    preds, pred_problems = read_predictions(args.pred)
+    try:
+        rows, problems = load_rows(args.gold, strict=False)
+        preds, pred_problems = read_predictions(args.pred)
+    except OSError as e:
+        _err(f"error: {e.filename}: {e.strerror or e}")
+        return 2
     for p in [*problems, *pred_problems]:
         _err(str(p))
     if problems or pred_problems:
