@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from mobile_actions import jsontext
+from mobile_actions.errors import CatalogueError
 
 CATALOGS_DIR = Path(__file__).resolve().parent / "catalogs"  # the bundled catalogues (package data)
 JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
@@ -31,10 +32,6 @@ _FOREIGN_REF_KEYS = ("$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recurs
 _NAMED_SCHEMAS = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
 # With `$ref`s followed, a schema must stay a finite tree this small (a DAG of refs can double at each level).
 MAX_SCHEMA_NODES = 10_000
-
-
-class CatalogueError(ValueError):
-    """A catalogue that cannot be used; the message names the source, the tool and the field."""
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,15 @@ so the caller can print a count and the list.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from mobile_actions import jsontext
 from mobile_actions.calls import ToolCall
 from mobile_actions.catalog import Catalogue, CatalogueError
+from mobile_actions.errors import DatasetError
 
 ROLES_FIRST = ("developer", "system")
 DEVELOPER_TEMPLATE = ("Current date and time given in YYYY-MM-DDTHH:MM:SS format: {now}\n"
@@ -27,14 +28,6 @@ def developer_message(now: "datetime | None" = None) -> dict:
     now = (now or datetime.now()).replace(microsecond=0)
     return {"role": "developer",
             "content": DEVELOPER_TEMPLATE.format(now=now.strftime("%Y-%m-%dT%H:%M:%S"), weekday=now.strftime("%A"))}
-
-
-class DatasetError(ValueError):
-    """A bad row in strict mode; `problem` says where."""
-
-    def __init__(self, problem: "LineProblem"):
-        self.problem = problem
-        super().__init__(str(problem))
 
 
 @dataclass(frozen=True)

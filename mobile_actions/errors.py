@@ -18,8 +18,21 @@ class CatalogueError(MobileActionsError, ValueError):
     """A catalogue that cannot be used; the message names the source, the tool and the field."""
 
 
+class JSONTextError(MobileActionsError, ValueError):
+    """Text that is not acceptable JSON. `line` is 1-based within the text given, or None when the
+    problem (nesting, a lone surrogate) belongs to the decoded value rather than to one line."""
+
+    def __init__(self, reason: str, line: int | None = None):
+        self.reason, self.line = reason, line
+        super().__init__(reason)
+
+
 class DatasetError(MobileActionsError, ValueError):
-    """A Mobile Actions row that cannot be read; the message names the file and line."""
+    """A bad row in strict mode; `problem` (a `dataset.LineProblem`) says where."""
+
+    def __init__(self, problem: Any):
+        self.problem = problem
+        super().__init__(str(problem))
 
 
 class WireError(MobileActionsError, ValueError):

@@ -13,21 +13,14 @@ import os
 import re
 from typing import Any, Iterator
 
+from mobile_actions.errors import JSONTextError
+
 # Deeper than any row, catalogue or call needs (a row's argument values start at level 7); shallow
 # enough that recursive code downstream (schema checks, validation, rendering) stays far from
 # Python's recursion limit.
 MAX_DEPTH = 64
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-class JSONTextError(ValueError):
-    """Text that is not acceptable JSON. `line` is 1-based within the text given, or None when the
-    problem (nesting, a lone surrogate) belongs to the decoded value rather than to one line."""
-
-    def __init__(self, reason: str, line: int | None = None):
-        self.reason, self.line = reason, line
-        super().__init__(reason)
 
 
 def decode(data: bytes) -> str:
