@@ -19,14 +19,21 @@ def test_fp32_greedy_matches_pytorch_beyond_the_sliding_window():
 def test_folder_has_everything_the_runtime_needs():
     out = tiny_export("fp32")
     m = json.loads((out / "manifest.json").read_text())
-    for f in ("model.onnx", "tokenizer.json", "chat_template.jinja", "token_table.npz"):
+    for f in ("model.onnx", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "token_table.npz",
+              "genai_config.json"):
         assert (out / f).is_file(), f
     assert m["quant"] == "fp32" and m["layout"] == "cache" and len(m["source_sha256"]) == 64
+    assert m["format_version"] == 2
     assert m["control_token_ids"]["<escape>"] == 52 and 106 in m["stop_token_ids"] and 50 in m["stop_token_ids"]
     g = onnx.load(str(out / "model.onnx"), load_external_data=False).graph
     names = [i.name for i in g.input]
-    assert names[:3] == ["input_ids", "attention_mask", "position_ids"] and "past_key_0" in names
-    assert "present_value_1" in [o.name for o in g.output]
+    assert names[:5] == ["input_ids", "attention_mask", "position_ids", "past_key_values.0.key",
+                         "past_key_values.0.value"]
+    outs = {o.name: o for o in g.output}
+    assert "present.1.value" in outs
+    # a fixed logits shape [batch, 1, vocab]: onnxruntime-genai then reads the head as pruned to the last position
+    dims = outs["logits"].type.tensor_type.shape.dim
+    assert (dims[0].dim_param, dims[1].dim_value, dims[2].dim_value) == ("batch", 1, m["vocab_size"])
 
 
 def _first_logits(folder):

@@ -137,3 +137,23 @@ def test_default_export_folder_is_mixed_or_an_older_int4(tmp_path, monkeypatch):
     assert default_onnx_dir("int8") == str(tmp_path / "onnx-int8")       # export --quant int8 writes here
     monkeypatch.setenv("MOBILE_ACTIONS_ONNX", "/x")
     assert default_onnx_dir() == "/x"
+
+
+def test_an_older_export_is_refused_with_how_to_reexport(tmp_path, capsys):
+    """Folders exported before the onnxruntime-genai names (manifest format 1, `past_key_i`) are refused."""
+    import shutil
+
+    from mobile_actions.cli.main import main
+    from mobile_actions.runtime import Caller, Decoder, ExportFormatError
+
+    src = tiny_export("fp32")
+    for f in ("manifest.json", "tokenizer.json"):
+        shutil.copy(src / f, tmp_path / f)
+    m = json.loads((tmp_path / "manifest.json").read_text())
+    m["format_version"] = 1
+    (tmp_path / "manifest.json").write_text(json.dumps(m))
+    for make in (Caller.from_pretrained, Decoder.from_folder):
+        with pytest.raises(ExportFormatError, match=r"model prepare --force.*export"):
+            make(tmp_path)
+    assert main(["call", "turn on the flashlight", "--model", str(tmp_path)]) == 2
+    assert "re-export" in capsys.readouterr().err

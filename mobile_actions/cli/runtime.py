@@ -70,15 +70,19 @@ def default_onnx_dir(quant: str | None = None) -> str:
 def cmd_call(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from mobile_actions.runtime import Caller
+    from mobile_actions.runtime import Caller, ExportFormatError
 
     model = args.model or default_onnx_dir()
     if not (Path(model) / "manifest.json").is_file():
         print(f"{model}: not an exported model folder (mobile-actions export --model default "
               f"--out {model})", file=sys.stderr)
         return 2
-    caller = Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained,
-                                    prefix_reuse=args.prefix_reuse, tools=args.tools)
+    try:
+        caller = Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained,
+                                        prefix_reuse=args.prefix_reuse, tools=args.tools)
+    except ExportFormatError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     now = datetime.fromisoformat(args.now) if args.now else None
     if args.stream:
         for piece in caller.stream(args.request, now=now):

@@ -4,12 +4,16 @@ Why our own `torch.onnx.export` wrapper and not optimum-onnx: optimum-onnx 0.1.0
 requires transformers<4.58, and transformers 4.x tokenizes the GGUF base wrongly, so it cannot live
 beside the transformers 5 this project needs (docs/runtime.md). The wrapper below reuses the model's
 own modules (projections, norms, MLP, rotary tables) and writes only attention and masks itself, so:
-- past keys/values are plain inputs `past_key_i/past_value_i` [batch, kv_heads, past, head_dim] and
-  `present_*` outputs (past + new), with dynamic batch/sequence/past axes;
+- the I/O names are onnxruntime-genai's: inputs `input_ids`, `attention_mask`, `position_ids`,
+  `past_key_values.{i}.key/value` [batch, kv_heads, past, head_dim], outputs `logits` and
+  `present.{i}.key/value` (past + new), with dynamic batch/sequence/past axes; `genai_config.json`
+  and `tokenizer_config.json` are written beside it, so the folder also runs under onnxruntime-genai;
 - the sliding window of local layers lives in the mask (key position > query position - window),
   so all past KV is kept and prefix reuse is a slice of it;
-- only the last position's logits come out: a 600-token prefill would otherwise write
-  600 x 262,144 floats (629 MB) and spend most of its time in the output head.
+- only the last position's logits come out, with a fixed shape [batch, 1, vocab]: a 600-token prefill
+  would otherwise write 600 x 262,144 floats (629 MB) and spend most of its time in the output head.
+  onnxruntime-genai reads a logits output whose sequence axis is the constant 1 as a "pruned" head
+  (`Model::IsPruned`) and then allocates [batch, 1, vocab] for prefill too.
 
 Quantisation uses onnxruntime's tools: int4 = `MatMulNBitsQuantizer` (block-wise symmetric 4-bit
 on every MatMul and on the embedding Gather, after constant folding); int8 = `quantize_dynamic`
@@ -37,7 +41,9 @@ from mobile_actions.wire import LAYOUTS
 
 MANIFEST = "manifest.json"
 ONNX_NAME = "model.onnx"
-FORMAT_VERSION = 1
+# 2: onnxruntime-genai I/O names + genai_config.json (1: `past_key_i` / `present_key_i`, refused by the runtime)
+FORMAT_VERSION = 2
+GENAI_CONFIG = "genai_config.json"
 QUANTS = ("fp32", "int8", "int4", "mixed")
 
 # int4/int8 block along the input dimension. 16, not 32: on 40 held-out rows the bundled caller's int4
@@ -148,9 +154,13 @@ def build_wrapper(model):
     return DecoderWithCache(model).eval()
 
 
+PAST_NAME, PRESENT_NAME = "past_key_values.{i}.{kv}", "present.{i}.{kv}"   # onnxruntime-genai's defaults
+
+
 def io_names(n_layers: int) -> tuple[list[str], list[str]]:
-    past = [f"past_{kv}_{i}" for i in range(n_layers) for kv in ("key", "value")]
-    present = [f"present_{kv}_{i}" for i in range(n_layers) for kv in ("key", "value")]
+    """Graph input and output names, in order (the KV pairs as k0, v0, k1, v1, ...)."""
+    past = [PAST_NAME.format(i=i, kv=kv) for i in range(n_layers) for kv in ("key", "value")]
+    present = [PRESENT_NAME.format(i=i, kv=kv) for i in range(n_layers) for kv in ("key", "value")]
     return ["input_ids", "attention_mask", "position_ids", *past], ["logits", *present]
 
 
@@ -178,10 +188,26 @@ def export_fp32(model, path: Path, opset: int = 18) -> Path:
     with torch.no_grad():
         torch.onnx.export(wrapper, (ids, mask, pos, *past), str(tmp), dynamo=False, opset_version=opset,
                           input_names=inputs, output_names=outputs, dynamic_axes=axes, do_constant_folding=True)
-    _save(_load(tmp), path)
+    model = _load(tmp)
+    fix_logits_shape(model, cfg.vocab_size)
+    _save(model, path)
     for f in tmp.parent.glob(tmp.name + "*"):
         f.unlink()
     return path
+
+
+def fix_logits_shape(model, vocab: int) -> None:
+    """Declare `logits` as [batch, 1, vocab]: the constant 1 is what tells onnxruntime-genai that only the
+    last position comes out (it then allocates [batch, 1, vocab] for a prefill of S tokens too)."""
+    out = next(o for o in model.graph.output if o.name == "logits")
+    dims = out.type.tensor_type.shape.dim
+    del dims[:]
+    for d in ("batch", 1, vocab):
+        dim = dims.add()
+        if isinstance(d, str):
+            dim.dim_param = d
+        else:
+            dim.dim_value = d
 
 
 def _load(path: Path):
@@ -411,10 +437,16 @@ def source_files(spec: str) -> tuple[list[Path], str | None]:
 
 
 def write_runtime_files(out: Path, tokenizer, model_cfg, *, manifest: dict) -> dict:
-    """tokenizer.json, chat template, token strings and manifest.json next to model.onnx."""
+    """tokenizer.json (+ tokenizer_config.json), chat template, token strings, genai_config.json and
+    manifest.json next to model.onnx."""
     from mobile_actions import wire
 
     tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
+    with tempfile.TemporaryDirectory() as tmp:  # tokenizer_config.json as transformers writes it (genai reads it)
+        tokenizer.save_pretrained(tmp)
+        for name in ("tokenizer_config.json", "special_tokens_map.json"):
+            if (Path(tmp) / name).is_file():
+                shutil.copy(Path(tmp) / name, out / name)
     template = getattr(tokenizer, "chat_template", None) or wire.CHAT_TEMPLATE
     (out / "chat_template.jinja").write_text(template, encoding="utf-8")
     eos = model_cfg.eos_token_id
@@ -437,11 +469,53 @@ def write_runtime_files(out: Path, tokenizer, model_cfg, *, manifest: dict) -> d
         "sliding_window": model_cfg.sliding_window,
         "layer_types": list(model_cfg.layer_types),
     })
+    (out / GENAI_CONFIG).write_text(json.dumps(genai_config(model_cfg, manifest), indent=2) + "\n", encoding="utf-8")
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     from mobile_actions.decoding.grammar import TokenTable
 
     TokenTable.from_folder(out)  # precompute the grammar's token strings once, cached in the folder
     return manifest
+
+
+def genai_config(model_cfg, manifest: dict, max_length: int | None = None) -> dict:
+    """onnxruntime-genai's `genai_config.json` for this folder: a plain decoder-only model (`gemma3_text`)
+    with its standard I/O names, greedy search, every stop id as an end of sequence.
+
+    The KV cache is concatenated by the graph (past + new -> present), so `past_present_share_buffer` is
+    off; the sliding window lives in the graph's mask, so genai keeps all past KV (no `sliding_window`)."""
+    ctx = int(getattr(model_cfg, "max_position_embeddings", 0) or 32768)
+    return {
+        "model": {
+            "bos_token_id": manifest["bos_token_id"],
+            "context_length": ctx,
+            "decoder": {
+                "session_options": {"log_id": "onnxruntime-genai", "provider_options": []},
+                "filename": manifest.get("onnx", ONNX_NAME),
+                "head_size": model_cfg.head_dim,
+                "hidden_size": model_cfg.hidden_size,
+                "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask",
+                           "position_ids": "position_ids",
+                           "past_key_names": PAST_NAME.format(i="%d", kv="key"),
+                           "past_value_names": PAST_NAME.format(i="%d", kv="value")},
+                "outputs": {"logits": "logits",
+                            "present_key_names": PRESENT_NAME.format(i="%d", kv="key"),
+                            "present_value_names": PRESENT_NAME.format(i="%d", kv="value")},
+                "num_attention_heads": model_cfg.num_attention_heads,
+                "num_hidden_layers": model_cfg.num_hidden_layers,
+                "num_key_value_heads": model_cfg.num_key_value_heads,
+            },
+            "eos_token_id": list(manifest["stop_token_ids"]),
+            "pad_token_id": model_cfg.pad_token_id if model_cfg.pad_token_id is not None else manifest["eos_token_id"],
+            "type": "gemma3_text",
+            "vocab_size": model_cfg.vocab_size,
+        },
+        "search": {
+            "diversity_penalty": 0.0, "do_sample": False, "early_stopping": True, "length_penalty": 1.0,
+            "max_length": min(ctx, max_length or 4096), "min_length": 0, "no_repeat_ngram_size": 0, "num_beams": 1,
+            "num_return_sequences": 1, "past_present_share_buffer": False, "repetition_penalty": 1.0,
+            "temperature": 1.0, "top_k": 1, "top_p": 1.0,
+        },
+    }
 
 
 def folder_size(path: Path) -> int:

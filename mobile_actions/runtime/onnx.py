@@ -3,7 +3,8 @@
 Imports onnxruntime, tokenizers and numpy only (plus the project's core modules), so a phone-side
 or CLI process starts fast and small; `tests/test_runtime.py` proves torch is never imported.
 
-- `Decoder`: one ONNX session with explicit KV cache (see export/onnx_export.py for the I/O names),
+- `Decoder`: one ONNX session with explicit KV cache (I/O names: onnxruntime-genai's, see
+  recipes/export_onnx.py),
   greedy steps, prefill of any chunk on top of a given past.
 - `Caller`: renders the Mobile Actions developer turn for `now` in the layout the model was trained
   with (its folder's manifest says which), reuses the KV cache of the longest cached prompt prefix
@@ -28,6 +29,16 @@ from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
 
 DEFAULT_THREADS = 2
+# The export's I/O names (onnxruntime-genai's); folders exported before (manifest format 1, `past_key_i`)
+# are refused with a message to re-export.
+PAST_NAME = "past_key_values.{i}.{kv}"
+FORMAT_VERSION = 2
+REEXPORT = ("re-export it: `mobile-actions model prepare --force` (the default caller's export) or "
+            "`mobile-actions export --model SPEC --out DIR`")
+
+
+class ExportFormatError(ValueError):
+    """An exported folder this runtime cannot read (an older export format)."""
 
 
 # ============================================================================================ decoder
@@ -41,7 +52,7 @@ class Decoder:
         import onnxruntime as ort
 
         self.folder = Path(folder)
-        self.manifest = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+        self.manifest = read_manifest(self.folder)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
@@ -53,7 +64,10 @@ class Decoder:
         self.threads = threads
         m = self.manifest
         self.n_layers, self.n_kv, self.head_dim = m["num_layers"], m["num_kv_heads"], m["head_dim"]
-        self.past_names = [f"past_{kv}_{i}" for i in range(self.n_layers) for kv in ("key", "value")]
+        self.past_names = [PAST_NAME.format(i=i, kv=kv) for i in range(self.n_layers) for kv in ("key", "value")]
+        names = {i.name for i in self.session.get_inputs()}
+        if "past_key_0" in names or not set(self.past_names) <= names:
+            raise ExportFormatError(f"{self.folder}: the ONNX graph has the old input names (past_key_i); {REEXPORT}")
         self.steps = 0  # model invocations, for statistics
 
     @classmethod
@@ -88,6 +102,20 @@ class Decoder:
                 break
             logits, past = self.forward([nxt], past)
         return out
+
+
+def read_manifest(folder: str | Path) -> dict:
+    """An exported folder's manifest.json, refusing folders of an older export format."""
+    folder = Path(folder)
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{folder}: not an exported model folder (no manifest.json)")
+    m = json.loads(path.read_text(encoding="utf-8"))
+    if int(m.get("format_version", 1)) < FORMAT_VERSION:
+        raise ExportFormatError(f"{folder}: exported by an older mobile-actions (export format "
+                                f"{m.get('format_version', 1)}, past_key_i names; this runtime reads format "
+                                f"{FORMAT_VERSION}, onnxruntime-genai's names); {REEXPORT}")
+    return m
 
 
 def release_free_memory() -> None:
@@ -160,7 +188,7 @@ class Caller:
         from tokenizers import Tokenizer
 
         self.folder = Path(folder)
-        m = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+        m = read_manifest(self.folder)
         # The tokenizer first: parsing Gemma's 33 MB tokenizer.json peaks at ~370 MB of which ~100 MB
         # stay; returning the rest to the OS before the session loads keeps the process peak down.
         self.tokenizer = Tokenizer.from_file(str(self.folder / m.get("tokenizer", "tokenizer.json")))
