@@ -341,19 +341,3 @@ def test_navigator_over_http(session, phone, tmp_path):
     assert phone.snapshot()["screen"] == "launcher" and rep.done
     assert pred.seen[0] == ("go home", (1080, 2400), [], 0)
     assert pred.seen[2][2:] == (["PRESS_RECENT", "PRESS_HOME"], 2)
-
-
-def test_default_caller_is_pytorch_and_a_folder_with_manifest_is_onnx(tmp_path, monkeypatch):
-    """`--model default`: the bundled caller on PyTorch (no export ships with the repo);
-    a folder with manifest.json: the torch-free ONNX runtime."""
-    import mobile_actions.hybrid.models as models
-    import mobile_actions.runtime as runtime
-
-    (tmp_path / "manifest.json").write_text("{}")
-    monkeypatch.setattr(runtime.Caller, "from_pretrained", classmethod(lambda cls, folder, **kw: ("onnx", folder)))
-    import mobile_actions.caller.greedy as greedy
-    monkeypatch.setattr(greedy, "TorchCaller", lambda spec: type("T", (), {"spec": spec, "warnings": []})())
-    said = []
-    assert models.resolve_caller("default", said.append).spec == "default"
-    assert said == ["caller: PyTorch (bundled default model)"]
-    assert models.resolve_caller(str(tmp_path)) == ("onnx", tmp_path)

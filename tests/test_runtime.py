@@ -124,21 +124,6 @@ def test_forced_tokens_skip_model_steps(caller_factory):
     assert any(len(f) > 1 for f in fake.fed[1:])
 
 
-def test_default_export_folder_is_mixed_or_an_older_int4(tmp_path, monkeypatch):
-    from mobile_actions.cli.runtime import default_onnx_dir
-
-    monkeypatch.delenv("MOBILE_ACTIONS_ONNX", raising=False)
-    monkeypatch.setenv("MOBILE_ACTIONS_CACHE", str(tmp_path))
-    assert default_onnx_dir() == str(tmp_path / "onnx-mixed")            # nothing exported yet
-    (tmp_path / "onnx-int4").mkdir()
-    assert default_onnx_dir() == str(tmp_path / "onnx-int4")             # exported before mixed was the default
-    (tmp_path / "onnx-mixed").mkdir()
-    assert default_onnx_dir() == str(tmp_path / "onnx-mixed")
-    assert default_onnx_dir("int8") == str(tmp_path / "onnx-int8")       # export --quant int8 writes here
-    monkeypatch.setenv("MOBILE_ACTIONS_ONNX", "/x")
-    assert default_onnx_dir() == "/x"
-
-
 def test_an_older_export_is_refused_with_how_to_reexport(tmp_path, capsys):
     """Folders exported before the onnxruntime-genai names (manifest format 1, `past_key_i`) are refused."""
     import shutil

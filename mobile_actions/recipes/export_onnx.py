@@ -35,7 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from mobile_actions.wire import LAYOUTS
 
@@ -436,6 +436,16 @@ def source_files(spec: str) -> tuple[list[Path], str | None]:
     return files, layout
 
 
+def adapter_dir(spec: str) -> Path | None:
+    """The LoRA adapter folder a spec includes (`default`: the bundled one), else None."""
+    from mobile_actions.caller import model as mm
+
+    if spec == "default":
+        return mm.BUNDLED_ADAPTER if (mm.BUNDLED_ADAPTER / "adapter_config.json").is_file() else None
+    resolved = Path(mm.resolve_model(spec))
+    return resolved if mm.is_adapter(resolved) else None
+
+
 def write_runtime_files(out: Path, tokenizer, model_cfg, *, manifest: dict) -> dict:
     """tokenizer.json (+ tokenizer_config.json), chat template, token strings, genai_config.json and
     manifest.json next to model.onnx."""
@@ -592,24 +602,28 @@ def accuracy_check(folders: dict[str, Path], data: str | None, rows: int, max_ne
 
 
 # ---------------------------------------------------------------------------------------------- main
-def run(cfg: ExportConfig) -> ExportResult:
+def run(cfg: ExportConfig, progress: Callable[[str], None] | None = None) -> ExportResult:
+    """Export, quantise, write the folder, self-check; `progress` gets one line per stage."""
     import torch
 
     if cfg.quant not in QUANTS:
         raise ValueError(f"quant must be one of {QUANTS}, got {cfg.quant!r}")
     with torch.no_grad():  # scoped: a library must not switch off its caller's autograd
-        return _run(cfg)
+        return _run(cfg, progress or (lambda _m: None))
 
 
-def _run(cfg: ExportConfig) -> ExportResult:
+def _run(cfg: ExportConfig, say: Callable[[str], None]) -> ExportResult:
     import torch
 
     from mobile_actions.caller import model as mm
 
     t0 = time.time()
+    step = lambda msg: say(f"[{time.time() - t0:5.0f} s] {msg}")  # noqa: E731
+    step(f"loading {cfg.model} (PyTorch, fp32)")
     model, tokenizer = mm.load_model(cfg.model, dtype=torch.float32)
     model.eval()
     files, marker_layout = source_files(cfg.model)
+    adapter = adapter_dir(cfg.model)
     layout = cfg.layout or marker_layout or "official"
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -617,12 +631,19 @@ def _run(cfg: ExportConfig) -> ExportResult:
     try:
         fp32_dir = out if cfg.quant == "fp32" else work / "fp32"
         fp32_dir.mkdir(parents=True, exist_ok=True)
+        step(f"exporting the fp32 graph (torch.onnx, opset {cfg.opset})")
         export_fp32(model, fp32_dir / ONNX_NAME, cfg.opset)
         base_manifest = {"source_model": cfg.model, "source_sha256": _sha256_files(files),
                          "source_files": [str(f) for f in files], "layout": layout,
                          "exporter": f"torch.onnx.export (legacy) torch {torch.__version__}", "opset": cfg.opset}
+        if adapter is not None:
+            from mobile_actions.runtime.prepared import bundled_adapter_sha256
+
+            base_manifest["adapter_sha256"] = bundled_adapter_sha256(adapter)
         if cfg.quant != "fp32":
             write_runtime_files(fp32_dir, tokenizer, model.config, manifest={**base_manifest, "quant": "fp32"})
+            step(f"quantising ({cfg.quant}" + (": 4-bit embedding/head, 8-bit decoder layers" if cfg.quant == "mixed"
+                                               else "") + ")")
             quantize(fp32_dir / ONNX_NAME, out / ONNX_NAME, cfg.quant, block_size=cfg.block_size,
                      accuracy_level=cfg.accuracy_level, tied=bool(getattr(model.config, "tie_word_embeddings", False)))
         manifest = {**base_manifest, "quant": cfg.quant,
@@ -632,15 +653,19 @@ def _run(cfg: ExportConfig) -> ExportResult:
                      **({"int8_block_size": MIXED_INT8_BLOCK_SIZE, "int8": "decoder layer projections"}
                         if cfg.quant == "mixed" else {}),
                      "tool": "onnxruntime MatMulNBitsQuantizer" + (" + quantize_dynamic" if cfg.quant == "int8" else "")}}
+        step("writing the tokenizer, token table, genai_config.json and manifest")
         write_runtime_files(out, tokenizer, model.config, manifest=manifest)
         check: dict = {}
         if cfg.check:
             prompts = check_prompts(tokenizer, layout, cfg.check_prompts)
             if cfg.quant == "fp32":
+                step(f"self-check: greedy tokens of ONNX vs PyTorch on {len(prompts)} prompts")
                 check = self_check_fp32(model, out, prompts, cfg.check_tokens)
             else:
-                check = {"fp32": self_check_fp32(model, fp32_dir, prompts[:2], cfg.check_tokens),
-                         "accuracy": accuracy_check({"fp32": fp32_dir, cfg.quant: out}, cfg.eval_data, cfg.eval_rows)}
+                step("self-check: fp32 greedy tokens of ONNX vs PyTorch on 2 prompts")
+                check = {"fp32": self_check_fp32(model, fp32_dir, prompts[:2], cfg.check_tokens)}
+                step(f"self-check: exact match of fp32 and {cfg.quant} on {cfg.eval_rows} held-out rows")
+                check["accuracy"] = accuracy_check({"fp32": fp32_dir, cfg.quant: out}, cfg.eval_data, cfg.eval_rows)
         manifest["self_check"] = check
         manifest["export_seconds"] = round(time.time() - t0, 1)
         manifest["size_bytes"] = folder_size(out)
@@ -649,7 +674,43 @@ def _run(cfg: ExportConfig) -> ExportResult:
             shutil.move(str(fp32_dir), str(out.parent / (out.name + "-fp32")))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    step(f"done: {out} ({manifest['size_bytes'] / 1e6:.1f} MB)")
     return ExportResult(out, manifest, check)
+
+
+def check_ok(check: dict) -> bool:
+    """The self-check's verdict: fp32 greedy tokens == PyTorch (quantised exports are judged by accuracy)."""
+    return bool(check.get("equal", True) and check.get("fp32", {}).get("equal", True))
+
+
+def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
+                    progress: Callable[[str], None] | None = None) -> tuple[Path, bool]:
+    """The bundled caller's default (`mixed`) export at `out`, built once: (folder, built now?).
+
+    Skipped when `out` already holds a current one (`runtime.prepared.stale_reason`: this export format,
+    `mixed`, the bundled adapter's sha256); `force` rebuilds. Built beside `out` and swapped in at the end,
+    so an interrupted build never leaves a folder that looks prepared."""
+    from mobile_actions.runtime.prepared import DEFAULT_QUANT, stale_reason
+
+    say = progress or (lambda _m: None)
+    out = Path(out)
+    why = stale_reason(out)
+    if why is None and not force:
+        say(f"ONNX export: {out} is current (bundled adapter unchanged)")
+        return out, False
+    say(f"ONNX export: building {out} ({'--force' if why is None else why})")
+    tmp = out.with_name(out.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    res = run(ExportConfig(model="default", out=str(tmp), quant=DEFAULT_QUANT, check=check), progress=say)
+    if not check_ok(res.check):
+        raise RuntimeError(f"the export's self-check failed (ONNX fp32 greedy tokens != PyTorch); kept in {tmp}")
+    old = out.with_name(out.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if out.exists():
+        out.rename(old)
+    tmp.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+    return out, True
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -695,11 +756,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not args.out:
         p.error("--out is required")
-    res = run(config_from_args(args))
+    res = run(config_from_args(args), progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(summary(res))
-    c = res.check
-    ok = c.get("equal", True) and c.get("fp32", {}).get("equal", True)
-    return 0 if ok else 1
+    return 0 if check_ok(res.check) else 1
 
 
 if __name__ == "__main__":
