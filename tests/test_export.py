@@ -31,9 +31,11 @@ def test_folder_has_everything_the_runtime_needs():
                          "past_key_values.0.value"]
     outs = {o.name: o for o in g.output}
     assert "present.1.value" in outs
-    # a fixed logits shape [batch, 1, vocab]: onnxruntime-genai then reads the head as pruned to the last position
+    # a fixed logits shape [batch, 1, width]: onnxruntime-genai then reads the head as pruned to the last
+    # position; the width is the vocabulary, or the rows asked for through the sparse head's optional input
     dims = outs["logits"].type.tensor_type.shape.dim
-    assert (dims[0].dim_param, dims[1].dim_value, dims[2].dim_value) == ("batch", 1, m["vocab_size"])
+    assert (dims[0].dim_param, dims[1].dim_value, dims[2].dim_param) == ("batch", 1, "vocab_or_head_rows")
+    assert "head_ids" in names and m["sparse_head"]["input"] == "head_ids"
 
 
 def _first_logits(folder):
@@ -104,7 +106,10 @@ def test_mixed_is_4bit_table_and_head_with_8bit_decoder_layers():
     assert rest and all(a.get("bits", 4) == 4 and a["block_size"] == 32 for a in rest), bits
     m = json.loads((out / "manifest.json").read_text())
     assert m["quant"] == "mixed" and m["quant_params"]["int8_block_size"] == 128
-    head = next(n for n in g.node if n.op_type == "MatMulNBits" and "lm_head" in n.name)
+    branches = {a.name: a.g for n in g.node if n.name == "sparse_head_if" for a in n.attribute}
+    head = next(n for n in branches["else_branch"].node if n.op_type == "MatMulNBits" and "lm_head" in n.name)
+    sparse = next(n for n in branches["then_branch"].node if n.op_type == "GatherBlockQuantized")
+    assert sparse.input[0] == head.input[1]                                        # the sparse head reads it too
     table = next(n for n in g.node if n.op_type == "GatherBlockQuantized")
     assert table.input[0] == head.input[1]                                         # the tied table, stored once
     assert np.corrcoef(_first_logits(tiny_export("fp32")), _first_logits(out))[0, 1] > 0.9

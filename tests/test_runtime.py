@@ -89,16 +89,19 @@ class _ScriptedDecoder:
     def __init__(self, real, script):
         self.real, self.script, self.steps, self.fed = real, list(script), 0, []
         self.manifest = real.manifest
+        self.sparse_head, self.max_sparse_rows, self.sparse_calls = True, 512, 0
 
-    def forward(self, ids, past=None):
+    def forward(self, ids, past=None, rows=None):
         self.fed.append(list(ids))
         self.steps += 1
         n = 0 if past is None else past[0].shape[2]
         past = [np.zeros((1, 1, n + len(ids), 1), np.float32)] * 2
-        logits = np.random.default_rng(self.steps).normal(size=self.real.session.get_outputs()[0].shape[-1] or 400)
-        logits = np.resize(logits, len(self._strings)).astype(np.float32)
+        logits = np.random.default_rng(self.steps).normal(size=len(self._strings)).astype(np.float32)
         if self.script:
             logits[self.script.pop(0)] += 1000
+        if rows is not None:   # the sparse head: those rows only, in their order
+            self.sparse_calls += 1
+            return logits[np.asarray(rows)], past
         return logits, past
 
 
@@ -122,6 +125,8 @@ def test_forced_tokens_skip_model_steps(caller_factory):
     assert r.timings["model_steps"] < r.timings["new_tokens"] + 1
     # forced tokens were fed to the model together with the next chosen token, not one by one
     assert any(len(f) > 1 for f in fake.fed[1:])
+    # structural states allow few ids: those steps asked for their rows only
+    assert fake.sparse_calls > 0 and r.timings["sparse_steps"] == fake.sparse_calls
 
 
 def test_an_older_export_is_refused_with_how_to_reexport(tmp_path, capsys):

@@ -277,6 +277,7 @@ def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = BLOCK_SIZE,
                                            quant_format=QuantFormat.QOperator, op_types_to_quantize=("MatMul", "Gather"),
                                            quant_axes=(("MatMul", 0), ("Gather", 1)), bits=4)
         model = _load(fp32)
+        strip_sparse_head(model)
         keep = layer_projections(model, int8_layers)
         q = MatMulNBitsQuantizer(model, algo_config=cfg, nodes_to_exclude=keep)
         q.process()
@@ -302,6 +303,11 @@ def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = BLOCK_SIZE,
     if quant == "int8":
         # Step 1: int8 weights + dynamically quantised activations for every MatMul (incl. the head).
         mid = out.with_name("int8-mid.onnx")
+        plain = _load(fp32)
+        if strip_sparse_head(plain):
+            fp32 = out.with_name("int8-plain.onnx")
+            _save(plain, fp32)
+        del plain
         quantize_dynamic(str(fp32), str(mid), weight_type=QuantType.QInt8, per_channel=True,
                          op_types_to_quantize=["MatMul"], use_external_data_format=True,
                          extra_options={"MatMulConstBOnly": True})
@@ -310,7 +316,7 @@ def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = BLOCK_SIZE,
         model = _load(mid)
         quantize_embedding_int8(model, block_size)
         _save(model, out)
-        for f in mid.parent.glob(mid.name + "*"):
+        for f in [*mid.parent.glob(mid.name + "*"), *mid.parent.glob("int8-plain.onnx*")]:
             f.unlink()
         return out
     raise ValueError(f"quant must be one of {QUANTS}, got {quant!r}")
@@ -364,6 +370,171 @@ def share_tied_embedding(model) -> bool:
                 g.initializer.remove(inits[name])
         return True
     return False
+
+
+# ---------------------------------------------------------------------------------------------- sparse head
+SPARSE_INPUT = "head_ids"     # optional graph input: when non-empty, logits only for these vocabulary rows
+SPARSE_MAX_ROWS = 512         # the runtime uses it when the grammar allows at most this many tokens
+
+
+def add_sparse_head(model) -> dict | None:
+    """Let the graph compute logits for a few vocabulary rows instead of all 262,144.
+
+    Why an optional input and an `If`, not an extra `hidden` output: onnxruntime runs every node of a graph
+    whatever outputs are fetched (measured: the full head costs the same with only another output fetched),
+    and a second graph for the head would store the tied table twice (+84 MB at 4 bits). Here the head
+    becomes `If(Size(head_ids) > 0)`: the else branch is the original head (what onnxruntime-genai, which
+    never feeds `head_ids`, always runs); the then branch gathers the head's own weight rows for `head_ids`
+    (the 4-bit blocks dequantised by `GatherBlockQuantized`, or fp32 columns) and multiplies the hidden state
+    by them: `logits` [batch, 1, len(head_ids)], in `head_ids` order. For a head with int8 activations
+    (MatMulNBits accuracy_level 4) the hidden state is quantised in the same blocks first (scale = amax/127,
+    round half to even, as MLAS does), so the sparse logits equal the full head's rows up to float rounding
+    and the greedy choice among them is the same (tests/test_runtime_sparse.py).
+    Returns what the manifest records, or None when the head is of a kind this does not handle (int8's
+    `MatMulInteger`, asymmetric or fp16-activation heads); the runtime then always uses the full head.
+    """
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    strip_sparse_head(model)  # idempotent: a graph that has one gets a fresh one
+    g = model.graph
+    prod = {o: n for n in g.node for o in n.output}
+    inits = {t.name: t for t in g.initializer}
+    chain, node = [], prod.get("logits")
+    while node is not None and node.op_type not in ("MatMul", "MatMulNBits"):
+        chain.append(node)                                   # e.g. a logit soft-cap (Div, Tanh, Mul)
+        node = prod.get(node.input[0])
+    head = node
+    if head is None:
+        return None
+    chain = [head] + chain[::-1]
+    hidden = head.input[0]
+
+    def const(name: str, arr) -> str:
+        g.initializer.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    then: list = []
+    info: dict = {"input": SPARSE_INPUT, "max_rows": SPARSE_MAX_ROWS}
+    if head.op_type == "MatMul" and head.input[1] in inits and len(inits[head.input[1]].dims) == 2:
+        then += [helper.make_node("Gather", [head.input[1], SPARSE_INPUT], ["sparse_head_w"], axis=1),
+                 helper.make_node("MatMul", [hidden, "sparse_head_w"], ["sparse_head_out"])]
+        info.update(weights="fp32 columns of the head", activations="fp32")
+    elif head.op_type == "MatMulNBits":
+        at = {a.name: helper.get_attribute_value(a) for a in head.attribute}
+        bits, bs, k, n, acc = at.get("bits", 4), at["block_size"], at["K"], at["N"], at.get("accuracy_level", 0)
+        if bits != 4 or len([i for i in head.input if i]) != 3 or acc not in (0, 1, 4) or k % bs:
+            return None
+        scales = head.input[2]
+        shared = next((x for x in g.node if x.op_type == "Reshape" and x.input[0] == scales
+                       and x.output[0] == "shared_embedding_scales"), None)
+        if shared is None:  # the tied table's [N, K/bs, 1] view of the scales (share_tied_embedding makes one)
+            g.node.insert(0, helper.make_node("Reshape", [scales, const("sparse_head_scale_shape", np.array(
+                [n, k // bs, 1], np.int64))], ["sparse_head_scales"], name="sparse_head_scales_reshape"))
+        scales3 = shared.output[0] if shared is not None else "sparse_head_scales"
+        x = hidden
+        if acc == 4:  # int8 activations in blocks of `bs` along K, as MatMulNBits computes them
+            then += [
+                helper.make_node("Reshape", [hidden, const("sparse_head_xblocks", np.array([0, 0, k // bs, bs], np.int64))],
+                                 ["sparse_head_xb"]),
+                helper.make_node("Abs", ["sparse_head_xb"], ["sparse_head_xabs"]),
+                helper.make_node("ReduceMax", ["sparse_head_xabs", const("sparse_head_last_axis", np.array([-1], np.int64))],
+                                 ["sparse_head_amax"], keepdims=1),
+                helper.make_node("Div", ["sparse_head_amax", const("sparse_head_127", np.array(127.0, np.float32))],
+                                 ["sparse_head_xscale"]),
+                helper.make_node("Div", ["sparse_head_127", "sparse_head_amax"], ["sparse_head_xinv_raw"]),
+                helper.make_node("Equal", ["sparse_head_amax", const("sparse_head_zero", np.array(0.0, np.float32))],
+                                 ["sparse_head_xzero"]),
+                helper.make_node("Where", ["sparse_head_xzero", "sparse_head_zero", "sparse_head_xinv_raw"],
+                                 ["sparse_head_xinv"]),
+                helper.make_node("Mul", ["sparse_head_xb", "sparse_head_xinv"], ["sparse_head_xs"]),
+                helper.make_node("Round", ["sparse_head_xs"], ["sparse_head_xq"]),
+                helper.make_node("Mul", ["sparse_head_xq", "sparse_head_xscale"], ["sparse_head_xdq"]),
+                helper.make_node("Reshape", ["sparse_head_xdq", const("sparse_head_xflat", np.array([0, 0, k], np.int64))],
+                                 ["sparse_head_x"])]
+            x = "sparse_head_x"
+        then += [
+            helper.make_node("GatherBlockQuantized", [head.input[1], SPARSE_INPUT, scales3], ["sparse_head_blocks"],
+                             domain="com.microsoft", gather_axis=0, quantize_axis=2, block_size=bs, bits=4),
+            helper.make_node("Reshape", ["sparse_head_blocks", const("sparse_head_rows_shape", np.array([-1, k], np.int64))],
+                             ["sparse_head_rows"]),
+            helper.make_node("Transpose", ["sparse_head_rows"], ["sparse_head_w"], perm=[1, 0]),
+            helper.make_node("MatMul", [x, "sparse_head_w"], ["sparse_head_out"])]
+        info.update(weights=f"the head's {bits}-bit rows (GatherBlockQuantized, block {bs})",
+                    activations=f"int8 blocks of {bs} (as MatMulNBits accuracy_level 4)" if acc == 4 else "fp32")
+    else:
+        return None
+    # The post-head chain (if any) runs in both branches on that branch's logits.
+    def branch(nodes: list, first_in: str, tag: str) -> tuple[list, str]:
+        out, cur = [], first_in
+        for i, node in enumerate(chain[1:]):
+            new = helper.make_node(node.op_type, [cur if j == 0 else v for j, v in enumerate(node.input)],
+                                   [f"{tag}_logits_{i}"], name=f"{tag}_{node.name}", domain=node.domain)
+            new.attribute.extend(node.attribute)
+            out.append(new)
+            cur = new.output[0]
+        return nodes + out, cur
+
+    full_head = helper.make_node(head.op_type, list(head.input), ["full_head_out"], name=head.name, domain=head.domain)
+    full_head.attribute.extend(head.attribute)
+    else_nodes, else_out = branch([full_head], "full_head_out", "full")
+    then_nodes, then_out = branch(then, "sparse_head_out", "sparse")
+    for node in chain:
+        g.node.remove(node)
+    out_info = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, None)  # noqa: E731
+    g.node.extend([
+        helper.make_node("Size", [SPARSE_INPUT], ["sparse_head_count"]),
+        helper.make_node("Greater", ["sparse_head_count", const("sparse_head_zero_i", np.array(0, np.int64))],
+                         ["sparse_head_on"]),
+        helper.make_node("If", ["sparse_head_on"], ["logits"], name="sparse_head_if",
+                         then_branch=helper.make_graph(then_nodes, "sparse_head", [], [out_info(then_out)]),
+                         else_branch=helper.make_graph(else_nodes, "full_head", [], [out_info(else_out)]))])
+    # An optional input: its initializer (no rows) is the default, so genai and any caller that does not
+    # feed it get the full head.
+    g.input.append(helper.make_tensor_value_info(SPARSE_INPUT, TensorProto.INT64, ["head_rows"]))
+    g.initializer.append(numpy_helper.from_array(np.zeros(0, np.int64), SPARSE_INPUT))
+    out = next(o for o in g.output if o.name == "logits")
+    dim = out.type.tensor_type.shape.dim[2]
+    dim.Clear()
+    dim.dim_param = "vocab_or_head_rows"
+    if not any(o.domain == "com.microsoft" for o in model.opset_import) and head.op_type == "MatMulNBits":
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return info
+
+
+def strip_sparse_head(model) -> bool:
+    """Undo `add_sparse_head` (the full head back in the main graph), e.g. before quantising an fp32 export:
+    the quantisers would otherwise quantise the branches' copies. True if there was one."""
+    from onnx import helper
+
+    g = model.graph
+    node = next((n for n in g.node if n.op_type == "If" and n.name == "sparse_head_if"), None)
+    if node is None:
+        return False
+    els = next(a.g for a in node.attribute if a.name == "else_branch")
+    out = els.output[0].name
+    idx = list(g.node).index(node)
+    g.node.remove(node)
+    for i, sub in enumerate(els.node):
+        new = helper.make_node(sub.op_type, list(sub.input), ["logits" if o == out else o for o in sub.output],
+                               name=sub.name, domain=sub.domain)
+        new.attribute.extend(sub.attribute)
+        g.node.insert(idx + i, new)
+    for n in [n for n in g.node if any(o.startswith("sparse_head_") for o in n.output)]:
+        g.node.remove(n)
+    for t in [t for t in g.initializer if t.name.startswith("sparse_head_") or t.name == SPARSE_INPUT]:
+        g.initializer.remove(t)
+    for i in [i for i in g.input if i.name == SPARSE_INPUT]:
+        g.input.remove(i)
+    return True
+
+
+def add_sparse_head_file(path: Path) -> dict | None:
+    model = _load(path)
+    info = add_sparse_head(model)
+    if info is not None:
+        _save(model, path)
+    return info
 
 
 def quantize_embedding_int8(model, block_size: int = 32) -> int:
@@ -646,7 +817,9 @@ def _run(cfg: ExportConfig, say: Callable[[str], None]) -> ExportResult:
                                                else "") + ")")
             quantize(fp32_dir / ONNX_NAME, out / ONNX_NAME, cfg.quant, block_size=cfg.block_size,
                      accuracy_level=cfg.accuracy_level, tied=bool(getattr(model.config, "tie_word_embeddings", False)))
-        manifest = {**base_manifest, "quant": cfg.quant,
+        step("adding the sparse head (logits for the grammar's few allowed rows)")
+        sparse = add_sparse_head_file(out / ONNX_NAME)
+        manifest = {**base_manifest, "quant": cfg.quant, "sparse_head": sparse,
                     "quant_params": {} if cfg.quant == "fp32" else
                     {"block_size": MIXED_BLOCK_SIZE if cfg.quant == "mixed" else cfg.block_size, "symmetric": True,
                      "accuracy_level": cfg.accuracy_level if cfg.quant in ("int4", "mixed") else None,
