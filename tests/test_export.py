@@ -113,3 +113,24 @@ def test_mixed_is_4bit_table_and_head_with_8bit_decoder_layers():
     table = next(n for n in g.node if n.op_type == "GatherBlockQuantized")
     assert table.input[0] == head.input[1]                                         # the tied table, stored once
     assert np.corrcoef(_first_logits(tiny_export("fp32")), _first_logits(out))[0, 1] > 0.9
+
+
+def test_q8_is_8bit_blocks_everywhere_with_the_table_stored_once():
+    """q8 (the default): every projection and the head as 8-bit MatMulNBits blocks (128; 64 for the tiny model's
+    hidden size); the embedding
+    gathers the head's 8-bit table (one copy), and the logits stay close to fp32's."""
+    out = tiny_export("q8")
+    g = onnx.load(str(out / "model.onnx"), load_external_data=False).graph
+    branches = {a.name: a.g for n in g.node if n.name == "sparse_head_if" for a in n.attribute}
+    nodes = list(g.node) + list(branches["else_branch"].node)
+    mm = [{a.name: a.i for a in n.attribute} for n in nodes if n.op_type == "MatMulNBits"]
+    assert len(mm) == 2 * 7 + 1 and all(a["bits"] == 8 and a["block_size"] == 64 for a in mm)   # 128 for 270M
+    head = next(n for n in branches["else_branch"].node if "lm_head" in n.name)
+    table = next(n for n in g.node if n.op_type == "GatherBlockQuantized")
+    assert table.input[0] == head.input[1] and {a.name: a.i for a in table.attribute}["bits"] == 8
+    assert not any(n.op_type == "Gather" and "input_ids" in n.input for n in g.node)
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["quant"] == "q8" and m["quant_params"]["bits"] == 8 and m["sparse_head"]
+    ref = _first_logits(tiny_export("fp32"))
+    got = _first_logits(out)
+    assert np.abs(got - ref).mean() < np.abs(_first_logits(tiny_export("mixed")) - ref).mean()

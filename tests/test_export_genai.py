@@ -36,7 +36,7 @@ def _genai_greedy(folder, ids, n):
     return out
 
 
-@pytest.mark.parametrize("quant", ["fp32", "mixed"])
+@pytest.mark.parametrize("quant", ["fp32", "mixed", "q8"])
 def test_onnxruntime_genai_greedy_equals_our_runtime(quant):
     pytest.importorskip("onnxruntime_genai")
     from mobile_actions.runtime import Caller

@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from mobile_actions.runtime.prepared import DEFAULT_QUANT
 from tests.test_export_support import tiny_export
 
 
@@ -23,7 +24,7 @@ def _prepared(folder, **manifest):
 
     shutil.copytree(tiny_export("fp32"), folder)
     m = json.loads((folder / "manifest.json").read_text())
-    m.update({"source_model": "default", "quant": "mixed", "adapter_sha256": bundled_adapter_sha256()}, **manifest)
+    m.update({"source_model": "default", "quant": DEFAULT_QUANT, "adapter_sha256": bundled_adapter_sha256()}, **manifest)
     (folder / "manifest.json").write_text(json.dumps(m))
     return folder
 
@@ -31,7 +32,7 @@ def _prepared(folder, **manifest):
 def test_default_onnx_dir(cache, monkeypatch):
     from mobile_actions.cli.runtime import default_onnx_dir
 
-    assert default_onnx_dir() == str(cache / "onnx-mixed")
+    assert default_onnx_dir() == str(cache / "onnx-q8")
     assert default_onnx_dir("int8") == str(cache / "onnx-int8")       # export --quant int8 writes here
     monkeypatch.setenv("MOBILE_ACTIONS_ONNX", "/x")
     assert default_onnx_dir() == "/x"
@@ -40,7 +41,7 @@ def test_default_onnx_dir(cache, monkeypatch):
 def test_stale_reasons(cache):
     from mobile_actions.runtime.prepared import stale_reason
 
-    folder = cache / "onnx-mixed"
+    folder = cache / f"onnx-{DEFAULT_QUANT}"
     assert "no export" in stale_reason(folder)
     _prepared(folder)
     assert stale_reason(folder) is None
@@ -60,13 +61,13 @@ def test_default_caller_is_the_prepared_onnx_export(cache):
 
     with pytest.raises(HybridError, match=r"run `mobile-actions model prepare`.*--torch"):
         resolve_caller("default")
-    _prepared(cache / "onnx-mixed")
+    _prepared(cache / f"onnx-{DEFAULT_QUANT}")
     said = []
     caller = resolve_caller("default", said.append)
-    assert isinstance(caller, Caller) and caller.folder == cache / "onnx-mixed"
+    assert isinstance(caller, Caller) and caller.folder == cache / f"onnx-{DEFAULT_QUANT}"
     assert said and said[0].startswith("caller: ONNX default")
-    m = json.loads((cache / "onnx-mixed" / "manifest.json").read_text())
-    (cache / "onnx-mixed" / "manifest.json").write_text(json.dumps({**m, "adapter_sha256": "0" * 64}))
+    m = json.loads((cache / f"onnx-{DEFAULT_QUANT}" / "manifest.json").read_text())
+    (cache / f"onnx-{DEFAULT_QUANT}" / "manifest.json").write_text(json.dumps({**m, "adapter_sha256": "0" * 64}))
     with pytest.raises(HybridError, match="another version of the bundled adapter.*model prepare"):
         resolve_caller("default")
 
@@ -105,8 +106,8 @@ def test_call_without_a_prepared_export_says_to_prepare(cache, capsys):
 
     assert main(["call", "turn on the flashlight"]) == 2
     err = capsys.readouterr().err
-    assert "mobile-actions model prepare" in err and str(cache / "onnx-mixed") in err
-    _prepared(cache / "onnx-mixed")
+    assert "mobile-actions model prepare" in err and str(cache / f"onnx-{DEFAULT_QUANT}") in err
+    _prepared(cache / f"onnx-{DEFAULT_QUANT}")
     assert main(["call", "turn on the flashlight", "--model", "default", "--json"]) in (0, 1)
     assert '"calls"' in capsys.readouterr().out
 
@@ -117,17 +118,17 @@ def test_prepare_builds_once_and_force_rebuilds(cache, monkeypatch):
     built = []
 
     def fake_run(cfg, progress=None):
-        assert (cfg.model, cfg.quant) == ("default", "mixed")
+        assert (cfg.model, cfg.quant) == ("default", "q8")
         built.append(cfg.out)
         _prepared(ex.Path(cfg.out))
         return ex.ExportResult(ex.Path(cfg.out), {}, {"fp32": {"equal": True}})
 
     monkeypatch.setattr(ex, "run", fake_run)
-    out = cache / "onnx-mixed"
+    out = cache / f"onnx-{DEFAULT_QUANT}"
     lines = []
     assert ex.prepare_default(out, progress=lines.append) == (out, True)
-    assert built == [str(cache / "onnx-mixed.partial")] and (out / "manifest.json").is_file()
-    assert not (cache / "onnx-mixed.partial").exists()
+    assert built == [str(cache / "onnx-q8.partial")] and (out / "manifest.json").is_file()
+    assert not (cache / "onnx-q8.partial").exists()
     assert ex.prepare_default(out, progress=lines.append) == (out, False)     # current: skipped
     assert len(built) == 1 and "is current" in lines[-1]
     assert ex.prepare_default(out, force=True) == (out, True) and len(built) == 2

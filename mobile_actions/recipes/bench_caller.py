@@ -47,12 +47,16 @@ VARIANTS = {
     "onnx-int4 +prefix +grammar": ("onnx", "int4", True, True, True),
     "onnx-mixed +prefix +grammar -sparse": ("onnx", "mixed", True, True, False),
     "onnx-mixed +prefix +grammar": ("onnx", "mixed", True, True, True),
+    "onnx-q8 +prefix +grammar -sparse": ("onnx", "q8", True, True, False),
+    "onnx-q8 +prefix +grammar": ("onnx", "q8", True, True, True),
     "llama.cpp": ("llama", "q4_k_m", False, False, False),
 }
 
-# What `bench caller` runs without --variants: the default on-device caller with and without the sparse head,
-# and llama.cpp when llama-cpp-python is installed (`--variants all` for every row above).
-DEFAULT_VARIANTS = ("onnx-mixed +prefix +grammar -sparse", "onnx-mixed +prefix +grammar", "llama.cpp")
+# What `bench caller` runs without --variants: the default on-device caller (q8) with and without the sparse
+# head, mixed (the 250 MB one) and llama.cpp when llama-cpp-python is installed (`--variants all`: every row);
+# variants whose folder is not given are skipped.
+DEFAULT_VARIANTS = ("onnx-q8 +prefix +grammar -sparse", "onnx-q8 +prefix +grammar", "onnx-mixed +prefix +grammar",
+                    "llama.cpp")
 
 
 @dataclass
@@ -386,10 +390,10 @@ def config_from_args(a: argparse.Namespace) -> BenchConfig:
         if folder and Path(folder).is_dir():
             onnx[q] = folder
     if not onnx:  # no folders given: the default caller's export that `mobile-actions model prepare` builds
-        from mobile_actions.runtime.prepared import default_onnx_dir
+        from mobile_actions.runtime.prepared import DEFAULT_QUANT, default_onnx_dir
 
         if (default_onnx_dir() / "manifest.json").is_file():
-            onnx["mixed"] = str(default_onnx_dir())
+            onnx[DEFAULT_QUANT] = str(default_onnx_dir())
     variants = list(VARIANTS) if a.variants.strip() == "all" else [v.strip() for v in a.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:

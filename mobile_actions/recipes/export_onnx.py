@@ -18,9 +18,10 @@ own modules (projections, norms, MLP, rotary tables) and writes only attention a
 Quantisation uses onnxruntime's tools: int4 = `MatMulNBitsQuantizer` (block-wise symmetric 4-bit
 on every MatMul and on the embedding Gather, after constant folding); int8 = `quantize_dynamic`
 on the MatMuls + 8-bit block-wise embedding Gather; mixed = int4's 4-bit embedding/head with 8-bit
-MatMulNBits blocks in every decoder layer (int4's accuracy loss is in those layers).
+MatMulNBits blocks in every decoder layer (int4's accuracy loss is in those layers); q8 (the default) = 8-bit
+MatMulNBits blocks everywhere, the head's table shared with the embedding (mixed's 4-bit head cost accuracy).
 
-Run: `mobile-actions export --model default --out OUT` (quant `mixed`) or
+Run: `mobile-actions export --model default --out OUT` (quant `q8`) or
 `python -m mobile_actions.recipes.export_onnx --model DIR --quant fp32 --out OUT`.
 """
 from __future__ import annotations
@@ -44,7 +45,7 @@ ONNX_NAME = "model.onnx"
 # 2: onnxruntime-genai I/O names + genai_config.json (1: `past_key_i` / `present_key_i`, refused by the runtime)
 FORMAT_VERSION = 2
 GENAI_CONFIG = "genai_config.json"
-QUANTS = ("fp32", "int8", "int4", "mixed")
+QUANTS = ("fp32", "int8", "int4", "mixed", "q8")
 
 # int4/int8 block along the input dimension. 16, not 32: on 40 held-out rows the bundled caller's int4
 # export scored 40 % exact match at 16 against 30 % at 32 (fp32: 50 %); 242 MB against 209 MB.
@@ -54,13 +55,18 @@ BLOCK_SIZE = 16
 # with the first / last layer at 8 bits 72.5 / 70.0 %, with every decoder layer at 8 bits 77.5 % at any
 # block size (16/128: 270.5 MB, 32/32: 258.9 MB, 32/128: 249.5 MB, this one, under the 250 MB budget).
 MIXED_BLOCK_SIZE, MIXED_INT8_BLOCK_SIZE = 32, 128
+# `q8` (the default since the sparse head): 8-bit MatMulNBits blocks of 128 everywhere, the output head included,
+# and the embedding gathered from the head's 8-bit table (stored once). mixed's 4-bit head cost the bundled caller
+# 6 of the hybrid benchmark's 17 tasks (11/42; PyTorch and ONNX fp32: 17/42; mixed with an 8-bit head: 17/42,
+# e.g. "Email ana@example.com with the subject Lunch tomorrow" refused at 4 bits). ~316 MB instead of 249.5.
+Q8_BLOCK_SIZE = 128
 
 
 @dataclass
 class ExportConfig:
     model: str = "default"            # default | base | DIR (see mobile_actions.caller.model)
-    out: str = "out/onnx-mixed"
-    quant: str = "mixed"              # fp32 | int8 | int4 | mixed (4-bit embedding/head, 8-bit decoder layers)
+    out: str = "out/onnx-q8"
+    quant: str = "q8"                 # fp32 | int8 | int4 | mixed (4-bit table/head, 8-bit decoder) | q8 (all 8-bit blocks)
     block_size: int = BLOCK_SIZE      # int4/int8 block along the input dimension (mixed: fixed, see above)
     accuracy_level: int = 4           # MatMulNBits: 4 = int8 activations (fast AVX2 kernels), 0 = fp32
     layout: str | None = None         # prompt layout the model was trained with; None = from its marker
@@ -210,10 +216,10 @@ def fix_logits_shape(model, vocab: int) -> None:
             dim.dim_value = d
 
 
-def _load(path: Path):
+def _load(path: Path, external_data: bool = True):
     import onnx
 
-    return onnx.load(str(path), load_external_data=True)
+    return onnx.load(str(path), load_external_data=external_data)
 
 
 def _save(model, path: Path) -> None:
@@ -255,7 +261,7 @@ def layer_projections(model, layers: Sequence[int] | None = None) -> list[str]:
 
 def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = BLOCK_SIZE, accuracy_level: int = 4,
              tied: bool = False, int8_layers: Sequence[int] | None = (), int8_block_size: int | None = None) -> Path:
-    """fp32 ONNX -> int8/int4/mixed ONNX with onnxruntime's quantisation tools.
+    """fp32 ONNX -> int8/int4/mixed/q8 ONNX with onnxruntime's quantisation tools.
 
     `tied`: the model ties its embedding and output head; int4 then stores the 4-bit table once.
     `int8_layers` (int4): these decoder layers' projections (None: all) get 8-bit MatMulNBits blocks of
@@ -272,6 +278,23 @@ def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = BLOCK_SIZE,
     logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer").setLevel(logging.WARNING)
     if quant == "mixed":
         quant, int8_layers, block_size, int8_block_size = "int4", None, MIXED_BLOCK_SIZE, MIXED_INT8_BLOCK_SIZE
+    if quant == "q8":
+        model = _load(fp32)
+        strip_sparse_head(model)
+        n_proj = len(layer_projections(model, None))
+        cfg8 = DefaultWeightOnlyQuantConfig(block_size=q8_block_size(model), is_symmetric=True, accuracy_level=accuracy_level,
+                                            quant_format=QuantFormat.QOperator, op_types_to_quantize=("MatMul",),
+                                            quant_axes=(("MatMul", 0),), bits=8)
+        q = MatMulNBitsQuantizer(model, algo_config=cfg8)   # MatMuls with a constant weight: projections + head
+        q.process()
+        model = q.model.model
+        eight = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
+        if len(eight) != n_proj + 1 or sum("lm_head" in n.name for n in eight) != 1:
+            raise RuntimeError(f"q8: expected {n_proj} projections + the head as 8-bit blocks, got {len(eight)}")
+        if tied and not share_tied_embedding(model):
+            raise RuntimeError("q8: could not point the embedding at the head's 8-bit table")
+        _save(model, out)
+        return out
     if quant == "int4":
         cfg = DefaultWeightOnlyQuantConfig(block_size=block_size, is_symmetric=True, accuracy_level=accuracy_level,
                                            quant_format=QuantFormat.QOperator, op_types_to_quantize=("MatMul", "Gather"),
@@ -322,35 +345,48 @@ def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = BLOCK_SIZE,
     raise ValueError(f"quant must be one of {QUANTS}, got {quant!r}")
 
 
+def q8_block_size(model) -> int:
+    """Q8_BLOCK_SIZE, or the largest power of two below it that divides the hidden size (the tiny test model's
+    64): the shared table and the sparse head gather whole blocks of one row (640 = 5 x 128 for Gemma 3 270M)."""
+    hidden = next(t.dims[1] for t in model.graph.initializer for n in model.graph.node
+                  if n.op_type == "Gather" and "input_ids" in n.input and n.input[0] == t.name)
+    bs = Q8_BLOCK_SIZE
+    while hidden % bs and bs > 16:
+        bs //= 2
+    return bs
+
+
 def share_tied_embedding(model) -> bool:
-    """Let the 4-bit embedding Gather read the output head's MatMulNBits weights (tied embeddings).
+    """Let the embedding read the output head's MatMulNBits weights (tied embeddings): one table.
 
     The quantiser writes the 262,144 x 640 table twice (GatherBlockQuantized for the embedding,
-    MatMulNBits for the head: ~105 MB each at block 32). Both use the same symmetric block layout, so
-    the Gather can read the head's packed weights ([N, K/bs, bs/2] uint8, zero point 8) as they are,
-    with the head's scales viewed as [N, K/bs, 1] (the test checks logits are unchanged). The file
-    and the session keep one copy of the table.
+    MatMulNBits for the head: ~105 MB each at 4 bits / block 32), or leaves the embedding's Gather fp32
+    (671 MB) when it is not asked to quantise Gathers. The head's symmetric blocks ([N, K/bs, bs*bits/8]
+    uint8; zero point 8 at 4 bits, 128 at 8 bits, the defaults of both ops) can be gathered as they are,
+    with the head's scales viewed as [N, K/bs, 1], so the embedding's Gather (fp32 or 4-bit) becomes a
+    `GatherBlockQuantized` over the head's weights at the head's bits and block size (the test checks the
+    logits). The file and the session keep one copy of the table.
     """
     import numpy as np
     from onnx import helper, numpy_helper
 
     g = model.graph
     inits = {t.name: t for t in g.initializer}
-    gathers = [n for n in g.node if n.op_type == "GatherBlockQuantized" and n.input[0] in inits]
+    gathers = [n for n in g.node if n.op_type in ("Gather", "GatherBlockQuantized") and n.input[0] in inits
+               and "input_ids" in n.input]
     if len(gathers) != 1:
         return False
     gbq = gathers[0]
-    vocab, hidden = inits[gbq.input[0]].dims
-    gat = {a.name: helper.get_attribute_value(a) for a in gbq.attribute}
+    vocab = inits[gbq.input[0]].dims[0]
     for mm in g.node:
         if mm.op_type != "MatMulNBits" or len(mm.input) != 3:
             continue
         at = {a.name: helper.get_attribute_value(a) for a in mm.attribute}
-        if (at.get("N"), at.get("K"), at.get("bits", 4), at.get("block_size")) != (vocab, hidden, 4, gat.get("block_size")):
+        bits, bs, hidden = at.get("bits", 4), at.get("block_size"), at.get("K")
+        if at.get("N") != vocab or bits not in (4, 8) or not bs or hidden % bs:
             continue
-        # Gather straight from the packed [N, K/bs, bs/2] weights (one block per row of the last axis),
+        # Gather straight from the packed [N, K/bs, bs*bits/8] weights (one block per row of the last axis),
         # so no reshaped copy of the table is ever made; only the scales get a [N, K/bs, 1] view.
-        bs = at["block_size"]
         g.initializer.extend([
             numpy_helper.from_array(np.array([vocab, hidden // bs, 1], dtype=np.int64), "shared_embedding_scale_shape"),
             numpy_helper.from_array(np.array([0, 0, hidden], dtype=np.int64), "shared_embedding_out_shape")])
@@ -358,16 +394,19 @@ def share_tied_embedding(model) -> bool:
                                           ["shared_embedding_scales"], name="shared_embedding_scales_reshape"))
         new = helper.make_node("GatherBlockQuantized", [mm.input[1], gbq.input[1], "shared_embedding_scales"],
                                ["shared_embedding_blocks"], name=(gbq.name or "embed") + "_shared",
-                               domain="com.microsoft", gather_axis=0, quantize_axis=2, block_size=bs, bits=4)
+                               domain="com.microsoft", gather_axis=0, quantize_axis=2, block_size=bs, bits=bits)
         flat = helper.make_node("Reshape", ["shared_embedding_blocks", "shared_embedding_out_shape"], list(gbq.output),
                                 name="shared_embedding_flatten")
         idx = list(g.node).index(gbq)
         g.node.remove(gbq)
         g.node.insert(idx, new)
         g.node.insert(idx + 1, flat)
-        for name in gbq.input[0], gbq.input[2]:
-            if name in inits:
+        used = {i for n in g.node for i in n.input}
+        for name in gbq.input[0], *(gbq.input[2:]):
+            if name in inits and name not in used:
                 g.initializer.remove(inits[name])
+        if not any(o.domain == "com.microsoft" for o in model.opset_import):
+            model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
         return True
     return False
 
@@ -386,7 +425,8 @@ def add_sparse_head(model) -> dict | None:
     becomes `If(Size(head_ids) > 0)`: the else branch is the original head (what onnxruntime-genai, which
     never feeds `head_ids`, always runs); the then branch gathers the head's own weight rows for `head_ids`
     (the 4-bit blocks dequantised by `GatherBlockQuantized`, or fp32 columns) and multiplies the hidden state
-    by them: `logits` [batch, 1, len(head_ids)], in `head_ids` order. For a head with int8 activations
+    by them: `logits` [batch, 1, len(head_ids)], in `head_ids` order (4- or 8-bit heads; the zero points are
+    the ops' common defaults, 8 and 128). For a head with int8 activations
     (MatMulNBits accuracy_level 4) the hidden state is quantised in the same blocks first (scale = amax/127,
     round half to even, as MLAS does), so the sparse logits equal the full head's rows up to float rounding
     and the greedy choice among them is the same (tests/test_runtime_sparse.py).
@@ -423,7 +463,7 @@ def add_sparse_head(model) -> dict | None:
     elif head.op_type == "MatMulNBits":
         at = {a.name: helper.get_attribute_value(a) for a in head.attribute}
         bits, bs, k, n, acc = at.get("bits", 4), at["block_size"], at["K"], at["N"], at.get("accuracy_level", 0)
-        if bits != 4 or len([i for i in head.input if i]) != 3 or acc not in (0, 1, 4) or k % bs:
+        if bits not in (4, 8) or len([i for i in head.input if i]) != 3 or acc not in (0, 1, 4) or k % bs:
             return None
         scales = head.input[2]
         shared = next((x for x in g.node if x.op_type == "Reshape" and x.input[0] == scales
@@ -455,7 +495,7 @@ def add_sparse_head(model) -> dict | None:
             x = "sparse_head_x"
         then += [
             helper.make_node("GatherBlockQuantized", [head.input[1], SPARSE_INPUT, scales3], ["sparse_head_blocks"],
-                             domain="com.microsoft", gather_axis=0, quantize_axis=2, block_size=bs, bits=4),
+                             domain="com.microsoft", gather_axis=0, quantize_axis=2, block_size=bs, bits=bits),
             helper.make_node("Reshape", ["sparse_head_blocks", const("sparse_head_rows_shape", np.array([-1, k], np.int64))],
                              ["sparse_head_rows"]),
             helper.make_node("Transpose", ["sparse_head_rows"], ["sparse_head_w"], perm=[1, 0]),
@@ -813,16 +853,19 @@ def _run(cfg: ExportConfig, say: Callable[[str], None]) -> ExportResult:
             base_manifest["adapter_sha256"] = bundled_adapter_sha256(adapter)
         if cfg.quant != "fp32":
             write_runtime_files(fp32_dir, tokenizer, model.config, manifest={**base_manifest, "quant": "fp32"})
-            step(f"quantising ({cfg.quant}" + (": 4-bit embedding/head, 8-bit decoder layers" if cfg.quant == "mixed"
-                                               else "") + ")")
+            step(f"quantising ({cfg.quant}" + {"mixed": ": 4-bit embedding/head, 8-bit decoder layers",
+                                               "q8": ": 8-bit blocks of 128, the head's table shared with the embedding"
+                                               }.get(cfg.quant, "") + ")")
             quantize(fp32_dir / ONNX_NAME, out / ONNX_NAME, cfg.quant, block_size=cfg.block_size,
                      accuracy_level=cfg.accuracy_level, tied=bool(getattr(model.config, "tie_word_embeddings", False)))
         step("adding the sparse head (logits for the grammar's few allowed rows)")
         sparse = add_sparse_head_file(out / ONNX_NAME)
         manifest = {**base_manifest, "quant": cfg.quant, "sparse_head": sparse,
                     "quant_params": {} if cfg.quant == "fp32" else
-                    {"block_size": MIXED_BLOCK_SIZE if cfg.quant == "mixed" else cfg.block_size, "symmetric": True,
-                     "accuracy_level": cfg.accuracy_level if cfg.quant in ("int4", "mixed") else None,
+                    {"block_size": {"mixed": MIXED_BLOCK_SIZE, "q8": q8_block_size(_load(fp32_dir / ONNX_NAME, False))
+                                    if cfg.quant == "q8" else None}.get(cfg.quant, cfg.block_size),
+                     "bits": 8 if cfg.quant in ("q8", "int8") else 4, "symmetric": True,
+                     "accuracy_level": cfg.accuracy_level if cfg.quant in ("int4", "mixed", "q8") else None,
                      **({"int8_block_size": MIXED_INT8_BLOCK_SIZE, "int8": "decoder layer projections"}
                         if cfg.quant == "mixed" else {}),
                      "tool": "onnxruntime MatMulNBitsQuantizer" + (" + quantize_dynamic" if cfg.quant == "int8" else "")}}
@@ -858,10 +901,10 @@ def check_ok(check: dict) -> bool:
 
 def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
                     progress: Callable[[str], None] | None = None) -> tuple[Path, bool]:
-    """The bundled caller's default (`mixed`) export at `out`, built once: (folder, built now?).
+    """The bundled caller's default (`DEFAULT_QUANT`, q8) export at `out`, built once: (folder, built now?).
 
     Skipped when `out` already holds a current one (`runtime.prepared.stale_reason`: this export format,
-    `mixed`, the bundled adapter's sha256); `force` rebuilds. Built beside `out` and swapped in at the end,
+    the default quant, the bundled adapter's sha256); `force` rebuilds. Built beside `out` and swapped in at the end,
     so an interrupted build never leaves a folder that looks prepared."""
     from mobile_actions.runtime.prepared import DEFAULT_QUANT, stale_reason
 
@@ -892,13 +935,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help="output folder (created; `mobile-actions export` defaults to "
                                                 "<cache>/onnx-QUANT, which `mobile-actions call` uses by default)")
     p.add_argument("--quant", choices=QUANTS, default=d.quant)
-    p.add_argument("--block-size", type=int, default=d.block_size, help="int4/int8 (mixed is fixed: 32 and 128)")
+    p.add_argument("--block-size", type=int, default=d.block_size, help="int4/int8 (mixed and q8 are fixed: 32 + 128, 128)")
     p.add_argument("--accuracy-level", type=int, default=d.accuracy_level, choices=(0, 1, 2, 3, 4))
     p.add_argument("--layout", choices=LAYOUTS, default=None,
                    help="prompt layout the model was trained with (default: from its mobile_actions.json, else official)")
     p.add_argument("--no-check", dest="check", action="store_false")
     p.add_argument("--check-tokens", type=int, default=d.check_tokens)
-    p.add_argument("--eval-data", default=None, help="JSONL rows for the int8/int4/mixed accuracy check")
+    p.add_argument("--eval-data", default=None, help="JSONL rows for the quantised export's accuracy check")
     p.add_argument("--eval-rows", type=int, default=d.eval_rows)
     p.add_argument("--keep-fp32", action="store_true", help="keep the intermediate fp32 export as OUT-fp32")
 
@@ -912,7 +955,8 @@ def config_from_args(a: argparse.Namespace) -> ExportConfig:
 def summary(res: ExportResult) -> str:
     m = res.manifest
     lines = [f"exported {m['source_model']} -> {res.out} ({m['quant']}, {m['size_bytes'] / 1e6:.1f} MB, "
-             f"layout {m['layout']}, {m['export_seconds']} s)"]
+             f"layout {m['layout']}, {m['export_seconds']} s; sparse head: "
+             f"{'yes' if m.get('sparse_head') else 'no'}; runs under onnxruntime-genai too)"]
     c = res.check
     if "equal" in c:
         lines.append(f"self-check: fp32 greedy tokens == PyTorch on {len(c['prompts'])} prompts: {c['equal']}")

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-DEFAULT_QUANT = "mixed"
+DEFAULT_QUANT = "q8"      # recipes/export_onnx.Q8_BLOCK_SIZE says why (the 4-bit head of `mixed` cost accuracy)
 ADAPTER_FILES = ("adapter_model.safetensors", "adapter_config.json")
 PREPARE_HINT = "run `mobile-actions model prepare` (once: it builds the ONNX export, ~6 min on 2 cores)"
 
@@ -24,7 +24,7 @@ class NotPreparedError(RuntimeError):
 
 
 def default_onnx_dir(quant: str | None = None, cache: str | Path | None = None) -> Path:
-    """`$MOBILE_ACTIONS_ONNX` (not with an explicit `cache`), else `<cache>/onnx-<quant>` (default quant: mixed)."""
+    """`$MOBILE_ACTIONS_ONNX` (not with an explicit `cache`), else `<cache>/onnx-<quant>` (default quant: DEFAULT_QUANT)."""
     from mobile_actions.caller.model import cache_dir  # torch-free
 
     if cache is None and os.environ.get("MOBILE_ACTIONS_ONNX"):
