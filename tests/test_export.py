@@ -19,14 +19,23 @@ def test_fp32_greedy_matches_pytorch_beyond_the_sliding_window():
 def test_folder_has_everything_the_runtime_needs():
     out = tiny_export("fp32")
     m = json.loads((out / "manifest.json").read_text())
-    for f in ("model.onnx", "tokenizer.json", "chat_template.jinja", "token_table.npz"):
+    for f in ("model.onnx", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "token_table.npz",
+              "genai_config.json"):
         assert (out / f).is_file(), f
     assert m["quant"] == "fp32" and m["layout"] == "cache" and len(m["source_sha256"]) == 64
+    assert m["format_version"] == 2
     assert m["control_token_ids"]["<escape>"] == 52 and 106 in m["stop_token_ids"] and 50 in m["stop_token_ids"]
     g = onnx.load(str(out / "model.onnx"), load_external_data=False).graph
     names = [i.name for i in g.input]
-    assert names[:3] == ["input_ids", "attention_mask", "position_ids"] and "past_key_0" in names
-    assert "present_value_1" in [o.name for o in g.output]
+    assert names[:5] == ["input_ids", "attention_mask", "position_ids", "past_key_values.0.key",
+                         "past_key_values.0.value"]
+    outs = {o.name: o for o in g.output}
+    assert "present.1.value" in outs
+    # a fixed logits shape [batch, 1, width]: onnxruntime-genai then reads the head as pruned to the last
+    # position; the width is the vocabulary, or the rows asked for through the sparse head's optional input
+    dims = outs["logits"].type.tensor_type.shape.dim
+    assert (dims[0].dim_param, dims[1].dim_value, dims[2].dim_param) == ("batch", 1, "vocab_or_head_rows")
+    assert "head_ids" in names and m["sparse_head"]["input"] == "head_ids"
 
 
 def _first_logits(folder):
@@ -97,7 +106,31 @@ def test_mixed_is_4bit_table_and_head_with_8bit_decoder_layers():
     assert rest and all(a.get("bits", 4) == 4 and a["block_size"] == 32 for a in rest), bits
     m = json.loads((out / "manifest.json").read_text())
     assert m["quant"] == "mixed" and m["quant_params"]["int8_block_size"] == 128
-    head = next(n for n in g.node if n.op_type == "MatMulNBits" and "lm_head" in n.name)
+    branches = {a.name: a.g for n in g.node if n.name == "sparse_head_if" for a in n.attribute}
+    head = next(n for n in branches["else_branch"].node if n.op_type == "MatMulNBits" and "lm_head" in n.name)
+    sparse = next(n for n in branches["then_branch"].node if n.op_type == "GatherBlockQuantized")
+    assert sparse.input[0] == head.input[1]                                        # the sparse head reads it too
     table = next(n for n in g.node if n.op_type == "GatherBlockQuantized")
     assert table.input[0] == head.input[1]                                         # the tied table, stored once
     assert np.corrcoef(_first_logits(tiny_export("fp32")), _first_logits(out))[0, 1] > 0.9
+
+
+def test_q8_is_8bit_blocks_everywhere_with_the_table_stored_once():
+    """q8 (the default): every projection and the head as 8-bit MatMulNBits blocks (128; 64 for the tiny model's
+    hidden size); the embedding
+    gathers the head's 8-bit table (one copy), and the logits stay close to fp32's."""
+    out = tiny_export("q8")
+    g = onnx.load(str(out / "model.onnx"), load_external_data=False).graph
+    branches = {a.name: a.g for n in g.node if n.name == "sparse_head_if" for a in n.attribute}
+    nodes = list(g.node) + list(branches["else_branch"].node)
+    mm = [{a.name: a.i for a in n.attribute} for n in nodes if n.op_type == "MatMulNBits"]
+    assert len(mm) == 2 * 7 + 1 and all(a["bits"] == 8 and a["block_size"] == 64 for a in mm)   # 128 for 270M
+    head = next(n for n in branches["else_branch"].node if "lm_head" in n.name)
+    table = next(n for n in g.node if n.op_type == "GatherBlockQuantized")
+    assert table.input[0] == head.input[1] and {a.name: a.i for a in table.attribute}["bits"] == 8
+    assert not any(n.op_type == "Gather" and "input_ids" in n.input for n in g.node)
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["quant"] == "q8" and m["quant_params"]["bits"] == 8 and m["sparse_head"]
+    ref = _first_logits(tiny_export("fp32"))
+    got = _first_logits(out)
+    assert np.abs(got - ref).mean() < np.abs(_first_logits(tiny_export("mixed")) - ref).mean()

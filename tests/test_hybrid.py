@@ -343,22 +343,6 @@ def test_navigator_over_http(session, phone, tmp_path):
     assert pred.seen[2][2:] == (["PRESS_RECENT", "PRESS_HOME"], 2)
 
 
-def test_default_caller_is_pytorch_and_a_folder_with_manifest_is_onnx(tmp_path, monkeypatch):
-    """`--model default`: the bundled caller on PyTorch (no export ships with the repo);
-    a folder with manifest.json: the torch-free ONNX runtime."""
-    import mobile_actions.hybrid.models as models
-    import mobile_actions.runtime as runtime
-
-    (tmp_path / "manifest.json").write_text("{}")
-    monkeypatch.setattr(runtime.Caller, "from_pretrained", classmethod(lambda cls, folder, **kw: ("onnx", folder)))
-    import mobile_actions.caller.greedy as greedy
-    monkeypatch.setattr(greedy, "TorchCaller", lambda spec: type("T", (), {"spec": spec, "warnings": []})())
-    said = []
-    assert models.resolve_caller("default", said.append).spec == "default"
-    assert said == ["caller: PyTorch (bundled default model)"]
-    assert models.resolve_caller(str(tmp_path)) == ("onnx", tmp_path)
-
-
 class RoutingCaller(ScriptedCaller):
     """A caller trained to route GUI steps (it declares `routes`); records the tools it was offered."""
 

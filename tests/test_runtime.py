@@ -89,16 +89,19 @@ class _ScriptedDecoder:
     def __init__(self, real, script):
         self.real, self.script, self.steps, self.fed = real, list(script), 0, []
         self.manifest = real.manifest
+        self.sparse_head, self.max_sparse_rows, self.sparse_calls = True, 512, 0
 
-    def forward(self, ids, past=None):
+    def forward(self, ids, past=None, rows=None):
         self.fed.append(list(ids))
         self.steps += 1
         n = 0 if past is None else past[0].shape[2]
         past = [np.zeros((1, 1, n + len(ids), 1), np.float32)] * 2
-        logits = np.random.default_rng(self.steps).normal(size=self.real.session.get_outputs()[0].shape[-1] or 400)
-        logits = np.resize(logits, len(self._strings)).astype(np.float32)
+        logits = np.random.default_rng(self.steps).normal(size=len(self._strings)).astype(np.float32)
         if self.script:
             logits[self.script.pop(0)] += 1000
+        if rows is not None:   # the sparse head: those rows only, in their order
+            self.sparse_calls += 1
+            return logits[np.asarray(rows)], past
         return logits, past
 
 
@@ -122,18 +125,25 @@ def test_forced_tokens_skip_model_steps(caller_factory):
     assert r.timings["model_steps"] < r.timings["new_tokens"] + 1
     # forced tokens were fed to the model together with the next chosen token, not one by one
     assert any(len(f) > 1 for f in fake.fed[1:])
+    # structural states allow few ids: those steps asked for their rows only
+    assert fake.sparse_calls > 0 and r.timings["sparse_steps"] == fake.sparse_calls
 
 
-def test_default_export_folder_is_mixed_or_an_older_int4(tmp_path, monkeypatch):
-    from mobile_actions.cli.runtime import default_onnx_dir
+def test_an_older_export_is_refused_with_how_to_reexport(tmp_path, capsys):
+    """Folders exported before the onnxruntime-genai names (manifest format 1, `past_key_i`) are refused."""
+    import shutil
 
-    monkeypatch.delenv("MOBILE_ACTIONS_ONNX", raising=False)
-    monkeypatch.setenv("MOBILE_ACTIONS_CACHE", str(tmp_path))
-    assert default_onnx_dir() == str(tmp_path / "onnx-mixed")            # nothing exported yet
-    (tmp_path / "onnx-int4").mkdir()
-    assert default_onnx_dir() == str(tmp_path / "onnx-int4")             # exported before mixed was the default
-    (tmp_path / "onnx-mixed").mkdir()
-    assert default_onnx_dir() == str(tmp_path / "onnx-mixed")
-    assert default_onnx_dir("int8") == str(tmp_path / "onnx-int8")       # export --quant int8 writes here
-    monkeypatch.setenv("MOBILE_ACTIONS_ONNX", "/x")
-    assert default_onnx_dir() == "/x"
+    from mobile_actions.cli.main import main
+    from mobile_actions.runtime import Caller, Decoder, ExportFormatError
+
+    src = tiny_export("fp32")
+    for f in ("manifest.json", "tokenizer.json"):
+        shutil.copy(src / f, tmp_path / f)
+    m = json.loads((tmp_path / "manifest.json").read_text())
+    m["format_version"] = 1
+    (tmp_path / "manifest.json").write_text(json.dumps(m))
+    for make in (Caller.from_pretrained, Decoder.from_folder):
+        with pytest.raises(ExportFormatError, match=r"model prepare --force.*export"):
+            make(tmp_path)
+    assert main(["call", "turn on the flashlight", "--model", str(tmp_path)]) == 2
+    assert "re-export" in capsys.readouterr().err

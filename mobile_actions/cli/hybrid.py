@@ -17,7 +17,10 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("run", help="do a request on a phone: tool calls, then GUI navigation where needed")
     p.add_argument("request", nargs="?", help="what to do, in words (omit with --resume)")
     p.add_argument("--serial", help="device (default $ANDROID_SERIAL, the only device, else the virtual phone)")
-    p.add_argument("--model", default="default", help="caller: default | exported ONNX folder | checkpoint/adapter DIR")
+    p.add_argument("--model", default="default",
+                   help="caller: default (its ONNX export, built by `mobile-actions model prepare`) | exported ONNX "
+                        "folder | checkpoint/adapter DIR (PyTorch)")
+    p.add_argument("--torch", action="store_true", help="run the caller on PyTorch instead of its ONNX export")
     p.add_argument("--navigator", default="default",
                    help="default | model DIR | http(s)://URL of 'navigator serve' | none")
     p.add_argument("--route", default="auto", choices=("auto", "always", "never"),
@@ -54,6 +57,8 @@ def add_bench_subcommand(bench_subparsers) -> None:
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", dest="hybrid_model", metavar="MODEL", default="default",
                    help="caller: default | DIR | oracle (the tasks' gold calls: a harness check, not a model)")
+    p.add_argument("--torch", dest="hybrid_torch", action="store_true",
+                   help="run the caller on PyTorch instead of its ONNX export")
     p.add_argument("--navigator", dest="hybrid_navigator", metavar="NAV", default="default",
                    help="default | DIR | URL | none | oracle (scripted GUI steps: a harness check, not a model)")
     p.add_argument("--navigate", dest="hybrid_navigate", default="always", choices=("auto", "always", "never"))
@@ -70,6 +75,13 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
 
 
 # ============================================================================================ run
+def torch_spec(model: str, torch: bool) -> str:
+    """`--torch`: the caller spec as ``torch:SPEC`` (resolve_caller runs it on PyTorch; kept in the trace)."""
+    from mobile_actions.hybrid.models import TORCH_PREFIX
+
+    return TORCH_PREFIX + model if torch and model not in ("oracle",) and not model.startswith(TORCH_PREFIX) else model
+
+
 def _progress(quiet: bool):
     from mobile_actions.hybrid.replay import describe
 
@@ -110,7 +122,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except ValueError:
             print(f"error: --now {args.now!r} is not YYYY-MM-DDTHH:MM:SS", file=sys.stderr)
             return EXIT_SETUP
-    cfg = RunConfig(model=args.model, navigator=None if args.navigator == "none" else args.navigator,
+    cfg = RunConfig(model=torch_spec(args.model, args.torch), navigator=None if args.navigator == "none" else args.navigator,
                     serial=args.serial, tools=args.tools, dry_run=args.dry_run, yes=args.yes,
                     max_steps=args.max_steps, max_turns=args.max_turns, navigate=args.navigate, route=args.route, now=args.now,
                     runs_dir=args.runs_dir)
@@ -213,7 +225,7 @@ def cmd_bench_hybrid(args: argparse.Namespace) -> int:
             return EXIT_SETUP
 
     navigator = None if args.hybrid_navigator == "none" else args.hybrid_navigator
-    cfg = BenchConfig(model=args.hybrid_model, navigator=navigator,
+    cfg = BenchConfig(model=torch_spec(args.hybrid_model, args.hybrid_torch), navigator=navigator,
                       navigate=args.hybrid_navigate, max_steps=args.hybrid_max_steps, limit=args.hybrid_limit,
                       only=args.hybrid_only, out=args.hybrid_out)
     if args.hybrid_list:

@@ -1,6 +1,6 @@
-"""`mobile-actions export | call | bench caller`: thin wrappers over export/ and mobile_actions.runtime.
+"""`mobile-actions export | call | bench caller`: thin wrappers over recipes/ and mobile_actions.runtime.
 
-`call` imports only the torch-free runtime; `export` and `bench` import torch lazily.
+`call` imports only the torch-free runtime (unless --torch); `export` and `bench` import torch lazily.
 """
 from __future__ import annotations
 
@@ -11,17 +11,19 @@ from datetime import datetime
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("export", help="export a caller to an ONNX folder (mixed/int4/int8/fp32) and self-check it")
+    p = subparsers.add_parser("export", help="export a caller to an ONNX folder (q8/mixed/int4/int8/fp32) and self-check it")
     from mobile_actions.recipes.export_onnx import add_arguments
 
     add_arguments(p)
     p.set_defaults(func=cmd_export)
 
-    p = subparsers.add_parser("call", help="tool calls for a request with an exported ONNX model (no torch)")
+    p = subparsers.add_parser("call", help="tool calls for a request (the default caller's ONNX export; no torch)")
     p.add_argument("request")
     p.add_argument("--model", default=None,
-                   help="exported folder (mobile-actions export --out DIR); default $MOBILE_ACTIONS_ONNX, "
-                        "else the folder `mobile-actions export` (quant mixed) writes without --out")
+                   help="default (the export `mobile-actions model prepare` builds; also $MOBILE_ACTIONS_ONNX) | an "
+                        "exported folder (mobile-actions export --out DIR) | with --torch: any PyTorch model spec")
+    p.add_argument("--torch", action="store_true",
+                   help="run the model on PyTorch (needs the `model` extra) instead of its ONNX export")
     p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file")
     p.add_argument("--json", action="store_true", help="print calls, text, problems and timings as JSON")
     p.add_argument("--threads", type=int, default=2)
@@ -30,65 +32,40 @@ def register(subparsers) -> None:
     p.add_argument("--no-grounding", dest="grounded", action="store_false",
                    help="the call grammar only: values not narrowed to the request")
     p.add_argument("--no-prefix-reuse", dest="prefix_reuse", action="store_false")
+    p.add_argument("--no-sparse-head", dest="sparse_head", action="store_false",
+                   help="full 262k-row head at every step (default: only the grammar's allowed rows when <= 512)")
     p.add_argument("--stream", action="store_true", help="print the raw output as it is decoded")
     p.set_defaults(func=cmd_call)
-
 
 
 def add_bench_subcommand(bench_subparsers) -> None:
     """`bench caller`: the `bench` group itself lives in mobile_actions.cli.main."""
     from mobile_actions.recipes.bench_caller import add_arguments as bench_args
 
-    p = bench_subparsers.add_parser("caller", help="PyTorch / ONNX fp32,int8,int4,mixed / llama.cpp side by side")
+    p = bench_subparsers.add_parser("caller", help="PyTorch / ONNX fp32,int8,int4,mixed,q8 / llama.cpp side by side")
     bench_args(p)
     p.set_defaults(func=cmd_bench)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from mobile_actions.recipes.export_onnx import config_from_args, run, summary
+    from mobile_actions.recipes.export_onnx import check_ok, config_from_args, run, summary
 
     args.out = args.out or default_onnx_dir(args.quant)
-    res = run(config_from_args(args))
+    res = run(config_from_args(args), progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(summary(res))
-    c = res.check
-    return 0 if c.get("equal", True) and c.get("fp32", {}).get("equal", True) else 1
+    return 0 if check_ok(res.check) else 1
 
 
 def default_onnx_dir(quant: str | None = None) -> str:
-    """`$MOBILE_ACTIONS_ONNX`, else `<mobile-actions cache>/onnx-<quant>` (torch-free import). Without a
-    quant (`call`): the `mixed` folder, or an `int4` one exported before `mixed` became the default."""
-    import os
+    """`$MOBILE_ACTIONS_ONNX`, else `<mobile-actions cache>/onnx-<quant>` (default `q8`, what
+    `mobile-actions model prepare` builds and `export` writes without --out). Torch-free."""
+    from mobile_actions.runtime.prepared import default_onnx_dir as _dir
 
-    from mobile_actions.caller.model import cache_dir
-
-    if os.environ.get("MOBILE_ACTIONS_ONNX"):
-        return os.environ["MOBILE_ACTIONS_ONNX"]
-    if quant is None:
-        older = cache_dir() / "onnx-int4"
-        quant = "int4" if not (cache_dir() / "onnx-mixed").is_dir() and older.is_dir() else "mixed"
-    return str(cache_dir() / f"onnx-{quant}")
+    return str(_dir(quant))
 
 
-def cmd_call(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from mobile_actions.runtime import Caller
-
-    model = args.model or default_onnx_dir()
-    if not (Path(model) / "manifest.json").is_file():
-        print(f"{model}: not an exported model folder (mobile-actions export --model default "
-              f"--out {model})", file=sys.stderr)
-        return 2
-    caller = Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained, grounded=args.grounded,
-                                    prefix_reuse=args.prefix_reuse, tools=args.tools)
-    now = datetime.fromisoformat(args.now) if args.now else None
-    if args.stream:
-        for piece in caller.stream(args.request, now=now):
-            print(piece, end="", flush=True)
-        print()
-        return 0
-    res = caller.call(args.request, now=now)
-    if args.json:
+def _print_result(res, as_json: bool) -> int:
+    if as_json:
         print(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
     else:
         for c in res.calls:
@@ -98,6 +75,53 @@ def cmd_call(args: argparse.Namespace) -> int:
         for p in res.problems:
             print(f"problem: {p}", file=sys.stderr)
     return 1 if res.problems else 0
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from mobile_actions.runtime import Caller, ExportFormatError
+    from mobile_actions.runtime.prepared import NotPreparedError, prepared_export
+
+    now = datetime.fromisoformat(args.now) if args.now else None
+    if args.torch:
+        return _call_torch(args, now)
+    try:
+        if args.model in (None, "default"):
+            model = prepared_export()
+        else:
+            model = Path(args.model)
+            if not (model / "manifest.json").is_file():
+                print(f"error: {model}: not an exported model folder (mobile-actions export --model SPEC --out "
+                      f"{model}); for a PyTorch checkpoint or adapter add --torch", file=sys.stderr)
+                return 2
+        caller = Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained,
+                                        prefix_reuse=args.prefix_reuse, tools=args.tools, sparse_head=args.sparse_head,
+                                        grounded=args.grounded)
+    except (NotPreparedError, ExportFormatError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.stream:
+        for piece in caller.stream(args.request, now=now):
+            print(piece, end="", flush=True)
+        print()
+        return 0
+    return _print_result(caller.call(args.request, now=now), args.json)
+
+
+def _call_torch(args: argparse.Namespace, now: datetime | None) -> int:
+    """`call --torch`: the same request through the PyTorch caller (grammar-constrained unless --no-constrain)."""
+    from mobile_actions.catalog import load_catalogue
+    from mobile_actions.dataset import developer_message
+    from mobile_actions.hybrid.models import resolve_caller
+
+    if args.stream:
+        print("error: --stream is for the ONNX runtime", file=sys.stderr)
+        return 2
+    caller = resolve_caller(args.model or "default", torch=True, constrained=args.constrained)
+    messages = [developer_message(now),
+                {"role": "user", "content": args.request}]
+    return _print_result(caller.call_messages(messages, load_catalogue(args.tools)), args.json)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

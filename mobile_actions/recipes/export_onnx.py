@@ -4,19 +4,24 @@ Why our own `torch.onnx.export` wrapper and not optimum-onnx: optimum-onnx 0.1.0
 requires transformers<4.58, and transformers 4.x tokenizes the GGUF base wrongly, so it cannot live
 beside the transformers 5 this project needs (docs/runtime.md). The wrapper below reuses the model's
 own modules (projections, norms, MLP, rotary tables) and writes only attention and masks itself, so:
-- past keys/values are plain inputs `past_key_i/past_value_i` [batch, kv_heads, past, head_dim] and
-  `present_*` outputs (past + new), with dynamic batch/sequence/past axes;
+- the I/O names are onnxruntime-genai's: inputs `input_ids`, `attention_mask`, `position_ids`,
+  `past_key_values.{i}.key/value` [batch, kv_heads, past, head_dim], outputs `logits` and
+  `present.{i}.key/value` (past + new), with dynamic batch/sequence/past axes; `genai_config.json`
+  and `tokenizer_config.json` are written beside it, so the folder also runs under onnxruntime-genai;
 - the sliding window of local layers lives in the mask (key position > query position - window),
   so all past KV is kept and prefix reuse is a slice of it;
-- only the last position's logits come out: a 600-token prefill would otherwise write
-  600 x 262,144 floats (629 MB) and spend most of its time in the output head.
+- only the last position's logits come out, with a fixed shape [batch, 1, vocab]: a 600-token prefill
+  would otherwise write 600 x 262,144 floats (629 MB) and spend most of its time in the output head.
+  onnxruntime-genai reads a logits output whose sequence axis is the constant 1 as a "pruned" head
+  (`Model::IsPruned`) and then allocates [batch, 1, vocab] for prefill too.
 
 Quantisation uses onnxruntime's tools: int4 = `MatMulNBitsQuantizer` (block-wise symmetric 4-bit
 on every MatMul and on the embedding Gather, after constant folding); int8 = `quantize_dynamic`
 on the MatMuls + 8-bit block-wise embedding Gather; mixed = int4's 4-bit embedding/head with 8-bit
-MatMulNBits blocks in every decoder layer (int4's accuracy loss is in those layers).
+MatMulNBits blocks in every decoder layer (int4's accuracy loss is in those layers); q8 (the default) = 8-bit
+MatMulNBits blocks everywhere, the head's table shared with the embedding (mixed's 4-bit head cost accuracy).
 
-Run: `mobile-actions export --model default --out OUT` (quant `mixed`) or
+Run: `mobile-actions export --model default --out OUT` (quant `q8`) or
 `python -m mobile_actions.recipes.export_onnx --model DIR --quant fp32 --out OUT`.
 """
 from __future__ import annotations
@@ -31,14 +36,16 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from mobile_actions.wire import LAYOUTS
 
 MANIFEST = "manifest.json"
 ONNX_NAME = "model.onnx"
-FORMAT_VERSION = 1
-QUANTS = ("fp32", "int8", "int4", "mixed")
+# 2: onnxruntime-genai I/O names + genai_config.json (1: `past_key_i` / `present_key_i`, refused by the runtime)
+FORMAT_VERSION = 2
+GENAI_CONFIG = "genai_config.json"
+QUANTS = ("fp32", "int8", "int4", "mixed", "q8")
 
 # int4/int8 block along the input dimension. 16, not 32: on 40 held-out rows the bundled caller's int4
 # export scored 40 % exact match at 16 against 30 % at 32 (fp32: 50 %); 242 MB against 209 MB.
@@ -48,13 +55,18 @@ BLOCK_SIZE = 16
 # with the first / last layer at 8 bits 72.5 / 70.0 %, with every decoder layer at 8 bits 77.5 % at any
 # block size (16/128: 270.5 MB, 32/32: 258.9 MB, 32/128: 249.5 MB, this one, under the 250 MB budget).
 MIXED_BLOCK_SIZE, MIXED_INT8_BLOCK_SIZE = 32, 128
+# `q8` (the default since the sparse head): 8-bit MatMulNBits blocks of 128 everywhere, the output head included,
+# and the embedding gathered from the head's 8-bit table (stored once). mixed's 4-bit head cost the bundled caller
+# 6 of the hybrid benchmark's 17 tasks (11/42; PyTorch and ONNX fp32: 17/42; mixed with an 8-bit head: 17/42,
+# e.g. "Email ana@example.com with the subject Lunch tomorrow" refused at 4 bits). ~316 MB instead of 249.5.
+Q8_BLOCK_SIZE = 128
 
 
 @dataclass
 class ExportConfig:
     model: str = "default"            # default | base | DIR (see mobile_actions.caller.model)
-    out: str = "out/onnx-mixed"
-    quant: str = "mixed"              # fp32 | int8 | int4 | mixed (4-bit embedding/head, 8-bit decoder layers)
+    out: str = "out/onnx-q8"
+    quant: str = "q8"                 # fp32 | int8 | int4 | mixed (4-bit table/head, 8-bit decoder) | q8 (all 8-bit blocks)
     block_size: int = BLOCK_SIZE      # int4/int8 block along the input dimension (mixed: fixed, see above)
     accuracy_level: int = 4           # MatMulNBits: 4 = int8 activations (fast AVX2 kernels), 0 = fp32
     layout: str | None = None         # prompt layout the model was trained with; None = from its marker
@@ -148,9 +160,13 @@ def build_wrapper(model):
     return DecoderWithCache(model).eval()
 
 
+PAST_NAME, PRESENT_NAME = "past_key_values.{i}.{kv}", "present.{i}.{kv}"   # onnxruntime-genai's defaults
+
+
 def io_names(n_layers: int) -> tuple[list[str], list[str]]:
-    past = [f"past_{kv}_{i}" for i in range(n_layers) for kv in ("key", "value")]
-    present = [f"present_{kv}_{i}" for i in range(n_layers) for kv in ("key", "value")]
+    """Graph input and output names, in order (the KV pairs as k0, v0, k1, v1, ...)."""
+    past = [PAST_NAME.format(i=i, kv=kv) for i in range(n_layers) for kv in ("key", "value")]
+    present = [PRESENT_NAME.format(i=i, kv=kv) for i in range(n_layers) for kv in ("key", "value")]
     return ["input_ids", "attention_mask", "position_ids", *past], ["logits", *present]
 
 
@@ -178,16 +194,32 @@ def export_fp32(model, path: Path, opset: int = 18) -> Path:
     with torch.no_grad():
         torch.onnx.export(wrapper, (ids, mask, pos, *past), str(tmp), dynamo=False, opset_version=opset,
                           input_names=inputs, output_names=outputs, dynamic_axes=axes, do_constant_folding=True)
-    _save(_load(tmp), path)
+    model = _load(tmp)
+    fix_logits_shape(model, cfg.vocab_size)
+    _save(model, path)
     for f in tmp.parent.glob(tmp.name + "*"):
         f.unlink()
     return path
 
 
-def _load(path: Path):
+def fix_logits_shape(model, vocab: int) -> None:
+    """Declare `logits` as [batch, 1, vocab]: the constant 1 is what tells onnxruntime-genai that only the
+    last position comes out (it then allocates [batch, 1, vocab] for a prefill of S tokens too)."""
+    out = next(o for o in model.graph.output if o.name == "logits")
+    dims = out.type.tensor_type.shape.dim
+    del dims[:]
+    for d in ("batch", 1, vocab):
+        dim = dims.add()
+        if isinstance(d, str):
+            dim.dim_param = d
+        else:
+            dim.dim_value = d
+
+
+def _load(path: Path, external_data: bool = True):
     import onnx
 
-    return onnx.load(str(path), load_external_data=True)
+    return onnx.load(str(path), load_external_data=external_data)
 
 
 def _save(model, path: Path) -> None:
@@ -229,7 +261,7 @@ def layer_projections(model, layers: Sequence[int] | None = None) -> list[str]:
 
 def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = BLOCK_SIZE, accuracy_level: int = 4,
              tied: bool = False, int8_layers: Sequence[int] | None = (), int8_block_size: int | None = None) -> Path:
-    """fp32 ONNX -> int8/int4/mixed ONNX with onnxruntime's quantisation tools.
+    """fp32 ONNX -> int8/int4/mixed/q8 ONNX with onnxruntime's quantisation tools.
 
     `tied`: the model ties its embedding and output head; int4 then stores the 4-bit table once.
     `int8_layers` (int4): these decoder layers' projections (None: all) get 8-bit MatMulNBits blocks of
@@ -246,11 +278,29 @@ def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = BLOCK_SIZE,
     logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer").setLevel(logging.WARNING)
     if quant == "mixed":
         quant, int8_layers, block_size, int8_block_size = "int4", None, MIXED_BLOCK_SIZE, MIXED_INT8_BLOCK_SIZE
+    if quant == "q8":
+        model = _load(fp32)
+        strip_sparse_head(model)
+        n_proj = len(layer_projections(model, None))
+        cfg8 = DefaultWeightOnlyQuantConfig(block_size=q8_block_size(model), is_symmetric=True, accuracy_level=accuracy_level,
+                                            quant_format=QuantFormat.QOperator, op_types_to_quantize=("MatMul",),
+                                            quant_axes=(("MatMul", 0),), bits=8)
+        q = MatMulNBitsQuantizer(model, algo_config=cfg8)   # MatMuls with a constant weight: projections + head
+        q.process()
+        model = q.model.model
+        eight = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
+        if len(eight) != n_proj + 1 or sum("lm_head" in n.name for n in eight) != 1:
+            raise RuntimeError(f"q8: expected {n_proj} projections + the head as 8-bit blocks, got {len(eight)}")
+        if tied and not share_tied_embedding(model):
+            raise RuntimeError("q8: could not point the embedding at the head's 8-bit table")
+        _save(model, out)
+        return out
     if quant == "int4":
         cfg = DefaultWeightOnlyQuantConfig(block_size=block_size, is_symmetric=True, accuracy_level=accuracy_level,
                                            quant_format=QuantFormat.QOperator, op_types_to_quantize=("MatMul", "Gather"),
                                            quant_axes=(("MatMul", 0), ("Gather", 1)), bits=4)
         model = _load(fp32)
+        strip_sparse_head(model)
         keep = layer_projections(model, int8_layers)
         q = MatMulNBitsQuantizer(model, algo_config=cfg, nodes_to_exclude=keep)
         q.process()
@@ -276,6 +326,11 @@ def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = BLOCK_SIZE,
     if quant == "int8":
         # Step 1: int8 weights + dynamically quantised activations for every MatMul (incl. the head).
         mid = out.with_name("int8-mid.onnx")
+        plain = _load(fp32)
+        if strip_sparse_head(plain):
+            fp32 = out.with_name("int8-plain.onnx")
+            _save(plain, fp32)
+        del plain
         quantize_dynamic(str(fp32), str(mid), weight_type=QuantType.QInt8, per_channel=True,
                          op_types_to_quantize=["MatMul"], use_external_data_format=True,
                          extra_options={"MatMulConstBOnly": True})
@@ -284,41 +339,54 @@ def quantize(fp32: Path, out: Path, quant: str, *, block_size: int = BLOCK_SIZE,
         model = _load(mid)
         quantize_embedding_int8(model, block_size)
         _save(model, out)
-        for f in mid.parent.glob(mid.name + "*"):
+        for f in [*mid.parent.glob(mid.name + "*"), *mid.parent.glob("int8-plain.onnx*")]:
             f.unlink()
         return out
     raise ValueError(f"quant must be one of {QUANTS}, got {quant!r}")
 
 
+def q8_block_size(model) -> int:
+    """Q8_BLOCK_SIZE, or the largest power of two below it that divides the hidden size (the tiny test model's
+    64): the shared table and the sparse head gather whole blocks of one row (640 = 5 x 128 for Gemma 3 270M)."""
+    hidden = next(t.dims[1] for t in model.graph.initializer for n in model.graph.node
+                  if n.op_type == "Gather" and "input_ids" in n.input and n.input[0] == t.name)
+    bs = Q8_BLOCK_SIZE
+    while hidden % bs and bs > 16:
+        bs //= 2
+    return bs
+
+
 def share_tied_embedding(model) -> bool:
-    """Let the 4-bit embedding Gather read the output head's MatMulNBits weights (tied embeddings).
+    """Let the embedding read the output head's MatMulNBits weights (tied embeddings): one table.
 
     The quantiser writes the 262,144 x 640 table twice (GatherBlockQuantized for the embedding,
-    MatMulNBits for the head: ~105 MB each at block 32). Both use the same symmetric block layout, so
-    the Gather can read the head's packed weights ([N, K/bs, bs/2] uint8, zero point 8) as they are,
-    with the head's scales viewed as [N, K/bs, 1] (the test checks logits are unchanged). The file
-    and the session keep one copy of the table.
+    MatMulNBits for the head: ~105 MB each at 4 bits / block 32), or leaves the embedding's Gather fp32
+    (671 MB) when it is not asked to quantise Gathers. The head's symmetric blocks ([N, K/bs, bs*bits/8]
+    uint8; zero point 8 at 4 bits, 128 at 8 bits, the defaults of both ops) can be gathered as they are,
+    with the head's scales viewed as [N, K/bs, 1], so the embedding's Gather (fp32 or 4-bit) becomes a
+    `GatherBlockQuantized` over the head's weights at the head's bits and block size (the test checks the
+    logits). The file and the session keep one copy of the table.
     """
     import numpy as np
     from onnx import helper, numpy_helper
 
     g = model.graph
     inits = {t.name: t for t in g.initializer}
-    gathers = [n for n in g.node if n.op_type == "GatherBlockQuantized" and n.input[0] in inits]
+    gathers = [n for n in g.node if n.op_type in ("Gather", "GatherBlockQuantized") and n.input[0] in inits
+               and "input_ids" in n.input]
     if len(gathers) != 1:
         return False
     gbq = gathers[0]
-    vocab, hidden = inits[gbq.input[0]].dims
-    gat = {a.name: helper.get_attribute_value(a) for a in gbq.attribute}
+    vocab = inits[gbq.input[0]].dims[0]
     for mm in g.node:
         if mm.op_type != "MatMulNBits" or len(mm.input) != 3:
             continue
         at = {a.name: helper.get_attribute_value(a) for a in mm.attribute}
-        if (at.get("N"), at.get("K"), at.get("bits", 4), at.get("block_size")) != (vocab, hidden, 4, gat.get("block_size")):
+        bits, bs, hidden = at.get("bits", 4), at.get("block_size"), at.get("K")
+        if at.get("N") != vocab or bits not in (4, 8) or not bs or hidden % bs:
             continue
-        # Gather straight from the packed [N, K/bs, bs/2] weights (one block per row of the last axis),
+        # Gather straight from the packed [N, K/bs, bs*bits/8] weights (one block per row of the last axis),
         # so no reshaped copy of the table is ever made; only the scales get a [N, K/bs, 1] view.
-        bs = at["block_size"]
         g.initializer.extend([
             numpy_helper.from_array(np.array([vocab, hidden // bs, 1], dtype=np.int64), "shared_embedding_scale_shape"),
             numpy_helper.from_array(np.array([0, 0, hidden], dtype=np.int64), "shared_embedding_out_shape")])
@@ -326,18 +394,187 @@ def share_tied_embedding(model) -> bool:
                                           ["shared_embedding_scales"], name="shared_embedding_scales_reshape"))
         new = helper.make_node("GatherBlockQuantized", [mm.input[1], gbq.input[1], "shared_embedding_scales"],
                                ["shared_embedding_blocks"], name=(gbq.name or "embed") + "_shared",
-                               domain="com.microsoft", gather_axis=0, quantize_axis=2, block_size=bs, bits=4)
+                               domain="com.microsoft", gather_axis=0, quantize_axis=2, block_size=bs, bits=bits)
         flat = helper.make_node("Reshape", ["shared_embedding_blocks", "shared_embedding_out_shape"], list(gbq.output),
                                 name="shared_embedding_flatten")
         idx = list(g.node).index(gbq)
         g.node.remove(gbq)
         g.node.insert(idx, new)
         g.node.insert(idx + 1, flat)
-        for name in gbq.input[0], gbq.input[2]:
-            if name in inits:
+        used = {i for n in g.node for i in n.input}
+        for name in gbq.input[0], *(gbq.input[2:]):
+            if name in inits and name not in used:
                 g.initializer.remove(inits[name])
+        if not any(o.domain == "com.microsoft" for o in model.opset_import):
+            model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
         return True
     return False
+
+
+# ---------------------------------------------------------------------------------------------- sparse head
+SPARSE_INPUT = "head_ids"     # optional graph input: when non-empty, logits only for these vocabulary rows
+SPARSE_MAX_ROWS = 512         # the runtime uses it when the grammar allows at most this many tokens
+
+
+def add_sparse_head(model) -> dict | None:
+    """Let the graph compute logits for a few vocabulary rows instead of all 262,144.
+
+    Why an optional input and an `If`, not an extra `hidden` output: onnxruntime runs every node of a graph
+    whatever outputs are fetched (measured: the full head costs the same with only another output fetched),
+    and a second graph for the head would store the tied table twice (+84 MB at 4 bits). Here the head
+    becomes `If(Size(head_ids) > 0)`: the else branch is the original head (what onnxruntime-genai, which
+    never feeds `head_ids`, always runs); the then branch gathers the head's own weight rows for `head_ids`
+    (the 4-bit blocks dequantised by `GatherBlockQuantized`, or fp32 columns) and multiplies the hidden state
+    by them: `logits` [batch, 1, len(head_ids)], in `head_ids` order (4- or 8-bit heads; the zero points are
+    the ops' common defaults, 8 and 128). For a head with int8 activations
+    (MatMulNBits accuracy_level 4) the hidden state is quantised in the same blocks first (scale = amax/127,
+    round half to even, as MLAS does), so the sparse logits equal the full head's rows up to float rounding
+    and the greedy choice among them is the same (tests/test_runtime_sparse.py).
+    Returns what the manifest records, or None when the head is of a kind this does not handle (int8's
+    `MatMulInteger`, asymmetric or fp16-activation heads); the runtime then always uses the full head.
+    """
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    strip_sparse_head(model)  # idempotent: a graph that has one gets a fresh one
+    g = model.graph
+    prod = {o: n for n in g.node for o in n.output}
+    inits = {t.name: t for t in g.initializer}
+    chain, node = [], prod.get("logits")
+    while node is not None and node.op_type not in ("MatMul", "MatMulNBits"):
+        chain.append(node)                                   # e.g. a logit soft-cap (Div, Tanh, Mul)
+        node = prod.get(node.input[0])
+    head = node
+    if head is None:
+        return None
+    chain = [head] + chain[::-1]
+    hidden = head.input[0]
+
+    def const(name: str, arr) -> str:
+        g.initializer.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    then: list = []
+    info: dict = {"input": SPARSE_INPUT, "max_rows": SPARSE_MAX_ROWS}
+    if head.op_type == "MatMul" and head.input[1] in inits and len(inits[head.input[1]].dims) == 2:
+        then += [helper.make_node("Gather", [head.input[1], SPARSE_INPUT], ["sparse_head_w"], axis=1),
+                 helper.make_node("MatMul", [hidden, "sparse_head_w"], ["sparse_head_out"])]
+        info.update(weights="fp32 columns of the head", activations="fp32")
+    elif head.op_type == "MatMulNBits":
+        at = {a.name: helper.get_attribute_value(a) for a in head.attribute}
+        bits, bs, k, n, acc = at.get("bits", 4), at["block_size"], at["K"], at["N"], at.get("accuracy_level", 0)
+        if bits not in (4, 8) or len([i for i in head.input if i]) != 3 or acc not in (0, 1, 4) or k % bs:
+            return None
+        scales = head.input[2]
+        shared = next((x for x in g.node if x.op_type == "Reshape" and x.input[0] == scales
+                       and x.output[0] == "shared_embedding_scales"), None)
+        if shared is None:  # the tied table's [N, K/bs, 1] view of the scales (share_tied_embedding makes one)
+            g.node.insert(0, helper.make_node("Reshape", [scales, const("sparse_head_scale_shape", np.array(
+                [n, k // bs, 1], np.int64))], ["sparse_head_scales"], name="sparse_head_scales_reshape"))
+        scales3 = shared.output[0] if shared is not None else "sparse_head_scales"
+        x = hidden
+        if acc == 4:  # int8 activations in blocks of `bs` along K, as MatMulNBits computes them
+            then += [
+                helper.make_node("Reshape", [hidden, const("sparse_head_xblocks", np.array([0, 0, k // bs, bs], np.int64))],
+                                 ["sparse_head_xb"]),
+                helper.make_node("Abs", ["sparse_head_xb"], ["sparse_head_xabs"]),
+                helper.make_node("ReduceMax", ["sparse_head_xabs", const("sparse_head_last_axis", np.array([-1], np.int64))],
+                                 ["sparse_head_amax"], keepdims=1),
+                helper.make_node("Div", ["sparse_head_amax", const("sparse_head_127", np.array(127.0, np.float32))],
+                                 ["sparse_head_xscale"]),
+                helper.make_node("Div", ["sparse_head_127", "sparse_head_amax"], ["sparse_head_xinv_raw"]),
+                helper.make_node("Equal", ["sparse_head_amax", const("sparse_head_zero", np.array(0.0, np.float32))],
+                                 ["sparse_head_xzero"]),
+                helper.make_node("Where", ["sparse_head_xzero", "sparse_head_zero", "sparse_head_xinv_raw"],
+                                 ["sparse_head_xinv"]),
+                helper.make_node("Mul", ["sparse_head_xb", "sparse_head_xinv"], ["sparse_head_xs"]),
+                helper.make_node("Round", ["sparse_head_xs"], ["sparse_head_xq"]),
+                helper.make_node("Mul", ["sparse_head_xq", "sparse_head_xscale"], ["sparse_head_xdq"]),
+                helper.make_node("Reshape", ["sparse_head_xdq", const("sparse_head_xflat", np.array([0, 0, k], np.int64))],
+                                 ["sparse_head_x"])]
+            x = "sparse_head_x"
+        then += [
+            helper.make_node("GatherBlockQuantized", [head.input[1], SPARSE_INPUT, scales3], ["sparse_head_blocks"],
+                             domain="com.microsoft", gather_axis=0, quantize_axis=2, block_size=bs, bits=bits),
+            helper.make_node("Reshape", ["sparse_head_blocks", const("sparse_head_rows_shape", np.array([-1, k], np.int64))],
+                             ["sparse_head_rows"]),
+            helper.make_node("Transpose", ["sparse_head_rows"], ["sparse_head_w"], perm=[1, 0]),
+            helper.make_node("MatMul", [x, "sparse_head_w"], ["sparse_head_out"])]
+        info.update(weights=f"the head's {bits}-bit rows (GatherBlockQuantized, block {bs})",
+                    activations=f"int8 blocks of {bs} (as MatMulNBits accuracy_level 4)" if acc == 4 else "fp32")
+    else:
+        return None
+    # The post-head chain (if any) runs in both branches on that branch's logits.
+    def branch(nodes: list, first_in: str, tag: str) -> tuple[list, str]:
+        out, cur = [], first_in
+        for i, node in enumerate(chain[1:]):
+            new = helper.make_node(node.op_type, [cur if j == 0 else v for j, v in enumerate(node.input)],
+                                   [f"{tag}_logits_{i}"], name=f"{tag}_{node.name}", domain=node.domain)
+            new.attribute.extend(node.attribute)
+            out.append(new)
+            cur = new.output[0]
+        return nodes + out, cur
+
+    full_head = helper.make_node(head.op_type, list(head.input), ["full_head_out"], name=head.name, domain=head.domain)
+    full_head.attribute.extend(head.attribute)
+    else_nodes, else_out = branch([full_head], "full_head_out", "full")
+    then_nodes, then_out = branch(then, "sparse_head_out", "sparse")
+    for node in chain:
+        g.node.remove(node)
+    out_info = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, None)  # noqa: E731
+    g.node.extend([
+        helper.make_node("Size", [SPARSE_INPUT], ["sparse_head_count"]),
+        helper.make_node("Greater", ["sparse_head_count", const("sparse_head_zero_i", np.array(0, np.int64))],
+                         ["sparse_head_on"]),
+        helper.make_node("If", ["sparse_head_on"], ["logits"], name="sparse_head_if",
+                         then_branch=helper.make_graph(then_nodes, "sparse_head", [], [out_info(then_out)]),
+                         else_branch=helper.make_graph(else_nodes, "full_head", [], [out_info(else_out)]))])
+    # An optional input: its initializer (no rows) is the default, so genai and any caller that does not
+    # feed it get the full head.
+    g.input.append(helper.make_tensor_value_info(SPARSE_INPUT, TensorProto.INT64, ["head_rows"]))
+    g.initializer.append(numpy_helper.from_array(np.zeros(0, np.int64), SPARSE_INPUT))
+    out = next(o for o in g.output if o.name == "logits")
+    dim = out.type.tensor_type.shape.dim[2]
+    dim.Clear()
+    dim.dim_param = "vocab_or_head_rows"
+    if not any(o.domain == "com.microsoft" for o in model.opset_import) and head.op_type == "MatMulNBits":
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return info
+
+
+def strip_sparse_head(model) -> bool:
+    """Undo `add_sparse_head` (the full head back in the main graph), e.g. before quantising an fp32 export:
+    the quantisers would otherwise quantise the branches' copies. True if there was one."""
+    from onnx import helper
+
+    g = model.graph
+    node = next((n for n in g.node if n.op_type == "If" and n.name == "sparse_head_if"), None)
+    if node is None:
+        return False
+    els = next(a.g for a in node.attribute if a.name == "else_branch")
+    out = els.output[0].name
+    idx = list(g.node).index(node)
+    g.node.remove(node)
+    for i, sub in enumerate(els.node):
+        new = helper.make_node(sub.op_type, list(sub.input), ["logits" if o == out else o for o in sub.output],
+                               name=sub.name, domain=sub.domain)
+        new.attribute.extend(sub.attribute)
+        g.node.insert(idx + i, new)
+    for n in [n for n in g.node if any(o.startswith("sparse_head_") for o in n.output)]:
+        g.node.remove(n)
+    for t in [t for t in g.initializer if t.name.startswith("sparse_head_") or t.name == SPARSE_INPUT]:
+        g.initializer.remove(t)
+    for i in [i for i in g.input if i.name == SPARSE_INPUT]:
+        g.input.remove(i)
+    return True
+
+
+def add_sparse_head_file(path: Path) -> dict | None:
+    model = _load(path)
+    info = add_sparse_head(model)
+    if info is not None:
+        _save(model, path)
+    return info
 
 
 def quantize_embedding_int8(model, block_size: int = 32) -> int:
@@ -410,11 +647,27 @@ def source_files(spec: str) -> tuple[list[Path], str | None]:
     return files, layout
 
 
+def adapter_dir(spec: str) -> Path | None:
+    """The LoRA adapter folder a spec includes (`default`: the bundled one), else None."""
+    from mobile_actions.caller import model as mm
+
+    if spec == "default":
+        return mm.BUNDLED_ADAPTER if (mm.BUNDLED_ADAPTER / "adapter_config.json").is_file() else None
+    resolved = Path(mm.resolve_model(spec))
+    return resolved if mm.is_adapter(resolved) else None
+
+
 def write_runtime_files(out: Path, tokenizer, model_cfg, *, manifest: dict) -> dict:
-    """tokenizer.json, chat template, token strings and manifest.json next to model.onnx."""
+    """tokenizer.json (+ tokenizer_config.json), chat template, token strings, genai_config.json and
+    manifest.json next to model.onnx."""
     from mobile_actions import wire
 
     tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
+    with tempfile.TemporaryDirectory() as tmp:  # tokenizer_config.json as transformers writes it (genai reads it)
+        tokenizer.save_pretrained(tmp)
+        for name in ("tokenizer_config.json", "special_tokens_map.json"):
+            if (Path(tmp) / name).is_file():
+                shutil.copy(Path(tmp) / name, out / name)
     template = getattr(tokenizer, "chat_template", None) or wire.CHAT_TEMPLATE
     (out / "chat_template.jinja").write_text(template, encoding="utf-8")
     eos = model_cfg.eos_token_id
@@ -437,6 +690,7 @@ def write_runtime_files(out: Path, tokenizer, model_cfg, *, manifest: dict) -> d
         "sliding_window": model_cfg.sliding_window,
         "layer_types": list(model_cfg.layer_types),
     })
+    (out / GENAI_CONFIG).write_text(json.dumps(genai_config(model_cfg, manifest), indent=2) + "\n", encoding="utf-8")
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     from mobile_actions.decoding.grammar import TokenTable
 
@@ -452,6 +706,47 @@ def copy_grounding(spec: str, out: Path) -> None:
     folder = model_folder(spec)
     if folder is not None and (folder / POLICY_FILE).is_file():
         shutil.copyfile(folder / POLICY_FILE, out / POLICY_FILE)
+
+
+def genai_config(model_cfg, manifest: dict, max_length: int | None = None) -> dict:
+    """onnxruntime-genai's `genai_config.json` for this folder: a plain decoder-only model (`gemma3_text`)
+    with its standard I/O names, greedy search, every stop id as an end of sequence.
+
+    The KV cache is concatenated by the graph (past + new -> present), so `past_present_share_buffer` is
+    off; the sliding window lives in the graph's mask, so genai keeps all past KV (no `sliding_window`)."""
+    ctx = int(getattr(model_cfg, "max_position_embeddings", 0) or 32768)
+    return {
+        "model": {
+            "bos_token_id": manifest["bos_token_id"],
+            "context_length": ctx,
+            "decoder": {
+                "session_options": {"log_id": "onnxruntime-genai", "provider_options": []},
+                "filename": manifest.get("onnx", ONNX_NAME),
+                "head_size": model_cfg.head_dim,
+                "hidden_size": model_cfg.hidden_size,
+                "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask",
+                           "position_ids": "position_ids",
+                           "past_key_names": PAST_NAME.format(i="%d", kv="key"),
+                           "past_value_names": PAST_NAME.format(i="%d", kv="value")},
+                "outputs": {"logits": "logits",
+                            "present_key_names": PRESENT_NAME.format(i="%d", kv="key"),
+                            "present_value_names": PRESENT_NAME.format(i="%d", kv="value")},
+                "num_attention_heads": model_cfg.num_attention_heads,
+                "num_hidden_layers": model_cfg.num_hidden_layers,
+                "num_key_value_heads": model_cfg.num_key_value_heads,
+            },
+            "eos_token_id": list(manifest["stop_token_ids"]),
+            "pad_token_id": model_cfg.pad_token_id if model_cfg.pad_token_id is not None else manifest["eos_token_id"],
+            "type": "gemma3_text",
+            "vocab_size": model_cfg.vocab_size,
+        },
+        "search": {
+            "diversity_penalty": 0.0, "do_sample": False, "early_stopping": True, "length_penalty": 1.0,
+            "max_length": min(ctx, max_length or 4096), "min_length": 0, "no_repeat_ngram_size": 0, "num_beams": 1,
+            "num_return_sequences": 1, "past_present_share_buffer": False, "repetition_penalty": 1.0,
+            "temperature": 1.0, "top_k": 1, "top_p": 1.0,
+        },
+    }
 
 
 def folder_size(path: Path) -> int:
@@ -528,16 +823,17 @@ def accuracy_check(folders: dict[str, Path], data: str | None, rows: int, max_ne
 
 
 # ---------------------------------------------------------------------------------------------- main
-def run(cfg: ExportConfig) -> ExportResult:
+def run(cfg: ExportConfig, progress: Callable[[str], None] | None = None) -> ExportResult:
+    """Export, quantise, write the folder, self-check; `progress` gets one line per stage."""
     import torch
 
     if cfg.quant not in QUANTS:
         raise ValueError(f"quant must be one of {QUANTS}, got {cfg.quant!r}")
     with torch.no_grad():  # scoped: a library must not switch off its caller's autograd
-        return _run(cfg)
+        return _run(cfg, progress or (lambda _m: None))
 
 
-def _run(cfg: ExportConfig) -> ExportResult:
+def _run(cfg: ExportConfig, say: Callable[[str], None]) -> ExportResult:
     import torch
 
     from mobile_actions.caller import model as mm
@@ -545,9 +841,12 @@ def _run(cfg: ExportConfig) -> ExportResult:
     t0 = time.time()
     from mobile_actions.caller.evaluate import model_marker
 
+    step = lambda msg: say(f"[{time.time() - t0:5.0f} s] {msg}")  # noqa: E731
+    step(f"loading {cfg.model} (PyTorch, fp32)")
     model, tokenizer = mm.load_model(cfg.model, dtype=torch.float32)
     model.eval()
     files, marker_layout = source_files(cfg.model)
+    adapter = adapter_dir(cfg.model)
     layout = cfg.layout or marker_layout or "official"
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -555,32 +854,48 @@ def _run(cfg: ExportConfig) -> ExportResult:
     try:
         fp32_dir = out if cfg.quant == "fp32" else work / "fp32"
         fp32_dir.mkdir(parents=True, exist_ok=True)
+        step(f"exporting the fp32 graph (torch.onnx, opset {cfg.opset})")
         export_fp32(model, fp32_dir / ONNX_NAME, cfg.opset)
         base_manifest = {"source_model": cfg.model, "source_sha256": _sha256_files(files),
                          "source_files": [str(f) for f in files], "layout": layout,
                          "routes": bool(model_marker(cfg.model).get("routes")),
                          "exporter": f"torch.onnx.export (legacy) torch {torch.__version__}", "opset": cfg.opset}
+        if adapter is not None:
+            from mobile_actions.runtime.prepared import bundled_adapter_sha256
+
+            base_manifest["adapter_sha256"] = bundled_adapter_sha256(adapter)
         if cfg.quant != "fp32":
             write_runtime_files(fp32_dir, tokenizer, model.config, manifest={**base_manifest, "quant": "fp32"})
+            step(f"quantising ({cfg.quant}" + {"mixed": ": 4-bit embedding/head, 8-bit decoder layers",
+                                               "q8": ": 8-bit blocks of 128, the head's table shared with the embedding"
+                                               }.get(cfg.quant, "") + ")")
             quantize(fp32_dir / ONNX_NAME, out / ONNX_NAME, cfg.quant, block_size=cfg.block_size,
                      accuracy_level=cfg.accuracy_level, tied=bool(getattr(model.config, "tie_word_embeddings", False)))
-        manifest = {**base_manifest, "quant": cfg.quant,
+        step("adding the sparse head (logits for the grammar's few allowed rows)")
+        sparse = add_sparse_head_file(out / ONNX_NAME)
+        manifest = {**base_manifest, "quant": cfg.quant, "sparse_head": sparse,
                     "quant_params": {} if cfg.quant == "fp32" else
-                    {"block_size": MIXED_BLOCK_SIZE if cfg.quant == "mixed" else cfg.block_size, "symmetric": True,
-                     "accuracy_level": cfg.accuracy_level if cfg.quant in ("int4", "mixed") else None,
+                    {"block_size": {"mixed": MIXED_BLOCK_SIZE, "q8": q8_block_size(_load(fp32_dir / ONNX_NAME, False))
+                                    if cfg.quant == "q8" else None}.get(cfg.quant, cfg.block_size),
+                     "bits": 8 if cfg.quant in ("q8", "int8") else 4, "symmetric": True,
+                     "accuracy_level": cfg.accuracy_level if cfg.quant in ("int4", "mixed", "q8") else None,
                      **({"int8_block_size": MIXED_INT8_BLOCK_SIZE, "int8": "decoder layer projections"}
                         if cfg.quant == "mixed" else {}),
                      "tool": "onnxruntime MatMulNBitsQuantizer" + (" + quantize_dynamic" if cfg.quant == "int8" else "")}}
+        step("writing the tokenizer, token table, genai_config.json and manifest")
         write_runtime_files(out, tokenizer, model.config, manifest=manifest)
         copy_grounding(cfg.model, out)
         check: dict = {}
         if cfg.check:
             prompts = check_prompts(tokenizer, layout, cfg.check_prompts)
             if cfg.quant == "fp32":
+                step(f"self-check: greedy tokens of ONNX vs PyTorch on {len(prompts)} prompts")
                 check = self_check_fp32(model, out, prompts, cfg.check_tokens)
             else:
-                check = {"fp32": self_check_fp32(model, fp32_dir, prompts[:2], cfg.check_tokens),
-                         "accuracy": accuracy_check({"fp32": fp32_dir, cfg.quant: out}, cfg.eval_data, cfg.eval_rows)}
+                step("self-check: fp32 greedy tokens of ONNX vs PyTorch on 2 prompts")
+                check = {"fp32": self_check_fp32(model, fp32_dir, prompts[:2], cfg.check_tokens)}
+                step(f"self-check: exact match of fp32 and {cfg.quant} on {cfg.eval_rows} held-out rows")
+                check["accuracy"] = accuracy_check({"fp32": fp32_dir, cfg.quant: out}, cfg.eval_data, cfg.eval_rows)
         manifest["self_check"] = check
         manifest["export_seconds"] = round(time.time() - t0, 1)
         manifest["size_bytes"] = folder_size(out)
@@ -589,7 +904,43 @@ def _run(cfg: ExportConfig) -> ExportResult:
             shutil.move(str(fp32_dir), str(out.parent / (out.name + "-fp32")))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    step(f"done: {out} ({manifest['size_bytes'] / 1e6:.1f} MB)")
     return ExportResult(out, manifest, check)
+
+
+def check_ok(check: dict) -> bool:
+    """The self-check's verdict: fp32 greedy tokens == PyTorch (quantised exports are judged by accuracy)."""
+    return bool(check.get("equal", True) and check.get("fp32", {}).get("equal", True))
+
+
+def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
+                    progress: Callable[[str], None] | None = None) -> tuple[Path, bool]:
+    """The bundled caller's default (`DEFAULT_QUANT`, q8) export at `out`, built once: (folder, built now?).
+
+    Skipped when `out` already holds a current one (`runtime.prepared.stale_reason`: this export format,
+    the default quant, the bundled adapter's sha256); `force` rebuilds. Built beside `out` and swapped in at the end,
+    so an interrupted build never leaves a folder that looks prepared."""
+    from mobile_actions.runtime.prepared import DEFAULT_QUANT, stale_reason
+
+    say = progress or (lambda _m: None)
+    out = Path(out)
+    why = stale_reason(out)
+    if why is None and not force:
+        say(f"ONNX export: {out} is current (bundled adapter unchanged)")
+        return out, False
+    say(f"ONNX export: building {out} ({'--force' if why is None else why})")
+    tmp = out.with_name(out.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    res = run(ExportConfig(model="default", out=str(tmp), quant=DEFAULT_QUANT, check=check), progress=say)
+    if not check_ok(res.check):
+        raise RuntimeError(f"the export's self-check failed (ONNX fp32 greedy tokens != PyTorch); kept in {tmp}")
+    old = out.with_name(out.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if out.exists():
+        out.rename(old)
+    tmp.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+    return out, True
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -598,13 +949,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help="output folder (created; `mobile-actions export` defaults to "
                                                 "<cache>/onnx-QUANT, which `mobile-actions call` uses by default)")
     p.add_argument("--quant", choices=QUANTS, default=d.quant)
-    p.add_argument("--block-size", type=int, default=d.block_size, help="int4/int8 (mixed is fixed: 32 and 128)")
+    p.add_argument("--block-size", type=int, default=d.block_size, help="int4/int8 (mixed and q8 are fixed: 32 + 128, 128)")
     p.add_argument("--accuracy-level", type=int, default=d.accuracy_level, choices=(0, 1, 2, 3, 4))
     p.add_argument("--layout", choices=LAYOUTS, default=None,
                    help="prompt layout the model was trained with (default: from its mobile_actions.json, else official)")
     p.add_argument("--no-check", dest="check", action="store_false")
     p.add_argument("--check-tokens", type=int, default=d.check_tokens)
-    p.add_argument("--eval-data", default=None, help="JSONL rows for the int8/int4/mixed accuracy check")
+    p.add_argument("--eval-data", default=None, help="JSONL rows for the quantised export's accuracy check")
     p.add_argument("--eval-rows", type=int, default=d.eval_rows)
     p.add_argument("--keep-fp32", action="store_true", help="keep the intermediate fp32 export as OUT-fp32")
 
@@ -618,7 +969,8 @@ def config_from_args(a: argparse.Namespace) -> ExportConfig:
 def summary(res: ExportResult) -> str:
     m = res.manifest
     lines = [f"exported {m['source_model']} -> {res.out} ({m['quant']}, {m['size_bytes'] / 1e6:.1f} MB, "
-             f"layout {m['layout']}, {m['export_seconds']} s)"]
+             f"layout {m['layout']}, {m['export_seconds']} s; sparse head: "
+             f"{'yes' if m.get('sparse_head') else 'no'}; runs under onnxruntime-genai too)"]
     c = res.check
     if "equal" in c:
         lines.append(f"self-check: fp32 greedy tokens == PyTorch on {len(c['prompts'])} prompts: {c['equal']}")
@@ -635,11 +987,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not args.out:
         p.error("--out is required")
-    res = run(config_from_args(args))
+    res = run(config_from_args(args), progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(summary(res))
-    c = res.check
-    ok = c.get("equal", True) and c.get("fp32", {}).get("equal", True)
-    return 0 if ok else 1
+    return 0 if check_ok(res.check) else 1
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Imports onnxruntime, tokenizers and numpy only (plus the project's core modules), so a phone-side
 or CLI process starts fast and small; `tests/test_runtime.py` proves torch is never imported.
 
-- `Decoder`: one ONNX session with explicit KV cache (see export/onnx_export.py for the I/O names),
+- `Decoder`: one ONNX session with explicit KV cache (I/O names: onnxruntime-genai's, see
+  recipes/export_onnx.py),
   greedy steps, prefill of any chunk on top of a given past.
 - `Caller`: renders the Mobile Actions developer turn for `now` in the layout the model was trained
   with (its folder's manifest says which), reuses the KV cache of the longest cached prompt prefix
@@ -28,6 +29,17 @@ from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
 
 DEFAULT_THREADS = 2
+# The export's I/O names (onnxruntime-genai's); folders exported before (manifest format 1, `past_key_i`)
+# are refused with a message to re-export.
+PAST_NAME = "past_key_values.{i}.{kv}"
+SPARSE_INPUT, SPARSE_MAX_ROWS = "head_ids", 512
+FORMAT_VERSION = 2
+REEXPORT = ("re-export it: `mobile-actions model prepare --force` (the default caller's export) or "
+            "`mobile-actions export --model SPEC --out DIR`")
+
+
+class ExportFormatError(ValueError):
+    """An exported folder this runtime cannot read (an older export format)."""
 
 
 # ============================================================================================ decoder
@@ -41,19 +53,27 @@ class Decoder:
         import onnxruntime as ort
 
         self.folder = Path(folder)
-        self.manifest = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+        self.manifest = read_manifest(self.folder)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
+        opts.log_severity_level = 3  # not the warning that the optional `head_ids` input has a default
         self.session = ort.InferenceSession(str(self.folder / self.manifest.get("onnx", "model.onnx")), opts,
                                             providers=["CPUExecutionProvider"])
         self.threads = threads
         m = self.manifest
         self.n_layers, self.n_kv, self.head_dim = m["num_layers"], m["num_kv_heads"], m["head_dim"]
-        self.past_names = [f"past_{kv}_{i}" for i in range(self.n_layers) for kv in ("key", "value")]
+        self.past_names = [PAST_NAME.format(i=i, kv=kv) for i in range(self.n_layers) for kv in ("key", "value")]
+        names = {i.name for i in self.session.get_inputs()}
+        if "past_key_0" in names or not set(self.past_names) <= names:
+            raise ExportFormatError(f"{self.folder}: the ONNX graph has the old input names (past_key_i); {REEXPORT}")
+        # The sparse head (recipes/export_onnx.add_sparse_head): logits for given vocabulary rows only.
+        # (an input with a default is listed among the overridable initializers, not the inputs)
+        self.sparse_head = SPARSE_INPUT in names | {i.name for i in self.session.get_overridable_initializers()}
+        self.max_sparse_rows = int((m.get("sparse_head") or {}).get("max_rows", SPARSE_MAX_ROWS))
         self.steps = 0  # model invocations, for statistics
 
     @classmethod
@@ -64,8 +84,10 @@ class Decoder:
         z = np.zeros((1, self.n_kv, 0, self.head_dim), dtype=np.float32)
         return [z] * (2 * self.n_layers)
 
-    def forward(self, ids: Sequence[int], past: list[np.ndarray] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Run `ids` on top of `past`: (logits of the last position [vocab], present KV)."""
+    def forward(self, ids: Sequence[int], past: list[np.ndarray] | None = None,
+                rows: np.ndarray | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Run `ids` on top of `past`: (logits of the last position, present KV). The logits are the full
+        vocabulary's, or with `rows` (and a graph with the sparse head) those rows' only, in that order."""
         past = past if past is not None else self.empty_past()
         p = past[0].shape[2]
         s = len(ids)
@@ -73,6 +95,10 @@ class Decoder:
                  "attention_mask": np.ones((1, p + s), dtype=np.int64),
                  "position_ids": np.arange(p, p + s, dtype=np.int64)[None]}
         feeds.update(zip(self.past_names, past))
+        if rows is not None:
+            if not self.sparse_head:
+                raise ValueError(f"{self.folder}: this export has no sparse head (re-export for `{SPARSE_INPUT}`)")
+            feeds[SPARSE_INPUT] = np.asarray(rows, dtype=np.int64)
         out = self.session.run(None, feeds)
         self.steps += 1
         return out[0][0, -1], out[1:]
@@ -88,6 +114,20 @@ class Decoder:
                 break
             logits, past = self.forward([nxt], past)
         return out
+
+
+def read_manifest(folder: str | Path) -> dict:
+    """An exported folder's manifest.json, refusing folders of an older export format."""
+    folder = Path(folder)
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{folder}: not an exported model folder (no manifest.json)")
+    m = json.loads(path.read_text(encoding="utf-8"))
+    if int(m.get("format_version", 1)) < FORMAT_VERSION:
+        raise ExportFormatError(f"{folder}: exported by an older mobile-actions (export format "
+                                f"{m.get('format_version', 1)}, past_key_i names; this runtime reads format "
+                                f"{FORMAT_VERSION}, onnxruntime-genai's names); {REEXPORT}")
+    return m
 
 
 def release_free_memory() -> None:
@@ -157,7 +197,7 @@ class Caller:
     def __init__(self, folder: str | Path, *, threads: int = DEFAULT_THREADS, constrained: bool = True,
                  prefix_reuse: bool = True, force_tokens: bool = True, max_new_tokens: int = 128,
                  layout: str | None = None, tools: Catalogue | str | None = None, spin: bool = False,
-                 grounded: bool = True):
+                 sparse_head: bool = True, grounded: bool = True):
         """`grounded`: values narrowed to the request (`decoding.grounding`, the folder's grounding.json);
         False keeps the call grammar only; `constrained=False` decodes the bare model."""
         from tokenizers import Tokenizer
@@ -165,7 +205,7 @@ class Caller:
         from mobile_actions.decoding.grounding import read_policies
 
         self.folder = Path(folder)
-        m = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+        m = read_manifest(self.folder)
         # The tokenizer first: parsing Gemma's 33 MB tokenizer.json peaks at ~370 MB of which ~100 MB
         # stay; returning the rest to the OS before the session loads keeps the process peak down.
         self.tokenizer = Tokenizer.from_file(str(self.folder / m.get("tokenizer", "tokenizer.json")))
@@ -175,6 +215,8 @@ class Caller:
         self.routes = bool(m.get("routes"))   # trained to route GUI steps (operate_screen)
         self.stop_ids = tuple(m["stop_token_ids"])
         self.constrained, self.prefix_reuse, self.force_tokens = constrained, prefix_reuse, force_tokens
+        # logits for the grammar's allowed ids only, when they are few and the export has the sparse head
+        self.sparse_head = sparse_head and constrained and self.decoder.sparse_head
         self.max_new_tokens = max_new_tokens
         self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
         self.policies = read_policies(self.folder) if grounded else None
@@ -260,17 +302,25 @@ class Caller:
         con = self._constraint(tools, messages) if self.constrained else None
         pending = prompt_ids[reused:]
         first = True
-        forced = 0
+        forced = sparse_steps = 0
         n_out = 0
+        sparse = self.sparse_head and getattr(self.decoder, "sparse_head", False)
+        max_rows = getattr(self.decoder, "max_sparse_rows", SPARSE_MAX_ROWS)
         while n_out < self.max_new_tokens:
-            logits, past = self.decoder.forward(pending, past)
+            allowed = con.allowed() if con is not None else None
+            rows = allowed if (sparse and allowed.dtype != bool and 0 < len(allowed) <= max_rows) else None
+            logits, past = self.decoder.forward(pending, past, rows)
             if first:
                 stats["prefill_ms"] = (time.perf_counter() - t0) * 1e3
                 if self.prefix_reuse:
                     # The last prompt is a prefix candidate too: the next request shares at least the
                     # constant words before its datetime digits (in the official layout, all it can share).
                     self._last = _Prefix(tuple(prompt_ids), slice_past(past, len(prompt_ids)))
-            tid = pick(logits, con.allowed()) if con is not None else int(np.argmax(logits))
+            if rows is not None:      # logits of the allowed ids, in their order: the same choice as pick()
+                tid = int(rows[int(np.argmax(logits))])
+                sparse_steps += 1
+            else:
+                tid = pick(logits, allowed) if con is not None else int(np.argmax(logits))
             if first:
                 stats["ttft_ms"] = (time.perf_counter() - t0) * 1e3
                 t_dec = time.perf_counter()
@@ -292,6 +342,7 @@ class Caller:
                     yield f
         end = time.perf_counter()
         stats.update(new_tokens=n_out, forced_tokens=forced, model_steps=self.decoder.steps - steps0,
+                     sparse_steps=sparse_steps,
                      decode_ms=(end - t_dec) * 1e3 if not first else 0.0)
         # tokens after the first, per second of decode time (forced tokens included: they are output too)
         stats["decode_tok_s"] = (n_out - 1) / (stats["decode_ms"] / 1e3) if n_out > 1 and stats["decode_ms"] > 0 else None

@@ -1,0 +1,95 @@
+"""The prepared default export: where `mobile-actions model prepare` puts the bundled caller's ONNX export,
+and whether what is there is current. Torch-free (hashlib + json), so `call` and `run` can check cheaply.
+
+The default path is the on-device path: `run`, `call` and `bench hybrid` with `--model default` use this
+folder on the ONNX runtime (PyTorch only with `--torch`). The folder is current when it is an export of
+the bundled adapter whose files hash to what its manifest records (`adapter_sha256`), in this runtime's
+export format and the default quantisation.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+DEFAULT_QUANT = "q8"      # recipes/export_onnx.Q8_BLOCK_SIZE says why (the 4-bit head of `mixed` cost accuracy)
+ADAPTER_FILES = ("adapter_model.safetensors", "adapter_config.json")
+PREPARE_HINT = "run `mobile-actions model prepare` (once: it builds the ONNX export, ~6 min on 2 cores)"
+
+
+class NotPreparedError(RuntimeError):
+    """The default caller's export is missing or stale; the message says what to run."""
+
+
+def default_onnx_dir(quant: str | None = None, cache: str | Path | None = None) -> Path:
+    """`$MOBILE_ACTIONS_ONNX` (not with an explicit `cache`), else `<cache>/onnx-<quant>` (default quant: DEFAULT_QUANT)."""
+    from mobile_actions.caller.model import cache_dir  # torch-free
+
+    if cache is None and os.environ.get("MOBILE_ACTIONS_ONNX"):
+        return Path(os.environ["MOBILE_ACTIONS_ONNX"]).expanduser()
+    return cache_dir(cache) / f"onnx-{quant or DEFAULT_QUANT}"
+
+
+def sha256_files(files: Sequence[Path]) -> str:
+    """One digest over files (sorted by name; each name, then its bytes)."""
+    h = hashlib.sha256()
+    for f in sorted(files, key=lambda p: Path(p).name):
+        h.update(Path(f).name.encode())
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def bundled_adapter_sha256(adapter: str | Path | None = None) -> str:
+    """The digest of the bundled adapter's weights and config (what `adapter_sha256` in a manifest records)."""
+    from mobile_actions.caller.model import BUNDLED_ADAPTER
+
+    folder = Path(adapter) if adapter is not None else BUNDLED_ADAPTER
+    return sha256_files([folder / f for f in ADAPTER_FILES if (folder / f).is_file()])
+
+
+def stale_reason(folder: str | Path, adapter_sha256: str | None = None) -> str | None:
+    """Why `folder` is not a current export of the bundled caller (None: it is)."""
+    from mobile_actions.runtime.onnx import FORMAT_VERSION
+
+    folder = Path(folder)
+    path = folder / "manifest.json"
+    if not path.is_file():
+        return f"no export at {folder}"
+    try:
+        m = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        return f"{path}: unreadable ({e})"
+    if int(m.get("format_version", 1)) < FORMAT_VERSION:
+        return f"{folder} is an older export format ({m.get('format_version', 1)} < {FORMAT_VERSION})"
+    if m.get("source_model") != "default":
+        return f"{folder} is an export of {m.get('source_model')!r}, not of the bundled caller"
+    if m.get("quant") != DEFAULT_QUANT:
+        return f"{folder} is quantised {m.get('quant')!r}, not {DEFAULT_QUANT!r}"
+    want = adapter_sha256 or bundled_adapter_sha256()
+    if m.get("adapter_sha256") != want:
+        return f"{folder} was exported from another version of the bundled adapter"
+    return None
+
+
+def prepared_export(folder: str | Path | None = None) -> Path:
+    """The folder `--model default` runs on the ONNX runtime, or `NotPreparedError` saying what to run.
+
+    A folder named by `$MOBILE_ACTIONS_ONNX` is taken as it is when it holds an export of something else
+    (the user chose it); the bundled caller's own export must be current."""
+    explicit = folder is None and bool(os.environ.get("MOBILE_ACTIONS_ONNX"))
+    folder = Path(folder) if folder is not None else default_onnx_dir()
+    if not (folder / "manifest.json").is_file():
+        raise NotPreparedError(f"the default caller runs on its ONNX export, and there is none at {folder}: "
+                               f"{PREPARE_HINT}; or use --torch for PyTorch")
+    m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    if explicit and m.get("source_model") != "default":
+        return folder
+    why = stale_reason(folder)
+    if why:
+        raise NotPreparedError(f"{why}: run `mobile-actions model prepare` (it rebuilds the export, ~6 min on "
+                               f"2 cores); or use --torch for PyTorch")
+    return folder

@@ -1,0 +1,31 @@
+"""`bench caller` on the tiny export: per-request e2e/TTFT/steps/ms per model step, the sparse-head pair."""
+from __future__ import annotations
+
+import json
+
+from tests.test_export_support import tiny_export
+
+
+def test_ms_per_step_counts_model_steps_after_the_prefill():
+    from mobile_actions.recipes.bench_caller import ms_per_step
+
+    per = [{"steps": 11, "decode_ms": 200.0}, {"steps": 1, "decode_ms": 0.0}, {"steps": 6, "decode_ms": 100.0}]
+    assert ms_per_step(per) == 300.0 / 15
+    assert ms_per_step([{"steps": 1, "decode_ms": 0.0}]) is None
+
+
+def test_bench_caller_runs_the_default_pair_on_an_export(tmp_path):
+    from mobile_actions.recipes.bench_caller import COLUMNS, BenchConfig, run
+
+    pair = ["onnx-mixed +prefix +grammar -sparse", "onnx-mixed +prefix +grammar"]
+    rows = run(BenchConfig(onnx={"mixed": str(tiny_export("mixed"))}, n=2, max_new_tokens=12, variants=pair,
+                           out=str(tmp_path)))
+    assert [r["variant"] for r in rows] == pair
+    for r in rows:
+        assert r["requests"] == 2 and r["steps_p50"] >= 1 and r["e2e_ms_p90"] >= r["e2e_ms_p50"] > 0
+        assert r["peak_rss_mb"] > 0 and r["size_mb"] > 0 and "decode_tok_s_p50" not in r
+    assert rows[0]["sparse_pct"] == 0
+    header = next(ln for ln in (tmp_path / "bench.md").read_text().splitlines() if ln.startswith("| variant"))
+    assert header == "| " + " | ".join(COLUMNS) + " |"
+    per = json.loads((tmp_path / "onnx-mixed_+prefix_+grammar.json").read_text())["per_request"]
+    assert all({"e2e_ms", "ttft_ms", "steps", "decode_ms", "sparse_steps"} <= set(r) for r in per)

@@ -1,0 +1,137 @@
+"""The default path is the on-device path: `--model default` -> the export `model prepare` builds (ONNX),
+PyTorch only with --torch; `model prepare` builds that export once (skips a current one, --force rebuilds)."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from mobile_actions.runtime.prepared import DEFAULT_QUANT
+from tests.test_export_support import tiny_export
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.delenv("MOBILE_ACTIONS_ONNX", raising=False)
+    monkeypatch.setenv("MOBILE_ACTIONS_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def _prepared(folder, **manifest):
+    """A copy of the tiny export made to look like the bundled caller's prepared export."""
+    from mobile_actions.runtime.prepared import bundled_adapter_sha256
+
+    shutil.copytree(tiny_export("fp32"), folder)
+    m = json.loads((folder / "manifest.json").read_text())
+    m.update({"source_model": "default", "quant": DEFAULT_QUANT, "adapter_sha256": bundled_adapter_sha256()}, **manifest)
+    (folder / "manifest.json").write_text(json.dumps(m))
+    return folder
+
+
+def test_default_onnx_dir(cache, monkeypatch):
+    from mobile_actions.cli.runtime import default_onnx_dir
+
+    assert default_onnx_dir() == str(cache / "onnx-q8")
+    assert default_onnx_dir("int8") == str(cache / "onnx-int8")       # export --quant int8 writes here
+    monkeypatch.setenv("MOBILE_ACTIONS_ONNX", "/x")
+    assert default_onnx_dir() == "/x"
+
+
+def test_stale_reasons(cache):
+    from mobile_actions.runtime.prepared import stale_reason
+
+    folder = cache / f"onnx-{DEFAULT_QUANT}"
+    assert "no export" in stale_reason(folder)
+    _prepared(folder)
+    assert stale_reason(folder) is None
+    for change, why in (({"adapter_sha256": "0" * 64}, "another version of the bundled adapter"),
+                        ({"format_version": 1}, "older export format"), ({"quant": "int4"}, "quantised 'int4'"),
+                        ({"source_model": "runs/x"}, "not of the bundled caller")):
+        m = json.loads((folder / "manifest.json").read_text())
+        (folder / "manifest.json").write_text(json.dumps({**m, **change}))
+        assert why in stale_reason(folder)
+        (folder / "manifest.json").write_text(json.dumps(m))
+
+
+def test_default_caller_is_the_prepared_onnx_export(cache):
+    from mobile_actions.hybrid.device import HybridError
+    from mobile_actions.hybrid.models import resolve_caller
+    from mobile_actions.runtime import Caller
+
+    with pytest.raises(HybridError, match=r"run `mobile-actions model prepare`.*--torch"):
+        resolve_caller("default")
+    _prepared(cache / f"onnx-{DEFAULT_QUANT}")
+    said = []
+    caller = resolve_caller("default", said.append)
+    assert isinstance(caller, Caller) and caller.folder == cache / f"onnx-{DEFAULT_QUANT}"
+    assert said and said[0].startswith("caller: ONNX default")
+    m = json.loads((cache / f"onnx-{DEFAULT_QUANT}" / "manifest.json").read_text())
+    (cache / f"onnx-{DEFAULT_QUANT}" / "manifest.json").write_text(json.dumps({**m, "adapter_sha256": "0" * 64}))
+    with pytest.raises(HybridError, match="another version of the bundled adapter.*model prepare"):
+        resolve_caller("default")
+
+
+def test_torch_only_when_asked(cache, monkeypatch):
+    import mobile_actions.caller.greedy as greedy
+    from mobile_actions.hybrid.device import HybridError
+    from mobile_actions.hybrid.models import resolve_caller
+    from mobile_actions.runtime import Caller
+
+    class FakeTorch:
+        def __init__(self, spec, constrained=True):
+            self.spec, self.constrained, self.warnings = spec, constrained, []
+
+    monkeypatch.setattr(greedy, "TorchCaller", FakeTorch)
+    assert resolve_caller("default", torch=True).spec == "default"
+    assert resolve_caller("torch:default").spec == "default"           # run --torch / bench hybrid --torch
+    assert resolve_caller("torch:runs/adapter").spec == "runs/adapter"
+    assert resolve_caller("runs/adapter").spec == "runs/adapter"        # no export of a checkpoint: PyTorch
+    folder = tiny_export("fp32")
+    assert isinstance(resolve_caller(str(folder)), Caller)              # an export folder: ONNX
+    with pytest.raises(HybridError, match="ONNX export"):
+        resolve_caller("torch:" + str(folder))
+
+
+def test_run_and_bench_hybrid_pass_torch_in_the_spec():
+    from mobile_actions.cli.hybrid import torch_spec
+
+    assert torch_spec("default", False) == "default"
+    assert torch_spec("default", True) == "torch:default"
+    assert torch_spec("oracle", True) == "oracle"
+
+
+def test_call_without_a_prepared_export_says_to_prepare(cache, capsys):
+    from mobile_actions.cli.main import main
+
+    assert main(["call", "turn on the flashlight"]) == 2
+    err = capsys.readouterr().err
+    assert "mobile-actions model prepare" in err and str(cache / f"onnx-{DEFAULT_QUANT}") in err
+    _prepared(cache / f"onnx-{DEFAULT_QUANT}")
+    assert main(["call", "turn on the flashlight", "--model", "default", "--json"]) in (0, 1)
+    assert '"calls"' in capsys.readouterr().out
+
+
+def test_prepare_builds_once_and_force_rebuilds(cache, monkeypatch):
+    import mobile_actions.recipes.export_onnx as ex
+
+    built = []
+
+    def fake_run(cfg, progress=None):
+        assert (cfg.model, cfg.quant) == ("default", "q8")
+        built.append(cfg.out)
+        _prepared(ex.Path(cfg.out))
+        return ex.ExportResult(ex.Path(cfg.out), {}, {"fp32": {"equal": True}})
+
+    monkeypatch.setattr(ex, "run", fake_run)
+    out = cache / f"onnx-{DEFAULT_QUANT}"
+    lines = []
+    assert ex.prepare_default(out, progress=lines.append) == (out, True)
+    assert built == [str(cache / "onnx-q8.partial")] and (out / "manifest.json").is_file()
+    assert not (cache / "onnx-q8.partial").exists()
+    assert ex.prepare_default(out, progress=lines.append) == (out, False)     # current: skipped
+    assert len(built) == 1 and "is current" in lines[-1]
+    assert ex.prepare_default(out, force=True) == (out, True) and len(built) == 2
+    m = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**m, "adapter_sha256": "0" * 64}))
+    assert ex.prepare_default(out) == (out, True) and len(built) == 3          # another adapter: rebuilt

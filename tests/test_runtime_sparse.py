@@ -1,0 +1,91 @@
+"""The sparse head: logits for the grammar's few allowed ids give the same greedy choice as the full head."""
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from tests.test_export_support import tiny_export
+
+NOW = datetime(2025, 3, 14, 9, 26, 53)
+REQUESTS = ("turn on the flashlight", "email bob@example.com that I am late for dinner",
+            "add Ann Lee to my contacts, her number is 555 0199", "show me the nearest pharmacy on the map",
+            "schedule a dentist appointment tomorrow at 3pm")
+
+
+def _compare_along_a_call(caller, request: str) -> int:
+    """Decode `request` into a call (the first token forced to <start_function_call>: the random tiny model
+    would often write text) under the grammar; at every step whose allowed set is small, run the step with
+    and without the sparse head from the same past and compare. Returns how many steps were compared."""
+    from mobile_actions import wire
+    from mobile_actions.decoding.grammar import pick
+
+    dec = caller.decoder
+    con = caller._constraint(caller.tools)
+    _, past = dec.forward(caller.encode(caller.prompt(request, now=NOW)))
+    tid = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
+    compared = 0
+    for _ in range(60):
+        con.advance(tid)
+        if con.state is None:
+            break
+        pending = [tid] + con.forced_tokens()
+        for f in pending[1:]:
+            con.advance(f)
+        allowed = con.allowed()
+        full, nxt = dec.forward(pending, past)
+        if allowed.dtype != bool and len(allowed) <= dec.max_sparse_rows:
+            sparse, sparse_past = dec.forward(pending, past, allowed)
+            assert sparse.shape == (len(allowed),)
+            np.testing.assert_allclose(sparse, full[allowed], rtol=1e-4, atol=1e-5)
+            assert int(allowed[int(np.argmax(sparse))]) == pick(full, allowed)
+            assert all(np.array_equal(a, b) for a, b in zip(sparse_past, nxt))
+            compared += 1
+        tid = pick(full, allowed)
+        past = nxt
+        if tid in caller.stop_ids:
+            break
+    return compared
+
+
+@pytest.mark.parametrize("quant", ["fp32", "int4", "mixed", "q8"])
+def test_sparse_head_picks_what_the_full_head_picks(quant):
+    from mobile_actions.runtime import Caller
+
+    caller = Caller.from_pretrained(tiny_export(quant), threads=1)
+    assert caller.decoder.sparse_head
+    assert sum(_compare_along_a_call(caller, r) for r in REQUESTS) >= 20
+
+
+def test_caller_output_is_the_same_with_and_without_the_sparse_head():
+    from mobile_actions.runtime import Caller
+
+    on = Caller.from_pretrained(tiny_export("mixed"), threads=1, max_new_tokens=40)
+    off = Caller.from_pretrained(tiny_export("mixed"), threads=1, max_new_tokens=40, sparse_head=False)
+    for r in REQUESTS:
+        a, b = on.call(r, now=NOW), off.call(r, now=NOW)
+        assert a.raw == b.raw and b.timings["sparse_steps"] == 0
+
+
+def test_an_export_without_the_sparse_head_still_runs(tmp_path):
+    """Older format-2 folders (or heads it does not handle, e.g. int8's): the runtime uses the full head."""
+    import shutil
+
+    import onnx
+
+    from mobile_actions.recipes.export_onnx import _load, _save, strip_sparse_head
+    from mobile_actions.runtime import Caller
+
+    src = tiny_export("fp32")
+    for f in src.iterdir():
+        if not f.name.startswith("model.onnx"):
+            shutil.copy(f, tmp_path / f.name)
+    model = _load(src / "model.onnx")
+    assert strip_sparse_head(model)
+    _save(model, tmp_path / "model.onnx")
+    assert "head_ids" not in [i.name for i in onnx.load(str(tmp_path / "model.onnx"), load_external_data=False).graph.input]
+    plain = Caller.from_pretrained(tmp_path, threads=1, max_new_tokens=12, constrained=False)
+    assert not plain.decoder.sparse_head
+    ref = Caller.from_pretrained(src, threads=1, max_new_tokens=12, constrained=False)
+    assert plain.call(REQUESTS[0], now=NOW).raw == ref.call(REQUESTS[0], now=NOW).raw
