@@ -57,6 +57,14 @@ class ModelError(MobileActionsError, RuntimeError):
     """A model spec that cannot be resolved or a tokenizer that is not FunctionGemma-compatible."""
 
 
+class NotPreparedError(MobileActionsError, RuntimeError):
+    """The default caller's export is missing or stale; the message says what to run."""
+
+
+class ExportFormatError(MobileActionsError, ValueError):
+    """An exported folder this runtime cannot read (an older export format)."""
+
+
 class AdapterError(MobileActionsError, ValueError):
     """Adapters that cannot be merged; the message names the adapter and the field."""
 

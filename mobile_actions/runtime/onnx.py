@@ -20,13 +20,14 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from mobile_actions import wire
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
+from mobile_actions.errors import ExportFormatError
 
 DEFAULT_THREADS = 2
 # The export's I/O names (onnxruntime-genai's); folders exported before (manifest format 1, `past_key_i`)
@@ -36,10 +37,6 @@ SPARSE_INPUT, SPARSE_MAX_ROWS = "head_ids", 512
 FORMAT_VERSION = 2
 REEXPORT = ("re-export it: `mobile-actions model prepare --force` (the default caller's export) or "
             "`mobile-actions export --model SPEC --out DIR`")
-
-
-class ExportFormatError(ValueError):
-    """An exported folder this runtime cannot read (an older export format)."""
 
 
 # ============================================================================================ decoder
@@ -225,7 +222,12 @@ class Caller:
         self._last: _Prefix | None = None      # the previous request's prompt
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, **kwargs) -> "Caller":
+    def from_pretrained(cls, folder: str | Path = "default", **kwargs) -> "Caller":
+        """``default``: the bundled caller's export that `mobile-actions model prepare` built; else a folder."""
+        if str(folder) == "default":
+            from mobile_actions.runtime.prepared import prepared_export
+
+            folder = prepared_export()
         return cls(folder, **kwargs)
 
     # ------------------------------------------------------------------ prompts

@@ -14,13 +14,11 @@ import os
 from pathlib import Path
 from typing import Sequence
 
+from mobile_actions.errors import NotPreparedError
+
 DEFAULT_QUANT = "q8"      # recipes/export_onnx.Q8_BLOCK_SIZE says why (the 4-bit head of `mixed` cost accuracy)
 ADAPTER_FILES = ("adapter_model.safetensors", "adapter_config.json")
 PREPARE_HINT = "run `mobile-actions model prepare` (once: it builds the ONNX export, ~6 min on 2 cores)"
-
-
-class NotPreparedError(RuntimeError):
-    """The default caller's export is missing or stale; the message says what to run."""
 
 
 def default_onnx_dir(quant: str | None = None, cache: str | Path | None = None) -> Path:
