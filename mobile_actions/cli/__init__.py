@@ -1,6 +1,7 @@
 """The `mobile-actions` command: one module per job, each with `register(subparsers)`; `main` builds it.
 
-Shared here: the one confirmation prompt every command that sends or deletes uses.
+Shared here: reading a rows file for a command, and the one confirmation prompt every command that sends
+or deletes uses.
 """
 from __future__ import annotations
 
@@ -30,3 +31,18 @@ def ask_on_tty(yes: bool = False, stream_in=None, stream_out=None) -> Callable[[
         except (OSError, ValueError):   # stdin closed while asking
             return False
     return confirm
+
+
+def read_rows(path: str) -> tuple[list, list] | None:
+    """(rows, unreadable-line problems, already printed to stderr), or None when the file cannot be read
+    (said on stderr; the command exits 2)."""
+    from mobile_actions.dataset import load_rows
+
+    try:
+        rows, problems = load_rows(path, strict=False)
+    except OSError as e:
+        print(f"error: {path}: {e.strerror or e}", file=sys.stderr)
+        return None
+    for p in problems:
+        print(p, file=sys.stderr)
+    return rows, problems

@@ -93,17 +93,14 @@ def default_eval_dir(model: str, data: str, grammar: bool = False, grounding: bo
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from mobile_actions.dataset import load_rows
     from mobile_actions.caller.evaluate import EvalConfig, evaluate, model_layout, summary, write_report
     from mobile_actions.caller.model import ModelError
+    from mobile_actions.cli import read_rows
 
-    try:
-        rows, problems = load_rows(args.data, strict=False)
-    except FileNotFoundError:
-        _err(f"error: {args.data}: no such file")
+    read = read_rows(args.data)
+    if read is None:
         return 2
-    for p in problems:
-        _err(str(p))
+    rows, problems = read
     if problems:
         _err(f"error: {len(problems)} unreadable line(s) above; fix or remove them")
         return 1

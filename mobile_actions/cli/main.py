@@ -64,16 +64,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------------- spans
 def cmd_spans(args: argparse.Namespace) -> int:
-    from mobile_actions.dataset import load_rows
+    from mobile_actions.cli import read_rows
     from mobile_actions.decoding.grounding import POLICY_FILE, learn_policies
 
-    try:
-        rows, problems = load_rows(args.file, strict=False)
-    except FileNotFoundError:
-        _err(f"error: {args.file}: no such file")
+    read = read_rows(args.file)
+    if read is None:
         return 2
-    for p in problems:
-        _err(str(p))
+    rows, problems = read
     learned = learn_policies(rows, args.threshold)
     print(f"{'tool.argument':<40} {'gold':>6} {'verbatim':>9} {'share':>7}  policy")
     for key, v in learned["arguments"].items():
