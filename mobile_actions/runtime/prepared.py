@@ -16,7 +16,7 @@ from typing import Sequence
 
 DEFAULT_QUANT = "q8"      # recipes/export_onnx.Q8_BLOCK_SIZE says why (the 4-bit head of `mixed` cost accuracy)
 ADAPTER_FILES = ("adapter_model.safetensors", "adapter_config.json")
-PREPARE_HINT = "run `mobile-actions model prepare` (once: it builds the ONNX export, ~6 min on 2 cores)"
+PREPARE_HINT = "run `mobile-actions model prepare` (once: it builds the ONNX export, ~5 min on 2 cores)"
 
 
 class NotPreparedError(RuntimeError):
