@@ -90,6 +90,6 @@ def prepared_export(folder: str | Path | None = None) -> Path:
         return folder
     why = stale_reason(folder)
     if why:
-        raise NotPreparedError(f"{why}: run `mobile-actions model prepare` (it rebuilds the export, ~6 min on "
+        raise NotPreparedError(f"{why}: run `mobile-actions model prepare` (it rebuilds the export, ~5 min on "
                                f"2 cores); or use --torch for PyTorch")
     return folder
