@@ -48,3 +48,45 @@ def test_grammar_on_the_real_vocabulary_only_emits_valid_calls():
         assert parsed.calls
         for call in parsed.calls:
             assert not validate_call(call, cat)
+
+
+REQUESTS = ("turn on the flashlight", "Email ana@example.com with the subject Lunch tomorrow",
+            "add Maria Lopez to my contacts, her number is 555 0199",
+            "Create a calendar event called Team sync tomorrow at 3pm")
+
+
+def test_sparse_head_gives_the_same_outputs_on_the_real_model():
+    from mobile_actions.runtime import Caller
+
+    on = Caller.from_pretrained(FOLDER)
+    off = Caller.from_pretrained(FOLDER, sparse_head=False)
+    assert on.decoder.sparse_head
+    steps = 0
+    for req in REQUESTS:
+        a, b = on.call(req, now=NOW), off.call(req, now=NOW)
+        assert a.raw == b.raw
+        steps += a.timings["sparse_steps"]
+    assert steps > 0
+
+
+def test_onnxruntime_genai_runs_the_real_export():
+    og = pytest.importorskip("onnxruntime_genai")
+    from mobile_actions.runtime import Caller
+
+    caller = Caller.from_pretrained(FOLDER)
+    model = og.Model(FOLDER)
+    tok = og.Tokenizer(model)
+    for req in REQUESTS[:2]:
+        text = caller.prompt(req, now=NOW)
+        ids = caller.encode(text)
+        assert [int(i) for i in tok.encode(text)] == ids
+        ours = caller.decoder.greedy(ids, 24, caller.stop_ids)
+        params = og.GeneratorParams(model)
+        params.set_search_options(max_length=len(ids) + 24, do_sample=False)
+        gen = og.Generator(model, params)
+        gen.append_tokens(ids)
+        got: list[int] = []
+        while not gen.is_done() and len(got) < 24:
+            gen.generate_next_token()
+            got.append(int(gen.get_next_tokens()[0]))
+        assert got[:len(ours)] == ours

@@ -165,7 +165,7 @@ def register(subparsers) -> None:
     pp.add_argument("--force", action="store_true", help="convert and export again even if already prepared")
     pp.add_argument("--no-export", dest="export", action="store_false",
                     help="only the base checkpoint, not the default caller's ONNX export (which `run`, `call` "
-                         "and `bench hybrid` use by default; ~6 min once)")
+                         "and `bench hybrid` use by default; ~5 min once)")
     pp.add_argument("--json", action="store_true")
     pp.set_defaults(func=cmd_model_prepare)
 

@@ -58,7 +58,7 @@ MIXED_BLOCK_SIZE, MIXED_INT8_BLOCK_SIZE = 32, 128
 # `q8` (the default since the sparse head): 8-bit MatMulNBits blocks of 128 everywhere, the output head included,
 # and the embedding gathered from the head's 8-bit table (stored once). mixed's 4-bit head cost the bundled caller
 # 6 of the hybrid benchmark's 17 tasks (11/42; PyTorch and ONNX fp32: 17/42; mixed with an 8-bit head: 17/42,
-# e.g. "Email ana@example.com with the subject Lunch tomorrow" refused at 4 bits). ~316 MB instead of 249.5.
+# e.g. "Email ana@example.com with the subject Lunch tomorrow" refused at 4 bits). 317.7 MB instead of 249.5.
 Q8_BLOCK_SIZE = 128
 
 

@@ -18,7 +18,7 @@ from mobile_actions.errors import NotPreparedError
 
 DEFAULT_QUANT = "q8"      # recipes/export_onnx.Q8_BLOCK_SIZE says why (the 4-bit head of `mixed` cost accuracy)
 ADAPTER_FILES = ("adapter_model.safetensors", "adapter_config.json")
-PREPARE_HINT = "run `mobile-actions model prepare` (once: it builds the ONNX export, ~6 min on 2 cores)"
+PREPARE_HINT = "run `mobile-actions model prepare` (once: it builds the ONNX export, ~5 min on 2 cores)"
 
 
 def default_onnx_dir(quant: str | None = None, cache: str | Path | None = None) -> Path:
@@ -88,6 +88,6 @@ def prepared_export(folder: str | Path | None = None) -> Path:
         return folder
     why = stale_reason(folder)
     if why:
-        raise NotPreparedError(f"{why}: run `mobile-actions model prepare` (it rebuilds the export, ~6 min on "
+        raise NotPreparedError(f"{why}: run `mobile-actions model prepare` (it rebuilds the export, ~5 min on "
                                f"2 cores); or use --torch for PyTorch")
     return folder
