@@ -90,7 +90,7 @@ def test_an_endless_interactive_shell_line_is_refused_not_buffered():
                 sent += len(chunk)
         except OSError:
             pass
-        assert b"closing" in _drain_until_closed(s)
+        assert b"closing" in _drain_until_closed(s, 30)
         s.close()
 
 
