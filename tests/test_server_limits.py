@@ -322,3 +322,23 @@ def test_stress_both_servers_with_200_loopback_clients():
         assert results[name]["served"] > 0
         b, a = results[name]["threads_before_after"]
         assert a <= b + 2
+
+
+def test_a_sync_send_without_done_is_bounded(monkeypatch):
+    """SEND then DATA chunks and never DONE: the file is not buffered past SYNC_FILE_MAX."""
+    from mobile_actions.android.phone import services
+
+    monkeypatch.setattr(services, "SYNC_FILE_MAX", 256 * 1024)
+    with PhoneServer(VirtualPhone(), port=0) as server:
+        s = _online(server)
+        local = _open(s, b"sync:")
+        path = b"/sdcard/big.bin,0644"
+        s.sendall(pack(Message(A_WRTE, 7, local, b"SEND" + struct.pack("<I", len(path)) + path)))
+        chunk = b"DATA" + struct.pack("<I", 64 * 1024) + b"x" * (64 * 1024)
+        try:
+            for _ in range(8):                                   # 512 KiB, twice the cap
+                s.sendall(pack(Message(A_WRTE, 7, local, chunk)))
+        except OSError:
+            pass
+        assert b"FAIL" in _drain_until_closed(s, 30)
+        s.close()
