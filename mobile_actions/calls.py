@@ -73,6 +73,21 @@ class ToolCall:
         return cls(name, args)
 
 
+def calls_from_json(items: Any, where: str) -> list[ToolCall]:
+    """A JSON list of calls (null: none); anything else is a ValueError naming `where` and the item."""
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise ValueError(f"{where} must be a list of calls, got {type(items).__name__}")
+    calls = []
+    for i, item in enumerate(items):
+        try:
+            calls.append(ToolCall.from_json(item))
+        except ValueError as e:
+            raise ValueError(f"{where}[{i}]: {e}") from None
+    return calls
+
+
 @dataclass(frozen=True)
 class Problem:
     tool: str

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from mobile_actions import jsontext
-from mobile_actions.calls import ToolCall
+from mobile_actions.calls import ToolCall, calls_from_json
 from mobile_actions.catalog import Catalogue, CatalogueError
 from mobile_actions.errors import DatasetError
 
@@ -110,14 +110,7 @@ def parse_row(data: Any, source: str = "<memory>", line: int = 0) -> Row:
         raise ValueError(f"wrong role order {roles}: a developer/system message may only come first")
     gold = messages[-1]
     tool_calls = gold.get("tool_calls") or []
-    if not isinstance(tool_calls, list):
-        raise ValueError(f"assistant tool_calls must be a list, got {type(tool_calls).__name__}")
-    calls = []
-    for i, tc in enumerate(tool_calls):
-        try:
-            calls.append(ToolCall.from_json(tc))
-        except ValueError as e:
-            raise ValueError(f"assistant tool_calls[{i}]: {e}") from None
+    calls = calls_from_json(tool_calls, "assistant tool_calls")
     normalised = [dict(m) for m in messages[:-1]]
     final = {"role": "assistant"}
     if calls:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from mobile_actions import jsontext
-from mobile_actions.calls import ToolCall, validate_call
+from mobile_actions.calls import ToolCall, calls_from_json, validate_call
 from mobile_actions.catalog import Catalogue
 from mobile_actions.dataset import LineProblem, Row
 
@@ -78,16 +78,7 @@ def _parse_raw(raw: str) -> Prediction:
 
 def _calls(data: dict, key: str) -> list[ToolCall]:
     """A list of calls (null or missing: none); anything else is a ValueError naming the field."""
-    items = data.get(key) or []
-    if not isinstance(items, list):
-        raise ValueError(f"field {key!r} must be a list of calls, got {type(items).__name__}")
-    calls = []
-    for i, item in enumerate(items):
-        try:
-            calls.append(ToolCall.from_json(item))
-        except ValueError as e:
-            raise ValueError(f"{key}[{i}]: {e}") from None
-    return calls
+    return calls_from_json(data.get(key) or [], f"field {key!r}")
 
 
 def _text(data: dict, key: str, default: str | None = "") -> str | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -72,10 +71,9 @@ def cmd_phone(args: argparse.Namespace) -> int:
 
 def _read_calls(text: str):
     from mobile_actions import jsontext
-    from mobile_actions.calls import ToolCall
+    from mobile_actions.calls import calls_from_json
     data = jsontext.loads(sys.stdin.read() if text == "-" else text)
-    items = data if isinstance(data, list) else [data]
-    return [ToolCall.from_json(item) for item in items]
+    return calls_from_json(data if isinstance(data, list) else [data], "calls")
 
 
 def cmd_dispatch(args: argparse.Namespace) -> int:
