@@ -1,6 +1,5 @@
 """Episodes, splits, missing screenshots, the official prompt and training examples."""
 import json
-import shutil
 from pathlib import Path
 
 import pytest

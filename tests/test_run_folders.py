@@ -3,7 +3,6 @@ read a file outside its folder or link a script, a run folder is private, and va
 device as said are refused."""
 from __future__ import annotations
 
-import json
 import stat
 
 import pytest

@@ -7,11 +7,10 @@ The sliding window is tiny (8) so real-length prompts exercise the sliding mask.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from mobile_actions.catalog import load_catalogue
-from mobile_actions.wire import CHAT_TEMPLATE, CONTROL_TOKENS, render
+from mobile_actions.wire import CONTROL_TOKENS, render
 
 SPECIALS_HEAD = ["<pad>", "<eos>", "<bos>", "<unk>"]
 START_OF_TURN_ID, END_OF_TURN_ID = 105, 106

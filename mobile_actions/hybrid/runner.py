@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
