@@ -229,3 +229,31 @@ def test_length_buckets_batch_similar_lengths_in_random_order():
     first, last = statistics.mean(means[:50]), statistics.mean(means[-50:])
     assert abs(first - last) < 60                         # long and short batches are mixed through the run
     assert length_buckets(lengths, 8, seed=1) == batches and length_buckets(lengths, 8, seed=2) != batches
+
+
+def test_bf16_lora_on_cpu_keeps_fp32_adapter_weights(tiny_ckpt, rows_file, tmp_path):
+    """--precision bf16 on a CPU stores the frozen base in bf16 (no fp32 copy to cast every step) but
+    trains and saves the adapter in fp32, and its loss stays close to the fp32 run's."""
+    from safetensors.torch import load_file
+    import torch
+
+    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
+
+    losses = {}
+    for precision in ("fp32", "bf16"):
+        cfg = CallerSFTConfig(data=str(rows_file), base=str(tiny_ckpt), out=str(tmp_path / precision), method="lora",
+                              max_steps=1, batch_size=2, grad_accum=1, save_steps=10, max_length=600, lr=1e-2,
+                              lora_r=4, threads=2, precision=precision, final_eval=False)
+        losses[precision] = train(cfg).final_loss
+        weights = load_file(str(tmp_path / precision / "adapter_model.safetensors"))
+        assert {t.dtype for t in weights.values()} == {torch.float32}
+    assert abs(losses["bf16"] - losses["fp32"]) < 0.05 * losses["fp32"], losses
+
+
+def test_precision_is_checked():
+    from mobile_actions.recipes.train_caller import use_bf16
+
+    assert use_bf16("fp32", has_gpu=False) is False
+    assert use_bf16("bf16", has_gpu=False) is True
+    with pytest.raises(ValueError, match="--precision"):
+        use_bf16("fp16", has_gpu=False)

@@ -63,7 +63,8 @@ class CallerSFTConfig:
     sampling: str = field(default="buckets", metadata={
         "help": "buckets (batches of rows of similar length, in random order: little padding, which matters "
                 "when a batch's suffixes run on one shared prefix) | random"})
-    precision: str = field(default="auto", metadata={"help": "auto (bf16 where supported) | bf16 | fp32"})
+    precision: str = field(default="auto", metadata={
+        "help": "auto (bf16 on a GPU that has it and on a CPU with bf16 matmuls: AMX/AVX512-BF16) | bf16 | fp32"})
     gradient_checkpointing: bool = True
     shared_prefix: bool = field(default=True, metadata={
         "help": "run the prompt prefix every row of a batch shares (cache layout: instruction + declarations) "
@@ -179,6 +180,24 @@ def to_hf_dataset(encoded: Encoded):
 
 
 # ---------------------------------------------------------------------------------------------- model
+def use_bf16(precision: str, has_gpu: bool) -> bool:
+    """Whether to train in bf16 (autocast): asked for, or `auto` on hardware with fast bf16 matmuls.
+
+    On a CPU with AMX or AVX512-BF16, oneDNN runs bf16 matmuls about 5x faster than fp32 ones (a
+    1600x640x2048 product: 2.0 vs 10.3 ms on 2 cores), and a LoRA training step about 2x faster.
+    Without them bf16 is emulated and slower, so `auto` stays in fp32 there.
+    """
+    import torch
+
+    if precision not in ("auto", "bf16", "fp32"):
+        raise ValueError(f"--precision must be auto, bf16 or fp32, got {precision!r}")
+    if precision != "auto":
+        return precision == "bf16"
+    if has_gpu:
+        return torch.cuda.is_bf16_supported()
+    return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
 def init_control_embeddings(model: Any, tokenizer: Any, base_tokenizer_pieces: dict[str, list[int]]) -> None:
     """Rows 46-52 := mean embedding of the pieces each control string split into before it had an id.
 
@@ -477,8 +496,12 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
                                    layout=cfg.layout, max_length=cfg.max_length)
             eval_ds = to_hf_dataset(eval_enc) if eval_enc.input_ids else None
 
-    bf16 = cfg.precision == "bf16" or (cfg.precision == "auto" and has_gpu and torch.cuda.is_bf16_supported())
-    model = AutoModelForCausalLM.from_pretrained(str(base_path), dtype=torch.float32,
+    bf16 = use_bf16(cfg.precision, has_gpu)
+    # LoRA on a CPU in bf16: the frozen base is *stored* in bf16 too (it gets no updates, so it needs
+    # no fp32 master copy); peft keeps the adapter's own weights in fp32. Autocast alone would cast
+    # every base weight to bf16 again on every forward and backward.
+    frozen_bf16 = bf16 and not has_gpu and method == "lora"
+    model = AutoModelForCausalLM.from_pretrained(str(base_path), dtype=torch.bfloat16 if frozen_bf16 else torch.float32,
                                                  attn_implementation=cfg.attn)
     if needs_control_init(cfg, base_path):
         init_control_embeddings(model, tokenizer, control_token_pieces(tokenizer))
