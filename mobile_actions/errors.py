@@ -202,6 +202,10 @@ class ServiceError(NavigatorError):
         super().__init__(message)
 
 
+class ScreenError(NavigatorError, ValueError):
+    """A ``uiautomator dump`` that cannot be read (too big, malformed, a DTD), or a label not on the screen."""
+
+
 class RecordError(NavigatorError):
     """A script could not act on the screen it found, or its end state is not what the task asked for."""
 

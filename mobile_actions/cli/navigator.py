@@ -147,6 +147,20 @@ def cmd_record(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rows(args: argparse.Namespace) -> int:
+    from mobile_actions.dataset import write_rows
+    from mobile_actions.navigator.text import recording_examples
+
+    try:
+        examples = recording_examples(args.episodes, args.split, args.part)
+    except NavigatorError as e:
+        _err(f"error: {e}")
+        return 2
+    n = write_rows([x.row(metadata=args.part) for x in examples], args.out)
+    print(f"wrote {n} text-navigator rows (one per recorded step) to {args.out}")
+    return 0
+
+
 def register(subparsers: Any) -> None:
     """Add the ``navigator`` command group to the main CLI."""
     nav = subparsers.add_parser("navigator", help="GUI navigator: GUI Odyssey data, AMS/SR, OdysseyAgent training and serving")
@@ -195,6 +209,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--token-file", default=None, help="read the bearer token from this file")
     p.add_argument("--device", default=None)
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("rows", help="text-navigator training rows (Mobile Actions JSONL) from recorded episodes")
+    p.add_argument("--episodes", required=True, help="a recording (`navigator record --out`)")
+    p.add_argument("--split", choices=["random", "task"], default=None, help="use one part of this split (default: all)")
+    p.add_argument("--part", choices=["train", "test"], default="train")
+    p.add_argument("--out", required=True, help="JSONL to write")
+    p.set_defaults(func=cmd_rows)
 
     p = sub.add_parser("record", help="record scripted virtual-phone demonstrations as GUI Odyssey episodes")
     p.add_argument("--out", required=True)

@@ -419,6 +419,9 @@ def value_state(schema: Any, cont: State) -> State:
     enum = schema.get("enum")
     if enum and all(isinstance(v, str) for v in enum) and typ in (None, "string"):
         return Lit(S_ESC, Str(_spec("enum", tuple(enum)), "", cont))
+    hidden = schema.get("x-enum")   # choices the grammar enforces but the prompt does not list (screen labels)
+    if hidden and all(isinstance(v, str) for v in hidden) and typ in (None, "string"):
+        return Lit(S_ESC, Str(_spec("enum", tuple(hidden)), "", cont))
     if schema.get("x-span") and typ in (None, "string"):  # set per request by decoding.grounding
         return Lit(S_ESC, Str(_spec("span", tuple(schema["x-span"])), "", cont))
     if schema.get("x-words") and typ in (None, "string"):

@@ -25,6 +25,7 @@ CATEGORIES = (
     "Multi_Apps",
 )
 V2_STEP_FIELDS = ("description", "intention", "context", "low_level_instruction", "sam2_bbox")
+EXTRA_STEP_FIELDS = V2_STEP_FIELDS + ("hierarchy",)   # hierarchy: this toolkit's recordings (text navigator)
 MissingPolicy = Literal["error", "skip-step", "skip-episode"]
 
 
@@ -139,7 +140,7 @@ def parse_episode(data: dict[str, Any], source: str = "<data>") -> Episode:
     steps = []
     for i, s in enumerate(raw_steps):
         where = f"{source}: steps[{i}]"
-        extra = {k: s[k] for k in V2_STEP_FIELDS if k in s and k != "sam2_bbox"}
+        extra = {k: s[k] for k in EXTRA_STEP_FIELDS if k in s and k != "sam2_bbox"}
         bbox = s.get("sam2_bbox")
         step = Step(
             index=int(s.get("step", i)),
@@ -181,6 +182,14 @@ class OdysseyDir:
 
     def screenshot_path(self, step: Step) -> Path:
         return self.screenshots / step.screenshot
+
+    def hierarchy_path(self, step: Step) -> Path:
+        """The step's ``uiautomator dump`` (recordings of this toolkit keep one per step under
+        ``hierarchies/``). The name comes from the annotation, untrusted: a bare file name only."""
+        name = step.extra.get("hierarchy")
+        if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
+            raise EpisodeError(f"step {step.index}: 'hierarchy' must name a file in hierarchies/, got {name!r}")
+        return self.root / "hierarchies" / name
 
 
 def load_episode(path: str | Path) -> Episode:

@@ -37,6 +37,9 @@ class Recorder:
     scale: float = 0.25  # screenshots are stored downscaled (the model resizes anyway); coordinates are [0, 1000]
     steps: list[dict[str, Any]] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        (self.out / "hierarchies").mkdir(parents=True, exist_ok=True)
+
     # -- geometry
     def _norm(self, x: float, y: float) -> list[int]:
         from mobile_actions.android.phone.state import HEIGHT, WIDTH
@@ -60,7 +63,10 @@ class Recorder:
         if self.scale != 1.0:
             im = im.resize((round(im.width * self.scale), round(im.height * self.scale)))
         im.save(self.out / "screenshots" / name, optimize=True)
-        self.steps.append({"step": idx, "screenshot": name, "action": action, "info": info, "ps": ps})
+        # The accessibility tree beside the pixels: what the text navigator reads (`navigator.screen`).
+        tree = f"{self.episode_id}_{idx}.xml"
+        (self.out / "hierarchies" / tree).write_text(render.ui_xml(self.phone), encoding="utf-8")
+        self.steps.append({"step": idx, "screenshot": name, "hierarchy": tree, "action": action, "info": info, "ps": ps})
 
     def tap(self, label: str, long: bool = False) -> None:
         w = self._find(label)
@@ -86,10 +92,16 @@ class Recorder:
     def complete(self) -> None:
         self._capture("COMPLETE", "")
 
+    def impossible(self) -> None:
+        self._capture("INCOMPLETE", "")
+
 
 @dataclass(frozen=True)
 class Task:
-    """One template: a category, the apps used, an instruction, a script and a check on the end state."""
+    """One template: a category, the apps used, an instruction, a script and a check on the end state.
+
+    ``setup`` puts the phone in the state the task starts from (Bluetooth on for "turn off Bluetooth").
+    """
 
     template: str
     category: str
@@ -97,6 +109,7 @@ class Task:
     instruction: str
     script: Callable[[Recorder], None]
     check: Callable[[dict[str, Any]], bool]
+    setup: Callable[[Any], None] | None = None
 
 
 def _open(r: Recorder, app: str) -> None:
@@ -105,35 +118,93 @@ def _open(r: Recorder, app: str) -> None:
     r.tap(app)
 
 
+def _shade(r: Recorder, expanded: bool = False) -> None:
+    r.swipe(540, 40, 540, 900)
+    if expanded:
+        r.swipe(540, 300, 540, 1400)
+
+
+URLS = ["example.com", "wikipedia.org", "weather.com", "news.ycombinator.com", "python.org", "openstreetmap.org"]
+QUERIES = ["pizza near me", "weather tomorrow", "how to boil an egg", "train times to Leeds", "best hiking boots"]
+APP_NAMES = ["Contacts", "Calendar", "Maps", "Gmail", "Notes", "Settings", "Chrome"]
+QS_EXTRA = {"Do Not Disturb": ("global", "zen_mode"), "Auto-rotate": ("system", "accelerometer_rotation"),
+            "Battery Saver": ("global", "low_power")}
+IMPOSSIBLE = ["set an alarm for 7 am", "take a selfie", "play some music", "start a 5 minute timer",
+              "call my mum", "turn on NFC", "record a voice memo", "check my step count"]
+
+
+def _phrase(rng: random.Random, *forms: str) -> str:
+    """Templates are phrased several ways, as people ask; a held-out template keeps all of its forms."""
+    return rng.choice(forms)
+
+
 def tasks_for(rng: random.Random) -> list[Task]:
-    """One instance of every template, parameters drawn from ``rng``."""
+    """One instance of every template, parameters and phrasing drawn from ``rng``."""
     name, other = rng.sample(NAMES, 2)
     number = f"555-{rng.randint(1000, 9999)}"
     note, note2 = rng.sample(NOTES, 2)
-    place = rng.choice(PLACES)
+    place, place2 = rng.sample(PLACES, 2)
     subject = rng.choice(SUBJECTS)
+    body = rng.choice(["see you at noon", "the files are attached", "thanks for yesterday", "running late"])
     event = rng.choice(EVENTS)
     email = other.lower().replace(" ", ".") + "@example.com"
+    url, query, app = rng.choice(URLS), rng.choice(QUERIES), rng.choice(APP_NAMES)
     tile = rng.choice(["Flashlight", "Bluetooth", "Airplane mode"])
     flag = {"Flashlight": "torch", "Bluetooth": "bluetooth", "Airplane mode": "airplane"}[tile]
+    off_tile = rng.choice(["Flashlight", "Bluetooth", "Airplane mode"])
+    off_flag = {"Flashlight": "torch", "Bluetooth": "bluetooth", "Airplane mode": "airplane"}[off_tile]
+    extra = rng.choice(sorted(QS_EXTRA))
+    ns, key = QS_EXTRA[extra]
+    two = rng.sample(["com.mobileactions.notes", "com.android.chrome", "com.android.contacts", "com.android.calendar"], 2)
+    back_app = rng.choice(["Notes", "Chrome", "Contacts", "Calendar"])
+    impossible = rng.choice(IMPOSSIBLE)
+    t, low = tile, tile.lower()
 
     def wifi_off(r: Recorder) -> None:
         _open(r, "Settings"); r.tap("Network & internet"); r.tap("Use Wi-Fi"); r.complete()
 
+    def wifi_on(r: Recorder) -> None:
+        _open(r, "Settings"); r.tap("Network & internet"); r.tap("Use Wi-Fi"); r.complete()
+
+    def wifi_screen(r: Recorder) -> None:
+        _open(r, "Settings"); r.tap("Network & internet"); r.complete()
+
     def toggle_tile(r: Recorder) -> None:
-        r.swipe(540, 40, 540, 900); r.tap(tile); r.complete()
+        _shade(r); r.tap(tile); r.complete()
+
+    def tile_off(r: Recorder) -> None:
+        _shade(r); r.tap(off_tile); r.complete()
+
+    def internet_tile(r: Recorder) -> None:
+        _shade(r); r.tap("Internet"); r.complete()
+
+    def extra_tile(r: Recorder) -> None:
+        _shade(r, expanded=True); r.tap(extra); r.complete()
 
     def add_contact(r: Recorder) -> None:
         _open(r, "Contacts"); r.tap("Create contact"); r.type(name); r.tap("Phone"); r.type(number); r.tap("Save"); r.complete()
 
+    def add_contact_email(r: Recorder) -> None:
+        _open(r, "Contacts"); r.tap("Create contact"); r.type(name); r.tap("Email"); r.type(email); r.tap("Save"); r.complete()
+
     def new_note(r: Recorder) -> None:
         _open(r, "Notes"); r.tap("New note"); r.type(note); r.tap("Save"); r.complete()
+
+    def discard_note(r: Recorder) -> None:
+        _open(r, "Notes"); r.tap("New note"); r.type(note); r.tap("Cancel"); r.complete()
 
     def send_mail(r: Recorder) -> None:
         _open(r, "Gmail"); r.tap("Compose"); r.type(email); r.tap("Subject"); r.type(subject); r.tap("Send"); r.complete()
 
+    def mail_body(r: Recorder) -> None:
+        _open(r, "Gmail"); r.tap("Compose"); r.type(email); r.tap("Subject"); r.type(subject)
+        r.tap("Compose email"); r.type(body); r.tap("Send"); r.complete()
+
     def new_event(r: Recorder) -> None:
         _open(r, "Calendar"); r.tap("Create new event"); r.type(event); r.tap("Location"); r.type(place); r.tap("Save"); r.complete()
+
+    def event_title(r: Recorder) -> None:
+        _open(r, "Calendar"); r.tap("Create new event"); r.type(event); r.tap("Save"); r.complete()
 
     def note_then_mail(r: Recorder) -> None:
         _open(r, "Notes"); r.tap("New note"); r.type(note2); r.tap("Save")
@@ -145,29 +216,150 @@ def tasks_for(rng: random.Random) -> list[Task]:
     def cancel_contact(r: Recorder) -> None:
         _open(r, "Contacts"); r.tap("Create contact"); r.type(name); r.key("KEY_BACK"); r.key("KEY_HOME"); r.complete()
 
+    def open_app(r: Recorder) -> None:
+        r.tap(app); r.complete()
+
+    def go_home(r: Recorder) -> None:
+        r.key("KEY_HOME"); r.complete()
+
+    def go_back(r: Recorder) -> None:
+        r.key("KEY_BACK"); r.complete()
+
+    def clear_recents(r: Recorder) -> None:
+        r.key("KEY_APPSELECT"); r.tap("Clear all"); r.complete()
+
+    def switch_recent(r: Recorder) -> None:
+        r.key("KEY_APPSELECT"); r.tap(back_app); r.complete()
+
+    def browse(r: Recorder) -> None:
+        _open(r, "Chrome"); r.tap("Search or type URL"); r.type(url); r.tap("Go"); r.complete()
+
+    def web_search(r: Recorder) -> None:
+        _open(r, "Chrome"); r.tap("Search or type URL"); r.type(query); r.tap("Go"); r.complete()
+
+    def map_search(r: Recorder) -> None:
+        _open(r, "Maps"); r.tap("Search here"); r.type(place); r.tap("Search"); r.complete()
+
+    def copy_place(r: Recorder) -> None:
+        _open(r, "Maps"); r.tap("Search here"); r.type(place2); r.tap("Search"); r.tap("Copy name"); r.complete()
+
+    def copy_address(r: Recorder) -> None:
+        _open(r, "Maps"); r.tap("Search here"); r.type(place2); r.tap("Search"); r.tap("Copy address"); r.complete()
+
+    def directions(r: Recorder) -> None:
+        _open(r, "Maps"); r.tap("Search here"); r.type(place); r.tap("Search"); r.tap("Directions"); r.complete()
+
+    def address_to_note(r: Recorder) -> None:
+        _open(r, "Maps"); r.tap("Search here"); r.type(place2); r.tap("Search"); r.tap("Copy address")
+        r.key("KEY_HOME"); r.tap("Notes"); r.tap("New note"); r.tap("Paste"); r.tap("Save"); r.complete()
+
+    def impossible_task(r: Recorder) -> None:
+        r.impossible()
+
+    def opened(*packages: str) -> Callable[[Any], None]:
+        def setup(phone: Any) -> None:
+            for package in packages:
+                phone.launch(package)
+        return setup
+
+    def flag_on(name: str) -> Callable[[Any], None]:
+        return lambda phone: phone.set_flag(name, True)
+
+    def recents_of(*packages: str) -> Callable[[Any], None]:
+        def setup(phone: Any) -> None:
+            for package in packages:
+                phone.launch(package)
+                phone.home()
+        return setup
+
+    P = lambda *forms: _phrase(rng, *forms)  # noqa: E731
+    s = lambda st: st  # noqa: E731  (the check reads the phone's snapshot)
     return [
-        Task("wifi_off", "General_Tool", ("Settings",), "turn off Wi-Fi in Settings", wifi_off, lambda s: not s["wifi"]),
-        Task("toggle_tile", "General_Tool", ("System UI",), f"turn on {tile.lower()} from quick settings", toggle_tile,
-             lambda s: bool(s[flag])),
-        Task("add_contact", "Information_Management", ("Contacts",), f"add a contact named {name} with phone {number}",
-             add_contact, lambda s: {"name": name, "phone": number, "email": ""} in s["contacts"]),
-        Task("new_note", "Information_Management", ("Notes",), f"write a note saying '{note}'", new_note,
-             lambda s: note in s["notes"]),
-        Task("send_mail", "Social_Sharing", ("Gmail",), f"email {email} with the subject '{subject}'", send_mail,
-             lambda s: any(m["to"] == email and m["subject"] == subject for m in s["outbox"])),
-        Task("new_event", "Information_Management", ("Calendar",), f"create a calendar event '{event}' at {place}", new_event,
-             lambda s: any(e["title"] == event and e["location"] == place for e in s["events"])),
-        Task("note_then_mail", "Multi_Apps", ("Notes", "Gmail"), f"note down '{note2}' and email it to {email} as the subject",
-             note_then_mail, lambda s: note2 in s["notes"] and any(m["subject"] == note2 for m in s["outbox"])),
+        Task("wifi_off", "General_Tool", ("Settings",), P("turn off Wi-Fi in Settings", "switch Wi-Fi off", "disable wifi",
+             "can you turn the wifi off"), wifi_off, lambda st: not st["wifi"]),
+        Task("wifi_on", "General_Tool", ("Settings",), P("turn Wi-Fi back on in Settings", "switch on wifi", "enable Wi-Fi please"),
+             wifi_on, lambda st: st["wifi"], setup=lambda phone: phone.set_wifi(False)),
+        Task("wifi_screen", "General_Tool", ("Settings",), P("show me the Wi-Fi networks", "open the network settings",
+             "go to Network & internet in Settings"), wifi_screen, lambda st: st["stack"][-1]["kind"] == "wifi"),
+        Task("toggle_tile", "General_Tool", ("System UI",), P(f"turn on {low} from quick settings", f"switch {low} on",
+             f"enable {low}", f"{low} on please", f"can you turn on {low}"), toggle_tile, lambda st: bool(st[flag])),
+        Task("tile_off", "General_Tool", ("System UI",), P(f"turn off {off_tile.lower()}", f"switch {off_tile.lower()} off",
+             f"disable {off_tile.lower()}", f"please turn {off_tile.lower()} off"), tile_off,
+             lambda st: not st[off_flag], setup=flag_on(off_flag)),
+        Task("internet_tile", "General_Tool", ("System UI",), P("turn off the internet tile", "switch wifi off from the shade",
+             "use quick settings to turn off wi-fi"), internet_tile, lambda st: not st["wifi"]),
+        Task("extra_tile", "General_Tool", ("System UI",), P(f"turn on {extra.lower()}", f"switch {extra.lower()} on",
+             f"enable {extra} in quick settings"), extra_tile, lambda st: st["settings"][ns].get(key, "0") not in ("", "0")),
+        Task("add_contact", "Information_Management", ("Contacts",), P(f"add a contact named {name} with phone {number}",
+             f"save {name}, number {number}", f"new contact {name} {number}", f"put {name} in my contacts, {number}"),
+             add_contact, lambda st: {"name": name, "phone": number, "email": ""} in st["contacts"]),
+        Task("add_contact_email", "Information_Management", ("Contacts",), P(f"add {name} to contacts with email {email}",
+             f"save a contact {name}, {email}", f"create contact {name} email {email}"), add_contact_email,
+             lambda st: any(c["name"] == name and c["email"] == email for c in st["contacts"])),
+        Task("new_note", "Information_Management", ("Notes",), P(f"write a note saying '{note}'", f"note: {note}",
+             f"make a note to {note}", f"jot down {note}", f"add a note that says {note}"), new_note,
+             lambda st: note in st["notes"]),
+        Task("discard_note", "Information_Management", ("Notes",), P(f"start a note '{note}' but cancel it",
+             f"begin writing {note} in Notes, then discard it"), discard_note, lambda st: not st["notes"]),
+        Task("send_mail", "Social_Sharing", ("Gmail",), P(f"email {email} with the subject '{subject}'",
+             f"send {email} a mail titled {subject}", f"write to {email}, subject {subject}"), send_mail,
+             lambda st: any(m["to"] == email and m["subject"] == subject for m in st["outbox"])),
+        Task("mail_body", "Social_Sharing", ("Gmail",), P(f"email {email} about {subject} saying {body}",
+             f"send a mail to {email}, subject {subject}, body: {body}"), mail_body,
+             lambda st: any(m["to"] == email and body in m.get("body", "") for m in st["outbox"])),
+        Task("new_event", "Information_Management", ("Calendar",), P(f"create a calendar event '{event}' at {place}",
+             f"add {event} at {place} to my calendar", f"new event {event}, location {place}"), new_event,
+             lambda st: any(e["title"] == event and e["location"] == place for e in st["events"])),
+        Task("event_title", "Information_Management", ("Calendar",), P(f"put {event} in my calendar",
+             f"add an event called {event}", f"calendar: {event}"), event_title,
+             lambda st: any(e["title"] == event for e in st["events"])),
+        Task("note_then_mail", "Multi_Apps", ("Notes", "Gmail"), P(f"note down '{note2}' and email it to {email} as the subject",
+             f"write {note2} in Notes, then mail it to {email}"), note_then_mail,
+             lambda st: note2 in st["notes"] and any(m["subject"] == note2 for m in st["outbox"])),
         Task("back_to_app", "Multi_Apps", ("Notes", "Chrome"), "open Notes, then Chrome, then switch back to Notes from recent apps",
-             back_to_app, lambda s: s["current"].startswith("com.mobileactions.notes")),
-        Task("cancel_contact", "Information_Management", ("Contacts",), f"start a contact for {name} but discard it and go home",
-             cancel_contact, lambda s: not s["contacts"] and s["screen"] == "launcher"),
+             back_to_app, lambda st: st["current"].startswith("com.mobileactions.notes")),
+        Task("cancel_contact", "Information_Management", ("Contacts",), P(f"start a contact for {name} but discard it and go home",
+             f"begin adding {name} to contacts, then back out to the home screen"), cancel_contact,
+             lambda st: not st["contacts"] and st["screen"] == "launcher"),
+        Task("open_app", "General_Tool", (app,), P(f"open {app}", f"launch the {app} app", f"go to {app}",
+             f"start {app}", f"show me {app}"), open_app, lambda st: st["stack"][-1]["kind"] != "launcher"),
+        Task("go_home", "General_Tool", ("Launcher",), P("go back to the home screen", "go home", "close this and show home",
+             "take me to the home screen"), go_home, lambda st: st["screen"] == "launcher", setup=opened(two[0])),
+        Task("go_back", "General_Tool", ("Launcher",), P("go back", "press back", "back out of this screen"),
+             go_back, lambda st: st["screen"] == "launcher", setup=opened(two[0])),
+        Task("clear_recents", "General_Tool", ("System UI",), P("clear all recent apps", "close all my apps",
+             "clear the recents screen"), clear_recents, lambda st: not st["recents"], setup=recents_of(*two)),
+        Task("switch_recent", "Multi_Apps", ("System UI",), P(f"switch to {back_app} from recent apps",
+             f"go back to {back_app}", f"bring {back_app} back"), switch_recent,
+             lambda st: st["current"].split("/")[0] == {"Notes": "com.mobileactions.notes", "Chrome": "com.android.chrome",
+                                                       "Contacts": "com.android.contacts",
+                                                       "Calendar": "com.android.calendar"}[back_app],
+             setup=recents_of(*{"Notes": ["com.mobileactions.notes"], "Chrome": ["com.android.chrome"],
+                                "Contacts": ["com.android.contacts"], "Calendar": ["com.android.calendar"]}[back_app],
+                              "com.google.android.gm")),
+        Task("browse", "Web_Shopping", ("Chrome",), P(f"open Chrome and go to {url}", f"visit {url}", f"browse to {url}",
+             f"open {url} in the browser"), browse, lambda st: any(url in u for u in st["visited_urls"])),
+        Task("web_search", "Web_Shopping", ("Chrome",), P(f"search for {query} in Chrome", f"google {query}",
+             f"look up {query} on the web"), web_search, lambda st: bool(st["visited_urls"])),
+        Task("map_search", "Multi_Apps", ("Maps",), P(f"find {place} in Maps", f"search Maps for {place}",
+             f"where is {place}? look it up in maps"), map_search, lambda st: place in st["map_searches"]),
+        Task("copy_place", "Multi_Apps", ("Maps",), P(f"search {place2} on the map and copy its name",
+             f"copy the name of {place2} from Maps"), copy_place, lambda st: st["clipboard"] == place2),
+        Task("copy_address", "Multi_Apps", ("Maps",), P(f"copy the address of {place2}",
+             f"look up {place2} in Maps and copy the address"), copy_address, lambda st: bool(st["clipboard"])),
+        Task("directions", "Multi_Apps", ("Maps",), P(f"get directions to {place}", f"how do I get to {place}? show directions"),
+             directions, lambda st: place in st["map_searches"]),
+        Task("address_to_note", "Multi_Apps", ("Maps", "Notes"), P(f"save the address of {place2} in a note",
+             f"copy {place2}'s address from Maps into a new note"), address_to_note,
+             lambda st: any(st["clipboard"] and st["clipboard"] in n for n in st["notes"])),
+        Task("impossible", "General_Tool", ("Launcher",), P(impossible, f"please {impossible}", f"can you {impossible}"),
+             impossible_task, lambda st: True),
     ]
 
 
 TEMPLATES = tuple(t.template for t in tasks_for(random.Random(0)))
-HELD_OUT_TEMPLATES = ("new_event", "back_to_app")  # the task split's test part
+# the task split's test part: whole templates never seen in training (one per family of screens)
+HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy_place", "go_back")
 
 
 def record_episode(task: Task, out: Path, episode_id: str, scale: float = 0.25) -> dict[str, Any]:
@@ -175,6 +367,8 @@ def record_episode(task: Task, out: Path, episode_id: str, scale: float = 0.25) 
     from mobile_actions.android.phone.state import HEIGHT, WIDTH
 
     phone = VirtualPhone(serial="vphone-rec")
+    if task.setup is not None:
+        task.setup(phone)
     rec = Recorder(phone, out, episode_id, scale)
     task.script(rec)
     if not task.check(phone.snapshot()):
@@ -193,7 +387,7 @@ def record_episode(task: Task, out: Path, episode_id: str, scale: float = 0.25) 
 def record_tasks(out: str | Path, seed: int = 0, repeats: int = 1, scale: float = 0.25, test_fraction: float = 0.2) -> dict[str, Any]:
     """Record ``repeats`` instances of every template under ``out`` (official layout) with random and task splits."""
     out = Path(out)
-    for sub in ("annotations", "screenshots", "splits"):
+    for sub in ("annotations", "screenshots", "hierarchies", "splits"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     files: list[tuple[str, str]] = []

@@ -1,0 +1,172 @@
+"""The on-device text navigator's contract: GUI actions as function calls over a per-screen catalogue.
+
+A GUI step is one more function-calling turn for the caller's own stack (wire format, grammar, runtime,
+export, training recipe): the user turn holds the goal, the screen's elements (`screen.Screen.describe`) and
+the actions taken so far; the tools are the GUI actions, and `tap`/`long_press` take a `target` whose JSON
+Schema ``enum`` is the labels on *this* screen, so the grammar admits only elements that are there, and the
+text to type is grounded in the goal (``x-grounding: span``). Each call converts to a GUI Odyssey command
+(an element's centre on the 0-1000 grid → ``CLICK: (x, y)``), so AMS/SR are computed as for any navigator.
+
+Rows built here (`step_row`) are Mobile Actions rows: `mobile-actions train` trains them like any other.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from mobile_actions.calls import ToolCall
+from mobile_actions.catalog import Catalogue
+from mobile_actions.errors import ScreenError
+from mobile_actions.navigator.actions import Action
+from mobile_actions.navigator.screen import Screen
+
+INSTRUCTION = ("You operate an Android phone's screen, one action at a time, to reach the user's goal. "
+               "You are a model that can do function calling with the following functions\n")
+DIRECTIONS = ("up", "down", "left", "right")
+_KEYS = {"press_back": "PRESS_BACK", "press_home": "PRESS_HOME", "show_recent_apps": "PRESS_RECENT",
+         "finish": "COMPLETE", "give_up": "IMPOSSIBLE"}
+_KEY_CALLS = {v: k for k, v in _KEYS.items()}
+
+
+def _tool(name: str, description: str, properties: dict | None = None, required: Sequence[str] = ()) -> dict:
+    params: dict[str, Any] = {"type": "OBJECT", "properties": properties or {}}
+    if required:
+        params["required"] = list(required)
+    return {"function": {"name": name, "description": description, "parameters": params}}
+
+
+def screen_catalogue(screen: Screen | None = None) -> Catalogue:
+    """The GUI actions, the same declarations on every screen (so their prompt prefix is shared and cached
+    across steps); for a given screen, `target` carries its labels as ``x-enum``: the grammar admits only
+    those, and the prompt (which drops ``x-`` keys) lists them in the user turn instead."""
+    target: dict[str, Any] = {"type": "STRING", "description": "The label of an element on the screen."}
+    if screen is not None:
+        target["x-enum"] = [e.label for e in screen.actionable]
+    tools = [
+        _tool("tap", "Taps an element on the screen.", {"target": target}, ["target"]),
+        _tool("long_press", "Touches and holds an element on the screen.", {"target": target}, ["target"]),
+        _tool("type_text", "Types text into the focused field.",
+              {"text": {"type": "STRING", "description": "The text to type, in the user's words.",
+                        "x-grounding": "span"}}, ["text"]),
+        _tool("swipe", "Swipes a finger across the screen (up scrolls the content down).",
+              {"direction": {"type": "STRING", "description": "Where the finger moves.", "enum": list(DIRECTIONS)}},
+              ["direction"]),
+        _tool("press_back", "Presses the Back button."),
+        _tool("press_home", "Presses the Home button."),
+        _tool("show_recent_apps", "Opens the recent apps screen."),
+        _tool("finish", "Says the goal is reached."),
+        _tool("give_up", "Says the goal cannot be reached on this phone."),
+    ]
+    return Catalogue.from_json(tools, source="<screen actions>")
+
+
+def describe_call(call: ToolCall) -> str:
+    """An action taken, as the history line the next prompt shows (``tap "Bluetooth"``)."""
+    if call.name in ("tap", "long_press"):
+        return f'{call.name} "{call.arguments.get("target", "")}"'
+    if call.name == "type_text":
+        return f'type_text "{call.arguments.get("text", "")}"'
+    if call.name == "swipe":
+        return f"swipe {call.arguments.get('direction', '')}"
+    return call.name
+
+
+def user_turn(goal: str, screen: Screen, done: Sequence[str]) -> str:
+    history = "\n".join(f"{i + 1}. {d}" for i, d in enumerate(done)) or "nothing yet"
+    return f"Goal: {goal}\nScreen:\n{screen.describe()}\nDone so far:\n{history}"
+
+
+def messages(goal: str, screen: Screen, done: Sequence[str]) -> list[dict]:
+    return [{"role": "developer", "content": INSTRUCTION}, {"role": "user", "content": user_turn(goal, screen, done)}]
+
+
+def to_action(call: ToolCall, screen: Screen) -> Action:
+    """The GUI Odyssey command for a navigator call (points on the 0-1000 grid of this screen)."""
+    if call.name in ("tap", "long_press"):
+        x, y = screen.element(str(call.arguments.get("target", ""))).center
+        w, h = screen.size
+        if not (w and h):
+            raise ScreenError("the screen has no size: cannot place a tap")
+        return Action("CLICK" if call.name == "tap" else "LONG_PRESS",
+                      point=(round(1000 * x / w), round(1000 * y / h)))
+    if call.name == "type_text":
+        return Action("TYPE", text=str(call.arguments.get("text", "")))
+    if call.name == "swipe":
+        direction = str(call.arguments.get("direction", "")).upper()
+        return Action("SCROLL", direction=direction)
+    if call.name in _KEYS:
+        return Action(_KEYS[call.name])
+    raise ScreenError(f"{call.name!r} is not a screen action")
+
+
+def from_action(action: Action, screen: Screen) -> ToolCall:
+    """The navigator call for a recorded GUI Odyssey action: a tap names the element under its point
+    (the smallest one, as the touch would land on it)."""
+    if action.kind in ("CLICK", "LONG_PRESS"):
+        assert action.point is not None
+        w, h = screen.size
+        x, y = action.point[0] * w / 1000, action.point[1] * h / 1000
+        hits = [e for e in screen.actionable
+                if e.bounds[0] <= x < e.bounds[2] and e.bounds[1] <= y < e.bounds[3]]
+        if not hits:
+            raise ScreenError(f"no element under {action.to_command()}")
+        best = min(hits, key=lambda e: (e.bounds[2] - e.bounds[0]) * (e.bounds[3] - e.bounds[1]))
+        return ToolCall("tap" if action.kind == "CLICK" else "long_press", {"target": best.label})
+    if action.kind == "TYPE":
+        return ToolCall("type_text", {"text": action.text or ""})
+    if action.kind == "SCROLL":
+        return ToolCall("swipe", {"direction": (action.direction or "").lower()})
+    return ToolCall(_KEY_CALLS[action.kind], {})
+
+
+@dataclass(frozen=True)
+class StepExample:
+    goal: str
+    screen: Screen
+    done: tuple[str, ...]
+    call: ToolCall
+
+    def row(self, metadata: str = "train") -> dict:
+        """A Mobile Actions row: the navigator trains with `mobile-actions train` like the caller."""
+        return {"metadata": metadata, "tools": screen_catalogue(self.screen).to_mobile_actions(),
+                "messages": messages(self.goal, self.screen, self.done)
+                + [{"role": "assistant", "tool_calls": [{"function": {"name": self.call.name,
+                                                                      "arguments": dict(self.call.arguments)}}]}]}
+
+
+def episode_examples(goal: str, steps: Sequence[tuple[Screen, Action]]) -> list[StepExample]:
+    """One example per recorded step: the screen before the action, the actions so far, the action."""
+    out: list[StepExample] = []
+    done: list[str] = []
+    for screen, action in steps:
+        call = from_action(action, screen)
+        out.append(StepExample(goal, screen, tuple(done), call))
+        done.append(describe_call(call))
+    return out
+
+
+def recording_examples(root: str, split: str | None = None, part: str = "train") -> list[StepExample]:
+    """Examples from virtual-phone recordings (`navigator record`): every step's hierarchy dump and gold
+    action; all episodes, or the ``part`` of ``split`` (``task``: whole templates held out)."""
+    from mobile_actions.errors import EpisodeError
+    from mobile_actions.navigator.episodes import OdysseyDir, load_episodes
+    from mobile_actions.navigator.screen import MAX_DUMP_BYTES, parse_hierarchy
+
+    d = OdysseyDir.at(root)
+    out: list[StepExample] = []
+    for ep in load_episodes(root, split, part):  # type: ignore[arg-type]
+        steps = []
+        for step in ep.steps:
+            path = d.hierarchy_path(step)
+            try:
+                if path.stat().st_size > MAX_DUMP_BYTES:
+                    raise ScreenError(f"over {MAX_DUMP_BYTES} bytes")
+                screen = parse_hierarchy(path.read_bytes())
+            except (OSError, ScreenError) as e:
+                raise EpisodeError(f"{ep.source} step {step.index}: {path.name}: {e}") from None
+            steps.append((screen, step.command))
+        try:
+            out += episode_examples(ep.task.instruction, steps)
+        except ScreenError as e:
+            raise EpisodeError(f"{ep.source}: {e}") from None
+    return out

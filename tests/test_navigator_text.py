@@ -1,0 +1,126 @@
+"""The text navigator's contract: a uiautomator dump read as labelled elements, GUI actions as calls over a
+per-screen catalogue (the grammar admits only on-screen labels, the prompt does not list them twice), calls
+to GUI Odyssey commands and back, and recordings turned into Mobile Actions rows."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from mobile_actions import wire
+from mobile_actions.calls import ToolCall
+from mobile_actions.decoding.grammar import CallGrammar, accepts
+from mobile_actions.errors import ScreenError
+from mobile_actions.navigator.actions import Action
+from mobile_actions.navigator.screen import MAX_DUMP_BYTES, parse_hierarchy
+from mobile_actions.navigator.text import (describe_call, from_action, recording_examples, screen_catalogue,
+                                           to_action)
+
+pytest.importorskip("mobile_actions.android.phone.core")
+
+
+@pytest.fixture()
+def phone():
+    from mobile_actions.android.phone.core import VirtualPhone
+
+    return VirtualPhone(serial="vphone-text")
+
+
+def _screen(phone):
+    from mobile_actions.android.phone import render
+
+    return parse_hierarchy(render.ui_xml(phone))
+
+
+def test_home_screen_elements_have_unique_labels(phone):
+    screen = _screen(phone)
+    labels = [e.label for e in screen.elements]
+    assert len(labels) == len(set(labels))
+    assert {"Contacts", "Notes", "Chrome", "Settings"} <= {e.label for e in screen.actionable}
+    assert screen.package == "com.android.launcher3" and screen.size == (1080, 2400)
+    assert '"Notes" button' in screen.describe()
+
+
+def test_switch_state_and_symbol_buttons_are_described(phone):
+    phone.launch("com.android.contacts")
+    screen = _screen(phone)
+    assert "Create contact" in [e.label for e in screen.actionable]     # the "+" FAB, by its content-desc
+    phone.swipe(540, 40, 540, 900)
+    qs = _screen(phone)
+    assert '"Bluetooth" switch off' in qs.describe()
+
+
+@pytest.mark.parametrize("dump, reason", [
+    ("<hierarchy><node", "not XML"),
+    ('<!DOCTYPE x [<!ENTITY a "b">]><hierarchy/>', "DTD"),
+    ('<hierarchy><node bounds="[0,0]" clickable="true" text="x"/></hierarchy>', "bounds"),
+])
+def test_bad_dumps_are_refused_with_a_reason(dump, reason):
+    with pytest.raises(ScreenError, match=reason):
+        parse_hierarchy(dump)
+
+
+def test_oversized_dump_is_refused():
+    with pytest.raises(ScreenError, match="limit"):
+        parse_hierarchy(b" " * (MAX_DUMP_BYTES + 1))
+
+
+def test_grammar_admits_only_labels_on_the_screen_and_the_prompt_does_not_list_them(phone):
+    screen = _screen(phone)
+    cat = screen_catalogue(screen)
+    g = CallGrammar(cat)
+    assert accepts(g, wire.render_call(ToolCall("tap", {"target": "Notes"})))
+    assert not accepts(g, wire.render_call(ToolCall("tap", {"target": "Bluetooth"})))
+    assert accepts(g, wire.render_call(ToolCall("press_home", {})))
+    prompt = wire.render([{"role": "user", "content": "x"}], cat, add_generation_prompt=True, layout="cache")
+    assert "x-enum" not in prompt and "Notes" not in prompt
+    # the declarations are the same on every screen: their prompt prefix is shared across steps
+    phone.launch("com.mobileactions.notes")
+    other = screen_catalogue(_screen(phone))
+    assert wire.render([], other, layout="cache") == wire.render([], cat, layout="cache")
+
+
+def test_calls_convert_to_gui_odyssey_commands_and_back(phone):
+    screen = _screen(phone)
+    notes = screen.element("Notes")
+    act = to_action(ToolCall("tap", {"target": "Notes"}), screen)
+    x, y = notes.center
+    assert act == Action("CLICK", point=(round(1000 * x / 1080), round(1000 * y / 2400)))
+    assert from_action(act, screen) == ToolCall("tap", {"target": "Notes"})
+    assert to_action(ToolCall("swipe", {"direction": "down"}), screen) == Action("SCROLL", direction="DOWN")
+    assert to_action(ToolCall("show_recent_apps", {}), screen) == Action("PRESS_RECENT")
+    assert to_action(ToolCall("give_up", {}), screen) == Action("IMPOSSIBLE")
+    with pytest.raises(ScreenError, match="Bluetooth"):
+        to_action(ToolCall("tap", {"target": "Bluetooth"}), screen)
+    assert describe_call(ToolCall("type_text", {"text": "hi"})) == 'type_text "hi"'
+
+
+def test_recordings_become_rows_that_train(tmp_path):
+    from mobile_actions.dataset import load_rows, prompt_completion
+    from mobile_actions.navigator.record import HELD_OUT_TEMPLATES, TEMPLATES, record_tasks
+
+    assert len(TEMPLATES) >= 30 and len(HELD_OUT_TEMPLATES) >= 5
+    record_tasks(tmp_path / "rec", seed=5, repeats=1)
+    train = recording_examples(str(tmp_path / "rec"), "task", "train")
+    test = recording_examples(str(tmp_path / "rec"), "task", "test")
+    assert train and test and not {x.goal for x in train} & {x.goal for x in test}
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(x.row()) + "\n" for x in train[:20]))
+    rows, problems = load_rows(path)
+    assert not problems and len(rows) == 20
+    prompt, completion = prompt_completion(rows[1], layout="cache")
+    assert "Goal: " in prompt and "Done so far:" in prompt and completion.startswith(wire.START_CALL)
+
+
+def test_hierarchy_names_are_bare_file_names(tmp_path):
+    from mobile_actions.errors import EpisodeError
+    from mobile_actions.navigator.record import record_tasks
+
+    record_tasks(tmp_path, seed=1, repeats=1)
+    ann = next((tmp_path / "annotations").glob("*.json"))
+    data = json.loads(ann.read_text())
+    data["steps"][0]["hierarchy"] = "../../etc/passwd"
+    ann.write_text(json.dumps(data))
+    with pytest.raises(EpisodeError, match="bare|hierarchies"):
+        recording_examples(str(tmp_path))
