@@ -415,3 +415,23 @@ def test_when_the_phone_cannot_tell_a_send_is_asked_about_again_even_under_yes(s
                   confirm=lambda what, details: asked.append(what) or False).resume(rep.run_dir)
     assert len(asked) == 1 and "may already have been done" in asked[0]   # --yes does not answer this: a person does
     assert len(phone.snapshot()["outbox"]) == 1 and [i.status for i in rep3.items] == ["unknown"]
+
+
+def test_text_navigator_reads_the_hierarchy_and_acts_by_label(session, phone, tmp_path):
+    """The text navigator: the runner hands it the uiautomator dump; its calls name on-screen labels, which
+    become taps at the element's centre; a label that is not on the screen is never acted on."""
+    from mobile_actions.hybrid.models import TextNavigator
+
+    caller = ScriptedCaller(raw_calls(("swipe", {"direction": "down"})), raw_calls(("tap", {"target": "Bluetooth"})),
+                            raw_calls(("finish", {})))
+    rep = runner(session, tmp_path, ScriptedCaller("I cannot do that."), TextNavigator(caller)).run("turn on Bluetooth")
+    assert phone.snapshot()["bluetooth"] is True
+    assert [i.status for i in rep.items] == ["done"] and rep.nav_steps == 3
+    user = caller.seen[1][-1]["content"]
+    assert user.startswith("Goal: turn on Bluetooth") and '"Bluetooth" switch off' in user and "1. swipe down" in user
+
+    phone.clear_log()
+    bad = ScriptedCaller(raw_calls(("tap", {"target": "Teleport"})))
+    rep = runner(session, tmp_path, ScriptedCaller("no"), TextNavigator(bad)).run("teleport")
+    assert "not acted on" in rep.not_done[0].reason and "Teleport" in rep.not_done[0].reason
+    assert not [c for c in phone.snapshot()["commands"] if c[:1] == ["input"]]

@@ -104,6 +104,47 @@ class ClientNavigator:
         return NavPrediction(out.get("text", act.get("command", "")), parse_command(act["command"]))
 
 
+class TextNavigator:
+    """The on-device navigator: a caller-style model (ONNX export or PyTorch) decoding one GUI action per
+    step as a function call over the screen's accessibility tree (`navigator.text`).
+
+    It asks the runner for the ``uiautomator dump`` (``reads_hierarchy``). The actions taken so far are
+    kept as the prompt shows them (``tap "Bluetooth"``); a history it did not build (a resumed run) is
+    shown as its GUI Odyssey commands.
+    """
+
+    reads_hierarchy = True
+
+    def __init__(self, caller: CallerLike) -> None:
+        self.caller = caller
+        self._done: list[str] = []
+
+    def next_action(self, instruction: str, screen: bytes, history: Sequence[tuple[str, bytes]],
+                    hierarchy: str | None = None) -> NavPrediction:
+        from mobile_actions.errors import ScreenError
+        from mobile_actions.navigator import text
+        from mobile_actions.navigator.screen import parse_hierarchy
+
+        if hierarchy is None:
+            return NavPrediction("", None, "the text navigator needs the screen's uiautomator dump")
+        if len(self._done) != len(history):
+            self._done = [command for command, _ in history]
+        try:
+            shown = parse_hierarchy(hierarchy)
+        except ScreenError as e:
+            return NavPrediction("", None, f"unreadable screen: {e}")
+        out = self.caller.call_messages(text.messages(instruction, shown, self._done), text.screen_catalogue(shown))
+        if not out.calls:
+            return NavPrediction(out.raw or out.text, None, "the navigator wrote no action")
+        call = out.calls[0]
+        try:
+            action = text.to_action(call, shown)
+        except ScreenError as e:
+            return NavPrediction(out.raw, None, str(e))
+        self._done.append(text.describe_call(call))
+        return NavPrediction(text.describe_call(call), action)
+
+
 def _image(png: bytes):
     from PIL import Image
 
@@ -111,12 +152,24 @@ def _image(png: bytes):
         return im.convert("RGB")
 
 
+TEXT_PREFIX = "text:"   # `--navigator text:SPEC`: the text navigator on SPEC (a caller spec: export or adapter)
+
+
 def resolve_navigator(spec: str | None, history: int = 4) -> tuple[NavigatorLike | None, str]:
-    """(navigator or None, a line saying which). ``default`` is the bundled model when it exists."""
-    from mobile_actions.navigator import DEFAULT_MODEL_DIR
+    """(navigator or None, a line saying which). ``default`` is the bundled model when it exists;
+    ``text`` the bundled text navigator (an adapter on the caller's base), ``text:SPEC`` one of your own."""
+    from mobile_actions.navigator import DEFAULT_MODEL_DIR, TEXT_NAVIGATOR_DIR
 
     if spec in (None, "", "none"):
         return None, "navigator: none (GUI work will not be done)"
+    if spec == "text" or spec.startswith(TEXT_PREFIX):
+        target = spec[len(TEXT_PREFIX):] if spec.startswith(TEXT_PREFIX) else ""
+        if not target:
+            if not (TEXT_NAVIGATOR_DIR / "adapter_config.json").is_file():
+                raise HybridError(f"navigator text: no bundled text navigator ({TEXT_NAVIGATOR_DIR} is empty)")
+            target = str(TEXT_NAVIGATOR_DIR)
+        caller = resolve_caller(target)
+        return TextNavigator(caller), f"navigator: text navigator {target}"
     if spec.startswith(("http://", "https://")):
         from mobile_actions.navigator.client import NavigatorClient
 

@@ -545,6 +545,7 @@ class Runner:
     def _navigate(self, task: str, instruction: str, why: str, what: str | None = None) -> str:
         """The navigator loop for one GUI task; returns the report status (done / not_done / refused)."""
         from mobile_actions.android.device import DeviceError
+        from mobile_actions.android.dispatch import dump_ui
 
         cfg = self.config
         what = what or f"GUI: {instruction}"
@@ -596,7 +597,10 @@ class Runner:
                                f"the screen did not change for {cfg.stall_repeats - 1} actions (stalled)")
                 t0 = time.perf_counter()
                 try:
-                    pred = nav.next_action(instruction, png, history)
+                    if getattr(nav, "reads_hierarchy", False):   # the text navigator reads the accessibility tree
+                        pred = nav.next_action(instruction, png, history, hierarchy=dump_ui(self.device))
+                    else:
+                        pred = nav.next_action(instruction, png, history)
                 except Exception as e:  # a service or model failure ends this GUI task, not the run
                     self._write(StepRecord("nav", f"nav:{task}:{step}", "failed", data={**base, "error": str(e)}))
                     return end("error", "not_done", f"navigator failed: {e}")
