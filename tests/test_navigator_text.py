@@ -124,3 +124,30 @@ def test_hierarchy_names_are_bare_file_names(tmp_path):
     ann.write_text(json.dumps(data))
     with pytest.raises(EpisodeError, match="bare|hierarchies"):
         recording_examples(str(tmp_path))
+
+
+def test_step_wise_prediction_scores_with_the_gui_odyssey_metrics(tmp_path):
+    """`navigator predict --model text:…` path: a caller that answers the gold call scores 100 AMS/SR on the
+    held-out templates; one that never answers scores 0."""
+    from mobile_actions.navigator.episodes import load_episodes
+    from mobile_actions.navigator.metrics import evaluate_both
+    from mobile_actions.navigator.record import record_tasks
+    from mobile_actions.navigator.text import predict_recording
+    from mobile_actions.runtime import result_from_raw
+
+    record_tasks(tmp_path, seed=2, repeats=1)
+    gold = iter(x.call for x in recording_examples(str(tmp_path), "task", "test"))
+
+    class Oracle:
+        def call_messages(self, messages, tools):
+            return result_from_raw(wire.render_call(next(gold)), tools, {})
+
+    class Mute:
+        def call_messages(self, messages, tools):
+            return result_from_raw("I am not sure.", tools, {})
+
+    episodes = load_episodes(tmp_path, "task", "test")
+    for caller, ams in ((Oracle(), 100.0), (Mute(), 0.0)):
+        preds = {(e, s): p for e, s, p in predict_recording(caller, str(tmp_path), "task", "test")}
+        report = evaluate_both(episodes, preds, split="task")
+        assert report.corrected.ams == ams and report.official.ams == ams

@@ -79,6 +79,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from mobile_actions.navigator.episodes import load_episodes
     from mobile_actions.navigator.infer import Navigator, predict_examples
 
+    if args.model == "text" or args.model.startswith("text:"):
+        return _predict_text(args)
     try:
         episodes = load_episodes(args.episodes, args.split, args.part)
         examples, report = build_examples(args.episodes, episodes, on_missing=args.missing)
@@ -94,6 +96,29 @@ def cmd_predict(args: argparse.Namespace) -> int:
         _err(f"error: {e}")
         return 2
     print(f"{args.out}: {n} predictions ({report.steps_missing} steps without screenshots not predicted)")
+    return 0
+
+
+def _predict_text(args: argparse.Namespace) -> int:
+    """`navigator predict --model text[:SPEC]`: the text navigator over the recorded hierarchy dumps."""
+    from mobile_actions.errors import HybridError
+    from mobile_actions.hybrid.models import TextNavigator, resolve_navigator
+    from mobile_actions.navigator.text import predict_recording
+
+    try:
+        nav, _ = resolve_navigator(args.model)
+        assert isinstance(nav, TextNavigator)
+        n = 0
+        with open(args.out, "w", encoding="utf-8") as f:
+            for eid, step, pred in predict_recording(nav.caller, args.episodes, args.split, args.part):
+                f.write(json.dumps({"episode_id": eid, "step": step, "pred": pred}, ensure_ascii=False) + "\n")
+                n += 1
+                if args.progress and n % 10 == 0:
+                    _err(f"  {n} steps")
+    except (NavigatorError, HybridError, OSError) as e:
+        _err(f"error: {e}")
+        return 2
+    print(f"{args.out}: {n} predictions (text navigator, gold history)")
     return 0
 
 
@@ -183,7 +208,8 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("predict", help="run a navigator over episodes (gold history) → PRED.jsonl")
-    p.add_argument("--model", required=True)
+    p.add_argument("--model", required=True, help="an OdysseyAgent folder, or text / text:SPEC for the text navigator "
+                                                  "(over the recording's hierarchy dumps)")
     p.add_argument("--episodes", required=True)
     p.add_argument("--split", default=None)
     p.add_argument("--part", default="test", choices=("train", "test"))

@@ -145,15 +145,13 @@ def episode_examples(goal: str, steps: Sequence[tuple[Screen, Action]]) -> list[
     return out
 
 
-def recording_examples(root: str, split: str | None = None, part: str = "train") -> list[StepExample]:
-    """Examples from virtual-phone recordings (`navigator record`): every step's hierarchy dump and gold
-    action; all episodes, or the ``part`` of ``split`` (``task``: whole templates held out)."""
+def recording_steps(root: str, split: str | None = None, part: str = "train"):
+    """(episode, [(screen, gold action) per step]) for every episode of a recording (or one split part)."""
     from mobile_actions.errors import EpisodeError
     from mobile_actions.navigator.episodes import OdysseyDir, load_episodes
     from mobile_actions.navigator.screen import MAX_DUMP_BYTES, parse_hierarchy
 
     d = OdysseyDir.at(root)
-    out: list[StepExample] = []
     for ep in load_episodes(root, split, part):  # type: ignore[arg-type]
         steps = []
         for step in ep.steps:
@@ -165,6 +163,30 @@ def recording_examples(root: str, split: str | None = None, part: str = "train")
             except (OSError, ScreenError) as e:
                 raise EpisodeError(f"{ep.source} step {step.index}: {path.name}: {e}") from None
             steps.append((screen, step.command))
+        yield ep, steps
+
+
+def predict_recording(caller: Any, root: str, split: str | None = None, part: str = "test"):
+    """Step-wise predictions with the gold history, as GUI Odyssey scores a navigator: yields
+    (episode_id, step, command) where command is the GUI Odyssey command the call converts to, or the
+    model's raw text when it wrote no usable call (scored wrong)."""
+    for ep, steps in recording_steps(root, split, part):
+        for ex, step in zip(episode_examples(ep.task.instruction, steps), ep.steps):
+            out = caller.call_messages(messages(ex.goal, ex.screen, ex.done), screen_catalogue(ex.screen))
+            try:
+                pred = to_action(out.calls[0], ex.screen).to_command() if out.calls else (out.raw or out.text)
+            except ScreenError:
+                pred = out.raw
+            yield ep.episode_id, step.index, pred
+
+
+def recording_examples(root: str, split: str | None = None, part: str = "train") -> list[StepExample]:
+    """Examples from virtual-phone recordings (`navigator record`): every step's hierarchy dump and gold
+    action; all episodes, or the ``part`` of ``split`` (``task``: whole templates held out)."""
+    from mobile_actions.errors import EpisodeError
+
+    out: list[StepExample] = []
+    for ep, steps in recording_steps(root, split, part):
         try:
             out += episode_examples(ep.task.instruction, steps)
         except ScreenError as e:
