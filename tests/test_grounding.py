@@ -1,6 +1,7 @@
 """Grounded decoding: values come from the conversation, whatever the model's logits say."""
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -12,6 +13,8 @@ from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.decoding.grammar import Constraints, pick
 from mobile_actions.decoding.grounding import Grounding, learn_policies
 from tests.test_grammar import STOP, table, tok  # noqa: F401  (fixtures: the tiny tokenizer and its table)
+
+from mobile_actions.caller.model import BUNDLED_ADAPTER as DEFAULT_GROUNDING  # its grounding.json
 
 DEV = {"role": "developer", "content": "Current date and time given in YYYY-MM-DDTHH:MM:SS format: 2025-06-02T10:00:00\n"
                                        "Day of week is Monday\nYou are a model that can do function calling"}
@@ -148,3 +151,49 @@ def test_a_goal_in_the_users_words_may_leave_words_out(tok, table):
     assert isinstance(typed("Turn on Bluetooth"), Str) and typed("Turn on Bluetooth")._complete()
     assert not typed("turn on Blue")._complete()          # a word cut short is not a word
     assert typed("turn on WiFi") is None and typed("turn  on") is None
+
+
+@pytest.mark.parametrize("text, first, last", [
+    ("Ok so surname Yılmaz, first name Benoît, number +64 21 763 2419. Save it!", "Benoît", "Yılmaz"),
+    ("family name del Río, first name Fatima. Add to contacts.", "Fatima", "del Río"),
+    ("new contact: first name Luíza last name Ferrari", "Luíza", "Ferrari"),
+    ("Given name: \"Ana\"; surname - Silva", "Ana", "Silva"),
+])
+def test_cues_put_each_name_where_the_request_put_it(text, first, last):
+    """With cues ("surname", "first name"), a name argument can only be a span of what follows its cue
+    (up to punctuation, a joining word or the other argument's cue): the names cannot be swapped."""
+    from mobile_actions.decoding.grounding import read_policies
+
+    pol = read_policies(DEFAULT_GROUNDING)
+    schema = Grounding.from_messages([{"role": "user", "content": text}], pol).tool_schema(
+        load_catalogue("mobile_actions")["create_contact"])
+    spans = {a: schema["properties"][a]["x-span"] for a in ("first_name", "last_name")}
+    assert any(s.startswith(first) for s in spans["first_name"]) and not any(last in s for s in spans["first_name"])
+    assert any(s.startswith(last) for s in spans["last_name"]) and not any(first in s for s in spans["last_name"])
+
+
+def test_without_a_cue_the_whole_request_is_the_source():
+    from mobile_actions.decoding.grounding import read_policies
+
+    text = "Add John Smith to my contacts"
+    schema = Grounding.from_messages([{"role": "user", "content": text}], read_policies(DEFAULT_GROUNDING)).tool_schema(
+        load_catalogue("mobile_actions")["create_contact"])
+    assert schema["properties"]["last_name"]["x-span"] == [text]
+
+
+def test_catalogue_cues_and_relearning_keeps_set_cues(tmp_path):
+    from mobile_actions.decoding.grounding import POLICY_FILE, keep_cues, read_policies
+
+    cat = Catalogue.from_json([{"name": "book", "description": "d", "parameters": {"type": "object", "properties": {
+        "guest": {"type": "string", "x-grounding": "span", "x-cues": ["guest"]},
+        "host": {"type": "string", "x-grounding": "span", "x-cues": ["host"]}}, "required": ["guest", "host"]}}])
+    schema = Grounding.from_messages([{"role": "user", "content": "book it, host Ana and guest Bo"}], {}).tool_schema(cat["book"])
+    assert schema["properties"]["guest"]["x-span"] == ["Bo"] and schema["properties"]["host"]["x-span"] == ["Ana"]
+
+    path = tmp_path / POLICY_FILE
+    path.write_text(json.dumps({"arguments": {"t.a": {"policy": "span", "cues": ["alpha"]}}}))
+    learned = {"arguments": {"t.a": {"policy": "span"}, "t.b": {"policy": "free"}}}
+    keep_cues(learned, path)
+    assert learned["arguments"]["t.a"]["cues"] == ["alpha"] and "cues" not in learned["arguments"]["t.b"]
+    path.write_text(json.dumps(learned))
+    assert read_policies(tmp_path)["cues"] == {"t.a": ["alpha"]}

@@ -65,7 +65,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------- spans
 def cmd_spans(args: argparse.Namespace) -> int:
     from mobile_actions.cli import read_rows
-    from mobile_actions.decoding.grounding import POLICY_FILE, learn_policies
+    from mobile_actions.decoding.grounding import POLICY_FILE, keep_cues, learn_policies
 
     read = read_rows(args.file)
     if read is None:
@@ -78,6 +78,7 @@ def cmd_spans(args: argparse.Namespace) -> int:
     if args.out:
         out = Path(args.out)
         out = out / POLICY_FILE if out.is_dir() else out
+        keep_cues(learned, out)
         out.write_text(json.dumps({"data": str(args.file), "rows": len(rows), **learned}, indent=2) + "\n",
                        encoding="utf-8")
         print(f"written {out}")

@@ -37,6 +37,7 @@ WORD_RE = re.compile(r"[^\W_]+")
 POLICY_FILE = "grounding.json"
 SPAN_THRESHOLD = 0.95     # the share of verbatim gold values above which an argument is treated as copied
 MIN_EXAMPLES = 5          # fewer gold values than this say nothing
+CUES = "cues"             # in the policies mapping: {tool.argument: [cue, ...]} beside the policies
 NOW_PREFIX = "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
 
 EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
@@ -134,15 +135,57 @@ def learn_policies(rows: Iterable[Any], threshold: float = SPAN_THRESHOLD) -> di
     return {"threshold": threshold, "arguments": out}
 
 
-def read_policies(folder: str | Path | None) -> dict[str, str]:
-    """``tool.argument -> policy`` from a model folder's ``grounding.json`` (empty when there is none)."""
+def read_policies(folder: str | Path | None) -> dict[str, Any]:
+    """``tool.argument -> policy`` from a model folder's ``grounding.json`` (empty when there is none),
+    and under ``CUES`` the cues set there, ``tool.argument -> [cue, ...]``."""
     if folder is None:
         return {}
     path = Path(folder) / POLICY_FILE
     if not path.is_file():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {k: v["policy"] for k, v in data.get("arguments", {}).items() if v.get("policy") in POLICIES}
+    args = data.get("arguments", {})
+    out: dict[str, Any] = {k: v["policy"] for k, v in args.items() if v.get("policy") in POLICIES}
+    cues = {k: [c for c in v["cues"] if isinstance(c, str) and c.strip()] for k, v in args.items()
+            if isinstance(v.get("cues"), list)}
+    if cues:
+        out[CUES] = cues
+    return out
+
+
+def keep_cues(learned: dict, path: Path) -> None:
+    """Carry the cues of an existing ``grounding.json`` into newly learned policies: cues are set by
+    people (words that introduce a value), not learned, so relearning the policies must not drop them."""
+    if not path.is_file():
+        return
+    old = json.loads(path.read_text(encoding="utf-8")).get("arguments", {})
+    for key, v in learned["arguments"].items():
+        if isinstance(old.get(key, {}).get("cues"), list):
+            v["cues"] = old[key]["cues"]
+
+
+_SEGMENT_END = re.compile(r"[,;.!?\n()]|\s(?:and|then|plus|also)\s", re.IGNORECASE)
+
+
+def cue_segments(text: str, cues: Sequence[str], stops: Sequence[str] = ()) -> list[str]:
+    """What follows each cue in `text`, up to punctuation, a joining word or another cue (`stops`):
+    "surname del Río, first name Fatima" with cue "surname" gives ["del Río"]."""
+    out = []
+    for cue in cues:
+        for m in re.finditer(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])", text, re.IGNORECASE):
+            rest = text[m.end():]
+            lead = len(rest) - len(rest.lstrip(" \t:=-\"'“”‘’"))
+            rest = rest[lead:]
+            end = _SEGMENT_END.search(rest)
+            seg = rest[:end.start()] if end else rest
+            for stop in stops:
+                hit = re.search(rf"(?<![^\W_]){re.escape(stop)}(?![^\W_])", seg, re.IGNORECASE)
+                if hit:
+                    seg = seg[:hit.start()]
+            seg = seg.strip().strip("\"'“”‘’").strip()
+            if seg:
+                out.append(seg)
+    return out
 
 
 # ============================================================================================ per request
@@ -206,6 +249,27 @@ class Grounding:
             return learned
         return "datetime" if _kind_of(arg, schema) == "datetime" else "free"
 
+    def cued(self, tool: Any, arg: str) -> list[str]:
+        """The segments the request gives this argument by its cues (empty: no cue said).
+
+        Cues are the words that introduce an argument's value ("surname", "first name"): a catalogue sets
+        them with ``"x-cues": [...]`` on the argument, a model folder's ``grounding.json`` with
+        ``"cues"`` beside an argument's policy. A 270M model swaps "surname Yılmaz, first name Benoît";
+        with cues the two names can only go where the request put them."""
+        stored = self.policies.get(CUES) or {}
+        props = argument_schema(tool).get("properties") or {}
+
+        def cues_of(name: str) -> list[str]:
+            given = (props.get(name) or {}).get("x-cues") if isinstance(props.get(name), dict) else None
+            return [c for c in (given if isinstance(given, list) else stored.get(f"{tool.name}.{name}") or [])
+                    if isinstance(c, str) and c.strip()]
+
+        mine = cues_of(arg)
+        if not mine:
+            return []
+        others = [c for name in props if name != arg for c in cues_of(name)]
+        return cue_segments(self.user_text, mine, others)
+
     def values(self, policy: str) -> tuple[str, ...] | None:
         """The whole values a policy allows (None: not a list of whole values)."""
         if policy == "email":
@@ -224,6 +288,9 @@ class Grounding:
             target = props[arg]
             if policy in ("span", "words"):
                 spans = tuple(s for s in self.sources if s.strip())
+                cued = self.cued(tool, arg) if policy == "span" else []
+                if cued:   # the request names this argument ("surname ..."): its value is what follows
+                    spans = tuple(cued)
                 if spans:
                     target["x-span" if policy == "span" else "x-words"] = list(spans) if policy == "span" else \
                         sorted({w.lower() for s in spans for w in WORD_RE.findall(s)})
