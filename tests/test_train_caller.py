@@ -230,6 +230,12 @@ def test_length_buckets_batch_similar_lengths_in_random_order():
     assert abs(first - last) < 60                         # long and short batches are mixed through the run
     assert length_buckets(lengths, 8, seed=1) == batches and length_buckets(lengths, 8, seed=2) != batches
 
+    # rows of two kinds (caller and navigator rows open differently): batches keep to one kind
+    kinds = [i % 3 == 0 for i in range(2000)]
+    batches = length_buckets(lengths, 8, seed=1, kinds=kinds)
+    mixed = sum(len({kinds[i] for i in b}) > 1 for b in batches)
+    assert mixed <= 2 * (2000 // (8 * 50) + 1)              # at most the batches where a group's kinds meet
+
 
 def test_bf16_lora_on_cpu_keeps_fp32_adapter_weights(tiny_ckpt, rows_file, tmp_path):
     """--precision bf16 on a CPU stores the frozen base in bf16 (no fp32 copy to cast every step) but
