@@ -22,7 +22,8 @@ def register(subparsers) -> None:
                         "folder | checkpoint/adapter DIR (PyTorch)")
     p.add_argument("--torch", action="store_true", help="run the caller on PyTorch instead of its ONNX export")
     p.add_argument("--navigator", default="default",
-                   help="default | model DIR | http(s)://URL of 'navigator serve' | none")
+                   help="default (the bundled text navigator) | text:SPEC (your own: ONNX export or adapter) | an OdysseyAgent DIR | "
+                        "http(s)://URL of 'navigator serve' | none")
     p.add_argument("--route", default="auto", choices=("auto", "always", "never"),
                    help="offer the caller operate_screen(goal) for GUI steps: auto = if it was trained to (default)")
     p.add_argument("--navigate", default="auto", choices=("auto", "always", "never"),
@@ -60,7 +61,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--torch", dest="hybrid_torch", action="store_true",
                    help="run the caller on PyTorch instead of its ONNX export")
     p.add_argument("--navigator", dest="hybrid_navigator", metavar="NAV", default="default",
-                   help="default | DIR | URL | none | oracle (scripted GUI steps: a harness check, not a model)")
+                   help="default | text:SPEC | DIR | URL | none | oracle (scripted GUI steps: a harness check, not a model)")
     p.add_argument("--navigate", dest="hybrid_navigate", default="always", choices=("auto", "always", "never"))
     p.add_argument("--max-steps", dest="hybrid_max_steps", metavar="N", type=int, default=15)
     p.add_argument("--limit", dest="hybrid_limit", metavar="N", type=int, default=None, help="first N tasks only")

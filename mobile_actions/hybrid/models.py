@@ -156,29 +156,35 @@ TEXT_PREFIX = "text:"   # `--navigator text:SPEC`: the text navigator on SPEC (a
 
 
 def resolve_navigator(spec: str | None, history: int = 4) -> tuple[NavigatorLike | None, str]:
-    """(navigator or None, a line saying which). ``default`` is the bundled model when it exists;
-    ``text`` the bundled text navigator (an adapter on the caller's base), ``text:SPEC`` one of your own."""
-    from mobile_actions.navigator import DEFAULT_MODEL_DIR, TEXT_NAVIGATOR_DIR
+    """(navigator or None, a line saying which).
+
+    - ``default`` / ``text``: the bundled text navigator (`TEXT_NAVIGATOR_DIR`, an adapter on the caller's
+      base); ``text:SPEC``: a text navigator of your own (its ONNX export, or an adapter run on PyTorch);
+    - ``http(s)://…``: a `navigator serve` service; a folder with ``config.json``: an OdysseyAgent model.
+    """
+    from mobile_actions.navigator import TEXT_NAVIGATOR_DIR
 
     if spec in (None, "", "none"):
         return None, "navigator: none (GUI work will not be done)"
-    if spec == "text" or spec.startswith(TEXT_PREFIX):
+    if spec in ("default", "text") or spec.startswith(TEXT_PREFIX):
         target = spec[len(TEXT_PREFIX):] if spec.startswith(TEXT_PREFIX) else ""
         if not target:
             if not (TEXT_NAVIGATOR_DIR / "adapter_config.json").is_file():
-                raise HybridError(f"navigator text: no bundled text navigator ({TEXT_NAVIGATOR_DIR} is empty)")
+                return None, f"navigator: no bundled navigator ({TEXT_NAVIGATOR_DIR} is empty): GUI work will not be done"
             target = str(TEXT_NAVIGATOR_DIR)
-        caller = resolve_caller(target)
+        try:
+            caller = resolve_caller(target)
+        except ImportError as e:   # an adapter runs on PyTorch: the [model] extra
+            return None, f"navigator: {target} needs PyTorch (pip install 'mobile-actions[model]'): {e}"
         return TextNavigator(caller), f"navigator: text navigator {target}"
     if spec.startswith(("http://", "https://")):
         from mobile_actions.navigator.client import NavigatorClient
 
         return ClientNavigator(NavigatorClient(spec), history), f"navigator: service {spec}"
-    path = DEFAULT_MODEL_DIR if spec == "default" else Path(spec).expanduser()
+    path = Path(spec).expanduser()
     if not (path / "config.json").is_file():
-        if spec == "default":
-            return None, f"navigator: no bundled model yet ({path} is empty): GUI work will not be done"
-        raise HybridError(f"navigator {spec!r}: not a model folder (no config.json) and not an http(s) URL")
+        raise HybridError(f"navigator {spec!r}: not a model folder (no config.json), not text[:SPEC] and not an "
+                          "http(s) URL")
     from mobile_actions.navigator.infer import Navigator
 
     return PredictorNavigator(Navigator(path), history), f"navigator: {path}"

@@ -14,12 +14,11 @@ from mobile_actions.errors import (
 from .metrics import EvalReport, Score, evaluate, evaluate_both, read_predictions
 from .prompt import build_prompt
 
-DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"  # the offline navigator trained on virtual-phone demos
 # the text navigator: a LoRA adapter on the caller's Gemma 3 270M base (GUI actions as function calls)
 TEXT_NAVIGATOR_DIR = Path(__file__).resolve().parent.parent / "assets" / "navigator-lora"
 
 __all__ = [
-    "Action", "ActionParseError", "DEFAULT_MODEL_DIR", "TEXT_NAVIGATOR_DIR", "Episode", "EpisodeError", "EvalReport", "MissingScreenshotError",
+    "Action", "ActionParseError", "TEXT_NAVIGATOR_DIR", "Episode", "EpisodeError", "EvalReport", "MissingScreenshotError",
     "NavigatorError", "PredictionFileError", "RawActionError", "Score", "ServiceError", "Step", "build_prompt", "evaluate",
     "evaluate_both", "from_raw", "load_episode", "load_episodes", "load_split", "parse_command", "read_predictions",
     "screenshot_report", "to_raw",
