@@ -135,3 +135,32 @@ def test_prepare_builds_once_and_force_rebuilds(cache, monkeypatch):
     m = json.loads((out / "manifest.json").read_text())
     (out / "manifest.json").write_text(json.dumps({**m, "adapter_sha256": "0" * 64}))
     assert ex.prepare_default(out) == (out, True) and len(built) == 3          # another adapter: rebuilt
+
+
+def test_the_default_navigator_runs_on_its_prepared_export(cache, tmp_path, monkeypatch):
+    """`--navigator default`: the bundled text navigator's export when it is current (judged by the adapter's
+    digest, wherever the package lives), else the adapter itself; nothing bundled: no navigator, said so."""
+    import mobile_actions.navigator as navpkg
+    from mobile_actions.hybrid import models
+    from mobile_actions.runtime.prepared import bundled_adapter_sha256, navigator_onnx_dir, stale_reason
+
+    adapter = tmp_path / "navigator-lora"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{}")
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    monkeypatch.setattr(navpkg, "TEXT_NAVIGATOR_DIR", adapter)
+    folder = _prepared(navigator_onnx_dir(), source_model=str(adapter), adapter_sha256=bundled_adapter_sha256(adapter))
+    assert stale_reason(folder, adapter=adapter) is None
+    seen = []
+    monkeypatch.setattr(models, "resolve_caller", lambda spec, *a, **k: seen.append(spec) or object())
+    nav, line = models.resolve_navigator("default")
+    assert isinstance(nav, models.TextNavigator) and seen == [str(folder)]
+
+    (adapter / "adapter_model.safetensors").write_bytes(b"retrained")          # the export is stale now
+    assert "another version" in stale_reason(folder, adapter=adapter)
+    models.resolve_navigator("default")
+    assert seen[-1] == str(adapter)
+
+    monkeypatch.setattr(navpkg, "TEXT_NAVIGATOR_DIR", tmp_path / "empty")
+    nav, line = models.resolve_navigator("default")
+    assert nav is None and "no bundled navigator" in line

@@ -63,6 +63,21 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
             print(f"default caller (ONNX, {manifest['quant']}): {folder} "
                   + (f"(built in {info['onnx']['seconds']} s, {info['onnx']['size_mb']} MB)" if built
                      else "(already prepared)"))
+        from mobile_actions.navigator import TEXT_NAVIGATOR_DIR
+        from mobile_actions.runtime.prepared import navigator_onnx_dir
+
+        if (TEXT_NAVIGATOR_DIR / "adapter_config.json").is_file():   # the default navigator runs on-device too
+            t2 = time.time()
+            try:
+                nav, built = prepare_default(navigator_onnx_dir(args.cache), force=args.force, progress=_err,
+                                             adapter=TEXT_NAVIGATOR_DIR)
+            except RuntimeError as e:
+                _err(f"error: {e}")
+                return 1
+            info["navigator_onnx"] = {"path": str(nav), "built": built, "seconds": round(time.time() - t2, 1)}
+            if not args.json:
+                print(f"default navigator (ONNX): {nav} " + (f"(built in {info['navigator_onnx']['seconds']} s)"
+                                                             if built else "(already prepared)"))
     if args.json:
         print(json.dumps(info, indent=2))
     return 0

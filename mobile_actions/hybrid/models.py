@@ -171,11 +171,17 @@ def resolve_navigator(spec: str | None, history: int = 4) -> tuple[NavigatorLike
         if not target:
             if not (TEXT_NAVIGATOR_DIR / "adapter_config.json").is_file():
                 return None, f"navigator: no bundled navigator ({TEXT_NAVIGATOR_DIR} is empty): GUI work will not be done"
-            target = str(TEXT_NAVIGATOR_DIR)
+            from mobile_actions.runtime.prepared import NotPreparedError, prepared_navigator
+
+            try:   # on-device: the export `model prepare` builds; else the adapter on PyTorch
+                target = str(prepared_navigator())
+            except NotPreparedError:
+                target = str(TEXT_NAVIGATOR_DIR)
         try:
             caller = resolve_caller(target)
         except ImportError as e:   # an adapter runs on PyTorch: the [model] extra
-            return None, f"navigator: {target} needs PyTorch (pip install 'mobile-actions[model]'): {e}"
+            return None, (f"navigator: {target} needs PyTorch (pip install 'mobile-actions[model]') or its export "
+                          f"(`mobile-actions model prepare`): {e}")
         return TextNavigator(caller), f"navigator: text navigator {target}"
     if spec.startswith(("http://", "https://")):
         from mobile_actions.navigator.client import NavigatorClient

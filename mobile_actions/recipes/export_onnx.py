@@ -894,8 +894,10 @@ def _run(cfg: ExportConfig, say: Callable[[str], None]) -> ExportResult:
             else:
                 step("self-check: fp32 greedy tokens of ONNX vs PyTorch on 2 prompts")
                 check = {"fp32": self_check_fp32(model, fp32_dir, prompts[:2], cfg.check_tokens)}
-                step(f"self-check: exact match of fp32 and {cfg.quant} on {cfg.eval_rows} held-out rows")
-                check["accuracy"] = accuracy_check({"fp32": fp32_dir, cfg.quant: out}, cfg.eval_data, cfg.eval_rows)
+                if cfg.eval_rows:   # a navigator's export has no Mobile Actions rows to be checked on
+                    step(f"self-check: exact match of fp32 and {cfg.quant} on {cfg.eval_rows} held-out rows")
+                    check["accuracy"] = accuracy_check({"fp32": fp32_dir, cfg.quant: out}, cfg.eval_data,
+                                                       cfg.eval_rows)
         manifest["self_check"] = check
         manifest["export_seconds"] = round(time.time() - t0, 1)
         manifest["size_bytes"] = folder_size(out)
@@ -914,8 +916,9 @@ def check_ok(check: dict) -> bool:
 
 
 def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
-                    progress: Callable[[str], None] | None = None) -> tuple[Path, bool]:
-    """The bundled caller's default (`DEFAULT_QUANT`, q8) export at `out`, built once: (folder, built now?).
+                    progress: Callable[[str], None] | None = None, adapter: Path | None = None) -> tuple[Path, bool]:
+    """The bundled caller's default (`DEFAULT_QUANT`, q8) export at `out`, built once: (folder, built now?);
+    with `adapter` (the bundled text navigator), that adapter's export.
 
     Skipped when `out` already holds a current one (`runtime.prepared.stale_reason`: this export format,
     the default quant, the bundled adapter's sha256); `force` rebuilds. Built beside `out` and swapped in at the end,
@@ -924,14 +927,16 @@ def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
 
     say = progress or (lambda _m: None)
     out = Path(out)
-    why = stale_reason(out)
+    why = stale_reason(out, adapter=adapter)
     if why is None and not force:
         say(f"ONNX export: {out} is current (bundled adapter unchanged)")
         return out, False
     say(f"ONNX export: building {out} ({'--force' if why is None else why})")
     tmp = out.with_name(out.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    res = run(ExportConfig(model="default", out=str(tmp), quant=DEFAULT_QUANT, check=check), progress=say)
+    model = "default" if adapter is None else str(adapter)
+    res = run(ExportConfig(model=model, out=str(tmp), quant=DEFAULT_QUANT, check=check,
+                           eval_rows=0 if adapter is not None else ExportConfig.eval_rows), progress=say)
     if not check_ok(res.check):
         raise RuntimeError(f"the export's self-check failed (ONNX fp32 greedy tokens != PyTorch); kept in {tmp}")
     old = out.with_name(out.name + ".old")

@@ -49,8 +49,16 @@ def bundled_adapter_sha256(adapter: str | Path | None = None) -> str:
     return sha256_files([folder / f for f in ADAPTER_FILES if (folder / f).is_file()])
 
 
-def stale_reason(folder: str | Path, adapter_sha256: str | None = None) -> str | None:
-    """Why `folder` is not a current export of the bundled caller (None: it is)."""
+def navigator_onnx_dir(cache: str | Path | None = None) -> Path:
+    """`<cache>/onnx-navigator-<quant>`: where `model prepare` puts the bundled text navigator's export."""
+    from mobile_actions.caller.model import cache_dir  # torch-free
+
+    return cache_dir(cache) / f"onnx-navigator-{DEFAULT_QUANT}"
+
+
+def stale_reason(folder: str | Path, adapter_sha256: str | None = None, adapter: Path | None = None) -> str | None:
+    """Why `folder` is not a current export of the bundled caller, or of the bundled `adapter` when one is
+    given (the text navigator: judged by its weights' digest, wherever the package is installed) (None: it is)."""
     from mobile_actions.runtime.onnx import FORMAT_VERSION
 
     folder = Path(folder)
@@ -63,11 +71,11 @@ def stale_reason(folder: str | Path, adapter_sha256: str | None = None) -> str |
         return f"{path}: unreadable ({e})"
     if int(m.get("format_version", 1)) < FORMAT_VERSION:
         return f"{folder} is an older export format ({m.get('format_version', 1)} < {FORMAT_VERSION})"
-    if m.get("source_model") != "default":
+    if adapter is None and m.get("source_model") != "default":
         return f"{folder} is an export of {m.get('source_model')!r}, not of the bundled caller"
     if m.get("quant") != DEFAULT_QUANT:
         return f"{folder} is quantised {m.get('quant')!r}, not {DEFAULT_QUANT!r}"
-    want = adapter_sha256 or bundled_adapter_sha256()
+    want = adapter_sha256 or bundled_adapter_sha256(adapter)
     if m.get("adapter_sha256") != want:
         return f"{folder} was exported from another version of the bundled adapter"
     return None
@@ -90,4 +98,15 @@ def prepared_export(folder: str | Path | None = None) -> Path:
     if why:
         raise NotPreparedError(f"{why}: run `mobile-actions model prepare` (it rebuilds the export, ~5 min on "
                                f"2 cores); or use --torch for PyTorch")
+    return folder
+
+
+def prepared_navigator(folder: str | Path | None = None) -> Path:
+    """The bundled text navigator's current ONNX export, or `NotPreparedError` saying what to run."""
+    from mobile_actions.navigator import TEXT_NAVIGATOR_DIR
+
+    folder = Path(folder) if folder is not None else navigator_onnx_dir()
+    why = stale_reason(folder, adapter=TEXT_NAVIGATOR_DIR)
+    if why:
+        raise NotPreparedError(f"{why}: run `mobile-actions model prepare` (it builds the navigator's export too)")
     return folder
