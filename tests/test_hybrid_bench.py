@@ -101,7 +101,8 @@ def test_oracle_gui_scripts_reach_their_checks(tmp_path):
 
     assert set(GUI_SCRIPTS) <= {t["id"] for t in TASKS}
     reachable = "g04,g09,g10,m02,m04,m13"
-    results = run_bench(BenchConfig(model="oracle", navigator="oracle", only=reachable, out=str(tmp_path)))
+    results = run_bench(BenchConfig(model="oracle", navigator="oracle", navigate="always", only=reachable,
+                                    out=str(tmp_path)))
     assert [r.id for r in results if not r.success] == [] and len(results) == 6
 
 

@@ -62,7 +62,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
                    help="run the caller on PyTorch instead of its ONNX export")
     p.add_argument("--navigator", dest="hybrid_navigator", metavar="NAV", default="default",
                    help="default | text:SPEC | DIR | URL | none | oracle (scripted GUI steps: a harness check, not a model)")
-    p.add_argument("--navigate", dest="hybrid_navigate", default="always", choices=("auto", "always", "never"))
+    p.add_argument("--navigate", dest="hybrid_navigate", default="auto", choices=("auto", "always", "never"),
+                   help="as `run --navigate` (default auto, what `run` does: the navigator gets the request when the "
+                        "caller made no valid call; always: also after the tool calls)")
     p.add_argument("--max-steps", dest="hybrid_max_steps", metavar="N", type=int, default=15)
     p.add_argument("--limit", dest="hybrid_limit", metavar="N", type=int, default=None, help="first N tasks only")
     p.add_argument("--only", dest="hybrid_only", metavar="IDS", default=None,

@@ -458,7 +458,7 @@ class OracleNavigator:
 class BenchConfig:
     model: str = "default"
     navigator: str | None = "default"
-    navigate: str = "always"       # the benchmark measures the whole hybrid: GUI halves need the navigator
+    navigate: str = "auto"         # what `run` does; "always" also hands every request to the navigator
     max_steps: int = 15
     limit: int | None = None
     only: str | None = None        # comma list of ids or categories
