@@ -4,7 +4,6 @@ to GUI Odyssey commands and back, and recordings turned into Mobile Actions rows
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 

@@ -158,7 +158,7 @@ def tasks_for(rng: random.Random) -> list[Task]:
     two = rng.sample(["com.mobileactions.notes", "com.android.chrome", "com.android.contacts", "com.android.calendar"], 2)
     back_app = rng.choice(["Notes", "Chrome", "Contacts", "Calendar"])
     impossible = rng.choice(IMPOSSIBLE)
-    t, low = tile, tile.lower()
+    low = tile.lower()
 
     def wifi_off(r: Recorder) -> None:
         _open(r, "Settings"); r.tap("Network & internet"); r.tap("Use Wi-Fi"); r.complete()
@@ -273,7 +273,6 @@ def tasks_for(rng: random.Random) -> list[Task]:
         return setup
 
     P = lambda *forms: _phrase(rng, *forms)  # noqa: E731
-    s = lambda st: st  # noqa: E731  (the check reads the phone's snapshot)
     return [
         Task("wifi_off", "General_Tool", ("Settings",), P("turn off Wi-Fi in Settings", "switch Wi-Fi off", "disable wifi",
              "can you turn the wifi off"), wifi_off, lambda st: not st["wifi"]),
