@@ -487,3 +487,27 @@ def test_weight_zero_on_a_chain_tool_rules_out_chains(catalogue):
     rows = generate_rows(catalogue, 200, seed=5, chain_rate=0.5, tool_weights={"show_map": 0})
     assert not any("turn" in r["meta"] for r in rows)
     assert "show_map" not in _calls_per_tool(rows)
+
+
+def test_shared_verb_rows_route_the_screen_part_in_the_users_words():
+    """"turn on the flashlight and Bluetooth": the tool call and operate_screen(goal="turn on Bluetooth"), in
+    the order said; only routing catalogues get these rows."""
+    routing = load_catalogue("mobile_actions+operate_screen")
+    rows = generate_rows(routing, 600, seed=5, families="train")
+    shared = [r for r in rows if any(f.startswith("shared/") for f in r["meta"]["families"])]
+    assert 10 <= len(shared) <= 80
+    _assert_valid(shared)
+    for r in shared:
+        calls = _calls(r)
+        names = [c.name for c in calls]
+        assert sorted(names) in (["operate_screen", "turn_on_flashlight"], ["operate_screen", "turn_off_flashlight"])
+        goal = next(c.arguments["goal"] for c in calls if c.name == "operate_screen")
+        text = user_text(r).lower()
+        assert all(w in text for w in goal.lower().split()), (text, goal)
+        on = "turn_on_flashlight" in names
+        assert goal.startswith(("turn on", "switch on", "enable", "activate", "put on") if on
+                               else ("turn off", "switch off", "disable", "deactivate")), goal
+        thing_first = r["meta"]["families"][0].startswith("shared/thing")
+        assert (names[0] == "operate_screen") == thing_first
+    plain = generate_rows(load_catalogue("mobile_actions"), 300, seed=5)
+    assert not any(f.startswith("shared/") for r in plain for f in r["meta"]["families"])

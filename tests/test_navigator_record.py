@@ -40,3 +40,15 @@ def test_script_errors_are_typed(tmp_path):
     rec = Recorder(VirtualPhone(), tmp_path, "x")
     with pytest.raises(RecordError, match="no clickable 'Nonexistent'"):
         rec.tap("Nonexistent")
+
+
+def test_an_episode_can_start_inside_an_app(tmp_path):
+    """A navigator also runs after tool calls left an app open: such episodes first leave it."""
+    (tmp_path / "screenshots").mkdir()
+    tasks = {t.template: t for t in tasks_for(random.Random(5))}
+    ep = record_episode(tasks["new_note"], tmp_path, "vp-note", start="com.android.chrome")
+    assert ep["steps"][0]["action"] == "CLICK" and ep["steps"][0]["info"] == "KEY_HOME"
+    shade = record_episode(tasks["toggle_tile"], tmp_path, "vp-tile", start="com.android.contacts")
+    assert shade["steps"][0]["action"] == "SCROLL"            # the shade opens over any app
+    home = record_episode(tasks["new_note"], tmp_path, "vp-note-home")
+    assert home["steps"][0]["info"] != "KEY_HOME"

@@ -60,6 +60,7 @@ CALL_COUNT_WEIGHTS = (0.70, 0.22, 0.08)   # 1, 2, 3 calls
 CHAIN_RATE = 0.1                          # share of rows that are address chains (first turn or follow-up)
 FOLLOWUP_TEXT_SHARE = 0.3                 # share of plain rows with show_map that become a text follow-up
 CHAIN_TOOLS = ("show_map", "send_email")
+SHARED_RATE = 0.06                        # share of routing rows whose tool call and GUI goal share one verb
 _DONE_REPLIES = ("Done.", "All done.", "Done. {place} is at {address}.", "Here it is: {place}, {address}.",
                  "I've shown {place} on the map.", "Done: {place}, {address}.")
 SPLITS = ("train", "heldout", "all")
@@ -72,7 +73,7 @@ _TOOL_WEIGHTS = {"send_email": 1.4, "create_contact": 1.3, "create_calendar_even
 class Family:
     """One phrasing structure: a template (Mobile Actions tools, refusals) or a schema-driven builder (generic)."""
     id: str                    # "send_email/subject_first", "generic/with_args", "refusal/weather"
-    group: str                 # the partition group: a tool name, "generic", "refusal" or "chain"
+    group: str                 # the partition group: a tool name, "generic", "refusal", "chain" or "shared"
     mode: str                  # "imp" (takes "can you ..." openers) or "free" (a whole utterance)
     template: Template | None = None
     builder: generic.Builder | None = None
@@ -122,6 +123,13 @@ def _chain_families(catalogue: Catalogue) -> list[Family]:
             for name, mode, source in mobile.CHAIN_EMAIL_ADDRESS]
 
 
+def _shared_families(catalogue: Catalogue) -> list[Family]:
+    if not all(name in catalogue.names and _mobile_families(catalogue[name]) for name in mobile.SHARED_SWITCH_TOOLS):
+        return []
+    return [Family(f"shared/{name}", "shared", mode, template=Template.compile(source))
+            for name, mode, source in mobile.SHARED_SWITCH]
+
+
 def _refusal_families(catalogue: Catalogue) -> list[Family]:
     texts = [f"{t.name} {t.description}" for t in catalogue]
     return [Family(f"refusal/{t.name}", "refusal", "free", template=Template.compile(t.template))
@@ -140,7 +148,7 @@ def catalogue_families(catalogue: Catalogue) -> list[Family]:
             needs_generic = True
     if needs_generic:
         fams += _generic_families()
-    fams += _chain_families(catalogue) + _refusal_families(catalogue)
+    fams += _chain_families(catalogue) + _shared_families(catalogue) + _refusal_families(catalogue)
     return _with_splits(fams)
 
 
@@ -161,6 +169,7 @@ class _Plan:
     tools: list[_ToolPlan]
     refusal_families: list[Family]
     chain_families: list[Family]
+    shared_families: list[Family]
     tool_json: dict[str, dict]
     conflicts: frozenset[tuple[str, str]] = frozenset()
 
@@ -196,7 +205,7 @@ def _plan(catalogue: Catalogue, families: str, tool_weights: Mapping[str, float]
     chains = [f for f in keep if f.group == "chain"] if all(weight.get(t, 0) > 0 for t in CHAIN_TOOLS) else []
     conflicts = frozenset((a, b) for a in catalogue.names for b in catalogue.names if _conflicts(a, b))
     return _Plan(catalogue, tools, [f for f in keep if f.group == "refusal"], chains,
-                 {t.name: t.to_mobile_actions() for t in catalogue}, conflicts)
+                 [f for f in keep if f.group == "shared"], {t.name: t.to_mobile_actions() for t in catalogue}, conflicts)
 
 
 # ---------------------------------------------------------------------------------------------- rows
@@ -247,9 +256,16 @@ def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal
     refusal = bool(plan.refusal_families) and rng.random() < refusal_rate
     # Drawn only when chains can happen, so chain_rate=0 (or a catalogue without them) keeps the old rows.
     chain = not refusal and chain_rate > 0 and bool(plan.chain_families) and rng.random() < chain_rate
+    # Drawn only for routing catalogues, so the rows of any other catalogue stay as they were.
+    shared = not refusal and not chain and bool(plan.shared_families) and rng.random() < SHARED_RATE
     followup: dict | None = None
     if chain:
         clauses, used, calls, followup = _chain(rng, plan, now, style, weights)
+        assistant = {"role": "assistant", "tool_calls": calls}
+    elif shared:
+        fam = rng.choice(plan.shared_families)
+        slots, calls = mobile.shared_switch(rng, thing_first=fam.id.startswith("shared/thing"))
+        clauses, used = [(fam.template.expand(rng, slots, style.quote), fam.mode)], [fam]
         assistant = {"role": "assistant", "tool_calls": calls}
     elif refusal:
         fam = rng.choice(plan.refusal_families)

@@ -145,6 +145,32 @@ OPERATE_SCREEN: list[FamilySpec] = [
     ("on_the_phone", "imp", "(on my phone|on the phone|using the screen|through the settings)(,|) {goal}"),
 ]
 
+# One verb for a tool call and a GUI goal: "turn on the flashlight and Bluetooth" is turn_on_flashlight()
+# and operate_screen(goal="turn on Bluetooth"), the goal put together from the user's words. A family
+# whose name starts with "thing" names the screen's part first (and its call comes first).
+# Slots: {verb} ("turn on" ...), {thing} (a setting), {light} (flashlight, torch ...).
+SHARED_SWITCH: list[FamilySpec] = [
+    ("light_and_thing", "imp", "{verb} the {light} and {thing}"),
+    ("light_and_thing_too", "imp", "{verb} the {light}(,|) and {thing} (too|as well)"),
+    ("both", "imp", "{verb} both the {light} and {thing}"),
+    ("light_plus_thing", "imp", "{verb} the {light} plus {thing}"),
+    ("thing_and_light", "imp", "{verb} {thing} and the {light}"),
+    ("thing_and_light_too", "imp", "{verb} {thing}(,|) and the {light} (too|as well)"),
+]
+SHARED_SWITCH_TOOLS = ("operate_screen", "turn_on_flashlight", "turn_off_flashlight")
+
+
+def shared_switch(rng: Random, thing_first: bool) -> tuple[dict[str, Value], list[dict]]:
+    """(slot fillings, the calls in the order said) for a `SHARED_SWITCH` request."""
+    on = rng.random() < 0.5
+    verb, thing = V.switch_goal(rng, on)
+    slots = {"verb": Value(verb, LITERAL), "thing": Value(thing, LITERAL),
+             "light": Value(rng.choice(("flashlight", "torch", "flash light", "flashlight", "light")), LITERAL)}
+    light = {"function": {"name": "turn_on_flashlight" if on else "turn_off_flashlight", "arguments": {}}}
+    gui = {"function": {"name": "operate_screen", "arguments": {"goal": f"{verb} {thing}"}}}
+    return slots, [gui, light] if thing_first else [light, gui]
+
+
 FAMILIES: dict[str, list[FamilySpec]] = {
     "operate_screen": OPERATE_SCREEN,
     "send_email": SEND_EMAIL,

@@ -327,7 +327,7 @@ def event_title(rng: Random) -> str:
 # Things people ask a phone to do that no Mobile Actions tool covers: a GUI navigator does them on the
 # screen. Compositional (a verb for the thing, the thing), so goals vary beyond any fixed list.
 _SETTINGS = ("Bluetooth", "airplane mode", "Do Not Disturb", "dark mode", "the hotspot", "location", "auto-rotate",
-             "battery saver", "NFC", "mobile data")
+             "battery saver", "NFC", "mobile data", "Wi-Fi", "wifi", "the wifi")
 _SWITCH_ON = ("turn on", "switch on", "enable", "activate", "put on")
 _SWITCH_OFF = ("turn off", "switch off", "disable", "deactivate")
 _APPS = ("Chrome", "the browser", "the calendar app", "my contacts", "the notes app", "Gmail", "the settings",
@@ -337,6 +337,11 @@ _SEARCHES = ("pizza near me", "cheap flights to Lisbon", "the weather in Oslo", 
              "train times to Leeds")
 _NOTES = ("buy milk and eggs", "call the plumber", "pick up the dry cleaning", "gate code 4512", "book the car service",
           "ideas for Mia's birthday")
+
+
+def switch_goal(rng: Random, on: bool) -> tuple[str, str]:
+    """(verb, setting) for switching a setting no tool covers on or off: ("turn on", "Bluetooth")."""
+    return rng.choice(_SWITCH_ON if on else _SWITCH_OFF), rng.choice(_SETTINGS)
 
 
 def gui_goal(rng: Random) -> str:

@@ -134,8 +134,10 @@ IMPOSSIBLE = ["set an alarm for 7 am", "take a selfie", "play some music", "star
 
 
 def _phrase(rng: random.Random, *forms: str) -> str:
-    """Templates are phrased several ways, as people ask; a held-out template keeps all of its forms."""
-    return rng.choice(forms)
+    """Templates are phrased several ways, as people ask (some capitalised, some not); a held-out
+    template keeps all of its forms."""
+    form = rng.choice(forms)
+    return form[:1].upper() + form[1:] if rng.random() < 0.5 else form
 
 
 def tasks_for(rng: random.Random) -> list[Task]:
@@ -217,7 +219,7 @@ def tasks_for(rng: random.Random) -> list[Task]:
         _open(r, "Contacts"); r.tap("Create contact"); r.type(name); r.key("KEY_BACK"); r.key("KEY_HOME"); r.complete()
 
     def open_app(r: Recorder) -> None:
-        r.tap(app); r.complete()
+        _open(r, app); r.complete()
 
     def go_home(r: Recorder) -> None:
         r.key("KEY_HOME"); r.complete()
@@ -281,7 +283,8 @@ def tasks_for(rng: random.Random) -> list[Task]:
         Task("wifi_screen", "General_Tool", ("Settings",), P("show me the Wi-Fi networks", "open the network settings",
              "go to Network & internet in Settings"), wifi_screen, lambda st: st["stack"][-1]["kind"] == "wifi"),
         Task("toggle_tile", "General_Tool", ("System UI",), P(f"turn on {low} from quick settings", f"switch {low} on",
-             f"enable {low}", f"{low} on please", f"can you turn on {low}"), toggle_tile, lambda st: bool(st[flag])),
+             f"enable {low}", f"{low} on please", f"can you turn on {low}", f"turn on {tile}", f"switch on {tile}"),
+             toggle_tile, lambda st: bool(st[flag])),
         Task("tile_off", "General_Tool", ("System UI",), P(f"turn off {off_tile.lower()}", f"switch {off_tile.lower()} off",
              f"disable {off_tile.lower()}", f"please turn {off_tile.lower()} off"), tile_off,
              lambda st: not st[off_flag], setup=flag_on(off_flag)),
@@ -361,13 +364,22 @@ TEMPLATES = tuple(t.template for t in tasks_for(random.Random(0)))
 HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy_place", "go_back")
 
 
-def record_episode(task: Task, out: Path, episode_id: str, scale: float = 0.25) -> dict[str, Any]:
+# Where an episode without a setup of its own may start besides the home screen: a navigator also runs
+# after tool calls that left an app open, and must first leave it.
+START_APPS = ("com.mobileactions.notes", "com.android.chrome", "com.android.contacts", "com.android.calendar",
+              "com.google.android.gm", "com.google.android.apps.maps", "com.android.settings")
+
+
+def record_episode(task: Task, out: Path, episode_id: str, scale: float = 0.25, start: str | None = None) -> dict[str, Any]:
+    """One demonstration; ``start`` is an app to open first (tasks with their own ``setup`` ignore it)."""
     from mobile_actions.android.phone.core import VirtualPhone
     from mobile_actions.android.phone.state import HEIGHT, WIDTH
 
     phone = VirtualPhone(serial="vphone-rec")
     if task.setup is not None:
         task.setup(phone)
+    elif start is not None:
+        phone.launch(start)
     rec = Recorder(phone, out, episode_id, scale)
     task.script(rec)
     if not task.check(phone.snapshot()):
@@ -383,8 +395,10 @@ def record_episode(task: Task, out: Path, episode_id: str, scale: float = 0.25) 
     }
 
 
-def record_tasks(out: str | Path, seed: int = 0, repeats: int = 1, scale: float = 0.25, test_fraction: float = 0.2) -> dict[str, Any]:
-    """Record ``repeats`` instances of every template under ``out`` (official layout) with random and task splits."""
+def record_tasks(out: str | Path, seed: int = 0, repeats: int = 1, scale: float = 0.25, test_fraction: float = 0.2,
+                 elsewhere: float = 0.35) -> dict[str, Any]:
+    """Record ``repeats`` instances of every template under ``out`` (official layout) with random and task
+    splits; a share ``elsewhere`` of the episodes starts inside an app rather than on the home screen."""
     out = Path(out)
     for sub in ("annotations", "screenshots", "hierarchies", "splits"):
         (out / sub).mkdir(parents=True, exist_ok=True)
@@ -394,7 +408,8 @@ def record_tasks(out: str | Path, seed: int = 0, repeats: int = 1, scale: float 
     for n in range(repeats):
         for task in tasks_for(rng):
             eid = f"vp-{task.template}-{seed}-{n:04d}"
-            ep = record_episode(task, out, eid, scale)
+            start = rng.choice(START_APPS) if rng.random() < elsewhere else None
+            ep = record_episode(task, out, eid, scale, start)
             (out / "annotations" / f"{eid}.json").write_text(json.dumps(ep, indent=1, ensure_ascii=False))
             files.append((f"{eid}.json", task.template))
             steps += ep["step_length"]
