@@ -80,6 +80,21 @@ def test_grammar_admits_only_labels_on_the_screen_and_the_prompt_does_not_list_t
     assert wire.render([], other, layout="cache") == wire.render([], cat, layout="cache")
 
 
+def test_typing_is_offered_only_where_a_field_has_the_focus(phone):
+    """Typed text with no focused field goes nowhere: the grammar refuses `type_text` there, the prompt is
+    unchanged (the declaration stays), and a form's focused field makes it callable again."""
+    typing = wire.render_call(ToolCall("type_text", {"text": "hi"}))
+    home = screen_catalogue(_screen(phone))
+    assert not accepts(CallGrammar(home), typing)
+    assert accepts(CallGrammar(home), wire.render_call(ToolCall("tap", {"target": "Notes"})))
+    phone.launch("com.mobileactions.notes")
+    phone.tap(*_screen(phone).element("New note").center)
+    form = _screen(phone)
+    assert any(e.kind == "field" and e.focused for e in form.elements)
+    assert accepts(CallGrammar(screen_catalogue(form)), typing)
+    assert wire.render([], home, layout="cache") == wire.render([], screen_catalogue(form), layout="cache")
+
+
 def test_calls_convert_to_gui_odyssey_commands_and_back(phone):
     screen = _screen(phone)
     notes = screen.element("Notes")

@@ -480,8 +480,10 @@ class CallGrammar:
     def __init__(self, catalogue: Catalogue, grounding: Any = None):
         self.catalogue = catalogue
         self.grounded = grounding is not None
+        # A declaration may be shown but not callable here (``"x-callable": false`` in its parameters, e.g.
+        # `type_text` on a screen with no focused field): the prompt stays the same, the grammar refuses it.
         self.tools = {t.name: _obj(grounding.tool_schema(t) if grounding is not None else argument_schema(t))
-                      for t in catalogue}
+                      for t in catalogue if t.parameters.get("x-callable", True) is not False}
 
     def start(self) -> State:
         return Start(self)

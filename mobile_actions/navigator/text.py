@@ -28,8 +28,9 @@ _KEYS = {"press_back": "PRESS_BACK", "press_home": "PRESS_HOME", "show_recent_ap
 _KEY_CALLS = {v: k for k, v in _KEYS.items()}
 
 
-def _tool(name: str, description: str, properties: dict | None = None, required: Sequence[str] = ()) -> dict:
-    params: dict[str, Any] = {"type": "OBJECT", "properties": properties or {}}
+def _tool(name: str, description: str, properties: dict | None = None, required: Sequence[str] = (),
+          extra: dict | None = None) -> dict:
+    params: dict[str, Any] = {"type": "OBJECT", "properties": properties or {}, **(extra or {})}
     if required:
         params["required"] = list(required)
     return {"function": {"name": name, "description": description, "parameters": params}}
@@ -38,16 +39,20 @@ def _tool(name: str, description: str, properties: dict | None = None, required:
 def screen_catalogue(screen: Screen | None = None) -> Catalogue:
     """The GUI actions, the same declarations on every screen (so their prompt prefix is shared and cached
     across steps); for a given screen, `target` carries its labels as ``x-enum``: the grammar admits only
-    those, and the prompt (which drops ``x-`` keys) lists them in the user turn instead."""
+    those, and the prompt (which drops ``x-`` keys) lists them in the user turn instead. Likewise
+    `type_text` is declared everywhere but callable only where a field has the focus."""
     target: dict[str, Any] = {"type": "STRING", "description": "The label of an element on the screen."}
+    typing: dict[str, Any] = {}
     if screen is not None:
         target["x-enum"] = [e.label for e in screen.actionable]
+        if not any(e.kind == "field" and e.focused for e in screen.elements):
+            typing["x-callable"] = False   # typed text would go nowhere: the grammar does not offer it
     tools = [
         _tool("tap", "Taps an element on the screen.", {"target": target}, ["target"]),
         _tool("long_press", "Touches and holds an element on the screen.", {"target": target}, ["target"]),
         _tool("type_text", "Types text into the focused field.",
               {"text": {"type": "STRING", "description": "The text to type, in the user's words.",
-                        "x-grounding": "span"}}, ["text"]),
+                        "x-grounding": "span"}}, ["text"], typing),
         _tool("swipe", "Swipes a finger across the screen (up scrolls the content down).",
               {"direction": {"type": "STRING", "description": "Where the finger moves.", "enum": list(DIRECTIONS)}},
               ["direction"]),
