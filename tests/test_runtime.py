@@ -147,3 +147,23 @@ def test_an_older_export_is_refused_with_how_to_reexport(tmp_path, capsys):
             make(tmp_path)
     assert main(["call", "turn on the flashlight", "--model", str(tmp_path)]) == 2
     assert "re-export" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/smaps and madvise are Linux's")
+def test_mapped_weight_pages_are_dropped_only_where_never_written(tmp_path):
+    """After prepacking, onnxruntime's mappings of the weights file hold pages nobody reads again: clean ones
+    are dropped (the kernel reloads the file's bytes on access), a written one keeps its writes."""
+    from mobile_actions.runtime.onnx import release_mapped_weights
+
+    path = tmp_path / "model.onnx.data"
+    page = 4096
+    np.arange(256 * page, dtype=np.uint8).tofile(path)
+    clean = np.memmap(path, dtype=np.uint8, mode="c", shape=(128 * page,))          # private, like ORT's
+    dirty = np.memmap(path, dtype=np.uint8, mode="c", offset=128 * page, shape=(128 * page,))
+    total = int(clean.sum()) + int(dirty.sum())                                   # every page resident
+    dirty[5] = 7
+    released = release_mapped_weights(path)
+    assert released == 128 * page
+    assert int(dirty[5]) == 7 and int(clean[page + 3]) == (page + 3) % 256         # reread from the file
+    assert total == int(clean.sum()) + int(dirty.sum()) - 7 + (128 * page + 5) % 256
+    assert release_mapped_weights(tmp_path / "not-mapped") == 0
