@@ -80,7 +80,7 @@ def test_grammar_admits_only_labels_on_the_screen_and_the_prompt_does_not_list_t
     assert wire.render([], other, layout="cache") == wire.render([], cat, layout="cache")
 
 
-def test_typing_is_offered_only_where_a_field_has_the_focus(phone):
+def test_typing_is_offered_only_where_a_field_has_the_focus_and_types_the_goals_words(phone):
     """Typed text with no focused field goes nowhere: the grammar refuses `type_text` there, the prompt is
     unchanged (the declaration stays), and a form's focused field makes it callable again."""
     typing = wire.render_call(ToolCall("type_text", {"text": "hi"}))
@@ -93,6 +93,10 @@ def test_typing_is_offered_only_where_a_field_has_the_focus(phone):
     assert any(e.kind == "field" and e.focused for e in form.elements)
     assert accepts(CallGrammar(screen_catalogue(form)), typing)
     assert wire.render([], home, layout="cache") == wire.render([], screen_catalogue(form), layout="cache")
+    # with the goal, the typed text is a span of the goal: not words the model read on the screen
+    goal = screen_catalogue(form, "write a note saying buy milk")
+    assert accepts(CallGrammar(goal), wire.render_call(ToolCall("type_text", {"text": "buy milk"})))
+    assert not accepts(CallGrammar(goal), wire.render_call(ToolCall("type_text", {"text": "Save"})))
 
 
 def test_calls_convert_to_gui_odyssey_commands_and_back(phone):

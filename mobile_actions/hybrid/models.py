@@ -133,7 +133,8 @@ class TextNavigator:
             shown = parse_hierarchy(hierarchy)
         except ScreenError as e:
             return NavPrediction("", None, f"unreadable screen: {e}")
-        out = self.caller.call_messages(text.messages(instruction, shown, self._done), text.screen_catalogue(shown))
+        out = self.caller.call_messages(text.messages(instruction, shown, self._done),
+                                        text.screen_catalogue(shown, instruction))
         if not out.calls:
             return NavPrediction(out.raw or out.text, None, "the navigator wrote no action")
         call = out.calls[0]

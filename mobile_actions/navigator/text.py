@@ -36,11 +36,13 @@ def _tool(name: str, description: str, properties: dict | None = None, required:
     return {"function": {"name": name, "description": description, "parameters": params}}
 
 
-def screen_catalogue(screen: Screen | None = None) -> Catalogue:
+def screen_catalogue(screen: Screen | None = None, goal: str | None = None) -> Catalogue:
     """The GUI actions, the same declarations on every screen (so their prompt prefix is shared and cached
     across steps); for a given screen, `target` carries its labels as ``x-enum``: the grammar admits only
     those, and the prompt (which drops ``x-`` keys) lists them in the user turn instead. Likewise
-    `type_text` is declared everywhere but callable only where a field has the focus."""
+    `type_text` is declared everywhere but callable only where a field has the focus, and with a `goal` its
+    text is a span of the goal alone: the screen's own words are in the same user turn, and a 270M model
+    otherwise types what it reads there ("Screen", "App")."""
     target: dict[str, Any] = {"type": "STRING", "description": "The label of an element on the screen."}
     typing: dict[str, Any] = {}
     if screen is not None:
@@ -52,7 +54,7 @@ def screen_catalogue(screen: Screen | None = None) -> Catalogue:
         _tool("long_press", "Touches and holds an element on the screen.", {"target": target}, ["target"]),
         _tool("type_text", "Types text into the focused field.",
               {"text": {"type": "STRING", "description": "The text to type, in the user's words.",
-                        "x-grounding": "span"}}, ["text"], typing),
+                        **({"x-span": [goal]} if goal else {"x-grounding": "span"})}}, ["text"], typing),
         _tool("swipe", "Swipes a finger across the screen (up scrolls the content down).",
               {"direction": {"type": "STRING", "description": "Where the finger moves.", "enum": list(DIRECTIONS)}},
               ["direction"]),
@@ -177,7 +179,7 @@ def predict_recording(caller: Any, root: str, split: str | None = None, part: st
     model's raw text when it wrote no usable call (scored wrong)."""
     for ep, steps in recording_steps(root, split, part):
         for ex, step in zip(episode_examples(ep.task.instruction, steps), ep.steps):
-            out = caller.call_messages(messages(ex.goal, ex.screen, ex.done), screen_catalogue(ex.screen))
+            out = caller.call_messages(messages(ex.goal, ex.screen, ex.done), screen_catalogue(ex.screen, ex.goal))
             try:
                 pred = to_action(out.calls[0], ex.screen).to_command() if out.calls else (out.raw or out.text)
             except ScreenError:
