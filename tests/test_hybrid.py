@@ -366,6 +366,16 @@ def test_a_routed_gui_step_goes_to_the_navigator_in_the_users_order(session, pho
     assert rep.status == "finished" and len(rep.done) == 2 and not rep.not_done
 
 
+def test_a_request_routed_wholly_to_the_screen_is_navigated_in_the_users_words(session, phone, tmp_path):
+    """No tool asked for: the navigator gets the request itself, once, not the router's shortened goals."""
+    request = "open Notes, then go home"
+    caller = RoutingCaller(raw_calls(("operate_screen", {"goal": "open Notes"}), ("operate_screen", {"goal": "go home"})))
+    nav = ScriptedNavigator(phone, ("tap", "Notes"), "PRESS_HOME", "COMPLETE")
+    rep = runner(session, tmp_path, caller, navigator=nav, navigate="auto").run(request)
+    assert [i for i, _ in nav.calls] == [request] * 3
+    assert phone.snapshot()["screen"] == "launcher" and len(rep.done) == 1 and not rep.not_done
+
+
 def test_only_a_caller_trained_to_route_is_offered_the_screen_tool(session, phone, tmp_path):
     plain = RoutingCaller("All done.")
     plain.routes = False

@@ -353,9 +353,14 @@ class Runner:
             if turn == 0:
                 self._first_text = " ".join(str(rec.get("text") or rec.get("raw") or "").split())
             calls = [ToolCall.from_json(c) for c in rec.get("calls", [])]
+            validation = [[Problem(**p) for p in v["problems"]] for v in rec["validation"]]
+            if turn == 0 and self._all_screen_work(calls, validation):
+                # No tool is asked for: the request in the user's own words is the goal. A 270M router
+                # shortens or splits it ("Open Chrome and go to example.com" -> "open Chrome").
+                calls, validation = [ToolCall(SCREEN_TOOL, {"goal": request})], [[]]
             responses, informative, new = [], False, 0
             for i, call in enumerate(calls):
-                problems = [Problem(**p) for p in rec["validation"][i]["problems"]]
+                problems = validation[i]
                 result = self._call(f"call:{turn}.{i}", call, problems)
                 responses.append({"name": call.name, "response": result})
                 any_valid |= not problems
@@ -371,6 +376,11 @@ class Runner:
             if not any_valid and self._first_text:
                 why += f"; it replied {self._first_text[:80]!r}"
             self._navigate("request", request, why)
+
+    def _all_screen_work(self, calls: list[ToolCall], validation: list[list[Problem]]) -> bool:
+        """Whether the caller routed the whole request to the screen (every call a valid `operate_screen`)."""
+        return bool(calls) and SCREEN_TOOL not in self.catalogue.names and all(
+            c.name == SCREEN_TOOL and not v for c, v in zip(calls, validation))
 
     # ------------------------------------------------------------------ caller turns
     def _caller_turn(self, turn: int, messages: list[dict]) -> dict[str, Any]:
