@@ -370,7 +370,8 @@ START_APPS = ("com.mobileactions.notes", "com.android.chrome", "com.android.cont
               "com.google.android.gm", "com.google.android.apps.maps", "com.android.settings")
 
 
-def record_episode(task: Task, out: Path, episode_id: str, scale: float = 0.25, start: str | None = None) -> dict[str, Any]:
+def record_episode(task: Task, out: Path, episode_id: str, scale: float = 0.25,
+                   start: str | None = None) -> dict[str, Any]:
     """One demonstration; ``start`` is an app to open first (tasks with their own ``setup`` ignore it)."""
     from mobile_actions.android.phone.core import VirtualPhone
     from mobile_actions.android.phone.state import HEIGHT, WIDTH

@@ -16,6 +16,7 @@ or CLI process starts fast and small; `tests/test_runtime.py` proves torch is ne
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -161,18 +162,14 @@ def release_mapped_weights(path: str | Path) -> int:
         return 0
     libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
     released = 0
-    span: tuple[int, int] | None = None
-    dirty = 0
-    for line in text.splitlines() + [""]:
-        head = line.split(None, 5)
-        if not line or (head and "-" in head[0] and len(head) >= 5 and ":" not in head[0]):
-            if span is not None and dirty == 0 and libc.madvise(span[0], span[1] - span[0], MADV_DONTNEED) == 0:
-                released += span[1] - span[0]
-            span, dirty = None, 0
-            if line and len(head) == 6 and head[5] == target:
-                span = tuple(int(x, 16) for x in head[0].split("-"))  # type: ignore[assignment]
-        elif span is not None and head[0] == "Anonymous:":   # pages copied on write: ours, not the file's
-            dirty += int(head[1])
+    for block in re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", text):   # one block per mapping
+        head = block.split("\n", 1)[0].split(None, 5)
+        copied = re.search(r"^Anonymous:\s+(\d+)", block, re.MULTILINE)   # pages copied on write
+        if len(head) < 6 or head[5] != target or copied is None or int(copied.group(1)):
+            continue
+        start, end = (int(x, 16) for x in head[0].split("-"))
+        if libc.madvise(start, end - start, MADV_DONTNEED) == 0:
+            released += end - start
     return released
 
 
