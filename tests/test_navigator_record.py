@@ -52,3 +52,7 @@ def test_an_episode_can_start_inside_an_app(tmp_path):
     assert shade["steps"][0]["action"] == "SCROLL"            # the shade opens over any app
     home = record_episode(tasks["new_note"], tmp_path, "vp-note-home")
     assert home["steps"][0]["info"] != "KEY_HOME"
+    from mobile_actions.android.phone.apps import APPS
+    from mobile_actions.navigator.record import START_APPS
+
+    assert sorted(START_APPS) == sorted(a.package for a in APPS)     # every app of the phone, none twice

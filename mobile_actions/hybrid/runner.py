@@ -377,10 +377,13 @@ class Runner:
                 why += f"; it replied {self._first_text[:80]!r}"
             self._navigate("request", request, why)
 
+    def _routed(self, call: ToolCall, problems: list[Problem]) -> bool:
+        """Whether `call` is a valid GUI step the caller routed to the screen (not a catalogue tool of that name)."""
+        return call.name == SCREEN_TOOL and SCREEN_TOOL not in self.catalogue.names and not problems
+
     def _all_screen_work(self, calls: list[ToolCall], validation: list[list[Problem]]) -> bool:
         """Whether the caller routed the whole request to the screen (every call a valid `operate_screen`)."""
-        return bool(calls) and SCREEN_TOOL not in self.catalogue.names and all(
-            c.name == SCREEN_TOOL and not v for c, v in zip(calls, validation))
+        return bool(calls) and all(self._routed(c, v) for c, v in zip(calls, validation))
 
     # ------------------------------------------------------------------ caller turns
     def _caller_turn(self, turn: int, messages: list[dict]) -> dict[str, Any]:
@@ -416,7 +419,7 @@ class Runner:
                                                      dispatch)
 
         what = describe_call(call)
-        if call.name == SCREEN_TOOL and SCREEN_TOOL not in self.catalogue.names and not problems:
+        if self._routed(call, problems):
             # A GUI step the caller routed, in the user's order: the navigator does it (resumable by its key).
             outcome = self._navigate(key, str(call.arguments.get("goal", "")), "the caller routed it to the screen")
             return {"status": "done" if outcome == "done" else "not_done"}

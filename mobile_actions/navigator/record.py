@@ -365,7 +365,8 @@ HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy
 
 
 # Where an episode without a setup of its own may start besides the home screen: a navigator also runs
-# after tool calls that left an app open, and must first leave it.
+# after tool calls that left an app open, and must first leave it. The phone's apps (`phone.apps.APPS`) in
+# a fixed order of their own: a seed's recordings (the model card's data) depend on it.
 START_APPS = ("com.mobileactions.notes", "com.android.chrome", "com.android.contacts", "com.android.calendar",
               "com.google.android.gm", "com.google.android.apps.maps", "com.android.settings")
 
