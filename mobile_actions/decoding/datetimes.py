@@ -9,7 +9,8 @@ Readings follow the data generator (`mobile_actions.phrases.dates`), because tha
 - "Friday", "on/this/coming Friday": the first Friday strictly after today; "next Friday" also
   gives the one a week later (people mean either).
 - "tonight", "this evening", "... afternoon/evening/night" make a bare hour pm; "morning" makes it am.
-  A bare hour with no such word ("at 9") gives both 09:00 and 21:00.
+  A bare hour with no such word ("at 9", "tomorrow 9") gives both 09:00 and 21:00.
+- Fixed-date holidays ("Christmas Eve", "NYE", "New Year's Day", "Halloween"): the next such day.
 - "March 3rd", "3/14" (US; "3/4" also as 3 April), "on the 15th": the next such day strictly after
   today (and today, when it is that day and the time is still ahead).
 - "in N days/weeks" = today + N; "in N hours/minutes" = now + N with seconds dropped (and kept).
@@ -87,6 +88,9 @@ _SPELLINGS = (
     (r"\bwks\b", "weeks"), (r"\bwk\b", "week"), (r"\b(?:wknd|wkend|w/e)\b", "weekend"),
     (r"\b(?:hrs|hr)\b", "hours"), (r"\b(?:mins|min)\b", "minutes"),
     (r"\bmid-?day\b", "noon"), (r"\bmid-night\b", "midnight"),
+    (r"(?<![\d:.])(\d{1,2}(?::[0-5]\d)?)p\b", r"\1pm"), (r"(?<![\d:.])(\d{1,2}:[0-5]\d)a\b", r"\1am"),  # "2p", "9:30a"
+    (r"\b(at|@) ?(\d{1,2})a\b", r"\1 \2am"),
+    (r"\bx-?mas\b", "christmas"), (r"\bnew years\b", "new year's"), (r"\bvalentines\b", "valentine's"),
     (r"\bo'? ?clock\b|\boclock\b", "o'clock"),
     (r"\ba\s+couple\s+(?:of\s+)?", "2 "), (r"\ba\s+few\s+", "3 "),
     (r"\b(\d+)\s+and\s+a\s+half\s+hours?\b", lambda m: f"{int(m[1]) * 60 + 30} minutes"),
@@ -294,6 +298,23 @@ def _week_words(m: re.Match, now: datetime, text: str) -> Mention:
     return _day(m, days)
 
 
+# Holidays with a fixed date: (month, day).
+HOLIDAYS = {"christmas eve": (12, 24), "christmas": (12, 25), "new year's eve": (12, 31), "new year's": (1, 1),
+            "valentine's": (2, 14), "halloween": (10, 31)}
+
+
+@rule(r"\b(?:(?:on|for|by|at)\s+)?(?P<name>(?:christmas|xmas)(?:\s+(?P<eve>eve)|\s+day)?|new\s+year'?s\s+(?P<nye>eve)|nye"
+      r"|new\s+year'?s(?:\s+day)?|valentine'?s(?:\s+day)?|halloween)\b")
+def _holiday(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"Christmas Eve", "on New Year's Day", "NYE": the next such day (today too when it is that day)."""
+    name = m["name"]
+    key = ("christmas eve" if m["eve"] else "christmas" if name.startswith(("christmas", "xmas"))
+           else "new year's eve" if m["nye"] or name == "nye" else "new year's" if name.startswith("new")
+           else "valentine's" if name.startswith("valentine") else "halloween")
+    month, day = HOLIDAYS[key]
+    return _day(m, _next_date(now.date(), month, day))
+
+
 # ---- days said as dates
 def _month_day(m: re.Match, now: datetime, text: str) -> Mention | None:
     if m["mon"] == "may" and not (m["suf"] or m["year"] or _AFTER_BARE_HOUR.match(text[m.end():])):
@@ -417,6 +438,20 @@ def _bare_hour(m: re.Match, now: datetime, text: str) -> Mention | None:
     if not (m["part"] or "o'clock" in m.group() or _AFTER_BARE_HOUR.match(rest) or _BEFORE_BARE_HOUR.search(text[:m.start()])):
         return None
     if re.match(r"(?:st|nd|rd|th)\b|[:./]\d", rest):
+        return None
+    return _time(m, int(m["h"]), int(m["m"] or 0))
+
+
+@rule(r"(?<![\d:.$£€/])(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?(?![\d:/.])")
+def _hour_after_day(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"tomorrow 9", "monday 11", "9 tonight" without an "at": a bare number next to a day is its hour when
+    nothing around it makes it a count or a date ("tomorrow 3 people", "Friday 13 at 9pm")."""
+    before, rest = text[:m.start()], text[m.end():]
+    after_day = _BEFORE_BARE_HOUR.search(before)
+    before_day = re.match(r"\s+(?:tonight|tomorrow|today)\b", rest)
+    if not (after_day or before_day) or re.match(r"(?:st|nd|rd|th)\b|\s*(?:at|@)(?!\w)", rest):
+        return None
+    if after_day and not before_day and not _AFTER_BARE_HOUR.match(rest):
         return None
     return _time(m, int(m["h"]), int(m["m"] or 0))
 
