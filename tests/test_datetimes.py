@@ -46,6 +46,9 @@ NOW = datetime(2024, 10, 17, 16, 5)  # a Thursday
     ("2pm tomorrow", ["2024-10-18T14:00:00"]),
     ("in 2 hours", ["2024-10-17T18:05:00"]),
     ("3/4 at 14:00", ["2025-03-04T14:00:00", "2025-04-03T14:00:00"]),            # US first, then day-first
+    ("lunch thursday at 12:30", ["2024-10-24T12:30:00"]),                        # a bare 12 is noon, not 00:30
+    ("dentist tomorrow 9", ["2024-10-18T09:00:00", "2024-10-18T21:00:00"]),     # an hour next to a day, no "at"
+    ("NYE party at 8pm", ["2024-12-31T20:00:00"]),
     ("on the 17th at noon", ["2024-11-17T12:00:00", "2024-10-17T12:00:00"][:1]),   # today's noon has passed
 ])
 def test_readings(text, expected):

@@ -560,7 +560,7 @@ def clock_readings(t: Mention, part: str | None) -> list[tuple[int, int, int]]:
     if t.exact24 or h == 0 or h >= 13:
         return [(h, mi, 0)]
     if h == 12:
-        return [(0, mi, 1)] if part in ("evening", "night") else [(12, mi, 0)] if part else [(12, mi, 0), (0, mi, 1)]
+        return [(0, mi, 1)] if part in ("evening", "night") else [(12, mi, 0)]
     if part == "morning":
         return [(h, mi, 0)]
     if part == "night" and h <= 4:
