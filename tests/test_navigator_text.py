@@ -99,6 +99,26 @@ def test_typing_is_offered_only_where_a_field_has_the_focus_and_types_the_goals_
     assert not accepts(CallGrammar(goal), wire.render_call(ToolCall("type_text", {"text": "Save"})))
 
 
+def test_a_switch_goal_cannot_finish_beside_a_switch_in_the_other_state(phone):
+    """The hierarchy says whether a switch the goal names is in the asked state: `finish` is refused while it
+    is not, and a switch already right cannot be tapped back; other goals keep every action."""
+    finish, tap = (wire.render_call(ToolCall(n, a)) for n, a in (("finish", {}), ("tap", {"target": "Airplane mode"})))
+    phone.swipe(540, 40, 540, 900)
+    shade = _screen(phone)
+    for goal in ("Turn on airplane mode", "turn airplane mode on", "enable flight mode please",
+                 "turn on Bluetooth and airplane mode"):
+        assert not accepts(CallGrammar(screen_catalogue(shade, goal)), finish), goal
+        assert accepts(CallGrammar(screen_catalogue(shade, goal)), tap), goal
+    assert accepts(CallGrammar(screen_catalogue(shade, "turn off airplane mode")), finish)
+    assert not accepts(CallGrammar(screen_catalogue(shade, "turn off airplane mode")), tap)
+    assert accepts(CallGrammar(screen_catalogue(shade, "open Chrome")), finish)
+    # "turn on Bluetooth and turn off the torch": each switch gets its own state
+    mixed = screen_catalogue(shade, "turn on Bluetooth and turn off the torch")
+    assert not accepts(CallGrammar(mixed), finish)
+    assert not accepts(CallGrammar(mixed), wire.render_call(ToolCall("tap", {"target": "Flashlight"})))
+    assert wire.render([], mixed, layout="cache") == wire.render([], screen_catalogue(shade), layout="cache")
+
+
 def test_calls_convert_to_gui_odyssey_commands_and_back(phone):
     screen = _screen(phone)
     notes = screen.element("Notes")

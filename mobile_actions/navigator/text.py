@@ -11,6 +11,7 @@ Rows built here (`step_row`) are Mobile Actions rows: `mobile-actions train` tra
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -28,12 +29,45 @@ _KEYS = {"press_back": "PRESS_BACK", "press_home": "PRESS_HOME", "show_recent_ap
 _KEY_CALLS = {v: k for k, v in _KEYS.items()}
 
 
-def _tool(name: str, description: str, properties: dict | None = None, required: Sequence[str] = (),
-          extra: dict | None = None) -> dict:
-    params: dict[str, Any] = {"type": "OBJECT", "properties": properties or {}, **(extra or {})}
+def _tool(name: str, description: str, properties: dict | None = None, required: Sequence[str] = ()) -> dict:
+    params: dict[str, Any] = {"type": "OBJECT", "properties": properties or {}}
     if required:
         params["required"] = list(required)
     return {"function": {"name": name, "description": description, "parameters": params}}
+
+
+# A goal that sets a switch ("turn on Bluetooth", "turn airplane mode off", "disable NFC"). Whether a switch
+# on the screen is already in the asked state is read off the hierarchy by the toolkit, not guessed by the
+# 270M model, which otherwise says `finish` next to an "off" tile or taps a tile it has just turned on.
+_VERBS = r"turn|switch|put|flip|enable|activate|disable|deactivate|open|go|tap|then"
+_THINGS = rf"(?:(?!\b(?:{_VERBS})\b)[^.;!?])*"   # up to the next verb or the end of the sentence
+_SWITCH_GOAL = re.compile(
+    rf"\b(?:(?:turn|switch|put|flip)\s+(?P<s1>on|off)\b(?P<t1>{_THINGS})"
+    rf"|(?:turn|switch|put|flip)\s+(?P<t2>{_THINGS}?)\s+(?P<s2>on|off)\b"
+    rf"|(?P<s3>enable|activate|disable|deactivate)\b(?P<t3>{_THINGS}))", re.I)
+# Other names people use for a switch's label (the label, lower case -> what users call it)
+SWITCH_ALIASES = {"internet": ("internet", "wi-fi", "wifi", "wireless"), "wi-fi": ("wi-fi", "wifi", "wireless"),
+                  "flashlight": ("flashlight", "torch", "flash light"),
+                  "airplane mode": ("airplane mode", "aeroplane mode", "flight mode", "plane mode"),
+                  "do not disturb": ("do not disturb", "dnd"), "mobile data": ("mobile data", "cellular data"),
+                  "hotspot": ("hotspot", "tethering"), "battery saver": ("battery saver", "power saving")}
+
+
+def switch_states(goal: str, screen: Screen) -> dict[str, bool]:
+    """The state the goal asks for, per checkable element of `screen` it names: {"Airplane mode": True}."""
+    asked: list[tuple[str, bool]] = []
+    for m in _SWITCH_GOAL.finditer(goal):
+        state = (m["s1"] or m["s2"] or m["s3"]).lower() in ("on", "enable", "activate")
+        asked.append((m["t1"] or m["t2"] or m["t3"] or "", state))
+    out: dict[str, bool] = {}
+    for e in screen.elements:
+        if not e.checkable:
+            continue
+        names = SWITCH_ALIASES.get(e.label.lower(), (e.label.lower(),))
+        for things, state in asked:
+            if any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", things, re.I) for n in names):
+                out[e.label] = state
+    return out
 
 
 def screen_catalogue(screen: Screen | None = None, goal: str | None = None) -> Catalogue:
@@ -42,19 +76,28 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None) -> C
     those, and the prompt (which drops ``x-`` keys) lists them in the user turn instead. Likewise
     `type_text` is declared everywhere but callable only where a field has the focus, and with a `goal` its
     text is a span of the goal alone: the screen's own words are in the same user turn, and a 270M model
-    otherwise types what it reads there ("Screen", "App")."""
+    otherwise types what it reads there ("Screen", "App"). A goal that sets switches (`switch_states`) keeps
+    `finish` out while a switch it names shows the other state, and keeps `tap` off a switch already right."""
     target: dict[str, Any] = {"type": "STRING", "description": "The label of an element on the screen."}
-    typing: dict[str, Any] = {}
+    tap_target = dict(target)
+    blocked: set[str] = set()   # declared (the prompt stays the same) but not offered by the grammar here
     if screen is not None:
-        target["x-enum"] = [e.label for e in screen.actionable]
+        labels = [e.label for e in screen.actionable]
+        wanted = switch_states(goal, screen) if goal else {}
+        right = {label for label, state in wanted.items() if screen.element(label).checked == state}
+        target["x-enum"] = labels
+        tap_target["x-enum"] = [label for label in labels if label not in right]
+        blocked |= {"long_press"} if not labels else set()
+        blocked |= {"tap"} if not tap_target["x-enum"] else set()
+        blocked |= {"finish"} if len(right) < len(wanted) else set()
         if not any(e.kind == "field" and e.focused for e in screen.elements):
-            typing["x-callable"] = False   # typed text would go nowhere: the grammar does not offer it
+            blocked.add("type_text")   # typed text would go nowhere
     tools = [
-        _tool("tap", "Taps an element on the screen.", {"target": target}, ["target"]),
+        _tool("tap", "Taps an element on the screen.", {"target": tap_target}, ["target"]),
         _tool("long_press", "Touches and holds an element on the screen.", {"target": target}, ["target"]),
         _tool("type_text", "Types text into the focused field.",
               {"text": {"type": "STRING", "description": "The text to type, in the user's words.",
-                        **({"x-span": [goal]} if goal else {"x-grounding": "span"})}}, ["text"], typing),
+                        **({"x-span": [goal]} if goal else {"x-grounding": "span"})}}, ["text"]),
         _tool("swipe", "Swipes a finger across the screen (up scrolls the content down).",
               {"direction": {"type": "STRING", "description": "Where the finger moves.", "enum": list(DIRECTIONS)}},
               ["direction"]),
@@ -64,6 +107,9 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None) -> C
         _tool("finish", "Says the goal is reached."),
         _tool("give_up", "Says the goal cannot be reached on this phone."),
     ]
+    for tool in tools:
+        if tool["function"]["name"] in blocked:
+            tool["function"]["parameters"]["x-callable"] = False
     return Catalogue.from_json(tools, source="<screen actions>")
 
 
