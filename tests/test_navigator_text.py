@@ -99,9 +99,11 @@ def test_typing_is_offered_only_where_a_field_has_the_focus_and_types_the_goals_
     assert not accepts(CallGrammar(goal), wire.render_call(ToolCall("type_text", {"text": "Save"})))
 
 
-def test_a_switch_goal_cannot_finish_beside_a_switch_in_the_other_state(phone):
-    """The hierarchy says whether a switch the goal names is in the asked state: `finish` is refused while it
-    is not, and a switch already right cannot be tapped back; other goals keep every action."""
+def test_a_switch_goal_taps_a_switch_in_the_other_state_and_never_one_already_right(phone):
+    """The hierarchy says whether a switch the goal names is in the asked state: while it is not, tapping it
+    is the only step offered (no `finish`, no second swipe); a switch already right cannot be tapped back;
+    other goals keep every action."""
+    swipe = wire.render_call(ToolCall("swipe", {"direction": "down"}))
     finish, tap = (wire.render_call(ToolCall(n, a)) for n, a in (("finish", {}), ("tap", {"target": "Airplane mode"})))
     phone.swipe(540, 40, 540, 900)
     shade = _screen(phone)
@@ -109,8 +111,10 @@ def test_a_switch_goal_cannot_finish_beside_a_switch_in_the_other_state(phone):
                  "turn on Bluetooth and airplane mode"):
         assert not accepts(CallGrammar(screen_catalogue(shade, goal)), finish), goal
         assert accepts(CallGrammar(screen_catalogue(shade, goal)), tap), goal
+        assert not accepts(CallGrammar(screen_catalogue(shade, goal)), swipe), goal
     assert accepts(CallGrammar(screen_catalogue(shade, "turn off airplane mode")), finish)
     assert not accepts(CallGrammar(screen_catalogue(shade, "turn off airplane mode")), tap)
+    assert accepts(CallGrammar(screen_catalogue(shade, "turn off airplane mode")), swipe)
     assert accepts(CallGrammar(screen_catalogue(shade, "open Chrome")), finish)
     # "turn on Bluetooth and turn off the torch": each switch gets its own state
     mixed = screen_catalogue(shade, "turn on Bluetooth and turn off the torch")

@@ -76,20 +76,24 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None) -> C
     those, and the prompt (which drops ``x-`` keys) lists them in the user turn instead. Likewise
     `type_text` is declared everywhere but callable only where a field has the focus, and with a `goal` its
     text is a span of the goal alone: the screen's own words are in the same user turn, and a 270M model
-    otherwise types what it reads there ("Screen", "App"). A goal that sets switches (`switch_states`) keeps
-    `finish` out while a switch it names shows the other state, and keeps `tap` off a switch already right."""
+    otherwise types what it reads there ("Screen", "App"). A goal that sets switches (`switch_states`): while
+    a switch it names shows the other state, tapping it is the only step offered; one already right is not
+    offered to `tap` (a tap would undo it)."""
     target: dict[str, Any] = {"type": "STRING", "description": "The label of an element on the screen."}
     tap_target = dict(target)
     blocked: set[str] = set()   # declared (the prompt stays the same) but not offered by the grammar here
     if screen is not None:
         labels = [e.label for e in screen.actionable]
         wanted = switch_states(goal, screen) if goal else {}
-        right = {label for label, state in wanted.items() if screen.element(label).checked == state}
+        wrong = [label for label, state in wanted.items() if screen.element(label).checked != state]
         target["x-enum"] = labels
-        tap_target["x-enum"] = [label for label in labels if label not in right]
+        # a switch the goal names is in the other state: tapping it is the step (nothing else gets closer)
+        tap_target["x-enum"] = wrong or [label for label in labels if label not in wanted]
         blocked |= {"long_press"} if not labels else set()
         blocked |= {"tap"} if not tap_target["x-enum"] else set()
-        blocked |= {"finish"} if len(right) < len(wanted) else set()
+        if wrong:
+            blocked |= {"long_press", "type_text", "swipe", "press_back", "press_home", "show_recent_apps",
+                        "finish", "give_up"}
         if not any(e.kind == "field" and e.focused for e in screen.elements):
             blocked.add("type_text")   # typed text would go nowhere
     tools = [
