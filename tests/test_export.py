@@ -134,3 +134,21 @@ def test_q8_is_8bit_blocks_everywhere_with_the_table_stored_once():
     ref = _first_logits(tiny_export("fp32"))
     got = _first_logits(out)
     assert np.abs(got - ref).mean() < np.abs(_first_logits(tiny_export("mixed")) - ref).mean()
+
+
+def test_the_tokenizer_file_is_written_compact_and_tokenizes_the_same(tmp_path):
+    from tokenizers import Tokenizer
+
+    from mobile_actions.recipes.export_onnx import compact_tokenizer_file
+    from tests.tiny import build_tokenizer
+
+    path = tmp_path / "tokenizer.json"
+    build_tokenizer().save(str(path))
+    before = Tokenizer.from_file(str(path))
+    assert isinstance(json.loads(path.read_text())["model"]["merges"][0], list)
+    compact_tokenizer_file(path)
+    assert isinstance(json.loads(path.read_text())["model"]["merges"][0], str)
+    after = Tokenizer.from_file(str(path))
+    for text in ("Email ana@example.com: the Louvre's address, 99 Rue de Rivoli!", "turn on the flashlight\n\n",
+                 "<start_function_call>call:show_map{query:<escape>Zürich HB<escape>}<end_function_call>"):
+        assert after.encode(text).ids == before.encode(text).ids

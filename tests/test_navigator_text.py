@@ -92,6 +92,7 @@ def test_typing_is_offered_only_where_a_field_has_the_focus_and_types_the_goals_
     form = _screen(phone)
     assert any(e.kind == "field" and e.focused for e in form.elements)
     assert accepts(CallGrammar(screen_catalogue(form)), typing)
+    assert not accepts(CallGrammar(screen_catalogue(form)), wire.render_call(ToolCall("finish", {})))  # not saved yet
     assert wire.render([], home, layout="cache") == wire.render([], screen_catalogue(form), layout="cache")
     # with the goal, the typed text is a span of the goal: not words the model read on the screen
     goal = screen_catalogue(form, "write a note saying buy milk")
@@ -193,3 +194,16 @@ def test_step_wise_prediction_scores_with_the_gui_odyssey_metrics(tmp_path):
         preds = {(e, s): p for e, s, p in predict_recording(caller, str(tmp_path), "task", "test")}
         report = evaluate_both(episodes, preds, split="task")
         assert report.corrected.ams == ams and report.official.ams == ams
+
+
+def test_every_demonstrated_step_is_admitted_by_its_screens_grammar(tmp_path):
+    """The per-screen grammar (labels on the screen, typing only into a focused field, no `finish` beside one,
+    switch goals) never refuses what a demonstration does: one recorded episode of every template."""
+    from mobile_actions.navigator.record import TEMPLATES, record_tasks
+
+    record_tasks(tmp_path, seed=7, repeats=1, scale=0.1)
+    examples = recording_examples(str(tmp_path), None, "train")
+    assert {ex.goal for ex in examples} and len({ex.goal for ex in examples}) >= len(TEMPLATES) - 2
+    refused = [(ex.goal, ex.call) for ex in examples
+               if not accepts(CallGrammar(screen_catalogue(ex.screen, ex.goal)), wire.render_call(ex.call))]
+    assert not refused

@@ -103,8 +103,9 @@ class StrSpec:
         return bool(content) and content[-1].isalnum() and _last_word(content) in self.values
 
     def whole_span(self, content: str) -> bool:
-        """span: ``content`` is a whole span: it ends on a word boundary too, without spaces at its ends."""
-        if not content or content != content.strip():
+        """span: ``content`` is a whole span: it ends on a word boundary too, without spaces at its ends, and
+        holds a letter or digit (a lone "+" or "," is nobody's value)."""
+        if not content or content != content.strip() or not any(c.isalnum() for c in content):
             return False
         return any(j == len(text) or not (text[j].isalnum() and content[-1].isalnum())
                    for text, j in self._ends(content))
@@ -481,9 +482,11 @@ class CallGrammar:
         self.catalogue = catalogue
         self.grounded = grounding is not None
         # A declaration may be shown but not callable here (``"x-callable": false`` in its parameters, e.g.
-        # `type_text` on a screen with no focused field): the prompt stays the same, the grammar refuses it.
-        self.tools = {t.name: _obj(grounding.tool_schema(t) if grounding is not None else argument_schema(t))
-                      for t in catalogue if t.parameters.get("x-callable", True) is not False}
+        # `type_text` on a screen with no focused field, or set by the grounding: `send_email` when nobody
+        # wrote an address): the prompt stays the same, the grammar refuses it.
+        schemas = {t.name: grounding.tool_schema(t) if grounding is not None else argument_schema(t)
+                   for t in catalogue if t.parameters.get("x-callable", True) is not False}
+        self.tools = {name: _obj(s) for name, s in schemas.items() if s.get("x-callable", True) is not False}
 
     def start(self) -> State:
         return Start(self)

@@ -15,7 +15,9 @@ Which arguments are copied is learned from data (`learn_policies`: the share of 
 verbatim spans, per ``tool.argument``; ``mobile-actions spans FILE`` writes it as ``grounding.json`` next
 to a model) and can be set in a catalogue with ``"x-grounding": "span" | "email" | "phone" | "datetime" |
 "free"`` on the argument. An optional argument with nothing to ground it is removed for that request, so
-it cannot be invented; a required one falls back to the plain grammar rather than a dead end.
+it cannot be invented. A tool whose *required* email or phone number appears nowhere in the conversation is
+not callable in that request (``"x-callable": false``): a 270M model otherwise mails a follow-up's answer to
+an address made from a name. Span arguments always have the user's words to copy from.
 
 Grounding works by rewriting each tool's argument schema for the request (enums of the allowed values, an
 ``x-span`` list of sources); the grammar automaton then needs no knowledge of where values come from.
@@ -304,4 +306,6 @@ class Grounding:
                 target["enum"] = list(values)
             elif arg not in required:
                 del props[arg]
+            else:   # an email or number nobody wrote: the tool cannot be called in this request
+                schema["x-callable"] = False
         return schema

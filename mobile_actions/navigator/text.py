@@ -78,7 +78,8 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None) -> C
     text is a span of the goal alone: the screen's own words are in the same user turn, and a 270M model
     otherwise types what it reads there ("Screen", "App"). A goal that sets switches (`switch_states`): while
     a switch it names shows the other state, tapping it is the only step offered; one already right is not
-    offered to `tap` (a tap would undo it)."""
+    offered to `tap` (a tap would undo it). No goal ends with text sitting in a focused field (it is saved,
+    sent or submitted first, which moves the focus away), so `finish` is not offered while a field has it."""
     target: dict[str, Any] = {"type": "STRING", "description": "The label of an element on the screen."}
     tap_target = dict(target)
     blocked: set[str] = set()   # declared (the prompt stays the same) but not offered by the grammar here
@@ -94,8 +95,8 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None) -> C
         if wrong:
             blocked |= {"long_press", "type_text", "swipe", "press_back", "press_home", "show_recent_apps",
                         "finish", "give_up"}
-        if not any(e.kind == "field" and e.focused for e in screen.elements):
-            blocked.add("type_text")   # typed text would go nowhere
+        # typed text would go nowhere without a focused field; with one, the text is not yet submitted or saved
+        blocked.add("finish" if any(e.kind == "field" and e.focused for e in screen.elements) else "type_text")
     tools = [
         _tool("tap", "Taps an element on the screen.", {"target": tap_target}, ["target"]),
         _tool("long_press", "Touches and holds an element on the screen.", {"target": target}, ["target"]),

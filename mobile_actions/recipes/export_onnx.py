@@ -657,12 +657,25 @@ def adapter_dir(spec: str) -> Path | None:
     return resolved if mm.is_adapter(resolved) else None
 
 
+def compact_tokenizer_file(path: Path) -> None:
+    """Rewrite a tokenizer.json in its compact equivalent: BPE merges as "a b" strings (when no piece holds
+    a space) and no indentation. Gemma's goes from 33 to 12 MB, and parsing it at load peaks at ~180 MB
+    instead of ~370 MB (the pair lists cost the JSON parser most); the tokens it gives are the same."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    merges = (data.get("model") or {}).get("merges")
+    if isinstance(merges, list) and merges and all(isinstance(m, list) and len(m) == 2 and " " not in m[0] + m[1]
+                                                   for m in merges):
+        data["model"]["merges"] = [f"{a} {b}" for a, b in merges]
+    path.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+
+
 def write_runtime_files(out: Path, tokenizer, model_cfg, *, manifest: dict) -> dict:
     """tokenizer.json (+ tokenizer_config.json), chat template, token strings, genai_config.json and
     manifest.json next to model.onnx."""
     from mobile_actions import wire
 
     tokenizer.backend_tokenizer.save(str(out / "tokenizer.json"))
+    compact_tokenizer_file(out / "tokenizer.json")
     with tempfile.TemporaryDirectory() as tmp:  # tokenizer_config.json as transformers writes it (genai reads it)
         tokenizer.save_pretrained(tmp)
         for name in ("tokenizer_config.json", "special_tokens_map.json"):
