@@ -29,6 +29,7 @@ def runner(session, tmp_path, caller, navigator=None, **cfg):
     ("CLICK: (0, 1000)", ["input", "tap", "0", "2399"]),           # clamped onto the screen
     ("LONG_PRESS: (100, 100)", ["input", "swipe", "108", "240", "108", "240", "800"]),
     ("SCROLL: UP", ["input", "swipe", "540", "1680", "540", "720", "300"]),     # finger moves up
+    ("SCROLL: DOWN", ["input", "swipe", "540", "41", "540", "900", "300"]),     # from the status bar: the shade
     ("SCROLL: LEFT", ["input", "swipe", "756", "1200", "324", "1200", "300"]),
     ("TYPE: buy milk", ["input", "text", "buy%smilk"]),
     ("PRESS_BACK", ["input", "keyevent", "KEYCODE_BACK"]),

@@ -22,10 +22,13 @@ DIRECTIONS = ("UP", "DOWN", "LEFT", "RIGHT")
 # raw CLICK info -> command, as in the official decode_action
 _KEY_TO_PRESS = {"KEY_HOME": "PRESS_HOME", "KEY_BACK": "PRESS_BACK", "KEY_APPSELECT": "PRESS_RECENT"}
 _PRESS_TO_KEY = {v: k for k, v in _KEY_TO_PRESS.items()}
-# canonical finger paths used when encoding a SCROLL back to raw (start, end) points
+# canonical finger paths used when encoding a SCROLL back to raw (start, end) points, and so the paths the
+# hybrid runner swipes. DOWN starts at the status bar, as the demonstrations do: a finger moving down there
+# opens the notification shade (and expands Quick Settings once it is open) on any screen, which is what a
+# navigator asks for with it; from mid-screen the same swipe would scroll an app's content instead.
 _SCROLL_PATHS = {
     "UP": ([500, 700], [500, 300]),
-    "DOWN": ([500, 300], [500, 700]),
+    "DOWN": ([500, 17], [500, 375]),
     "LEFT": ([700, 500], [300, 500]),
     "RIGHT": ([300, 500], [700, 500]),
 }
