@@ -147,7 +147,8 @@ def _tools(tools: Catalogue | Iterable[Any] | None) -> list[Tool]:
     return [parse_tool(t) for t in tools]
 
 
-def _calls_of(message: dict) -> list[ToolCall]:
+def calls_of(message: dict) -> list[ToolCall]:
+    """The calls of an assistant message (Mobile Actions `tool_calls`)."""
     return [ToolCall.from_json(c) for c in message.get("tool_calls") or []]
 
 
@@ -219,7 +220,7 @@ def render(messages: Sequence[dict], tools: Catalogue | Iterable[Any] | None = N
             if not in_model:
                 out.append(f"{START_TURN}model\n")
                 in_model = True
-            out.extend(render_call(c) for c in _calls_of(m))
+            out.extend(render_call(c) for c in calls_of(m))
             if m.get("content"):
                 out.append(m["content"])
             if not m.get("tool_calls"):

@@ -102,6 +102,26 @@ def test_tool_results_are_sources_too(table):
     assert con.g.tools["send_email"].props["to"]["enum"] == ["ana@example.com"]
 
 
+def test_a_follow_up_that_still_owes_an_address_makes_a_call(table):
+    """After the map's answer, "email the address of the Louvre to ana@example.com" is not done: the turn
+    must start a call (no text reply); once a call has used the address, or when nobody wrote one, text is
+    allowed again, and the user's own turn is never forced."""
+    cat = load_catalogue("mobile_actions")
+    start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
+    ask = [DEV, {"role": "user", "content": "email the address of the Louvre to ana@example.com"}]
+    mapped = ask + [{"role": "assistant", "tool_calls": [{"function": {"name": "show_map", "arguments": {"query": "Louvre"}}}]},
+                    {"role": "tool", "name": "show_map", "content": '{"response": {"address": "Rue de Rivoli, Paris"}}'}]
+    sent = mapped + [{"role": "assistant", "tool_calls": [{"function": {"name": "send_email", "arguments": {
+        "to": "ana@example.com", "subject": "Address of the Louvre"}}}]},
+        {"role": "tool", "name": "send_email", "content": '{"response": {"status": "done"}}'}]
+    owed = Constraints(table, policies=POLICIES).for_tools(cat, mapped).allowed()
+    assert list(owed) == [start]
+    for free in (ask, sent, [DEV, {"role": "user", "content": "show the Louvre"}] + mapped[2:]):
+        allowed = Constraints(table, policies=POLICIES).for_tools(cat, free).allowed()
+        assert allowed.dtype == bool and allowed[start] and allowed.sum() > 1      # a call or text
+    assert Grounding.from_messages(mapped, POLICIES).owed_emails == ("ana@example.com",)
+
+
 def test_without_policies_nothing_changes(table):
     cat = load_catalogue("mobile_actions")
     con = Constraints(table).for_tools(cat, [DEV, {"role": "user", "content": "hi"}])

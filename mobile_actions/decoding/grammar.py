@@ -486,7 +486,12 @@ class CallGrammar:
         # wrote an address): the prompt stays the same, the grammar refuses it.
         schemas = {t.name: grounding.tool_schema(t) if grounding is not None else argument_schema(t)
                    for t in catalogue if t.parameters.get("x-callable", True) is not False}
-        self.tools = {name: _obj(s) for name, s in schemas.items() if s.get("x-callable", True) is not False}
+        schemas = {name: s for name, s in schemas.items() if s.get("x-callable", True) is not False}
+        self.tools = {name: _obj(s) for name, s in schemas.items()}
+        # A follow-up that still owes an address the user wrote, to a tool that takes it: a call, not text.
+        owed = set(grounding.owed_emails) if grounding is not None else set()
+        self.must_call = bool(owed) and any(owed & set(p.get("enum") or ()) for s in schemas.values()
+                                            for p in (s.get("properties") or {}).values() if isinstance(p, dict))
 
     def start(self) -> State:
         return Start(self)
@@ -640,6 +645,8 @@ class Constraint:
     def allowed(self) -> np.ndarray:
         """Either an int array of legal ids, or a bool mask over the vocabulary."""
         s = self.state
+        if isinstance(s, Start) and not isinstance(s, AfterCall) and self.g.must_call:
+            return np.array([self._ctrl_id[S_START]], dtype=np.int64)
         if s is TEXT or isinstance(s, Start) and not isinstance(s, AfterCall):
             key = "text" if s is TEXT else "start"
             if key not in self.memo:

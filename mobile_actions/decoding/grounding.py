@@ -214,15 +214,31 @@ class Grounding:
     user_text: str
     now: datetime | None
     policies: dict[str, str] = field(default_factory=dict)
+    after_results: bool = False       # the turn answers tool results (a follow-up), not the user
+    called: str = ""                  # the argument values of every call made so far, as JSON
     _datetimes: tuple[str, ...] | None = None
 
     @classmethod
     def from_messages(cls, messages: Sequence[dict], policies: dict[str, str] | None = None) -> "Grounding":
+        from mobile_actions import wire
+
         msgs = list(messages)
         if msgs and msgs[-1].get("role") == "assistant":
             msgs = msgs[:-1]
         users = [m["content"] for m in msgs if m.get("role") == "user" and isinstance(m.get("content"), str)]
-        return cls(_unique(conversation_sources(msgs)), "\n".join(users), now_of(msgs), dict(policies or {}))
+        called = [c.arguments for m in msgs if m.get("role") == "assistant" for c in wire.calls_of(m)]
+        return cls(_unique(conversation_sources(msgs)), "\n".join(users), now_of(msgs), dict(policies or {}),
+                   bool(msgs) and msgs[-1].get("role") == "tool", json.dumps(called, ensure_ascii=False))
+
+    @property
+    def owed_emails(self) -> tuple[str, ...]:
+        """In a turn after tool results, the email addresses the user wrote that no call has used yet. The
+        request is not done while one is owed ("email the Louvre's address to ana@example.com": the map's
+        answer is back, the email is still to send), so such a turn makes a call rather than a text reply;
+        a 270M model trained on both kinds of follow-up otherwise answers the chain with the address as text."""
+        if not self.after_results:
+            return ()
+        return tuple(e for e in _unique(EMAIL_RE.findall(self.user_text)) if e not in self.called)
 
     @property
     def emails(self) -> tuple[str, ...]:
