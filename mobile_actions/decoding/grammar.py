@@ -484,8 +484,7 @@ class CallGrammar:
         # A declaration may be shown but not callable here (``"x-callable": false`` in its parameters, e.g.
         # `type_text` on a screen with no focused field, or set by the grounding: `send_email` when nobody
         # wrote an address): the prompt stays the same, the grammar refuses it.
-        schemas = {t.name: grounding.tool_schema(t) if grounding is not None else argument_schema(t)
-                   for t in catalogue if t.parameters.get("x-callable", True) is not False}
+        schemas = {t.name: grounding.tool_schema(t) if grounding is not None else argument_schema(t) for t in catalogue}
         schemas = {name: s for name, s in schemas.items() if s.get("x-callable", True) is not False}
         self.tools = {name: _obj(s) for name, s in schemas.items()}
         # A follow-up that still owes an address the user wrote, to a tool that takes it: a call, not text.
