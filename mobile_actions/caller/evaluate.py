@@ -103,6 +103,13 @@ class GrammarLogits:
                 mask[r] = allowed_mask(con.allowed(), scores.shape[-1])
                 if not mask[r].any():  # greedy would pick id 0 among -inf and fail a step later
                     raise ValueError(f"row {r}: no token is allowed: the grammar reached a dead end")
+                # greedy decoding: what the row would pick, and what the grammar takes instead (`settle`)
+                best = int(scores[r].float().masked_fill(~torch.from_numpy(mask[r]).to(scores.device),
+                                                         float("-inf")).argmax())
+                instead = con.settle(best)
+                if instead != best:
+                    mask[r] = False
+                    mask[r][instead] = True
         return scores.masked_fill(~torch.from_numpy(mask).to(scores.device), float("-inf"))
 
 

@@ -39,7 +39,7 @@ def greedy(model: Any, ids: Sequence[int], *, max_new_tokens: int, stop: Sequenc
         res = model(input_ids=torch.tensor([list(ids)]), use_cache=True)
         while len(out) < max_new_tokens:
             logits = res.logits[0, -1].float().numpy()
-            nxt = pick(logits, constraint.allowed()) if constraint is not None else int(logits.argmax())
+            nxt = constraint.settle(pick(logits, constraint.allowed())) if constraint is not None else int(logits.argmax())
             if ttft is None:
                 ttft = (time.perf_counter() - t0) * 1e3
             if nxt in stop:

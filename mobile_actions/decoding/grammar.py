@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import calendar
+import copy
 import hashlib
 import json
 from collections import OrderedDict
@@ -32,6 +33,7 @@ import numpy as np
 
 from mobile_actions.calls import DATETIME_HINT, argument_schema
 from mobile_actions.catalog import Catalogue
+from mobile_actions.decoding import coverage
 from mobile_actions.wire import CONTROL_TOKEN_IDS, CONTROL_TOKENS, END_CALL, ESCAPE, START_CALL, STOP_STRINGS
 
 TOKEN_CACHE = "token_table.npz"
@@ -70,6 +72,7 @@ class ObjSchema:
 class StrSpec:
     kind: str                       # free | enum | datetime | span (values: the texts it is a substring of)
     values: tuple = ()              # | words (values: the lower-cased words it may use)
+    heads: tuple = ()               # words: the words it may start with (empty: any of `values`)
 
     def _ends(self, content: str) -> Iterable[tuple[str, int]]:
         """span: (text, end) of every occurrence of ``content`` that starts on a word boundary."""
@@ -81,26 +84,32 @@ class StrSpec:
                 i = text.find(content, i + 1)
 
     def continuations(self, content: str) -> set[str]:
-        """span: the characters that keep ``content`` a substring of one of the texts (never leading space)."""
+        """span: the characters that keep ``content`` a substring of one of the texts (never a leading space
+        or closing punctuation: ", and" is nobody's value)."""
         out = {text[j] for text, j in self._ends(content) if j < len(text)}
-        return {c for c in out if c not in _CTRL_SYMS and (content or not c.isspace())}
+        return {c for c in out if c not in _CTRL_SYMS and (content or not c.isspace() and c not in NO_SPAN_START)}
 
     def next_word_chars(self, content: str) -> set[str]:
         """words: the characters that keep ``content`` a sequence of the given words (any case) joined by
         single separators."""
         cur = _last_word(content)
+        pool = self._pool(content)
         if cur:
-            out = {w[len(cur)] for w in self.values if w.startswith(cur) and len(w) > len(cur)}
+            out = {w[len(cur)] for w in pool if w.startswith(cur) and len(w) > len(cur)}
             out = {c for ch in out for c in (ch, ch.upper())}
-            return out | (WORD_SEPARATORS if cur in self.values else set())
+            return out | (WORD_SEPARATORS if cur in pool else set())
         if content and content[-1] in WORD_SEPARATORS and content[-1] != " ":
             return {" "} | {c for w in self.values for c in (w[0], w[0].upper())}
         if content.endswith(" ") or not content:
-            return {c for w in self.values for c in (w[0], w[0].upper())}
+            return {c for w in pool for c in (w[0], w[0].upper())}
         return set()
 
+    def _pool(self, content: str) -> tuple:
+        """words: the words the current one may be (the heads while the first word is being written)."""
+        return self.heads if self.heads and not any(c in WORD_SEPARATORS for c in content) else self.values
+
     def whole_words(self, content: str) -> bool:
-        return bool(content) and content[-1].isalnum() and _last_word(content) in self.values
+        return bool(content) and content[-1].isalnum() and _last_word(content) in self._pool(content)
 
     def whole_span(self, content: str) -> bool:
         """span: ``content`` is a whole span: it ends on a word boundary too, without spaces at its ends, and
@@ -112,6 +121,7 @@ class StrSpec:
 
 
 WORD_SEPARATORS = frozenset(" ,'-")
+NO_SPAN_START = frozenset(",.;:!?)]}")
 
 
 def _last_word(content: str) -> str:
@@ -403,8 +413,8 @@ def _obj(schema: dict) -> ObjSchema:
                    lambda: ObjSchema(dict(schema.get("properties") or {}), frozenset(schema.get("required") or ())))
 
 
-def _spec(kind: str, values: tuple = ()) -> StrSpec:
-    return _shared(f"str:{kind}:{json.dumps(values)}", lambda: StrSpec(kind, values))
+def _spec(kind: str, values: tuple = (), heads: tuple = ()) -> StrSpec:
+    return _shared(f"str:{kind}:{json.dumps([values, heads])}", lambda: StrSpec(kind, values, heads))
 
 
 def _arr(item: Any) -> ArrSpec:
@@ -426,7 +436,8 @@ def value_state(schema: Any, cont: State) -> State:
     if schema.get("x-span") and typ in (None, "string"):  # set per request by decoding.grounding
         return Lit(S_ESC, Str(_spec("span", tuple(schema["x-span"])), "", cont))
     if schema.get("x-words") and typ in (None, "string"):
-        return Lit(S_ESC, Str(_spec("words", tuple(schema["x-words"])), "", cont))
+        heads = tuple(schema.get("x-words-first") or ())
+        return Lit(S_ESC, Str(_spec("words", tuple(schema["x-words"]), heads), "", cont))
     if enum and all(isinstance(v, bool) or v is None for v in enum):
         return Choice(tuple("null" if v is None else ("true" if v else "false") for v in enum), "", cont)
     if typ in ("integer", "number"):
@@ -480,11 +491,15 @@ class CallGrammar:
 
     def __init__(self, catalogue: Catalogue, grounding: Any = None):
         self.catalogue = catalogue
+        self.grounding = grounding
         self.grounded = grounding is not None
         # A declaration may be shown but not callable here (``"x-callable": false`` in its parameters, e.g.
         # `type_text` on a screen with no focused field, or set by the grounding: `send_email` when nobody
         # wrote an address): the prompt stays the same, the grammar refuses it.
-        schemas = {t.name: grounding.tool_schema(t) if grounding is not None else argument_schema(t) for t in catalogue}
+        # The request's clauses (`coverage`): what a turn must cover, and which values belong to which tool.
+        self.clauses = coverage.clauses(grounding.request, catalogue) if grounding is not None else []
+        schemas = {t.name: grounding.tool_schema(t, self.clauses) if grounding is not None else argument_schema(t)
+                   for t in catalogue}
         schemas = {name: s for name, s in schemas.items() if s.get("x-callable", True) is not False}
         self.tools = {name: _obj(s) for name, s in schemas.items()}
         # A follow-up that still owes an address the user wrote, to a tool that takes it: a call, not text.
@@ -494,6 +509,17 @@ class CallGrammar:
 
     def start(self) -> State:
         return Start(self)
+
+    def only(self, names: Iterable[str], fixed: dict[str, str] | None = None) -> "CallGrammar":
+        """The same grammar with only these tools callable (the call a request still owes); `fixed` gives
+        string arguments of theirs one value (a GUI step's goal: the clause it is for)."""
+        sub = copy.copy(self)
+        sub.tools = {n: o for n, o in self.tools.items() if n in set(names)}
+        for name, obj in sub.tools.items():
+            props = {k: {"type": "string", "enum": [fixed[k]]} if k in (fixed or {}) else v
+                     for k, v in obj.props.items()}
+            sub.tools[name] = ObjSchema(props, obj.required)
+        return sub
 
 
 def accepts(grammar: CallGrammar, text: str) -> bool:
@@ -627,6 +653,7 @@ class _Text:
 
 
 TEXT = _Text()
+_SYM_CTRL = {sym: text for text, sym in CTRL_SYM.items()}
 
 
 class Constraint:
@@ -639,6 +666,53 @@ class Constraint:
         # A grounded grammar's states belong to one request: memoise them here, not in the shared memo.
         self.states = {} if grammar.grounded else self.memo
         self._ctrl_id = {CTRL_SYM[k]: v for k, v in table.control_ids.items()}
+        self._syms: list[str] = []          # this turn's calls so far, in automaton symbols
+        self._forced: set[int] = set()      # the request's clauses that have forced a call
+        self._owed: tuple[int, tuple[str, ...]] | None = None   # (clause, tools) the next call is for
+
+    # ------------------------------------------------------------------ coverage
+    def _owed_call(self) -> tuple[int, tuple[str, ...]] | None:
+        """A clause of the request no call answers yet, and the tools that may answer it (`coverage`).
+        Only for grounded requests, and only once the turn has made a call or answers tool results: the
+        model itself decides whether the request is one for the tools at all."""
+        gr = self.g.grounding
+        if gr is None or not (self._syms or gr.after_results):
+            return None
+        from mobile_actions import wire
+
+        if not self.g.clauses:
+            return None
+        text = "".join(_SYM_CTRL.get(c, c) for c in "".join(self._syms))
+        calls = [*gr.calls, *wire.parse(text).calls]
+        return coverage.owed(self.g.clauses, calls, self.g.tools, coverage.fallback_tool(self.g.catalogue),
+                             gr.after_results, self._forced)
+
+    def _goal_of(self, i: int, tools: tuple[str, ...]) -> dict[str, str]:
+        """A GUI step forced for clause `i` says that clause: its goal arguments (policy ``words``) are the
+        clause's text, not words a model picks from the request ("write a note saying call Omar", not
+        "call Omar")."""
+        gr, fallback = self.g.grounding, coverage.fallback_tool(self.g.catalogue)
+        if tools != (fallback,):
+            return {}
+        tool, text = self.g.catalogue[fallback], self.g.clauses[i].text
+        if any(f in text for f in FORBIDDEN_IN_STRINGS):
+            return {}
+        return {arg: text for arg, sub in (argument_schema(tool).get("properties") or {}).items()
+                if isinstance(sub, dict) and gr.policy(fallback, arg, sub) == "words"}
+
+    def settle(self, token_id: int) -> int:
+        """The token to take instead of the model's greedy choice `token_id`: a call's start when the model
+        would end the turn (or answer tool results in text) while a clause of the request is owed
+        (`coverage`); that call is then restricted to the clause's tools. Every runtime calls this on its
+        choice, so the model keeps the turn whenever it continues by itself."""
+        s, start = self.state, self._ctrl_id[S_START]
+        if token_id == start or not isinstance(s, Start):
+            return token_id
+        gr = self.g.grounding
+        if not isinstance(s, AfterCall) and not (gr is not None and gr.after_results):
+            return token_id   # the turn's first choice: the model decides whether this is a request for tools
+        self._owed = self._owed_call()
+        return start if self._owed is not None else token_id
 
     # ------------------------------------------------------------------ allowed
     def allowed(self) -> np.ndarray:
@@ -711,9 +785,18 @@ class Constraint:
             self.state = None
             return
         text = self.t.strings[token_id]
-        if s is TEXT or isinstance(s, Start) and not isinstance(s, AfterCall):
+        if s is TEXT or isinstance(s, Start):
             if text == S_START:
-                self.state = Lit("call:", Name("", self.g))
+                grammar = self.g
+                if isinstance(s, Start) and self._owed is not None:   # the call a clause is owed (`settle`)
+                    i, tools = self._owed
+                    self._forced.add(i)
+                    self._owed = None
+                    grammar = self.g.only(tools, self._goal_of(i, tools))
+                self.state = Lit("call:", Name("", grammar))
+                self._syms.append(text)
+            elif isinstance(s, AfterCall):
+                raise ValueError(f"token {token_id} ({text!r}) is not allowed here")
             else:
                 self.state = TEXT
             return
@@ -722,6 +805,7 @@ class Constraint:
             if s is None:
                 raise ValueError(f"token {token_id} ({text!r}) is not allowed here")
         self.state = s
+        self._syms.append(text)
 
     @property
     def in_call(self) -> bool:
@@ -831,7 +915,7 @@ def constrain_sequence(grammar: CallGrammar, table: TokenTable, logits_seq: Sequ
     out: list[int] = []
     for step in range(max_tokens):
         logits = logits_seq[step % len(logits_seq)]
-        tid = pick(logits, c.allowed())
+        tid = c.settle(pick(logits, c.allowed()))
         out.append(tid)
         c.advance(tid)
         if c.state is None:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from mobile_actions.calls import DATETIME_HINT, argument_schema
+from mobile_actions.decoding.coverage import VERBS, claimed_elsewhere
 
 POLICIES = ("span", "words", "email", "phone", "datetime", "free")
 WORD_RE = re.compile(r"[^\W_]+")
@@ -215,7 +216,8 @@ class Grounding:
     now: datetime | None
     policies: dict[str, str] = field(default_factory=dict)
     after_results: bool = False       # the turn answers tool results (a follow-up), not the user
-    called: str = ""                  # the argument values of every call made so far, as JSON
+    calls: tuple = ()                 # the calls of the conversation's earlier turns (`ToolCall`s)
+    request: str = ""                 # the last user message: what the turn must cover (`coverage`)
     _datetimes: tuple[str, ...] | None = None
 
     @classmethod
@@ -226,9 +228,9 @@ class Grounding:
         if msgs and msgs[-1].get("role") == "assistant":
             msgs = msgs[:-1]
         users = [m["content"] for m in msgs if m.get("role") == "user" and isinstance(m.get("content"), str)]
-        called = [c.arguments for m in msgs if m.get("role") == "assistant" for c in wire.calls_of(m)]
+        calls = tuple(c for m in msgs if m.get("role") == "assistant" for c in wire.calls_of(m))
         return cls(_unique(conversation_sources(msgs)), "\n".join(users), now_of(msgs), dict(policies or {}),
-                   bool(msgs) and msgs[-1].get("role") == "tool", json.dumps(called, ensure_ascii=False))
+                   bool(msgs) and msgs[-1].get("role") == "tool", calls, users[-1] if users else "")
 
     @property
     def owed_emails(self) -> tuple[str, ...]:
@@ -238,7 +240,8 @@ class Grounding:
         a 270M model trained on both kinds of follow-up otherwise answers the chain with the address as text."""
         if not self.after_results:
             return ()
-        return tuple(e for e in _unique(EMAIL_RE.findall(self.user_text)) if e not in self.called)
+        used = json.dumps([c.arguments for c in self.calls], ensure_ascii=False)
+        return tuple(e for e in _unique(EMAIL_RE.findall(self.user_text)) if e not in used)
 
     @property
     def emails(self) -> tuple[str, ...]:
@@ -296,8 +299,10 @@ class Grounding:
             return self.phones
         return self.datetimes if policy == "datetime" else None
 
-    def tool_schema(self, tool) -> dict:
-        """`tool`'s argument schema narrowed for this request."""
+    def tool_schema(self, tool, clauses: Sequence[Any] = ()) -> dict:
+        """`tool`'s argument schema narrowed for this request. With the request's `clauses`
+        (`coverage.clauses`), an optional email or number written only in clauses that ask other tools for
+        something is not this tool's ("add Rohan to contacts and email careers@x.com": not Rohan's email)."""
         schema = copy.deepcopy(argument_schema(tool))
         props = schema.get("properties") or {}
         required = set(schema.get("required") or ())
@@ -309,15 +314,19 @@ class Grounding:
                 cued = self.cued(tool, arg) if policy == "span" else []
                 if cued:   # the request names this argument ("surname ..."): its value is what follows
                     spans = tuple(cued)
-                if spans:
-                    target["x-span" if policy == "span" else "x-words"] = list(spans) if policy == "span" else \
-                        sorted({w.lower() for s in spans for w in WORD_RE.findall(s)})
+                if spans and policy == "span":
+                    target["x-span"] = list(spans)
+                elif spans:   # a goal is an action: it starts with one of the request's verbs, if it has any
+                    target["x-words"] = sorted({w.lower() for s in spans for w in WORD_RE.findall(s)})
+                    target["x-words-first"] = [w for w in target["x-words"] if w in VERBS]
                 elif arg not in required:
                     del props[arg]
                 continue
             values = self.values(policy)
             if values is None:
                 continue
+            if arg not in required:
+                values = tuple(v for v in values if not claimed_elsewhere(clauses, tool.name, v))
             if values:
                 target["enum"] = list(values)
             elif arg not in required:

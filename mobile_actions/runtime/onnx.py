@@ -360,6 +360,8 @@ class Caller:
                 sparse_steps += 1
             else:
                 tid = pick(logits, allowed) if con is not None else int(np.argmax(logits))
+            if con is not None:
+                tid = con.settle(tid)
             if first:
                 stats["ttft_ms"] = (time.perf_counter() - t0) * 1e3
                 t_dec = time.perf_counter()

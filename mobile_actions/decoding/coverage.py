@@ -1,0 +1,161 @@
+"""Which parts of a request no call answers yet: a turn does not end while one is owed.
+
+A 270M caller often stops after the first call of a request that asks for two things ("turn off the
+flashlight and show me Union Station on the map" gives only `turn_off_flashlight()`); a dropped call is
+its most common miss on multi-call requests, and the model alone cannot be trusted to notice. The toolkit
+reads the request as clauses joined the way people join requests ("and", "then", "also", a new sentence,
+a comma before a verb) and keeps those that start with an action verb. Every call made so far is
+attributed to the clause it answers (the tool's keywords said there, its argument values written there).
+While a clause is left that a callable tool's keywords name -- or, when the catalogue has a fallback tool
+such as `operate_screen`, one that no tool names -- the grammar does not let the turn end, and the next
+call is restricted to those tools. The model still writes that call, under the grounded grammar; each
+clause can force one call at most.
+
+What keeps this from adding calls nobody asked for: only verb-first clauses count ("I'm at the Louvre"
+does not), text in quotes is never split ("a note saying 'call mom and email dad'"), a tool must be named
+by its keywords (or be the fallback for a clause no tool names), nothing destructive is ever forced
+("delete ..."), and a clause that needs a tool's *result* ("email its address to ...") waits for the turn
+that has the result. A tool's keywords are the words of its name (less generic verbs), their usual
+synonyms, and any ``"x-keywords": [...]`` set on its parameters in a catalogue; ``"x-fallback": true``
+there marks the tool for GUI steps.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Collection, Sequence
+
+from mobile_actions.calls import argument_schema
+
+WORD_RE = re.compile(r"[^\W_]+")
+# Words of a tool name that say what it does, not what it is about.
+GENERIC = frozenset("a an the to of for on off in new my get set make add create send show open close turn start "
+                    "stop do operate settings setting info app apps".split())
+# What people call the things the Mobile Actions tools are about (applies to any catalogue whose tool
+# names use the word).
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "flashlight": ("flashlight", "flash light", "torch", "flash", "light", "lamp"),
+    "wifi": ("wifi", "wi-fi", "wi fi", "wlan", "wireless"),
+    "email": ("email", "e-mail", "mail", "emails"),
+    "calendar": ("calendar", "event", "appointment", "meeting", "schedule"),
+    "event": ("calendar", "event", "appointment", "meeting", "schedule"),
+    "map": ("map", "maps", "pin", "directions", "navigate", "locate"),
+    "contact": ("contact", "contacts", "address book", "phone book"),
+}
+# Verbs that start a request to the phone. Destructive ones (delete, remove, erase, cancel) are left out
+# on purpose: a step that destroys something is never added by the toolkit.
+VERBS = frozenset("""
+    activate add arrange book bring brighten call change check clear close compose connect copy create
+    deactivate decrease dim disable display draft drop e-mail email enable find flick forward get go hold
+    increase jot launch let locate log look lower mail make mark message mute navigate note open paste pass pin
+    plan pull put raise record remind reserve review save schedule search send set share show shut snap start
+    stop store switch take text toggle turn visit write
+""".split())
+PARTICLES = frozenset("up out together ahead down".split())
+# After a comma these verbs usually start a field, not a request ("Ana Ruiz, email ana@x.com, ...").
+FIELD_WORDS = frozenset("call e-mail email mail message note text".split())
+_FILLERS = ("please", "pls", "plz", "kindly", "also", "and then", "then", "and", "so", "now", "oh", "ok", "okay",
+            "right", "hey", "hi", "next", "finally", "lastly", "just", "quickly", "after that", "afterwards",
+            "can you", "could you", "would you", "will you", "i need you to", "i'd like you to",
+            "i would like you to", "i want you to", "i want to", "i need to", "i'd like to", "go ahead and",
+            "make sure to", "make sure you", "don't forget to", "remember to", "plus", "to")
+FILLER_RE = re.compile(r"(?:(?:" + "|".join(re.escape(f) for f in sorted(_FILLERS, key=len, reverse=True))
+                       + r")(?![^\W_])[\s,:]*)+", re.IGNORECASE)
+_FIELD_VERBS = "|".join(sorted(VERBS - FIELD_WORDS, key=len, reverse=True))
+SPLIT_RE = re.compile(r"[.!?;\n]+\s+|[.!?;]+\s*$|\s*,?\s*\b(?:and then|and after that|and also|after that|and|"
+                      r"then|plus|also)\b\s*|,\s*(?=(?:" + _FIELD_VERBS + r")\b)", re.IGNORECASE)
+QUOTED_RE = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<![^\W_])'[^']*'(?![^\W_])")
+# Something only a tool's answer can give: "its address", "the location", "where it is".
+NEEDS_RESULT_RE = re.compile(r"\b(?:address|location)\b|\b(?:its|their|the|that|this)\s+(?:name|details|hours|"
+                             r"website|phone number)\b|\bwhere\s+(?:it|that|this|they)\s+(?:is|are)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A part of a request that asks the phone for one thing."""
+    text: str
+    tools: frozenset          # the catalogue's tools whose keywords the clause says
+    needs_result: bool        # it refers to what a tool's answer gives
+
+
+def keywords(tool: Any) -> tuple[str, ...]:
+    """What a request says when it means this tool."""
+    out: list[str] = []
+    for word in tool.name.lower().split("_"):
+        if word and word not in GENERIC:
+            out += SYNONYMS.get(word, (word, word + "s"))
+    given = argument_schema(tool).get("x-keywords")
+    if isinstance(given, list):
+        out += [k.lower() for k in given if isinstance(k, str) and k.strip()]
+    return tuple(dict.fromkeys(out))
+
+
+def fallback_tool(catalogue: Any) -> str | None:
+    """The tool for steps no other tool covers (``"x-fallback": true``), if the catalogue has one."""
+    for tool in catalogue:
+        if argument_schema(tool).get("x-fallback") is True:
+            return tool.name
+    return None
+
+
+def clauses(request: str, catalogue: Any) -> list[Clause]:
+    """The verb-first clauses of `request`, in order, each with the tools its words name."""
+    masked = QUOTED_RE.sub(lambda m: m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1], request)
+    marks = {tool.name: [re.compile(rf"(?<![^\W_]){re.escape(k)}(?![^\W_])", re.IGNORECASE) for k in keywords(tool)]
+             for tool in catalogue}
+    out, start = [], 0
+    for cut in [*SPLIT_RE.finditer(masked), None]:
+        end = cut.start() if cut else len(request)
+        seg = masked[start:end]
+        lo = start + len(seg) - len(seg.lstrip(" ,:-"))
+        start = cut.end() if cut else len(request)
+        lead = FILLER_RE.match(masked, lo, end)
+        lo = lead.end() if lead else lo
+        bare = masked[lo:end].rstrip(" ,:-")     # quotes blanked: their words are values, not requests
+        words = bare.lower().split()
+        if not words or words[0].strip(",:") not in VERBS or all(w in PARTICLES for w in words[1:]):
+            continue   # not a request, or a verb that shares the next clause's object ("write up and send ...")
+        if words[0] in FIELD_WORDS and len(words) <= 2:
+            continue   # a field: "..., phone 555 0100 and mail h.suzuki@gmail.com"
+        tools = frozenset(name for name, pats in marks.items() if any(p.search(bare) for p in pats))
+        out.append(Clause(request[lo:lo + len(bare)], tools, bool(NEEDS_RESULT_RE.search(bare))))
+    return out
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in WORD_RE.findall(text)}
+
+
+def _score(call: Any, clause: Clause) -> int:
+    """How surely `call` answers `clause`: its tool is named there (2), a value of it is written there (1)."""
+    words = _words(clause.text)
+    said = any(isinstance(v, str) and (vw := _words(v)) and vw <= words for v in call.arguments.values())
+    return 2 * (call.name in clause.tools) + int(said)
+
+
+def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collection[str], fallback: str | None,
+         after_results: bool, forced: Collection[int] = ()) -> tuple[int, tuple[str, ...]] | None:
+    """The first clause no call answers and a callable tool could, as (its index, those tools); None when
+    the request is covered. `forced` are the clauses that already forced a call (at most one each)."""
+    free = list(range(len(parts)))
+    for call in calls:
+        scored = [(_score(call, parts[i]), -i) for i in free]
+        best = max(scored, default=(0, 0))
+        if best[0] > 0:
+            free.remove(-best[1])
+    for i in free:
+        part = parts[i]
+        if i in forced or part.needs_result and not after_results:
+            continue
+        tools = tuple(sorted(t for t in part.tools if t in callable_tools))
+        if not part.tools and fallback in callable_tools:
+            tools = (fallback,)
+        if tools:
+            return i, tools
+    return None
+
+
+def claimed_elsewhere(parts: Sequence[Clause], tool: str, value: str) -> bool:
+    """Whether `value` is written only in clauses that name other tools and not `tool`."""
+    holders = [c for c in parts if value in c.text]
+    return bool(holders) and all(c.tools and tool not in c.tools for c in holders)

@@ -1,0 +1,188 @@
+"""Coverage: a turn does not end while a clause of the request has no call, and nothing else is forced."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mobile_actions import wire
+from mobile_actions.calls import ToolCall, validate_call
+from mobile_actions.catalog import Catalogue, load_catalogue
+from mobile_actions.decoding import coverage
+from mobile_actions.decoding.grammar import Constraints, pick
+from tests.test_grammar import STOP, table, tok  # noqa: F401  (fixtures: the tiny tokenizer and its table)
+from tests.test_grounding import DEV, POLICIES
+
+TOOLS = load_catalogue("mobile_actions")
+ROUTING = load_catalogue("mobile_actions+operate_screen")
+
+
+def parts(request: str, cat=TOOLS) -> list[tuple[str, set]]:
+    return [(c.text, set(c.tools)) for c in coverage.clauses(request, cat)]
+
+
+def test_clauses_are_the_verb_first_parts_of_a_request():
+    assert parts("Hey, could you please turn off the flashlight, then show me Union Station on the map?") == [
+        ("turn off the flashlight", {"turn_on_flashlight", "turn_off_flashlight"}),
+        ("show me Union Station on the map", {"show_map"})]
+    assert parts("Put Book club on my calendar for Friday at 7pm and email ana@example.com about it") == [
+        ("Put Book club on my calendar for Friday at 7pm", {"create_calendar_event"}),
+        ("email ana@example.com about it", {"send_email"})]
+    # a new sentence; the words before the verb are not a request
+    assert [t for t, _ in parts('Then tomorrow at 7 there\'s "Dentist". put it on the calendar. Thanks!')] == [
+        "put it on the calendar"]
+
+
+@pytest.mark.parametrize("request_, texts", [
+    ('Write a note saying "call mom and email dad" and turn on the torch',       # quotes are never split
+     ['Write a note saying "call mom and email dad"', "turn on the torch"]),
+    ("Create a contact for Ana Ruiz, email ana@x.com, phone 555 1234",            # comma fields stay together
+     ["Create a contact for Ana Ruiz, email ana@x.com, phone 555 1234"]),
+    ("I need you to write up and send an email for a@b.co headed Hi",            # a verb sharing its object
+     ["send an email for a@b.co headed Hi"]),
+    ("I'm at the Louvre and it's dark, delete my notes and turn on the flashlight",  # mentions; nothing destructive
+     ["turn on the flashlight"]),
+])
+def test_what_is_not_a_clause(request_, texts):
+    assert [t for t, _ in parts(request_)] == texts
+
+
+def test_a_quoted_tool_word_names_no_tool():
+    assert parts('Write a note saying "email dad"', ROUTING) == [('Write a note saying "email dad"', set())]
+
+
+def owed(request: str, calls: list[ToolCall], cat=TOOLS, after_results: bool = False):
+    found = coverage.owed(coverage.clauses(request, cat), calls, {t.name for t in cat}, coverage.fallback_tool(cat),
+                          after_results)
+    return None if found is None else found[1]
+
+
+def test_owed_is_the_first_clause_no_call_answers():
+    flash = ToolCall("turn_off_flashlight", {})
+    assert owed("Turn off the flashlight and show me Union Station on the map", [flash]) == ("show_map",)
+    assert owed("Turn off the flashlight and show me Union Station on the map",
+                [flash, ToolCall("show_map", {"query": "Union Station"})]) is None
+    # a value written in a later clause does not cover it: the map call belongs to the clause naming the map
+    req = "Show Harbour Cafe on the map and write a note saying meet at Harbour Cafe"
+    assert owed(req, [ToolCall("show_map", {"query": "Harbour Cafe"})]) is None          # no tool for notes
+    assert owed(req, [ToolCall("show_map", {"query": "Harbour Cafe"})], ROUTING) == ("operate_screen",)
+    # a call for the clause with no tool word covers it through its values
+    assert owed("Store Ana Lima and turn on the torch", [ToolCall("create_contact", {"first_name": "Ana",
+                "last_name": "Lima"}), ToolCall("turn_on_flashlight", {})]) is None
+
+
+def test_a_clause_that_needs_a_result_waits_for_it():
+    req = "Find the City Museum on the map and email its name to kira@example.com"
+    first = [ToolCall("show_map", {"query": "City Museum"})]
+    assert owed(req, first) is None
+    assert owed(req, first, after_results=True) == ("send_email",)
+
+
+def test_a_user_catalogue_names_its_tools_by_their_words_and_x_keywords():
+    cat = Catalogue.from_json([
+        {"name": "set_alarm", "description": "d", "parameters": {"type": "object", "properties": {}}},
+        {"name": "get_battery", "description": "d", "parameters": {"type": "object", "properties": {},
+                                                                   "x-keywords": ["charge"]}}])
+    assert owed("Set an alarm for 7 and check the charge", [ToolCall("set_alarm", {})], cat) == ("get_battery",)
+
+
+def decode(constraint, tok, bias: dict[int, float], max_tokens: int = 600) -> list[ToolCall]:
+    """A model that starts a call, then wants to stop (stop tokens far ahead); otherwise random."""
+    rng = np.random.default_rng(0)
+    start, esc = wire.CONTROL_TOKEN_IDS[wire.START_CALL], wire.CONTROL_TOKEN_IDS[wire.ESCAPE]
+    out = []
+    for _ in range(max_tokens):
+        logits = rng.normal(size=constraint.t.size).astype(np.float32)
+        for i, b in {**bias, **{s: 80.0 for s in STOP}, start: 100.0 if not out else 0.0, esc: 3.0}.items():
+            logits[i] += b
+        tid = constraint.settle(pick(logits, constraint.allowed()))
+        if tid in STOP:
+            break
+        out.append(tid)
+        constraint.advance(tid)
+        if constraint.state is None:
+            break
+    return wire.parse(tok.decode(out, skip_special_tokens=False)).calls
+
+
+@pytest.mark.parametrize("request_, first, then", [
+    ("Turn off the flashlight and show me Union Station on the map", "turn_off_flashlight", {"show_map"}),
+    ("Show the Louvre on the map and switch on the torch", "show_map", {"turn_on_flashlight", "turn_off_flashlight"}),
+])
+def test_the_grammar_makes_the_owed_call(tok, table, request_, first, then):
+    messages = [DEV, {"role": "user", "content": request_}]
+    con = Constraints(table, policies=POLICIES).for_tools(TOOLS, messages)
+    calls = decode(con, tok, {i: 20.0 for i in tok.encode(first, add_special_tokens=False).ids})
+    assert len(calls) == 2 and calls[0].name == first and calls[1].name in then, calls
+    assert all(not validate_call(c, TOOLS) for c in calls)
+    if calls[1].name == "show_map":
+        assert calls[1].arguments["query"] in request_
+
+
+def test_without_grounding_or_a_clause_the_model_may_stop(tok, table):
+    request_ = "Turn off the flashlight and show me Union Station on the map"
+    for cons, text in [(Constraints(table), request_), (Constraints(table, policies=POLICIES), "it is dark in here, the torch")]:
+        con = cons.for_tools(TOOLS, [DEV, {"role": "user", "content": text}])
+        assert len(decode(con, tok, {})) == 1
+
+
+def test_a_forced_gui_step_says_its_clause(tok, table):
+    """The routing tool forced for a clause no tool names gets the clause as its goal, word for word."""
+    request_ = "Add a contact Omar Said 555-0142 and write a note saying call Omar"
+    con = Constraints(table, policies=POLICIES).for_tools(ROUTING, [DEV, {"role": "user", "content": request_}])
+    calls = decode(con, tok, {i: 20.0 for i in tok.encode("create_contact", add_special_tokens=False).ids})
+    assert [c.name for c in calls] == ["create_contact", "operate_screen"], calls
+    assert calls[1].arguments == {"goal": "write a note saying call Omar"}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_goal_starts_with_one_of_the_requests_verbs(tok, table, seed):
+    request_ = "Note down pay rent"
+    con = Constraints(table, policies=POLICIES).for_tools(load_catalogue("operate_screen"),
+                                                          [DEV, {"role": "user", "content": request_}])
+    from tests.test_grounding import decode as random_decode
+
+    start, esc = wire.CONTROL_TOKEN_IDS[wire.START_CALL], wire.CONTROL_TOKEN_IDS[wire.ESCAPE]
+    (call, *_) = wire.parse(random_decode(con, tok, seed, bias={start: 50.0, esc: 3.0}, calls=1)).calls
+    assert call.arguments["goal"].split()[0].lower() == "note", call
+
+
+def test_an_address_said_for_another_tool_is_not_a_contacts_email():
+    from mobile_actions.decoding.grounding import Grounding
+
+    request_ = "family name Pham, first name Rohan. add to contacts. plus let the team know by email at careers@nova.ca"
+    g = Grounding.from_messages([DEV, {"role": "user", "content": request_}], POLICIES)
+    parts = coverage.clauses(request_, TOOLS)
+    assert "email" not in g.tool_schema(TOOLS["create_contact"], parts)["properties"]       # optional: dropped
+    assert g.tool_schema(TOOLS["send_email"], parts)["properties"]["to"]["enum"] == ["careers@nova.ca"]
+    # written in the contact's own clause, it is the contact's
+    request_ = "Create a contact for Ana Ruiz, email ana@x.com, and email her hi"
+    g = Grounding.from_messages([DEV, {"role": "user", "content": request_}], POLICIES)
+    parts = coverage.clauses(request_, TOOLS)
+    assert g.tool_schema(TOOLS["create_contact"], parts)["properties"]["email"]["enum"] == ["ana@x.com"]
+
+
+def test_fields_and_result_chains_are_not_owed():
+    contact = ToolCall("create_contact", {"first_name": "Hoa", "last_name": "Suzuki", "email": "h.suzuki@gmail.com"})
+    assert owed("save the contact details for Hoa Suzuki - phone +64 21 182 8903 and mail h.suzuki@gmail.com",
+                [contact]) is None
+    assert owed("Where's Museo del Prado? mail address to yasmin@pinecrest.co",
+                [ToolCall("show_map", {"query": "Museo del Prado"})]) is None
+
+
+def test_a_model_that_goes_on_by_itself_chooses_its_own_tool(tok, table):
+    """Restriction is only for a call the model would not have made: continuing, it picks any tool."""
+    request_ = "see the wifi settings. next, hold tomorrow at 8 for Grocery run, then show Lyon on the map"
+    con = Constraints(table, policies=POLICIES).for_tools(TOOLS, [DEV, {"role": "user", "content": request_}])
+    for tid in tok.encode(wire.render_call(ToolCall("open_wifi_settings", {})), add_special_tokens=False).ids:
+        con.advance(tid)
+    start, stop = wire.CONTROL_TOKEN_IDS[wire.START_CALL], STOP[0]
+    assert con.settle(start) == start
+    con.advance(start)
+    assert con.state.cont.g.tools == con.g.tools      # every callable tool
+    # had it stopped, the map clause would have been owed: the call is forced, and only show_map
+    con = Constraints(table, policies=POLICIES).for_tools(TOOLS, [DEV, {"role": "user", "content": request_}])
+    for tid in tok.encode(wire.render_call(ToolCall("open_wifi_settings", {})), add_special_tokens=False).ids:
+        con.advance(tid)
+    assert con.settle(stop) == start
+    con.advance(start)
+    assert set(con.state.cont.g.tools) == {"show_map"}
