@@ -159,6 +159,11 @@ def test_an_address_said_for_another_tool_is_not_a_contacts_email():
     g = Grounding.from_messages([DEV, {"role": "user", "content": request_}], POLICIES)
     parts = coverage.clauses(request_, TOOLS)
     assert g.tool_schema(TOOLS["create_contact"], parts)["properties"]["email"]["enum"] == ["ana@x.com"]
+    # no other clause asks for a contact: "email" here labels the contact's field
+    request_ = "Just store the details for Xiaoling Khalil - number 666 39 16 87, mail xkhalil@btinternet.com."
+    g = Grounding.from_messages([DEV, {"role": "user", "content": request_}], POLICIES)
+    parts = coverage.clauses(request_, TOOLS)
+    assert g.tool_schema(TOOLS["create_contact"], parts)["properties"]["email"]["enum"] == ["xkhalil@btinternet.com"]
 
 
 def test_fields_and_result_chains_are_not_owed():

@@ -155,7 +155,14 @@ def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collecti
     return None
 
 
-def claimed_elsewhere(parts: Sequence[Clause], tool: str, value: str) -> bool:
-    """Whether `value` is written only in clauses that name other tools and not `tool`."""
+def claimed_elsewhere(request: str, parts: Sequence[Clause], tool: Any, value: str) -> bool:
+    """Whether `value` belongs to another tool's request: every clause that writes it names other tools and
+    not `tool`, and `tool` is named elsewhere in the request ("add Rohan to contacts and email careers@x.com":
+    not Rohan's email; "store Mia Gagné, email mia@x.com": hers, since nothing else asks for a contact)."""
     holders = [c for c in parts if value in c.text]
-    return bool(holders) and all(c.tools and tool not in c.tools for c in holders)
+    if not holders or any(not c.tools or tool.name in c.tools for c in holders):
+        return False
+    rest = request
+    for c in holders:
+        rest = rest.replace(c.text, " ")
+    return any(re.search(rf"(?<![^\W_]){re.escape(k)}(?![^\W_])", rest, re.IGNORECASE) for k in keywords(tool))

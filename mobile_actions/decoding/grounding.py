@@ -326,7 +326,7 @@ class Grounding:
             if values is None:
                 continue
             if arg not in required:
-                values = tuple(v for v in values if not claimed_elsewhere(clauses, tool.name, v))
+                values = tuple(v for v in values if not claimed_elsewhere(self.request, clauses, tool, v))
             if values:
                 target["enum"] = list(values)
             elif arg not in required:
