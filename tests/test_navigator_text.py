@@ -124,6 +124,44 @@ def test_a_switch_goal_taps_a_switch_in_the_other_state_and_never_one_already_ri
     assert wire.render([], mixed, layout="cache") == wire.render([], screen_catalogue(shade), layout="cache")
 
 
+def test_a_form_gets_the_values_the_goal_gives_its_fields_then_the_goals_button(phone):
+    """"email a@b.co about Invoice saying running late": the focused field takes its value and nothing else
+    is offered; while a field lacks its value, tapping such a field is the step (no Send, no finish); once all
+    hold theirs, the Send button the goal's verb names is; a field already filled is not tapped again."""
+    from mobile_actions.navigator.text import form_values
+
+    goal = "send an email to a@b.co about Invoice saying running late"
+    call = lambda name, **a: wire.render_call(ToolCall(name, a))   # noqa: E731
+    phone.launch("com.google.android.gm")
+    phone.tap(*_screen(phone).element("Compose").center)
+    form = _screen(phone)
+    assert form_values(goal, form) == {"To": "a@b.co", "Subject": "Invoice", "Compose email": "running late"}
+    g = CallGrammar(screen_catalogue(form, goal))
+    assert accepts(g, call("type_text", text="a@b.co"))
+    assert not accepts(g, call("type_text", text="a@b.co about Invoice"))
+    assert not accepts(g, call("tap", target="Send")) and not accepts(g, call("press_back"))
+    phone.type_text("a@b.co")
+    g = CallGrammar(screen_catalogue(_screen(phone), goal))
+    assert accepts(g, call("tap", target="Subject")) and accepts(g, call("tap", target="Compose email"))
+    assert not accepts(g, call("tap", target="Send")) and not accepts(g, call("finish"))
+    for label, text in (("Subject", "Invoice"), ("Compose email", "running late")):
+        phone.tap(*_screen(phone).element(label).center)
+        phone.type_text(text)
+    g = CallGrammar(screen_catalogue(_screen(phone), goal, ['tap "Subject"', 'type_text "Invoice"']))
+    assert accepts(g, call("tap", target="Send"))
+    assert not accepts(g, call("tap", target="Subject")) and not accepts(g, call("finish"))
+    # the goal's verb is done once its button has been tapped
+    assert accepts(CallGrammar(screen_catalogue(_screen(phone), goal, ['tap "Send"'])), call("tap", target="Cancel"))
+
+
+def test_a_back_goal_is_not_a_way_home(phone):
+    phone.launch("com.mobileactions.notes")
+    home = wire.render_call(ToolCall("press_home", {}))
+    assert not accepts(CallGrammar(screen_catalogue(_screen(phone), "back out of this screen")), home)
+    assert accepts(CallGrammar(screen_catalogue(_screen(phone), "go back to the home screen")), home)
+    assert accepts(CallGrammar(screen_catalogue(_screen(phone), "open Notes, then go back to Chrome")), home)
+
+
 def test_calls_convert_to_gui_odyssey_commands_and_back(phone):
     screen = _screen(phone)
     notes = screen.element("Notes")
@@ -198,12 +236,13 @@ def test_step_wise_prediction_scores_with_the_gui_odyssey_metrics(tmp_path):
 
 def test_every_demonstrated_step_is_admitted_by_its_screens_grammar(tmp_path):
     """The per-screen grammar (labels on the screen, typing only into a focused field, no `finish` beside one,
-    switch goals) never refuses what a demonstration does: one recorded episode of every template."""
+    switch goals, forms, final-verb buttons, Back) never refuses what a demonstration does: one recorded
+    episode of every template."""
     from mobile_actions.navigator.record import TEMPLATES, record_tasks
 
     record_tasks(tmp_path, seed=7, repeats=1, scale=0.1)
     examples = recording_examples(str(tmp_path), None, "train")
     assert {ex.goal for ex in examples} and len({ex.goal for ex in examples}) >= len(TEMPLATES) - 2
     refused = [(ex.goal, ex.call) for ex in examples
-               if not accepts(CallGrammar(screen_catalogue(ex.screen, ex.goal)), wire.render_call(ex.call))]
+               if not accepts(CallGrammar(screen_catalogue(ex.screen, ex.goal, ex.done)), wire.render_call(ex.call))]
     assert not refused

@@ -134,7 +134,7 @@ class TextNavigator:
         except ScreenError as e:
             return NavPrediction("", None, f"unreadable screen: {e}")
         out = self.caller.call_messages(text.messages(instruction, shown, self._done),
-                                        text.screen_catalogue(shown, instruction))
+                                        text.screen_catalogue(shown, instruction, self._done))
         if not out.calls:
             return NavPrediction(out.raw or out.text, None, "the navigator wrote no action")
         call = out.calls[0]

@@ -70,7 +70,75 @@ def switch_states(goal: str, screen: Screen) -> dict[str, bool]:
     return out
 
 
-def screen_catalogue(screen: Screen | None = None, goal: str | None = None) -> Catalogue:
+# A form the goal fills: each field gets the words the goal gives it after the field's cue ("about Invoice" ->
+# Subject, "saying running late" -> the body, "location Central Library" -> Location); "To" gets the first
+# email address written (an "Email" field too). A 270M navigator otherwise saves after the first field or types "Invoice saying
+# running late" into Subject. Field labels are what Android's mail, calendar and contacts forms show.
+FIELD_CUES: dict[str, tuple[str, ...]] = {
+    "subject": ("with the subject", "subject", "about", "titled", "headed", "regarding"),
+    "compose email": ("saying", "that says", "body", "with the message"),
+    "body": ("saying", "that says", "body", "with the message"),
+    "title": ("called", "titled", "named", "event"),
+    "location": ("location", "venue", "at"),
+    "phone": ("phone number", "number", "phone", "mobile", "tel"),
+}
+ADDRESS_FIELDS = ("to", "email")    # fields that take the first email address the goal writes
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+# Verbs whose button ends a task ("... and copy its name": the Copy button, "send", "save").
+FINAL_VERBS = frozenset({"copy", "send", "save"})
+# A goal whose action is the Back key ("go back", "back out of this screen"), not a way home.
+_BACK_GOAL = re.compile(r"^\s*(?:please\s+)?(?:go back|press back|back out|navigate back)\b(?!\s+to\b)", re.I)
+
+
+def form_values(goal: str, screen: Screen) -> dict[str, str]:
+    """What the goal asks each field of this screen to hold: {"Subject": "Invoice", "To": "a@b.com"}."""
+    out: dict[str, str] = {}
+    fields = [e for e in screen.elements if e.kind == "field"]
+    for e in fields:
+        key = e.label.lower()
+        # a value runs to the next field's cue (of this form), a comma or the sentence's end
+        stops = sorted({re.escape(c) for f in fields if f is not e for c in FIELD_CUES.get(f.label.lower(), ())},
+                       key=len, reverse=True)
+        value_end = re.compile(r"[,;]|\.(?:\s|$)|\b(?:%s)\b" % "|".join(
+            stops + ["to my", "in my", "on my", "to the calendar", "in the calendar"]), re.I)
+        if key in ADDRESS_FIELDS:
+            m = _EMAIL.search(goal)
+            if m:
+                out[e.label] = m.group(0)
+            continue
+        for cue in FIELD_CUES.get(key, ()):
+            m = re.search(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])[\s:]*", goal, re.I)
+            if not m:
+                continue
+            rest = goal[m.end():]
+            end = value_end.search(rest)
+            value = (rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").strip()
+            if value:
+                out[e.label] = value
+                break
+    return out
+
+
+def goal_buttons(goal: str, screen: Screen, done: Sequence[str]) -> list[str]:
+    """The buttons on this screen that do what the goal's final verb asks and are not done yet: for each verb
+    of `FINAL_VERBS` in the goal that no tap in `done` has used, the buttons starting with it whose words are
+    all the goal's, the most specific ones ("Copy address" before "Copy"). A button is a verb and at most one
+    more word: longer labels are content (a saved note reading "send the report"), as are quoted words."""
+    words = {w.lower() for w in re.findall(r"[^\W_]+", re.sub(r"'[^']*'|\"[^\"]*\"|“[^”]*”", " ", goal))}
+    tapped = [d[len('tap "'):-1].lower() for d in done if d.startswith('tap "')]
+    out: list[str] = []
+    for verb in sorted(words & FINAL_VERBS):
+        if any(t.split()[:1] == [verb] for t in tapped):
+            continue
+        fits = [(len(lw), e.label) for e in screen.actionable
+                if (lw := re.findall(r"[^\W_]+", e.label.lower())) and lw[0] == verb and len(lw) <= 2
+                and set(lw) <= words]
+        best = max((n for n, _ in fits), default=0)
+        out += [label for n, label in fits if n == best]
+    return out
+
+
+def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done: Sequence[str] = ()) -> Catalogue:
     """The GUI actions, the same declarations on every screen (so their prompt prefix is shared and cached
     across steps); for a given screen, `target` carries its labels as ``x-enum``: the grammar admits only
     those, and the prompt (which drops ``x-`` keys) lists them in the user turn instead. Likewise
@@ -82,6 +150,8 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None) -> C
     sent or submitted first, which moves the focus away), so `finish` is not offered while a field has it."""
     target: dict[str, Any] = {"type": "STRING", "description": "The label of an element on the screen."}
     tap_target = dict(target)
+    text: dict[str, Any] = {"type": "STRING", "description": "The text to type, in the user's words.",
+                            **({"x-span": [goal]} if goal else {"x-grounding": "span"})}
     blocked: set[str] = set()   # declared (the prompt stays the same) but not offered by the grammar here
     if screen is not None:
         labels = [e.label for e in screen.actionable]
@@ -97,12 +167,34 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None) -> C
                         "finish", "give_up"}
         # typed text would go nowhere without a focused field; with one, the text is not yet submitted or saved
         blocked.add("finish" if any(e.kind == "field" and e.focused for e in screen.elements) else "type_text")
+        # a form the goal fills (`form_values`): the focused field takes its value; while a field still lacks
+        # its value, tapping a field that does is the step, and nothing is saved, sent or left yet
+        values = form_values(goal, screen) if goal and not wrong else {}
+        missing = [label for label, v in values.items() if v.lower() not in screen.element(label).text.lower()]
+        focus = next((e.label for e in screen.elements if e.kind == "field" and e.focused), None)
+        moves = {"tap", "long_press", "swipe", "press_back", "press_home", "show_recent_apps", "finish", "give_up"}
+        if focus in missing:
+            text["x-enum"] = [values[focus]]
+            blocked |= moves
+        elif missing and (focus is None or focus in values or screen.element(focus).text):
+            tap_target["x-enum"] = missing
+            blocked |= moves - {"tap"} | {"type_text"}
+        elif not wrong and not (focus and not screen.element(focus).text):
+            # the form is done (or there is none) and no focused field waits for text: the button the goal's
+            # verb names ("copy its name": Copy; "copy the address": Copy address; "send"; "save") is the step
+            # until a button of that verb has been tapped; a field that holds its value is not tapped again
+            named = goal_buttons(goal or "", screen, done)
+            if named:
+                tap_target["x-enum"] = named
+                blocked |= {"finish", "give_up"}
+            elif values:
+                tap_target["x-enum"] = [t for t in tap_target["x-enum"] if t not in values] or tap_target["x-enum"]
+        if goal and _BACK_GOAL.search(goal):
+            blocked.add("press_home")
     tools = [
         _tool("tap", "Taps an element on the screen.", {"target": tap_target}, ["target"]),
         _tool("long_press", "Touches and holds an element on the screen.", {"target": target}, ["target"]),
-        _tool("type_text", "Types text into the focused field.",
-              {"text": {"type": "STRING", "description": "The text to type, in the user's words.",
-                        **({"x-span": [goal]} if goal else {"x-grounding": "span"})}}, ["text"]),
+        _tool("type_text", "Types text into the focused field.", {"text": text}, ["text"]),
         _tool("swipe", "Swipes a finger across the screen (up scrolls the content down).",
               {"direction": {"type": "STRING", "description": "Where the finger moves.", "enum": list(DIRECTIONS)}},
               ["direction"]),
@@ -230,7 +322,8 @@ def predict_recording(caller: Any, root: str, split: str | None = None, part: st
     model's raw text when it wrote no usable call (scored wrong)."""
     for ep, steps in recording_steps(root, split, part):
         for ex, step in zip(episode_examples(ep.task.instruction, steps), ep.steps):
-            out = caller.call_messages(messages(ex.goal, ex.screen, ex.done), screen_catalogue(ex.screen, ex.goal))
+            out = caller.call_messages(messages(ex.goal, ex.screen, ex.done),
+                                       screen_catalogue(ex.screen, ex.goal, ex.done))
             try:
                 pred = to_action(out.calls[0], ex.screen).to_command() if out.calls else (out.raw or out.text)
             except ScreenError:
