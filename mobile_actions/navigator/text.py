@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from mobile_actions.calls import ToolCall
 from mobile_actions.catalog import Catalogue
+from mobile_actions.decoding.coverage import VERBS
 from mobile_actions.errors import ScreenError
 from mobile_actions.navigator.actions import Action
 from mobile_actions.navigator.screen import Screen
@@ -81,7 +82,16 @@ FIELD_CUES: dict[str, tuple[str, ...]] = {
     "title": ("called", "titled", "named", "event"),
     "location": ("location", "venue", "at"),
     "phone": ("phone number", "number", "phone", "mobile", "tel"),
+    "note": ("saying", "that says", "note down", "jot down", "write down", "make a note to", "note"),
+    "search or type url": ("search for", "look up", "google", "search"),
 }
+# A web address in a goal ("go to weather.example.com"): what a browser's address field takes first.
+_URL = re.compile(r"(?<![\w@.-])(?:https?://)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[^\s,;]*)?(?![\w@-])", re.I)
+_WEB = re.compile(r"\b(?:chrome|browser|web|google|online)\b", re.I)
+# Where a value ends besides the next field's cue: a comma, the sentence's end, the place it is said to go,
+# or "and"/"then" before another request's verb ("note down pay rent and email it to ...").
+_VALUE_STOPS = ["to my", "in my", "on my", "to the calendar", "in the calendar", "in chrome", "on the web",
+                "in the browser", "on google"]
 ADDRESS_FIELDS = ("to", "email")    # fields that take the first email address the goal writes
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 # Verbs whose button ends a task ("... and copy its name": the Copy button, "send", "save").
@@ -95,24 +105,34 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
     out: dict[str, str] = {}
     fields = [e for e in screen.elements if e.kind == "field"]
     for e in fields:
-        key = e.label.lower()
+        key = re.sub(r"\s*\(\d+\)$", "", e.label.lower())    # "Note (2)": labels are made unique on a screen
         # a value runs to the next field's cue (of this form), a comma or the sentence's end
         stops = sorted({re.escape(c) for f in fields if f is not e for c in FIELD_CUES.get(f.label.lower(), ())},
                        key=len, reverse=True)
-        value_end = re.compile(r"[,;]|\.(?:\s|$)|\b(?:%s)\b" % "|".join(
-            stops + ["to my", "in my", "on my", "to the calendar", "in the calendar"]), re.I)
+        value_end = re.compile(r"[,;]|\.(?:\s|$)|\b(?:%s)\b|\s(?:and|then|and then)\s+(?=(?:%s)\b)" % (
+            "|".join(stops + _VALUE_STOPS), "|".join(sorted(VERBS, key=len, reverse=True))), re.I)
         if key in ADDRESS_FIELDS:
             m = _EMAIL.search(goal)
             if m:
                 out[e.label] = m.group(0)
             continue
+        if key == "search or type url":   # a browser's: a web address, or a search said to go to the web
+            url = _URL.search(goal)
+            if url:
+                out[e.label] = url.group(0)
+            if url or not _WEB.search(goal):
+                continue
         for cue in FIELD_CUES.get(key, ()):
             m = re.search(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])[\s:]*", goal, re.I)
             if not m:
                 continue
             rest = goal[m.end():]
-            end = value_end.search(rest)
-            value = (rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").strip()
+            quoted = re.match(r"'([^']+)'|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’", rest)
+            if quoted:
+                value = next(g for g in quoted.groups() if g)
+            else:
+                end = value_end.search(rest)
+                value = (rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").strip()
             if value:
                 out[e.label] = value
                 break
@@ -168,17 +188,19 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
         # typed text would go nowhere without a focused field; with one, the text is not yet submitted or saved
         blocked.add("finish" if any(e.kind == "field" and e.focused for e in screen.elements) else "type_text")
         # a form the goal fills (`form_values`): the focused field takes its value; while a field still lacks
-        # its value, tapping a field that does is the step, and nothing is saved, sent or left yet
+        # its value, tapping a field that lacks one is the step: nothing is saved, sent or finished yet
         values = form_values(goal, screen) if goal and not wrong else {}
-        missing = [label for label, v in values.items() if v.lower() not in screen.element(label).text.lower()]
+        typed = {d[len('type_text "'):-1] for d in done if d.startswith('type_text "')}
+        missing = [label for label, v in values.items()
+                   if v.lower() not in screen.element(label).text.lower() and v not in typed]
         focus = next((e.label for e in screen.elements if e.kind == "field" and e.focused), None)
         moves = {"tap", "long_press", "swipe", "press_back", "press_home", "show_recent_apps", "finish", "give_up"}
         if focus in missing:
             text["x-enum"] = [values[focus]]
             blocked |= moves
         elif missing and (focus is None or focus in values or screen.element(focus).text):
-            tap_target["x-enum"] = missing
-            blocked |= moves - {"tap"} | {"type_text"}
+            tap_target["x-enum"] = missing    # the keys stay: a demonstration may take the long way round
+            blocked |= {"long_press", "swipe", "finish", "give_up", "type_text"}
         elif not wrong and not (focus and not screen.element(focus).text):
             # the form is done (or there is none) and no focused field waits for text: the button the goal's
             # verb names ("copy its name": Copy; "copy the address": Copy address; "send"; "save") is the step
