@@ -41,6 +41,7 @@ def test_clauses_are_the_verb_first_parts_of_a_request():
      ["send an email for a@b.co headed Hi"]),
     ("I'm at the Louvre and it's dark, delete my notes and turn on the flashlight",  # mentions; nothing destructive
      ["turn on the flashlight"]),
+    ("let's flip on the torch and then let me know", ["flip on the torch"]),       # talk to the assistant
 ])
 def test_what_is_not_a_clause(request_, texts):
     assert [t for t, _ in parts(request_)] == texts

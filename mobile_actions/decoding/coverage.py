@@ -45,11 +45,11 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 # Verbs that start a request to the phone. Destructive ones (delete, remove, erase, cancel) are left out
 # on purpose: a step that destroys something is never added by the toolkit.
 VERBS = frozenset("""
-    activate add arrange book bring brighten call change check clear close compose connect copy create
-    deactivate decrease dim disable display draft drop e-mail email enable find flick forward get go hold
-    increase jot launch let locate log look lower mail make mark message mute navigate note open paste pass pin
-    plan pull put raise record remind reserve review save schedule search send set share show shut snap start
-    stop store switch take text toggle turn visit write
+    activate add arrange block book bring brighten call change check clear close compose connect copy create
+    cut deactivate decrease dim disable display draft drop e-mail email enable find fire flick flip forward get
+    go grab hold increase jot kill launch let locate log look lower mail make mark message mute navigate note
+    open paste pass pin ping plan pop pull put raise record remind reserve review save schedule search send set
+    share shoot show shut snap start stick stop store switch take text toggle turn visit write
 """.split())
 PARTICLES = frozenset("up out together ahead down".split())
 # After a comma these verbs usually start a field, not a request ("Ana Ruiz, email ana@x.com, ...").
@@ -58,7 +58,8 @@ _FILLERS = ("please", "pls", "plz", "kindly", "also", "and then", "then", "and",
             "right", "hey", "hi", "next", "finally", "lastly", "just", "quickly", "after that", "afterwards",
             "can you", "could you", "would you", "will you", "i need you to", "i'd like you to",
             "i would like you to", "i want you to", "i want to", "i need to", "i'd like to", "go ahead and",
-            "make sure to", "make sure you", "don't forget to", "remember to", "plus", "to")
+            "make sure to", "make sure you", "don't forget to", "remember to", "plus", "to", "let's", "lets",
+            "would you kindly", "be a dear and", "could you please", "please also", "can you also")
 FILLER_RE = re.compile(r"(?:(?:" + "|".join(re.escape(f) for f in sorted(_FILLERS, key=len, reverse=True))
                        + r")(?![^\W_])[\s,:]*)+", re.IGNORECASE)
 _FIELD_VERBS = "|".join(sorted(VERBS - FIELD_WORDS, key=len, reverse=True))
@@ -117,6 +118,8 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
             continue   # not a request, or a verb that shares the next clause's object ("write up and send ...")
         if words[0] in FIELD_WORDS and len(words) <= 2:
             continue   # a field: "..., phone 555 0100 and mail h.suzuki@gmail.com"
+        if words[:2] in (["let", "me"], ["let", "us"]):
+            continue   # talk to the assistant, not the phone: "... then let me know"
         tools = frozenset(name for name, pats in marks.items() if any(p.search(bare) for p in pats))
         out.append(Clause(request[lo:lo + len(bare)], tools, bool(NEEDS_RESULT_RE.search(bare))))
     return out
