@@ -246,3 +246,28 @@ def test_every_demonstrated_step_is_admitted_by_its_screens_grammar(tmp_path):
     refused = [(ex.goal, ex.call) for ex in examples
                if not accepts(CallGrammar(screen_catalogue(ex.screen, ex.goal, ex.done)), wire.render_call(ex.call))]
     assert not refused
+
+
+def test_a_goal_of_several_steps_moves_on_when_one_is_finished(phone):
+    """A 270M navigator says `finish` after the first step of "send ... then go to the home screen": the next
+    step becomes the goal on the same screen; a goal whose parts are not all requests stays whole."""
+    from mobile_actions.navigator.text import GoalSteps, next_call
+
+    class Caller:   # finishes whatever goal mentions Gmail, presses Home for the rest
+        def __init__(self):
+            self.goals = []
+
+        def call_messages(self, msgs, tools):
+            goal = msgs[-1]["content"].splitlines()[0]
+            self.goals.append(goal)
+            name = "finish" if "email" in goal else "press_home"
+            return type("Out", (), {"calls": [ToolCall(name, {})], "raw": "", "text": ""})()
+
+    goal = GoalSteps("send a@b.co an email titled Hi, then go to the home screen")
+    assert goal.parts == ["send a@b.co an email titled Hi", "go to the home screen"]
+    caller = Caller()
+    assert next_call(caller, goal, _screen(phone), []).calls[0].name == "press_home"
+    assert caller.goals == ["Goal: send a@b.co an email titled Hi", "Goal: go to the home screen"]
+    assert next_call(caller, goal, _screen(phone), []).calls[0].name == "press_home"   # the last step stays
+    assert GoalSteps("Open Notes, then Chrome, then switch back to Notes").parts == [
+        "Open Notes, then Chrome, then switch back to Notes"]

@@ -164,7 +164,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     from mobile_actions.navigator.record import record_tasks
 
     try:
-        summary = record_tasks(args.out, seed=args.seed, repeats=args.repeats)
+        summary = record_tasks(args.out, seed=args.seed, repeats=args.repeats, templates=args.templates)
     except (NavigatorError, ImportError) as e:
         _err(f"error: {e}")
         return 2
@@ -247,4 +247,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--templates", choices=("main", "blind"), default="main",
+                   help="blind: the evaluation-only templates, never trained on (all in the task split's test part)")
     p.set_defaults(func=cmd_record)

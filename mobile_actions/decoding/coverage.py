@@ -47,7 +47,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 VERBS = frozenset("""
     activate add arrange block book bring brighten call change check clear close compose connect copy create
     cut deactivate decrease dim disable display draft drop e-mail email enable find fire flick flip forward get
-    go grab hold increase jot kill launch let locate log look lower mail make mark message mute navigate note
+    go google grab hold increase jot kill launch let locate log look lower mail make mark message mute navigate note
     open paste pass pin ping plan pop pull put raise record remind reserve review save schedule search send set
     share shoot show shut snap start stick stop store switch take text toggle turn visit write
 """.split())
@@ -99,11 +99,10 @@ def fallback_tool(catalogue: Any) -> str | None:
     return None
 
 
-def clauses(request: str, catalogue: Any) -> list[Clause]:
-    """The verb-first clauses of `request`, in order, each with the tools its words name."""
+def _segments(request: str) -> list[tuple[str, str | None]]:
+    """Every part of `request` between joining words, as (its text with fillers dropped, why it is not a
+    clause or None)."""
     masked = QUOTED_RE.sub(lambda m: m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1], request)
-    marks = {tool.name: [re.compile(rf"(?<![^\W_]){re.escape(k)}(?![^\W_])", re.IGNORECASE) for k in keywords(tool)]
-             for tool in catalogue}
     out, start = [], 0
     for cut in [*SPLIT_RE.finditer(masked), None]:
         end = cut.start() if cut else len(request)
@@ -114,15 +113,41 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
         lo = lead.end() if lead else lo
         bare = masked[lo:end].rstrip(" ,:-")     # quotes blanked: their words are values, not requests
         words = bare.lower().split()
-        if not words or words[0].strip(",:") not in VERBS or all(w in PARTICLES for w in words[1:]):
-            continue   # not a request, or a verb that shares the next clause's object ("write up and send ...")
-        if words[0] in FIELD_WORDS and len(words) <= 2:
-            continue   # a field: "..., phone 555 0100 and mail h.suzuki@gmail.com"
-        if words[:2] in (["let", "me"], ["let", "us"]):
-            continue   # talk to the assistant, not the phone: "... then let me know"
-        tools = frozenset(name for name, pats in marks.items() if any(p.search(bare) for p in pats))
-        out.append(Clause(request[lo:lo + len(bare)], tools, bool(NEEDS_RESULT_RE.search(bare))))
+        why = None
+        if not words or words[0].strip(",:") not in VERBS:
+            why = "not a request"
+        elif all(w in PARTICLES for w in words[1:]):
+            why = "a verb that shares the next clause's object"     # "write up and send ..."
+        elif words[0] in FIELD_WORDS and len(words) <= 2:
+            why = "a field"                   # "..., phone 555 0100 and mail h.suzuki@gmail.com"
+        elif words[:2] in (["let", "me"], ["let", "us"]):
+            why = "talk to the assistant"     # "... then let me know"
+        if bare.strip():
+            out.append((request[lo:lo + len(bare)], why))
     return out
+
+
+def clauses(request: str, catalogue: Any) -> list[Clause]:
+    """The verb-first clauses of `request`, in order, each with the tools its words name."""
+    marks = {tool.name: [re.compile(rf"(?<![^\W_]){re.escape(k)}(?![^\W_])", re.IGNORECASE) for k in keywords(tool)]
+             for tool in catalogue}
+    out = []
+    for text, why in _segments(request):
+        if why is None:
+            bare = QUOTED_RE.sub(lambda m: m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1], text)
+            tools = frozenset(name for name, pats in marks.items() if any(p.search(bare) for p in pats))
+            out.append(Clause(text, tools, bool(NEEDS_RESULT_RE.search(bare))))
+    return out
+
+
+def steps(goal: str) -> list[str]:
+    """A GUI goal as the steps it says one after another ("jot down X in Notes, then search for Y in
+    Chrome"), when every part of it is a request of its own; otherwise the goal whole (nothing is dropped:
+    "open Notes, then Chrome, then ..." stays one goal)."""
+    parts = _segments(goal)
+    if len(parts) > 1 and all(why is None for _, why in parts):
+        return [text for text, _ in parts]
+    return [goal]
 
 
 def _words(text: str) -> set[str]:

@@ -118,6 +118,7 @@ class TextNavigator:
     def __init__(self, caller: CallerLike) -> None:
         self.caller = caller
         self._done: list[str] = []
+        self._goal = None   # navigator.text.GoalSteps of the current instruction
 
     def next_action(self, instruction: str, screen: bytes, history: Sequence[tuple[str, bytes]],
                     hierarchy: str | None = None) -> NavPrediction:
@@ -129,12 +130,13 @@ class TextNavigator:
             return NavPrediction("", None, "the text navigator needs the screen's uiautomator dump")
         if len(self._done) != len(history):
             self._done = [command for command, _ in history]
+        if self._goal is None or self._goal.goal != instruction or not history:
+            self._goal = text.GoalSteps(instruction)
         try:
             shown = parse_hierarchy(hierarchy)
         except ScreenError as e:
             return NavPrediction("", None, f"unreadable screen: {e}")
-        out = self.caller.call_messages(text.messages(instruction, shown, self._done),
-                                        text.screen_catalogue(shown, instruction, self._done))
+        out = text.next_call(self.caller, self._goal, shown, self._done)
         if not out.calls:
             return NavPrediction(out.raw or out.text, None, "the navigator wrote no action")
         call = out.calls[0]

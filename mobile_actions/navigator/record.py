@@ -359,7 +359,65 @@ def tasks_for(rng: random.Random) -> list[Task]:
     ]
 
 
+def blind_tasks_for(rng: random.Random) -> list[Task]:
+    """Templates recorded only for evaluation (`navigator record --templates blind`): written after the
+    navigator's screen guards, never trained on and never used to shape the guards, so they measure both
+    on tasks nobody tuned for. Each combines screens the main templates visit in a new way."""
+    name, other = rng.sample(NAMES, 2)
+    number = f"555-{rng.randint(1000, 9999)}"
+    email = other.lower().replace(" ", ".") + "@example.com"
+    event, place, place2 = rng.choice(EVENTS), *rng.sample(PLACES, 2)
+    desc = rng.choice(["bring the tickets", "second floor", "ask for Sam", "wear boots"])
+    subject, note, query = rng.choice(SUBJECTS), rng.choice(NOTES), rng.choice(QUERIES)
+    P = lambda *forms: _phrase(rng, *forms)   # noqa: E731
+
+    def contact_full(r: Recorder) -> None:
+        _open(r, "Contacts"); r.tap("Create contact"); r.type(name); r.tap("Phone"); r.type(number)
+        r.tap("Email"); r.type(email); r.tap("Save"); r.complete()
+
+    def event_details(r: Recorder) -> None:
+        _open(r, "Calendar"); r.tap("Create new event"); r.type(event); r.tap("Location"); r.type(place)
+        r.tap("Description"); r.type(desc); r.tap("Save"); r.complete()
+
+    def mail_then_home(r: Recorder) -> None:
+        _open(r, "Gmail"); r.tap("Compose"); r.type(email); r.tap("Subject"); r.type(subject); r.tap("Send")
+        r.key("KEY_HOME"); r.complete()
+
+    def note_then_search(r: Recorder) -> None:
+        _open(r, "Notes"); r.tap("New note"); r.type(note); r.tap("Save")
+        r.key("KEY_HOME"); r.tap("Chrome"); r.tap("Search or type URL"); r.type(query); r.tap("Go"); r.complete()
+
+    def place_to_note(r: Recorder) -> None:
+        _open(r, "Maps"); r.tap("Search here"); r.type(place2); r.tap("Search"); r.tap("Copy name")
+        r.key("KEY_HOME"); r.tap("Notes"); r.tap("New note"); r.tap("Paste"); r.tap("Save"); r.complete()
+
+    return [
+        Task("contact_full", "Information_Management", ("Contacts",), P(
+            f"add {name} to my contacts, phone {number}, email {email}", f"new contact {name}: number {number}, e-mail {email}",
+            f"save {name} with the number {number} and the email {email}"), contact_full,
+            lambda st: {"name": name, "phone": number, "email": email} in st["contacts"]),
+        Task("event_details", "Information_Management", ("Calendar",), P(
+            f"new calendar event {event}, location {place}, description {desc}",
+            f"put {event} at {place} in my calendar with the description {desc}"), event_details,
+            lambda st: any(e["title"] == event and e["location"] == place and e["description"] == desc
+                           for e in st["events"])),
+        Task("mail_then_home", "Social_Sharing", ("Gmail",), P(
+            f"send {email} an email titled {subject}, then go to the home screen",
+            f"email {email} with the subject {subject} and go home after"), mail_then_home,
+            lambda st: any(m["to"] == email and m["subject"] == subject for m in st["outbox"]) and st["screen"] == "launcher"),
+        Task("note_then_search", "Multi_Apps", ("Notes", "Chrome"), P(
+            f"jot down {note} in Notes, then search for {query} in Chrome",
+            f"write a note saying {note} and then google {query}"), note_then_search,
+            lambda st: note in st["notes"] and bool(st["visited_urls"])),
+        Task("place_to_note", "Multi_Apps", ("Maps", "Notes"), P(
+            f"copy the name of {place2} from Maps and paste it into a new note",
+            f"find {place2} in Maps, copy its name and save it in a note"), place_to_note,
+            lambda st: any(place2 in n for n in st["notes"])),
+    ]
+
+
 TEMPLATES = tuple(t.template for t in tasks_for(random.Random(0)))
+BLIND_TEMPLATES = tuple(t.template for t in blind_tasks_for(random.Random(0)))
 # the task split's test part: whole templates never seen in training (one per family of screens)
 HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy_place", "go_back")
 
@@ -398,9 +456,11 @@ def record_episode(task: Task, out: Path, episode_id: str, scale: float = 0.25,
 
 
 def record_tasks(out: str | Path, seed: int = 0, repeats: int = 1, scale: float = 0.25, test_fraction: float = 0.2,
-                 elsewhere: float = 0.35) -> dict[str, Any]:
+                 elsewhere: float = 0.35, templates: str = "main") -> dict[str, Any]:
     """Record ``repeats`` instances of every template under ``out`` (official layout) with random and task
-    splits; a share ``elsewhere`` of the episodes starts inside an app rather than on the home screen."""
+    splits; a share ``elsewhere`` of the episodes starts inside an app rather than on the home screen.
+    ``templates="blind"`` records the evaluation-only templates (`blind_tasks_for`), all in the task split's
+    test part."""
     out = Path(out)
     for sub in ("annotations", "screenshots", "hierarchies", "splits"):
         (out / sub).mkdir(parents=True, exist_ok=True)
@@ -408,7 +468,7 @@ def record_tasks(out: str | Path, seed: int = 0, repeats: int = 1, scale: float 
     files: list[tuple[str, str]] = []
     steps = 0
     for n in range(repeats):
-        for task in tasks_for(rng):
+        for task in (blind_tasks_for if templates == "blind" else tasks_for)(rng):
             eid = f"vp-{task.template}-{seed}-{n:04d}"
             start = rng.choice(START_APPS) if rng.random() < elsewhere else None
             ep = record_episode(task, out, eid, scale, start)
@@ -421,9 +481,11 @@ def record_tasks(out: str | Path, seed: int = 0, repeats: int = 1, scale: float 
     k = max(1, round(len(shuffled) * test_fraction))
     splits = {
         "random": {"train": sorted(shuffled[k:]), "test": sorted(shuffled[:k])},
-        "task": {"train": [f for f, t in files if t not in HELD_OUT_TEMPLATES], "test": [f for f, t in files if t in HELD_OUT_TEMPLATES]},
+        "task": {"train": [f for f, t in files if t not in HELD_OUT_TEMPLATES + BLIND_TEMPLATES],
+                 "test": [f for f, t in files if t in HELD_OUT_TEMPLATES + BLIND_TEMPLATES]},
     }
     for name, split in splits.items():
         (out / "splits" / f"{name}_split.json").write_text(json.dumps(split, indent=1))
-    return {"out": str(out), "episodes": len(names), "steps": steps, "templates": len(TEMPLATES),
+    return {"out": str(out), "episodes": len(names), "steps": steps,
+            "templates": len(BLIND_TEMPLATES if templates == "blind" else TEMPLATES),
             "splits": {k: {p: len(v) for p, v in s.items()} for k, s in splits.items()}}

@@ -91,7 +91,7 @@ _WEB = re.compile(r"\b(?:chrome|browser|web|google|online)\b", re.I)
 # Where a value ends besides the next field's cue: a comma, the sentence's end, the place it is said to go,
 # or "and"/"then" before another request's verb ("note down pay rent and email it to ...").
 _VALUE_STOPS = ["to my", "in my", "on my", "to the calendar", "in the calendar", "in chrome", "on the web",
-                "in the browser", "on google"]
+                "in the browser", "on google", "in notes", "in the notes app", "in a note", "into a note"]
 ADDRESS_FIELDS = ("to", "email")    # fields that take the first email address the goal writes
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 # Verbs whose button ends a task ("... and copy its name": the Copy button, "send", "save").
@@ -232,6 +232,37 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
     return Catalogue.from_json(tools, source="<screen actions>")
 
 
+class GoalSteps:
+    """A goal that says its steps one after another ("send X an email titled Y, then go to the home
+    screen"), worked through in order (`coverage.steps`). A 270M navigator says `finish` once the first
+    step is done; then the next step becomes the goal, on the same screen, until the last one is finished."""
+
+    def __init__(self, goal: str) -> None:
+        from mobile_actions.decoding.coverage import steps
+
+        self.goal, self.parts, self.i = goal, steps(goal), 0
+
+    @property
+    def current(self) -> str:
+        return self.parts[self.i]
+
+    def advance(self) -> bool:
+        """Move to the next step; False when the finished step was the last."""
+        if self.i + 1 >= len(self.parts):
+            return False
+        self.i += 1
+        return True
+
+
+def next_call(caller: Any, goal: GoalSteps, screen: Screen, done: Sequence[str]) -> Any:
+    """The navigator's call for this screen: the current step's, or, when it says that step is finished, the
+    next step's (the runner and the step-wise evaluation both decide through this)."""
+    while True:
+        out = caller.call_messages(messages(goal.current, screen, done), screen_catalogue(screen, goal.current, done))
+        if not (out.calls and out.calls[0].name == "finish" and goal.advance()):
+            return out
+
+
 def describe_call(call: ToolCall) -> str:
     """An action taken, as the history line the next prompt shows (``tap "Bluetooth"``)."""
     if call.name in ("tap", "long_press"):
@@ -343,9 +374,9 @@ def predict_recording(caller: Any, root: str, split: str | None = None, part: st
     (episode_id, step, command) where command is the GUI Odyssey command the call converts to, or the
     model's raw text when it wrote no usable call (scored wrong)."""
     for ep, steps in recording_steps(root, split, part):
+        goal = GoalSteps(ep.task.instruction)
         for ex, step in zip(episode_examples(ep.task.instruction, steps), ep.steps):
-            out = caller.call_messages(messages(ex.goal, ex.screen, ex.done),
-                                       screen_catalogue(ex.screen, ex.goal, ex.done))
+            out = next_call(caller, goal, ex.screen, ex.done)
             try:
                 pred = to_action(out.calls[0], ex.screen).to_command() if out.calls else (out.raw or out.text)
             except ScreenError:
