@@ -150,6 +150,7 @@ def test_a_form_gets_the_values_the_goal_gives_its_fields_then_the_goals_button(
     g = CallGrammar(screen_catalogue(_screen(phone), goal, ['tap "Subject"', 'type_text "Invoice"']))
     assert accepts(g, call("tap", target="Send"))
     assert not accepts(g, call("tap", target="Subject")) and not accepts(g, call("finish"))
+    assert not accepts(g, call("press_home"))
     # the goal's verb is done once its button has been tapped
     assert accepts(CallGrammar(screen_catalogue(_screen(phone), goal, ['tap "Send"'])), call("tap", target="Cancel"))
 

@@ -208,7 +208,7 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
             named = goal_buttons(goal or "", screen, done)
             if named:
                 tap_target["x-enum"] = named
-                blocked |= {"finish", "give_up"}
+                blocked |= moves - {"tap"}
             elif values:
                 tap_target["x-enum"] = [t for t in tap_target["x-enum"] if t not in values] or tap_target["x-enum"]
         if goal and _BACK_GOAL.search(goal):
