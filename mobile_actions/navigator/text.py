@@ -81,6 +81,7 @@ FIELD_CUES: dict[str, tuple[str, ...]] = {
     "body": ("saying", "that says", "body", "with the message"),
     "title": ("called", "titled", "named", "event"),
     "location": ("location", "venue", "at"),
+    "description": ("description", "with the note", "details", "notes"),
     "phone": ("phone number", "number", "phone", "mobile", "tel"),
     "note": ("saying", "that says", "note down", "jot down", "write down", "make a note to", "note"),
     "search or type url": ("search for", "look up", "google", "search"),
@@ -96,6 +97,9 @@ ADDRESS_FIELDS = ("to", "email")    # fields that take the first email address t
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 # Verbs whose button ends a task ("... and copy its name": the Copy button, "send", "save").
 FINAL_VERBS = frozenset({"copy", "send", "save"})
+# A goal that ends on the home screen ("... then go to the home screen"): a 270M navigator says `finish` in
+# the app it was in. Any launcher package counts as home.
+_HOME_GOAL = re.compile(r"\bhome\b", re.I)
 # A goal whose action is the Back key ("go back", "back out of this screen"), not a way home.
 _BACK_GOAL = re.compile(r"^\s*(?:please\s+)?(?:go back|press back|back out|navigate back)\b(?!\s+to\b)", re.I)
 
@@ -199,8 +203,10 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
             text["x-enum"] = [values[focus]]
             blocked |= moves
         elif missing and (focus is None or focus in values or screen.element(focus).text):
-            tap_target["x-enum"] = missing    # the keys stay: a demonstration may take the long way round
-            blocked |= {"long_press", "swipe", "finish", "give_up", "type_text"}
+            tap_target["x-enum"] = missing
+            # inside a form being filled (a field has the focus) nothing else; before it, the keys stay (a
+            # demonstration may take the long way round to the form)
+            blocked |= moves - {"tap"} if focus else {"long_press", "swipe", "finish", "give_up", "type_text"}
         elif not wrong and not (focus and not screen.element(focus).text):
             # the form is done (or there is none) and no focused field waits for text: the button the goal's
             # verb names ("copy its name": Copy; "copy the address": Copy address; "send"; "save") is the step
@@ -213,6 +219,8 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
                 tap_target["x-enum"] = [t for t in tap_target["x-enum"] if t not in values] or tap_target["x-enum"]
         if goal and _BACK_GOAL.search(goal):
             blocked.add("press_home")
+        if goal and _HOME_GOAL.search(goal) and "launcher" not in screen.package:
+            blocked.add("finish")                  # not home yet
     tools = [
         _tool("tap", "Taps an element on the screen.", {"target": tap_target}, ["target"]),
         _tool("long_press", "Touches and holds an element on the screen.", {"target": target}, ["target"]),
