@@ -391,6 +391,21 @@ def blind_tasks_for(rng: random.Random) -> list[Task]:
         _open(r, "Maps"); r.tap("Search here"); r.type(place2); r.tap("Search"); r.tap("Copy name")
         r.key("KEY_HOME"); r.tap("Notes"); r.tap("New note"); r.tap("Paste"); r.tap("Save"); r.complete()
 
+    def contact_email(r: Recorder) -> None:
+        _open(r, "Contacts"); r.tap("Create contact"); r.type(name); r.tap("Email"); r.type(email); r.tap("Save")
+        r.complete()
+
+    def event_at(r: Recorder) -> None:
+        _open(r, "Calendar"); r.tap("Create new event"); r.type(event); r.tap("Location"); r.type(place)
+        r.tap("Save"); r.complete()
+
+    def search_then_home(r: Recorder) -> None:
+        _open(r, "Chrome"); r.tap("Search or type URL"); r.type(query); r.tap("Go"); r.key("KEY_HOME"); r.complete()
+
+    def tile_then_note(r: Recorder) -> None:
+        _shade(r); r.tap("Bluetooth"); r.key("KEY_HOME"); r.tap("Notes"); r.tap("New note"); r.type(note)
+        r.tap("Save"); r.complete()
+
     return [
         Task("contact_full", "Information_Management", ("Contacts",), P(
             f"add {name} to my contacts, phone {number}, email {email}", f"new contact {name}: number {number}, e-mail {email}",
@@ -413,6 +428,19 @@ def blind_tasks_for(rng: random.Random) -> list[Task]:
             f"copy the name of {place2} from Maps and paste it into a new note",
             f"find {place2} in Maps, copy its name and save it in a note"), place_to_note,
             lambda st: any(place2 in n for n in st["notes"])),
+        # a second set, recorded after the guards were corrected on the first
+        Task("contact_email", "Information_Management", ("Contacts",), P(
+            f"create a contact called {name}, e-mail {email}", f"store {name} in contacts with the email {email}"),
+            contact_email, lambda st: any(c["name"] == name and c["email"] == email for c in st["contacts"])),
+        Task("event_at", "Information_Management", ("Calendar",), P(
+            f"schedule an event called {event} at {place}", f"calendar event {event}, location {place}"), event_at,
+            lambda st: any(e["title"] == event and e["location"] == place for e in st["events"])),
+        Task("search_then_home", "Web_Shopping", ("Chrome",), P(
+            f"look up {query} on the web and then go home", f"search for {query} in Chrome, then go to the home screen"),
+            search_then_home, lambda st: bool(st["visited_urls"]) and st["screen"] == "launcher"),
+        Task("tile_then_note", "Multi_Apps", ("System UI", "Notes"), P(
+            f"turn on Bluetooth, then write a note saying {note}", f"switch Bluetooth on and jot down {note} in Notes"),
+            tile_then_note, lambda st: st["bluetooth"] and note in st["notes"]),
     ]
 
 
