@@ -272,3 +272,11 @@ def test_a_goal_of_several_steps_moves_on_when_one_is_finished(phone):
     assert next_call(caller, goal, _screen(phone), []).calls[0].name == "press_home"   # the last step stays
     assert GoalSteps("Open Notes, then Chrome, then switch back to Notes").parts == [
         "Open Notes, then Chrome, then switch back to Notes"]
+
+
+def test_a_goal_with_text_to_type_is_not_finished_before_it_is_typed(phone):
+    finish = wire.render_call(ToolCall("finish", {}))
+    home = _screen(phone)
+    assert not accepts(CallGrammar(screen_catalogue(home, "write a note saying buy milk", ['tap "Bluetooth"'])), finish)
+    assert accepts(CallGrammar(screen_catalogue(home, "write a note saying buy milk", ['type_text "buy milk"'])), finish)
+    assert accepts(CallGrammar(screen_catalogue(home, "open Chrome")), finish)

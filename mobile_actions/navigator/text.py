@@ -104,17 +104,32 @@ _HOME_GOAL = re.compile(r"\bhome\b", re.I)
 _BACK_GOAL = re.compile(r"^\s*(?:please\s+)?(?:go back|press back|back out|navigate back)\b(?!\s+to\b)", re.I)
 
 
+def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str]) -> str:
+    """The words the goal gives after the first of `cues` it says: a quoted text whole, else up to one of
+    `stops`, a comma, the sentence's end or "and"/"then" before another request's verb ("" if none)."""
+    value_end = re.compile(r"[,;]|\.(?:\s|$)|\b(?:%s)\b|\s(?:and|then|and then)\s+(?=(?:%s)\b)" % (
+        "|".join([*stops, *_VALUE_STOPS]), "|".join(sorted(VERBS, key=len, reverse=True))), re.I)
+    for cue in cues:
+        m = re.search(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])[\s:]*", goal, re.I)
+        if not m:
+            continue
+        rest = goal[m.end():]
+        quoted = re.match(r"'([^']+)'|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’", rest)
+        if quoted:
+            return next(g for g in quoted.groups() if g)
+        end = value_end.search(rest)
+        value = (rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").strip()
+        if value:
+            return value
+    return ""
+
+
 def form_values(goal: str, screen: Screen) -> dict[str, str]:
     """What the goal asks each field of this screen to hold: {"Subject": "Invoice", "To": "a@b.com"}."""
     out: dict[str, str] = {}
     fields = [e for e in screen.elements if e.kind == "field"]
     for e in fields:
         key = re.sub(r"\s*\(\d+\)$", "", e.label.lower())    # "Note (2)": labels are made unique on a screen
-        # a value runs to the next field's cue (of this form), a comma or the sentence's end
-        stops = sorted({re.escape(c) for f in fields if f is not e for c in FIELD_CUES.get(f.label.lower(), ())},
-                       key=len, reverse=True)
-        value_end = re.compile(r"[,;]|\.(?:\s|$)|\b(?:%s)\b|\s(?:and|then|and then)\s+(?=(?:%s)\b)" % (
-            "|".join(stops + _VALUE_STOPS), "|".join(sorted(VERBS, key=len, reverse=True))), re.I)
         if key in ADDRESS_FIELDS:
             m = _EMAIL.search(goal)
             if m:
@@ -126,21 +141,25 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
                 out[e.label] = url.group(0)
             if url or not _WEB.search(goal):
                 continue
-        for cue in FIELD_CUES.get(key, ()):
-            m = re.search(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])[\s:]*", goal, re.I)
-            if not m:
-                continue
-            rest = goal[m.end():]
-            quoted = re.match(r"'([^']+)'|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’", rest)
-            if quoted:
-                value = next(g for g in quoted.groups() if g)
-            else:
-                end = value_end.search(rest)
-                value = (rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").strip()
-            if value:
-                out[e.label] = value
-                break
+        # a value runs to the next field's cue (of this form)
+        stops = sorted({re.escape(c) for f in fields if f is not e for c in FIELD_CUES.get(f.label.lower(), ())},
+                       key=len, reverse=True)
+        value = _value_after(goal, FIELD_CUES.get(key, ()), stops)
+        if value:
+            out[e.label] = value
     return out
+
+
+# Cues after which a goal says text to type, wherever the field is ("write a note saying X", "google X").
+TEXT_CUES = ("saying", "that says", "note down", "jot down", "write down", "make a note to", "search for", "google")
+
+
+def untyped_text(goal: str, done: Sequence[str]) -> str:
+    """Text the goal says to type that no `type_text` so far has typed ("" when none): a goal is not
+    finished before it is typed."""
+    value = _value_after(goal, TEXT_CUES, ())
+    typed = [d[len('type_text "'):-1].lower() for d in done if d.startswith('type_text "')]
+    return value if value and not any(value.lower() in t for t in typed) else ""
 
 
 def goal_buttons(goal: str, screen: Screen, done: Sequence[str]) -> list[str]:
@@ -221,6 +240,8 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
             blocked.add("press_home")
         if goal and _HOME_GOAL.search(goal) and "launcher" not in screen.package:
             blocked.add("finish")                  # not home yet
+        if goal and untyped_text(goal, done):
+            blocked.add("finish")                  # the note or search it asks for is not written yet
     tools = [
         _tool("tap", "Taps an element on the screen.", {"target": tap_target}, ["target"]),
         _tool("long_press", "Touches and holds an element on the screen.", {"target": target}, ["target"]),
