@@ -190,7 +190,10 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
     otherwise types what it reads there ("Screen", "App"). A goal that sets switches (`switch_states`): while
     a switch it names shows the other state, tapping it is the only step offered; one already right is not
     offered to `tap` (a tap would undo it). No goal ends with text sitting in a focused field (it is saved,
-    sent or submitted first, which moves the focus away), so `finish` is not offered while a field has it."""
+    sent or submitted first, which moves the focus away), so `finish` is not offered while a field has it.
+    With `done` (the actions so far, as `describe_call` writes them) the goal's forms, final button, Back and
+    home, and text to type are settled too (`form_values`, `goal_buttons`, `untyped_text`)."""
+    moves = {"tap", "long_press", "swipe", "press_back", "press_home", "show_recent_apps", "finish", "give_up"}
     target: dict[str, Any] = {"type": "STRING", "description": "The label of an element on the screen."}
     tap_target = dict(target)
     text: dict[str, Any] = {"type": "STRING", "description": "The text to type, in the user's words.",
@@ -206,8 +209,7 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
         blocked |= {"long_press"} if not labels else set()
         blocked |= {"tap"} if not tap_target["x-enum"] else set()
         if wrong:
-            blocked |= {"long_press", "type_text", "swipe", "press_back", "press_home", "show_recent_apps",
-                        "finish", "give_up"}
+            blocked |= moves - {"tap"} | {"type_text"}
         # typed text would go nowhere without a focused field; with one, the text is not yet submitted or saved
         blocked.add("finish" if any(e.kind == "field" and e.focused for e in screen.elements) else "type_text")
         # a form the goal fills (`form_values`): the focused field takes its value; while a field still lacks
@@ -217,7 +219,6 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
         missing = [label for label, v in values.items()
                    if v.lower() not in screen.element(label).text.lower() and v not in typed]
         focus = next((e.label for e in screen.elements if e.kind == "field" and e.focused), None)
-        moves = {"tap", "long_press", "swipe", "press_back", "press_home", "show_recent_apps", "finish", "give_up"}
         if focus in missing:
             text["x-enum"] = [values[focus]]
             blocked |= moves
