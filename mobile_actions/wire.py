@@ -396,7 +396,7 @@ CHAT_TEMPLATE = r"""{%- macro fv(v, sort, up) -%}
 {%- set ns = namespace(first=true) -%}
 <start_function_declaration>declaration:{{ fn.name }}{description:{{ fv(fn.description or '', true, true) }},parameters:{
 {%- for k, x in params | dictsort -%}
-{%- if not (k in ['properties', 'required'] and not x) -%}
+{%- if not (k in ['properties', 'required'] and not x) and not (k is string and k.startswith('x-')) -%}
 {%- if not ns.first -%},{%- endif -%}{%- set ns.first = false -%}
 {{ fv({k: x}, true, true)[1:-1] }}
 {%- endif -%}
