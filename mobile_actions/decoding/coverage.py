@@ -17,7 +17,8 @@ by its keywords (or be the fallback for a clause no tool names), nothing destruc
 ("delete ..."), and a clause that needs a tool's *result* ("email its address to ...") waits for the turn
 that has the result. A tool's keywords are the words of its name (less generic verbs), their usual
 synonyms, and any ``"x-keywords": [...]`` set on its parameters in a catalogue; ``"x-fallback": true``
-there marks the tool for GUI steps.
+there marks the tool for GUI steps. The same reading splits a GUI goal into the steps it says one after
+another (`steps`, for the navigator).
 """
 from __future__ import annotations
 
