@@ -192,3 +192,20 @@ def test_a_model_that_goes_on_by_itself_chooses_its_own_tool(tok, table):
     assert con.settle(stop) == start
     con.advance(start)
     assert set(con.state.cont.g.tools) == {"show_map"}
+
+
+def test_a_span_is_not_taken_from_a_clause_that_asks_another_tool():
+    from mobile_actions.decoding.grounding import Grounding
+
+    request_ = "Schedule lunch with Ana tomorrow at noon and then show me Cafe Central on the map"
+    g = Grounding.from_messages([DEV, {"role": "user", "content": request_}], {**POLICIES, "create_calendar_event.title": "span"})
+    parts = coverage.clauses(request_, TOOLS)
+    title = g.tool_schema(TOOLS["create_calendar_event"], parts)["properties"]["title"]["x-span"]
+    assert any("lunch with Ana" in s for s in title) and not any("Cafe Central" in s for s in title)
+    query = g.tool_schema(TOOLS["show_map"], parts)["properties"]["query"]["x-span"]
+    assert any("Cafe Central" in s for s in query) and not any("lunch" in s for s in query)
+    # a tool with no clause of its own keeps the whole request ("email the address of the Louvre to ...")
+    request_ = "email the address of the Louvre to ana@example.com"
+    g = Grounding.from_messages([DEV, {"role": "user", "content": request_}], POLICIES)
+    assert g.tool_schema(TOOLS["show_map"], coverage.clauses(request_, TOOLS))["properties"]["query"]["x-span"] == [
+        request_]

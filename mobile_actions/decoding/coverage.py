@@ -184,6 +184,18 @@ def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collecti
     return None
 
 
+def outside_others(parts: Sequence[Clause], tool: Any, text: str) -> list[str]:
+    """`text` (a source of values) less the clauses that name only other tools, when `tool` has a clause of its
+    own: the pieces a copied value of `tool` may come from."""
+    if not any(tool.name in c.tools for c in parts):
+        return [text]
+    pieces = [text]
+    for c in parts:
+        if c.tools and tool.name not in c.tools:
+            pieces = [q for piece in pieces for q in piece.split(c.text)]
+    return pieces
+
+
 def claimed_elsewhere(request: str, parts: Sequence[Clause], tool: Any, value: str) -> bool:
     """Whether `value` belongs to another tool's request: every clause that writes it names other tools and
     not `tool`, and `tool` is named elsewhere in the request ("add Rohan to contacts and email careers@x.com":

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from mobile_actions.calls import DATETIME_HINT, argument_schema
-from mobile_actions.decoding.coverage import VERBS, claimed_elsewhere
+from mobile_actions.decoding.coverage import VERBS, claimed_elsewhere, outside_others
 
 POLICIES = ("span", "words", "email", "phone", "datetime", "free")
 WORD_RE = re.compile(r"[^\W_]+")
@@ -302,7 +302,9 @@ class Grounding:
     def tool_schema(self, tool, clauses: Sequence[Any] = ()) -> dict:
         """`tool`'s argument schema narrowed for this request. With the request's `clauses`
         (`coverage.clauses`), an optional email or number written only in clauses that ask other tools for
-        something is not this tool's ("add Rohan to contacts and email careers@x.com": not Rohan's email)."""
+        something is not this tool's ("add Rohan to contacts and email careers@x.com": not Rohan's email), and
+        a span is not taken from such a clause ("schedule lunch tomorrow and show me Cafe Central on the map":
+        the event is not called "Cafe Central")."""
         schema = copy.deepcopy(argument_schema(tool))
         props = schema.get("properties") or {}
         required = set(schema.get("required") or ())
@@ -311,6 +313,8 @@ class Grounding:
             target = props[arg]
             if policy in ("span", "words"):
                 spans = tuple(s for s in self.sources if s.strip())
+                if policy == "span":   # not from a clause that asks another tool for something
+                    spans = tuple(piece for s in spans for piece in outside_others(clauses, tool, s) if piece.strip())
                 cued = self.cued(tool, arg) if policy == "span" else []
                 if cued:   # the request names this argument ("surname ..."): its value is what follows
                     spans = tuple(cued)
