@@ -100,10 +100,15 @@ def fallback_tool(catalogue: Any) -> str | None:
     return None
 
 
+def mask_quotes(text: str) -> str:
+    """`text` with the inside of every quote blanked (same length): quoted words are values, not requests."""
+    return QUOTED_RE.sub(lambda m: m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1], text)
+
+
 def _segments(request: str) -> list[tuple[str, str | None]]:
     """Every part of `request` between joining words, as (its text with fillers dropped, why it is not a
     clause or None)."""
-    masked = QUOTED_RE.sub(lambda m: m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1], request)
+    masked = mask_quotes(request)
     out, start = [], 0
     for cut in [*SPLIT_RE.finditer(masked), None]:
         end = cut.start() if cut else len(request)
@@ -135,7 +140,7 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
     out = []
     for text, why in _segments(request):
         if why is None:
-            bare = QUOTED_RE.sub(lambda m: m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1], text)
+            bare = mask_quotes(text)
             tools = frozenset(name for name, pats in marks.items() if any(p.search(bare) for p in pats))
             out.append(Clause(text, tools, bool(NEEDS_RESULT_RE.search(bare))))
     return out

@@ -34,7 +34,7 @@ import numpy as np
 from mobile_actions.calls import DATETIME_HINT, argument_schema
 from mobile_actions.catalog import Catalogue
 from mobile_actions.decoding import coverage
-from mobile_actions.wire import CONTROL_TOKEN_IDS, CONTROL_TOKENS, END_CALL, ESCAPE, START_CALL, STOP_STRINGS
+from mobile_actions.wire import CONTROL_TOKEN_IDS, CONTROL_TOKENS, END_CALL, ESCAPE, START_CALL, STOP_STRINGS, parse
 
 TOKEN_CACHE = "token_table.npz"
 # Control strings become private-use symbols inside the automaton.
@@ -498,6 +498,7 @@ class CallGrammar:
         # wrote an address): the prompt stays the same, the grammar refuses it.
         # The request's clauses (`coverage`): what a turn must cover, and which values belong to which tool.
         self.clauses = coverage.clauses(grounding.request, catalogue) if grounding is not None else []
+        self.fallback = coverage.fallback_tool(catalogue)   # the GUI-step tool, if offered
         schemas = {t.name: grounding.tool_schema(t, self.clauses) if grounding is not None else argument_schema(t)
                    for t in catalogue}
         schemas = {name: s for name, s in schemas.items() if s.get("x-callable", True) is not False}
@@ -678,20 +679,17 @@ class Constraint:
         gr = self.g.grounding
         if gr is None or not (self._syms or gr.after_results):
             return None
-        from mobile_actions import wire
-
         if not self.g.clauses:
             return None
         text = "".join(_SYM_CTRL.get(c, c) for c in "".join(self._syms))
-        calls = [*gr.calls, *wire.parse(text).calls]
-        return coverage.owed(self.g.clauses, calls, self.g.tools, coverage.fallback_tool(self.g.catalogue),
-                             gr.after_results, self._forced)
+        calls = [*gr.calls, *parse(text).calls]
+        return coverage.owed(self.g.clauses, calls, self.g.tools, self.g.fallback, gr.after_results, self._forced)
 
     def _goal_of(self, i: int, tools: tuple[str, ...]) -> dict[str, str]:
         """A GUI step forced for clause `i` says that clause: its goal arguments (policy ``words``) are the
         clause's text, not words a model picks from the request ("write a note saying call Omar", not
         "call Omar")."""
-        gr, fallback = self.g.grounding, coverage.fallback_tool(self.g.catalogue)
+        gr, fallback = self.g.grounding, self.g.fallback
         if tools != (fallback,):
             return {}
         tool, text = self.g.catalogue[fallback], self.g.clauses[i].text
