@@ -118,8 +118,9 @@ def test_mixed_is_4bit_table_and_head_with_8bit_decoder_layers():
 def test_q8_is_8bit_blocks_everywhere_with_the_table_stored_once():
     """q8 (the default): every projection and the head as 8-bit MatMulNBits blocks (128; 64 for the tiny model's
     hidden size); the embedding
-    gathers the head's 8-bit table (one copy), and the logits stay close to fp32's."""
-    out = tiny_export("q8")
+    gathers the head's 8-bit table (one copy), and the logits stay close to fp32's. With the lean full head (the
+    default) the full-vocabulary branch is a 4-bit copy whose top rows are gathered from that 8-bit table."""
+    out = tiny_export("q8", lean_head=False)
     g = onnx.load(str(out / "model.onnx"), load_external_data=False).graph
     branches = {a.name: a.g for n in g.node if n.name == "sparse_head_if" for a in n.attribute}
     nodes = list(g.node) + list(branches["else_branch"].node)
@@ -134,6 +135,16 @@ def test_q8_is_8bit_blocks_everywhere_with_the_table_stored_once():
     ref = _first_logits(tiny_export("fp32"))
     got = _first_logits(out)
     assert np.abs(got - ref).mean() < np.abs(_first_logits(tiny_export("mixed")) - ref).mean()
+    assert m["lean_full_head"] is None
+
+    lean = tiny_export("q8")
+    g = onnx.load(str(lean / "model.onnx"), load_external_data=False).graph
+    els = next(a.g for n in g.node if n.name == "sparse_head_if" for a in n.attribute if a.name == "else_branch")
+    four = next(n for n in els.node if n.op_type == "MatMulNBits")
+    assert four.name == "lean_head" and {a.name: a.i for a in four.attribute}["bits"] == 4
+    rescore = next(n for n in els.node if n.op_type == "GatherBlockQuantized")
+    assert rescore.input[0] == head.input[1] and [n.op_type for n in els.node][-1] == "ScatterElements"
+    assert json.loads((lean / "manifest.json").read_text())["lean_full_head"]["bits"] == 4
 
 
 def test_the_tokenizer_file_is_written_compact_and_tokenizes_the_same(tmp_path):

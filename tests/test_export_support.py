@@ -29,15 +29,15 @@ def tiny_model() -> Path:
     return _CACHE["model"]
 
 
-def tiny_export(quant: str = "fp32", layout: str = "cache") -> Path:
+def tiny_export(quant: str = "fp32", layout: str = "cache", lean_head: bool = True) -> Path:
     """An exported folder of the tiny model; fp32 runs the export's own PyTorch self-check."""
-    key = f"{quant}-{layout}"
+    key = f"{quant}-{layout}" + ("" if lean_head else "-8bit-head")
     if key not in _CACHE:
         from mobile_actions.recipes.export_onnx import ExportConfig, run
 
         out = _root() / key
         res = run(ExportConfig(model=str(tiny_model()), out=str(out), quant=quant, layout=layout,
-                               check=(quant == "fp32"), check_tokens=8, check_prompts=2))
+                               check=(quant == "fp32"), check_tokens=8, check_prompts=2, lean_head=lean_head))
         _CACHE[key] = out
         _CACHE[key + ":check"] = res.check  # type: ignore[assignment]
     return _CACHE[key]

@@ -153,7 +153,7 @@ def test_an_older_export_is_refused_with_how_to_reexport(tmp_path, capsys):
 def test_mapped_weight_pages_are_dropped_only_where_never_written(tmp_path):
     """After prepacking, onnxruntime's mappings of the weights file hold pages nobody reads again: clean ones
     are dropped (the kernel reloads the file's bytes on access), a written one keeps its writes."""
-    from mobile_actions.runtime.onnx import release_mapped_weights
+    from mobile_actions.runtime.onnx import MappedWeights
 
     path = tmp_path / "model.onnx.data"
     page = 4096
@@ -162,8 +162,12 @@ def test_mapped_weight_pages_are_dropped_only_where_never_written(tmp_path):
     dirty = np.memmap(path, dtype=np.uint8, mode="c", offset=128 * page, shape=(128 * page,))
     total = int(clean.sum()) + int(dirty.sum())                                   # every page resident
     dirty[5] = 7
-    released = release_mapped_weights(path)
+    released = MappedWeights(path).release()
     assert released == 128 * page
     assert int(dirty[5]) == 7 and int(clean[page + 3]) == (page + 3) % 256         # reread from the file
     assert total == int(clean.sum()) + int(dirty.sum()) - 7 + (128 * page + 5) % 256
-    assert release_mapped_weights(tmp_path / "not-mapped") == 0
+    assert MappedWeights(tmp_path / "not-mapped").release() == 0
+    weights = MappedWeights(path)                  # and with the file's page cache dropped too
+    assert weights.ranges and sum(n for _, n in weights.ranges) == 128 * page
+    weights.evict()
+    assert int(clean[page + 3]) == (page + 3) % 256 and int(dirty[5]) == 7

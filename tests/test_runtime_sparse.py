@@ -53,9 +53,33 @@ def _compare_along_a_call(caller, request: str) -> int:
 def test_sparse_head_picks_what_the_full_head_picks(quant):
     from mobile_actions.runtime import Caller
 
-    caller = Caller.from_pretrained(tiny_export(quant), threads=1)
+    # q8's lean full head is 4-bit outside its rescored rows: the sparse rows are compared with the 8-bit head
+    caller = Caller.from_pretrained(tiny_export(quant, lean_head=False), threads=1)
     assert caller.decoder.sparse_head
     assert sum(_compare_along_a_call(caller, r) for r in REQUESTS) >= 20
+
+
+def test_lean_full_head_picks_what_the_8_bit_head_picks():
+    """q8's full head runs at 4 bits and recomputes its top rows from the 8-bit table: along greedy decoding
+    (every step on the full head), the choice and its logit are the 8-bit head's."""
+    from mobile_actions.runtime import Caller
+
+    lean = Caller.from_pretrained(tiny_export("q8"), threads=1)
+    ref = Caller.from_pretrained(tiny_export("q8", lean_head=False), threads=1)
+    assert lean.decoder.manifest["lean_full_head"]["rescored_rows"] == 64
+    assert ref.decoder.manifest["lean_full_head"] is None
+    steps = 0
+    for r in REQUESTS:
+        ids = lean.encode(lean.prompt(r, now=NOW))
+        (got, past), (want, _) = lean.decoder.forward(ids), ref.decoder.forward(ids)
+        for _ in range(8):
+            best = int(np.argmax(want))
+            assert int(np.argmax(got)) == best
+            assert abs(float(got[best]) - float(want[best])) < 1e-4
+            assert np.abs(got - want).max() > 1e-3      # elsewhere it is the 4-bit head (this is not the 8-bit graph)
+            (got, past), (want, _) = lean.decoder.forward([best], past), ref.decoder.forward(ids := ids + [best])
+            steps += 1
+    assert steps == 8 * len(REQUESTS)
 
 
 def test_caller_output_is_the_same_with_and_without_the_sparse_head():

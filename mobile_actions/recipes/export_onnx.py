@@ -77,6 +77,7 @@ class ExportConfig:
     eval_data: str | None = None      # JSONL rows for the accuracy check (default: synthetic held-out rows)
     eval_rows: int = 20
     keep_fp32: bool = False           # keep the intermediate fp32 export next to a quantised one
+    lean_head: bool = True            # q8: the full head at 4 bits, its top rows rescored at 8 (add_lean_full_head)
 
 
 @dataclass
@@ -552,6 +553,8 @@ def strip_sparse_head(model) -> bool:
     if node is None:
         return False
     els = next(a.g for a in node.attribute if a.name == "else_branch")
+    if any(n.name == "lean_head" for n in els.node):
+        raise ValueError("this graph's full head is the lean 4-bit copy (add_lean_full_head); re-export from fp32")
     out = els.output[0].name
     idx = list(g.node).index(node)
     g.node.remove(node)
@@ -569,12 +572,93 @@ def strip_sparse_head(model) -> bool:
     return True
 
 
-def add_sparse_head_file(path: Path) -> dict | None:
+LEAN_HEAD_BITS, LEAN_HEAD_BLOCK, LEAN_HEAD_TOP = 4, 128, 64
+
+
+def add_lean_full_head(model, bits: int = LEAN_HEAD_BITS, block_size: int = LEAN_HEAD_BLOCK,
+                       top: int = LEAN_HEAD_TOP) -> dict | None:
+    """Run the full head (the sparse head's else branch) at 4 bits and rescore its `top` rows at 8 bits.
+
+    Why: onnxruntime prepacks every MatMulNBits weight into a copy of its own, so an 8-bit head costs a
+    ~173 MB copy resident for the whole process (and as much again read while prepacking), while the
+    8-bit table itself is only gathered from (the embedding, the sparse head). A 4-bit copy of the head
+    for the full-vocabulary steps halves that; its precision loss (mixed's 4-bit head cost accuracy) is
+    taken back by recomputing the `top` highest 4-bit logits from the 8-bit rows (`GatherBlockQuantized`,
+    as the sparse head does) and putting them in place (`ScatterElements`). The greedy choice is then the
+    8-bit head's unless the 8-bit argmax is outside the 4-bit top rows (the test checks a real prompt).
+    The file grows by the 4-bit table (~89 MB at block 128). Needs the sparse head over an 8-bit
+    MatMulNBits head (the `q8` export). Batch 1 (the runtime's and onnxruntime-genai's). Returns what the
+    manifest records, or None when the graph is not such a head."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+    from onnxruntime.quantization.matmul_nbits_quantizer import (DefaultWeightOnlyQuantConfig,
+                                                                 DefaultWeightOnlyQuantizer)
+    from onnxruntime.quantization.quant_utils import QuantFormat
+
+    g = model.graph
+    node = next((n for n in g.node if n.op_type == "If" and n.name == "sparse_head_if"), None)
+    if node is None:
+        return None
+    then = next(a.g for a in node.attribute if a.name == "then_branch")
+    els = next(a.g for a in node.attribute if a.name == "else_branch")
+    head = els.node[0]
+    at = {a.name: helper.get_attribute_value(a) for a in head.attribute}
+    if head.op_type != "MatMulNBits" or at.get("bits") != 8 or len([i for i in head.input if i]) != 3:
+        return None
+    n, k, bs8 = at["N"], at["K"], at["block_size"]
+    while k % block_size and block_size > 16:   # whole blocks per row (the tiny test model's hidden size is 64)
+        block_size //= 2
+    inits = {t.name: t for t in g.initializer}
+    table = numpy_helper.to_array(inits[head.input[1]]).reshape(n, k // bs8, bs8)
+    scales = numpy_helper.to_array(inits[head.input[2]]).reshape(n, k // bs8, 1)
+    weight = np.ascontiguousarray(((table.astype(np.float32) - 128.0) * scales).reshape(n, k).T)   # [K, N]
+    del table
+    cfg = DefaultWeightOnlyQuantConfig(block_size=block_size, is_symmetric=True, bits=bits,
+                                       quant_format=QuantFormat.QOperator)
+    packed, scales4, _ = DefaultWeightOnlyQuantizer(cfg).qbits_block_quant(weight)
+    del weight
+    g.initializer.extend([numpy_helper.from_array(packed, "lean_head_weight"),
+                          numpy_helper.from_array(scales4.reshape(-1).astype(np.float32), "lean_head_scales"),
+                          numpy_helper.from_array(np.array([top], np.int64), "lean_head_top"),
+                          numpy_helper.from_array(np.array([-1], np.int64), "lean_head_flat")])
+    lean = helper.make_node("MatMulNBits", [head.input[0], "lean_head_weight", "lean_head_scales"], ["lean_head_out4"],
+                            name="lean_head", domain="com.microsoft", K=k, N=n, bits=bits, block_size=block_size,
+                            accuracy_level=at.get("accuracy_level", 0))
+    # the sparse branch's nodes up to its MatMul (not the post-head chain, which the else branch has after
+    # this), again on the 4-bit head's top rows: outputs renamed, constants shared
+    upto = next((i for i, x in enumerate(then.node) if "sparse_head_out" in x.output), None)
+    if upto is None:
+        return None
+    rename = {o: o.replace("sparse_head_", "lean_head_rows_") for x in then.node[:upto + 1] for o in x.output}
+    rename[SPARSE_INPUT] = "lean_head_ids"
+    rows = []
+    for j, x in enumerate(then.node[:upto + 1]):
+        new = helper.make_node(x.op_type, [rename.get(i, i) for i in x.input], [rename[o] for o in x.output],
+                               name=f"lean_head_rows_{j}", domain=x.domain)
+        new.attribute.extend(x.attribute)
+        rows.append(new)
+    nodes = [lean,
+             helper.make_node("TopK", ["lean_head_out4", "lean_head_top"], ["lean_head_topv", "lean_head_topi"], axis=-1),
+             helper.make_node("Reshape", ["lean_head_topi", "lean_head_flat"], ["lean_head_ids"]),
+             *rows,
+             helper.make_node("ScatterElements", ["lean_head_out4", "lean_head_topi", rename["sparse_head_out"]],
+                              [head.output[0]], axis=-1)]
+    del els.node[0]
+    for i, x in enumerate(nodes):
+        els.node.insert(i, x)
+    return {"bits": bits, "block_size": block_size, "rescored_rows": top,
+            "why": "a 4-bit copy of the head for full-vocabulary steps; its top rows recomputed from the 8-bit table"}
+
+
+def add_heads_file(path: Path, lean: bool = False) -> tuple[dict | None, dict | None]:
+    """`add_sparse_head`, then with `lean` `add_lean_full_head`, on an exported file: what the manifest
+    records of each (None: not added)."""
     model = _load(path)
-    info = add_sparse_head(model)
-    if info is not None:
+    sparse = add_sparse_head(model)
+    lean_info = add_lean_full_head(model) if sparse is not None and lean else None
+    if sparse is not None:
         _save(model, path)
-    return info
+    return sparse, lean_info
 
 
 def quantize_embedding_int8(model, block_size: int = 32) -> int:
@@ -884,9 +968,11 @@ def _run(cfg: ExportConfig, say: Callable[[str], None]) -> ExportResult:
                                                }.get(cfg.quant, "") + ")")
             quantize(fp32_dir / ONNX_NAME, out / ONNX_NAME, cfg.quant, block_size=cfg.block_size,
                      accuracy_level=cfg.accuracy_level, tied=bool(getattr(model.config, "tie_word_embeddings", False)))
-        step("adding the sparse head (logits for the grammar's few allowed rows)")
-        sparse = add_sparse_head_file(out / ONNX_NAME)
-        manifest = {**base_manifest, "quant": cfg.quant, "sparse_head": sparse,
+        lean = cfg.quant == "q8" and cfg.lean_head
+        step("adding the sparse head (logits for the grammar's few allowed rows)"
+             + (" and the lean full head (4 bits, top rows rescored at 8)" if lean else ""))
+        sparse, lean_info = add_heads_file(out / ONNX_NAME, lean)
+        manifest = {**base_manifest, "quant": cfg.quant, "sparse_head": sparse, "lean_full_head": lean_info,
                     "quant_params": {} if cfg.quant == "fp32" else
                     {"block_size": {"mixed": MIXED_BLOCK_SIZE, "q8": q8_block_size(_load(fp32_dir / ONNX_NAME, False))
                                     if cfg.quant == "q8" else None}.get(cfg.quant, cfg.block_size),
@@ -976,19 +1062,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eval-data", default=None, help="JSONL rows for the quantised export's accuracy check")
     p.add_argument("--eval-rows", type=int, default=d.eval_rows)
     p.add_argument("--keep-fp32", action="store_true", help="keep the intermediate fp32 export as OUT-fp32")
+    p.add_argument("--no-lean-head", dest="lean_head", action="store_false",
+                   help="q8: keep the full head at 8 bits (+~110 MB resident, ~89 MB smaller file; same choices)")
 
 
 def config_from_args(a: argparse.Namespace) -> ExportConfig:
     return ExportConfig(model=a.model, out=a.out, quant=a.quant, block_size=a.block_size,
                         accuracy_level=a.accuracy_level, layout=a.layout, check=a.check, check_tokens=a.check_tokens,
-                        eval_data=a.eval_data, eval_rows=a.eval_rows, keep_fp32=a.keep_fp32)
+                        eval_data=a.eval_data, eval_rows=a.eval_rows, keep_fp32=a.keep_fp32,
+                        lean_head=a.lean_head)
 
 
 def summary(res: ExportResult) -> str:
     m = res.manifest
     lines = [f"exported {m['source_model']} -> {res.out} ({m['quant']}, {m['size_bytes'] / 1e6:.1f} MB, "
              f"layout {m['layout']}, {m['export_seconds']} s; sparse head: "
-             f"{'yes' if m.get('sparse_head') else 'no'}; runs under onnxruntime-genai too)"]
+             f"{'yes' if m.get('sparse_head') else 'no'}; lean full head: {'yes' if m.get('lean_full_head') else 'no'}; "
+             f"runs under onnxruntime-genai too)"]
     c = res.check
     if "equal" in c:
         lines.append(f"self-check: fp32 greedy tokens == PyTorch on {len(c['prompts'])} prompts: {c['equal']}")

@@ -31,6 +31,7 @@ from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.errors import ExportFormatError
 
 DEFAULT_THREADS = 2
+PREFILL_CHUNK = 128       # tokens per run when the stable prompt prefix is prefilled (`Caller.warm`)
 # The export's I/O names (onnxruntime-genai's); folders exported before (manifest format 1, `past_key_i`)
 # are refused with a message to re-export.
 PAST_NAME = "past_key_values.{i}.{kv}"
@@ -61,7 +62,8 @@ class Decoder:
         opts.log_severity_level = 3  # not the warning that the optional `head_ids` input has a default
         onnx_path = self.folder / self.manifest.get("onnx", "model.onnx")
         self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
-        release_mapped_weights(onnx_path.with_name(onnx_path.name + ".data"))
+        self.weights = MappedWeights(onnx_path.with_name(onnx_path.name + ".data"))
+        self.weights.evict()
         self.threads = threads
         m = self.manifest
         self.n_layers, self.n_kv, self.head_dim = m["num_layers"], m["num_kv_heads"], m["head_dim"]
@@ -99,6 +101,7 @@ class Decoder:
                 raise ValueError(f"{self.folder}: this export has no sparse head (re-export for `{SPARSE_INPUT}`)")
             feeds[SPARSE_INPUT] = np.asarray(rows, dtype=np.int64)
         out = self.session.run(None, feeds)
+        self.weights.release()   # the table rows this step read (MappedWeights says why)
         self.steps += 1
         return out[0][0, -1], out[1:]
 
@@ -142,35 +145,59 @@ def release_free_memory() -> None:
 MADV_DONTNEED = 4  # Linux (and Android)
 
 
-def release_mapped_weights(path: str | Path) -> int:
-    """Drop this process's resident pages of a memory-mapped weights file that it never wrote; returns bytes.
+class MappedWeights:
+    """The clean pages of this process's memory mappings of a weights file, dropped on request.
 
     onnxruntime maps the export's external data (one private mapping per initializer) and then prepacks
     every MatMulNBits weight into a copy of its own, reading the mappings once: afterwards ~190 MB of
-    file pages sit in the process's RSS though only a few embedding rows are read again per step. A
-    private mapping with no page copied on write holds exactly the file's bytes, which the kernel reloads
-    on the next access, so dropping it is safe; a mapping with any written page is left alone. Linux only."""
-    import ctypes
-    import os
+    file pages sit in the process's RSS though a step reads only a few rows of the 8-bit table again (the
+    embedding, the sparse head, the lean full head's rescored rows). Those reads fault pages back in with
+    their neighbours, so dropping them after every model step keeps the RSS at what one step reads (`evict`
+    says why that needs the page cache dropped once too). A private mapping with no page copied on write
+    holds exactly the file's bytes, which the kernel reloads on the next access, so dropping it is safe; a
+    mapping with any written page is left alone. Linux only (elsewhere nothing is dropped)."""
 
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        target = os.path.realpath(path)
-        with open("/proc/self/smaps", encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, AttributeError):
-        return 0
-    libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-    released = 0
-    for block in re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", text):   # one block per mapping
-        head = block.split("\n", 1)[0].split(None, 5)
-        copied = re.search(r"^Anonymous:\s+(\d+)", block, re.MULTILINE)   # pages copied on write
-        if len(head) < 6 or head[5] != target or copied is None or int(copied.group(1)):
-            continue
-        start, end = (int(x, 16) for x in head[0].split("-"))
-        if libc.madvise(start, end - start, MADV_DONTNEED) == 0:
-            released += end - start
-    return released
+    def __init__(self, path: str | Path):
+        import ctypes
+        import os
+
+        self.ranges: list[tuple[int, int]] = []
+        try:
+            self._libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            self._libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+            target = os.path.realpath(path)
+            with open("/proc/self/smaps", encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, AttributeError):
+            return
+        for block in re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", text):   # one block per mapping
+            head = block.split("\n", 1)[0].split(None, 5)
+            copied = re.search(r"^Anonymous:\s+(\d+)", block, re.MULTILINE)   # pages copied on write
+            if len(head) < 6 or head[5] != target or copied is None or int(copied.group(1)):
+                continue
+            start, end = (int(x, 16) for x in head[0].split("-"))
+            self.ranges.append((start, end - start))
+        self.path = target
+
+    def evict(self) -> None:
+        """Drop the pages, then the file's page cache: loading read the file front to back, which the kernel
+        caches in large folios (up to 2 MB here, ext4 on Linux 6.18), and a fault maps a whole folio, so one
+        step reading 64 scattered rows mapped ~50 MB. Read again afterwards, the file is cached in pages
+        near what is read (measured: 1-5 MB mapped per step)."""
+        import os
+
+        if not self.ranges or not hasattr(os, "posix_fadvise"):
+            return
+        self.release()
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+    def release(self) -> int:
+        """Drop the resident pages of the clean mappings; returns the bytes of the ranges dropped."""
+        return sum(n for start, n in self.ranges if self._libc.madvise(start, n, MADV_DONTNEED) == 0)
 
 
 def slice_past(past: list[np.ndarray], n: int) -> list[np.ndarray]:
@@ -299,7 +326,9 @@ class Caller:
         ids = tuple(self.encode(text))
         if any(p.ids == ids for p in self._prefixes):
             return len(ids)
-        _, past = self.decoder.forward(ids)
+        past = None
+        for i in range(0, len(ids), PREFILL_CHUNK):   # in chunks: a 500-token run's buffers cost ~90 MB at peak
+            _, past = self.decoder.forward(ids[i:i + PREFILL_CHUNK], past)
         self._remember(_Prefix(ids, past))
         return len(ids)
 
@@ -345,42 +374,45 @@ class Caller:
         n_out = 0
         sparse = self.sparse_head and getattr(self.decoder, "sparse_head", False)
         max_rows = getattr(self.decoder, "max_sparse_rows", SPARSE_MAX_ROWS)
-        while n_out < self.max_new_tokens:
-            allowed = con.allowed() if con is not None else None
-            rows = allowed if (sparse and allowed.dtype != bool and 0 < len(allowed) <= max_rows) else None
-            logits, past = self.decoder.forward(pending, past, rows)
-            if first:
-                stats["prefill_ms"] = (time.perf_counter() - t0) * 1e3
-                if self.prefix_reuse:
-                    # The last prompt is a prefix candidate too: the next request shares at least the
-                    # constant words before its datetime digits (in the official layout, all it can share).
-                    self._last = _Prefix(tuple(prompt_ids), slice_past(past, len(prompt_ids)))
-            if rows is not None:      # logits of the allowed ids, in their order: the same choice as pick()
-                tid = int(rows[int(np.argmax(logits))])
-                sparse_steps += 1
-            else:
-                tid = pick(logits, allowed) if con is not None else int(np.argmax(logits))
-            if con is not None:
-                tid = con.settle(tid)
-            if first:
-                stats["ttft_ms"] = (time.perf_counter() - t0) * 1e3
-                t_dec = time.perf_counter()
-                first = False
-            if tid in self.stop_ids:
-                break
-            n_out += 1
-            yield tid
-            pending = [tid]
-            if con is not None:
-                con.advance(tid)
-                if con.state is None:
+        try:
+            while n_out < self.max_new_tokens:
+                allowed = con.allowed() if con is not None else None
+                rows = allowed if (sparse and allowed.dtype != bool and 0 < len(allowed) <= max_rows) else None
+                logits, past = self.decoder.forward(pending, past, rows)
+                if first:
+                    stats["prefill_ms"] = (time.perf_counter() - t0) * 1e3
+                if rows is not None:      # logits of the allowed ids, in their order: the same choice as pick()
+                    tid = int(rows[int(np.argmax(logits))])
+                    sparse_steps += 1
+                else:
+                    tid = pick(logits, allowed) if con is not None else int(np.argmax(logits))
+                if con is not None:
+                    tid = con.settle(tid)
+                if first:
+                    stats["ttft_ms"] = (time.perf_counter() - t0) * 1e3
+                    t_dec = time.perf_counter()
+                    first = False
+                if tid in self.stop_ids:
                     break
-                for f in con.forced_tokens():
-                    con.advance(f)
-                    pending.append(f)
-                    forced += 1
-                    n_out += 1
-                    yield f
+                n_out += 1
+                yield tid
+                pending = [tid]
+                if con is not None:
+                    con.advance(tid)
+                    if con.state is None:
+                        break
+                    for f in con.forced_tokens():
+                        con.advance(f)
+                        pending.append(f)
+                        forced += 1
+                        n_out += 1
+                        yield f
+        finally:
+            if self.prefix_reuse and past is not None and past[0].shape[2] >= len(prompt_ids):
+                # The last prompt is a prefix candidate too: the next request shares at least the constant
+                # words before its datetime digits (in the official layout, all it can share). Kept when the
+                # turn is over, so the first step's cache is not held beside the current one (~21 MB).
+                self._last = _Prefix(tuple(prompt_ids), slice_past(past, len(prompt_ids)))
         end = time.perf_counter()
         stats.update(new_tokens=n_out, forced_tokens=forced, model_steps=self.decoder.steps - steps0,
                      sparse_steps=sparse_steps,

@@ -16,7 +16,8 @@ from typing import Sequence
 
 from mobile_actions.errors import NotPreparedError
 
-DEFAULT_QUANT = "q8"      # recipes/export_onnx.Q8_BLOCK_SIZE says why (the 4-bit head of `mixed` cost accuracy)
+DEFAULT_QUANT = "q8"      # recipes/export_onnx.Q8_BLOCK_SIZE says why (the 4-bit head of `mixed` cost accuracy),
+                          # with the lean full head (recipes/export_onnx.add_lean_full_head)
 ADAPTER_FILES = ("adapter_model.safetensors", "adapter_config.json")
 PREPARE_HINT = "run `mobile-actions model prepare` (once: it builds the ONNX export, ~5 min on 2 cores)"
 
@@ -75,6 +76,8 @@ def stale_reason(folder: str | Path, adapter_sha256: str | None = None, adapter:
         return f"{folder} is an export of {m.get('source_model')!r}, not of the bundled caller"
     if m.get("quant") != DEFAULT_QUANT:
         return f"{folder} is quantised {m.get('quant')!r}, not {DEFAULT_QUANT!r}"
+    if not m.get("lean_full_head"):
+        return f"{folder} has the 8-bit full head, not the lean one (4 bits, top rows rescored: ~110 MB less memory)"
     want = adapter_sha256 or bundled_adapter_sha256(adapter)
     if m.get("adapter_sha256") != want:
         return f"{folder} was exported from another version of the bundled adapter"
