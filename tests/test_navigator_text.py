@@ -155,6 +155,21 @@ def test_a_form_gets_the_values_the_goal_gives_its_fields_then_the_goals_button(
     assert accepts(CallGrammar(screen_catalogue(_screen(phone), goal, ['tap "Send"'])), call("tap", target="Cancel"))
 
 
+def test_once_the_goals_last_verb_is_tapped_finish_is_the_only_step(phone):
+    """"copy its name" on a place card: Copy is the step (not Copy address), then nothing but finish; a goal
+    whose copy comes before another verb goes on."""
+    call = lambda name, **a: wire.render_call(ToolCall(name, a))   # noqa: E731
+    phone.run("am start -a android.intent.action.VIEW -d 'geo:0,0?q=Eiffel%20Tower'")
+    card = _screen(phone)
+    g = CallGrammar(screen_catalogue(card, "copy its name"))
+    assert accepts(g, call("tap", target="Copy")) and not accepts(g, call("tap", target="Copy address"))
+    g = CallGrammar(screen_catalogue(card, "copy its name", ['tap "Copy"']))
+    assert accepts(g, call("finish"))
+    assert not accepts(g, call("tap", target="Copy address")) and not accepts(g, call("press_home"))
+    g = CallGrammar(screen_catalogue(card, "copy the address and paste it in Notes", ['tap "Copy address"']))
+    assert accepts(g, call("press_home"))
+
+
 def test_a_back_goal_is_not_a_way_home(phone):
     phone.launch("com.mobileactions.notes")
     home = wire.render_call(ToolCall("press_home", {}))

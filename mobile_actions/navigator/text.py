@@ -181,6 +181,18 @@ def goal_buttons(goal: str, screen: Screen, done: Sequence[str]) -> list[str]:
     return out
 
 
+def last_step_done(goal: str, done: Sequence[str]) -> bool:
+    """The goal ends on a verb of `FINAL_VERBS` ("copy its name", "... and send it") and a button of that verb
+    has been tapped: nothing is left but to finish (a 270M navigator otherwise goes on, and "copy its name"
+    ended with the address copied over the name)."""
+    words = [w.lower() for w in re.findall(r"[^\W_]+", re.sub(r"'[^']*'|\"[^\"]*\"|“[^”]*”", " ", goal))]
+    verbs = [w for w in words if w in VERBS]
+    if not verbs or verbs[-1] not in FINAL_VERBS:
+        return False
+    tapped = [d[len('tap "'):-1].lower() for d in done if d.startswith('tap "')]
+    return any(t.split()[:1] == [verbs[-1]] for t in tapped)
+
+
 def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done: Sequence[str] = ()) -> Catalogue:
     """The GUI actions, the same declarations on every screen (so their prompt prefix is shared and cached
     across steps); for a given screen, `target` carries its labels as ``x-enum``: the grammar admits only
@@ -192,7 +204,8 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
     offered to `tap` (a tap would undo it). No goal ends with text sitting in a focused field (it is saved,
     sent or submitted first, which moves the focus away), so `finish` is not offered while a field has it.
     With `done` (the actions so far, as `describe_call` writes them) the goal's forms, final button, Back and
-    home, and text to type are settled too (`form_values`, `goal_buttons`, `untyped_text`)."""
+    home, and text to type are settled too (`form_values`, `goal_buttons`, `untyped_text`), and once the button
+    of the goal's last verb is tapped, `finish` is the only step (`last_step_done`)."""
     moves = {"tap", "long_press", "swipe", "press_back", "press_home", "show_recent_apps", "finish", "give_up"}
     target: dict[str, Any] = {"type": "STRING", "description": "The label of an element on the screen."}
     tap_target = dict(target)
@@ -243,6 +256,8 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
             blocked.add("finish")                  # not home yet
         if goal and untyped_text(goal, done):
             blocked.add("finish")                  # the note or search it asks for is not written yet
+        elif goal and not wrong and not missing and last_step_done(goal, done):
+            blocked |= moves - {"finish"} | {"type_text"}   # its last verb's button is tapped: the goal is done
     tools = [
         _tool("tap", "Taps an element on the screen.", {"target": tap_target}, ["target"]),
         _tool("long_press", "Touches and holds an element on the screen.", {"target": target}, ["target"]),
