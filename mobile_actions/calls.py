@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry
@@ -71,6 +71,22 @@ class ToolCall:
         if not isinstance(args, dict):
             raise ValueError(f"{name}: arguments must be an object, got {type(args).__name__}")
         return cls(name, args)
+
+
+def distinct_calls(calls: Sequence[ToolCall]) -> list[ToolCall]:
+    """`calls` in order without a repeat of an earlier identical call (same tool, same arguments).
+
+    A 270M caller sometimes writes a finished call again at the end of its turn (the same email twice);
+    nobody asks for the very same action twice in one request, and a send is never repeated, so what the
+    toolkit returns for a turn has each call once."""
+    seen: set[str] = set()
+    out = []
+    for c in calls:
+        key = json.dumps([c.name, c.arguments], sort_keys=True, ensure_ascii=False)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
 
 
 def calls_from_json(items: Any, where: str) -> list[ToolCall]:

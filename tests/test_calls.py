@@ -37,3 +37,20 @@ def test_tool_call_from_json_accepts_both_argument_encodings():
     a = ToolCall.from_json({"function": {"name": "f", "arguments": {"x": 1}}})
     b = ToolCall.from_json({"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{\"x\": 1}"}})
     assert a == b == ToolCall("f", {"x": 1})
+
+
+def test_a_turn_returns_each_call_once():
+    """The same email written twice at the end of a turn is sent once; calls that differ in any argument
+    all stay, in order."""
+    from mobile_actions import wire
+    from mobile_actions.calls import distinct_calls
+    from mobile_actions.runtime import result_from_raw
+
+    mail = ToolCall("send_email", {"to": "a@b.co", "subject": "Hi"})
+    other = ToolCall("send_email", {"to": "a@b.co", "subject": "Hi", "body": "x"})
+    wifi = ToolCall("open_wifi_settings", {})
+    assert distinct_calls([mail, wifi, ToolCall("send_email", {"subject": "Hi", "to": "a@b.co"}), other]) == \
+        [mail, wifi, other]
+    raw = "".join(wire.render_call(c) for c in (mail, wifi, mail))
+    res = result_from_raw(raw, load_catalogue(), {})
+    assert res.calls == [mail, wifi] and res.raw == raw and not res.problems

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from mobile_actions import wire
+from mobile_actions.calls import distinct_calls
 from mobile_actions.dataset import Row, prompt_completion
 from mobile_actions.scoring import Prediction, Report, score
 
@@ -67,12 +68,13 @@ def model_policies(spec: str | Path) -> dict[str, str]:
     return read_policies(model_folder(spec))
 
 
-def to_prediction(raw: str) -> Prediction:
+def to_prediction(raw: str, distinct: bool = False) -> Prediction:
+    """The model's calls as written, or with `distinct` each once, as `run` and `call` return them."""
     try:
         parsed = wire.parse(raw)
     except wire.WireParseError as e:
         return Prediction([], "", raw, str(e))
-    return Prediction(parsed.calls, parsed.text, raw)
+    return Prediction(distinct_calls(parsed.calls) if distinct else parsed.calls, parsed.text, raw)
 
 
 class GrammarLogits:
@@ -190,7 +192,7 @@ def evaluate(model: Any, rows: Sequence[Row], *, tokenizer: Any = None, limit: i
     layout = layout or "official"
     prompts = [prompt_completion(r, layout=layout)[0] for r in rows]
     raws = generate(model, tokenizer, prompts, cfg, [r.tools for r in rows], [r.messages for r in rows], policies)
-    preds = [to_prediction(raw) for raw in raws]
+    preds = [to_prediction(raw, distinct=cfg.grammar) for raw in raws]
     return score(rows, preds), preds
 
 

@@ -26,7 +26,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from mobile_actions import wire
-from mobile_actions.calls import Problem, ToolCall, validate_call
+from mobile_actions.calls import Problem, ToolCall, distinct_calls, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.errors import ExportFormatError
 
@@ -232,11 +232,12 @@ class CallResult:
 
 
 def result_from_raw(raw: str, tools: Catalogue, timings: dict) -> CallResult:
-    """Parse and validate raw model output: the one place a caller's text becomes a `CallResult`."""
+    """Parse and validate raw model output: the one place a caller's text becomes a `CallResult` (each
+    call once: `distinct_calls`)."""
     problems: list[Problem] = []
     try:
         parsed = wire.parse(raw)
-        calls, text = parsed.calls, parsed.text
+        calls, text = distinct_calls(parsed.calls), parsed.text
     except wire.WireParseError as e:
         calls, text = [], ""
         problems.append(Problem("<output>", None, f"not a well-formed call: {e}"))
