@@ -32,6 +32,7 @@ from mobile_actions.errors import ExportFormatError
 
 DEFAULT_THREADS = 2
 PREFILL_CHUNK = 128       # tokens per run when the stable prompt prefix is prefilled (`Caller.warm`)
+TABLE_BYTES = 8 << 20     # mapped weights this large are dropped after every step (`MappedWeights`)
 # The export's I/O names (onnxruntime-genai's); folders exported before (manifest format 1, `past_key_i`)
 # are refused with a message to re-export.
 PAST_NAME = "past_key_values.{i}.{kv}"
@@ -101,7 +102,7 @@ class Decoder:
                 raise ValueError(f"{self.folder}: this export has no sparse head (re-export for `{SPARSE_INPUT}`)")
             feeds[SPARSE_INPUT] = np.asarray(rows, dtype=np.int64)
         out = self.session.run(None, feeds)
-        self.weights.release()   # the table rows this step read (MappedWeights says why)
+        self.weights.release(TABLE_BYTES)   # the table rows this step read (MappedWeights says why)
         self.steps += 1
         return out[0][0, -1], out[1:]
 
@@ -195,9 +196,12 @@ class MappedWeights:
         finally:
             os.close(fd)
 
-    def release(self) -> int:
-        """Drop the resident pages of the clean mappings; returns the bytes of the ranges dropped."""
-        return sum(n for start, n in self.ranges if self._libc.madvise(start, n, MADV_DONTNEED) == 0)
+    def release(self, min_bytes: int = 0) -> int:
+        """Drop the resident pages of the clean mappings of at least `min_bytes`; returns the bytes of the
+        ranges dropped. (Per step only the table's: onnxruntime maps each of ~240 initializers on its own,
+        and the small ones a step reads, such as norm weights, would only be faulted in again.)"""
+        return sum(n for start, n in self.ranges
+                   if n >= min_bytes and self._libc.madvise(start, n, MADV_DONTNEED) == 0)
 
 
 def slice_past(past: list[np.ndarray], n: int) -> list[np.ndarray]:
