@@ -810,6 +810,17 @@ class Constraint:
         return self.state is not TEXT and self.state is not None and not isinstance(self.state, Start)
 
     # ------------------------------------------------------------------ forced
+    def take(self, token_id: int) -> list[int] | None:
+        """Advance by the chosen token and then by every token the grammar forces after it: those forced
+        tokens, which the runtime appends without a model step (None: the turn is over)."""
+        self.advance(token_id)
+        if self.state is None:
+            return None
+        forced = self.forced_tokens()
+        for f in forced:
+            self.advance(f)
+        return forced
+
     def forced_tokens(self) -> list[int]:
         """Tokens for the only legal continuation from here (empty when there is a choice)."""
         s = self.state
@@ -915,10 +926,8 @@ def constrain_sequence(grammar: CallGrammar, table: TokenTable, logits_seq: Sequ
         logits = logits_seq[step % len(logits_seq)]
         tid = c.settle(pick(logits, c.allowed()))
         out.append(tid)
-        c.advance(tid)
-        if c.state is None:
+        forced = c.take(tid)
+        if forced is None:
             break
-        for f in c.forced_tokens():
-            out.append(f)
-            c.advance(f)
+        out += forced
     return out

@@ -403,11 +403,10 @@ class Caller:
                 yield tid
                 pending = [tid]
                 if con is not None:
-                    con.advance(tid)
-                    if con.state is None:
+                    more = con.take(tid)
+                    if more is None:
                         break
-                    for f in con.forced_tokens():
-                        con.advance(f)
+                    for f in more:
                         pending.append(f)
                         forced += 1
                         n_out += 1
