@@ -157,7 +157,7 @@ def test_a_form_gets_the_values_the_goal_gives_its_fields_then_the_goals_button(
 
 def test_once_the_goals_last_verb_is_tapped_finish_is_the_only_step(phone):
     """"copy its name" on a place card: Copy is the step (not Copy address), then nothing but finish; a goal
-    whose copy comes before another verb goes on."""
+    whose copy comes before another verb goes on, and so does one that ends on a send."""
     call = lambda name, **a: wire.render_call(ToolCall(name, a))   # noqa: E731
     phone.run("am start -a android.intent.action.VIEW -d 'geo:0,0?q=Eiffel%20Tower'")
     card = _screen(phone)
@@ -168,6 +168,10 @@ def test_once_the_goals_last_verb_is_tapped_finish_is_the_only_step(phone):
     assert not accepts(g, call("tap", target="Copy address")) and not accepts(g, call("press_home"))
     g = CallGrammar(screen_catalogue(card, "copy the address and paste it in Notes", ['tap "Copy address"']))
     assert accepts(g, call("press_home"))
+    # a send changes the screen (an app may ask to confirm it): what comes after it stays the navigator's call
+    phone.launch("com.google.android.gm")
+    g = CallGrammar(screen_catalogue(_screen(phone), "send it to a@b.co", ['tap "Send"']))
+    assert accepts(g, call("press_back")) and accepts(g, call("finish"))
 
 
 def test_a_back_goal_is_not_a_way_home(phone):

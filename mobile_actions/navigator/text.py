@@ -97,6 +97,7 @@ ADDRESS_FIELDS = ("to", "email")    # fields that take the first email address t
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 # Verbs whose button ends a task ("... and copy its name": the Copy button, "send", "save").
 FINAL_VERBS = frozenset({"copy", "send", "save"})
+SILENT_VERBS = frozenset({"copy"})   # their button changes nothing on the screen (`last_step_done`)
 # A goal that ends on the home screen ("... then go to the home screen"): a 270M navigator says `finish` in
 # the app it was in. Any launcher package counts as home.
 _HOME_GOAL = re.compile(r"\bhome\b", re.I)
@@ -182,12 +183,14 @@ def goal_buttons(goal: str, screen: Screen, done: Sequence[str]) -> list[str]:
 
 
 def last_step_done(goal: str, done: Sequence[str]) -> bool:
-    """The goal ends on a verb of `FINAL_VERBS` ("copy its name", "... and send it") and a button of that verb
-    has been tapped: nothing is left but to finish (a 270M navigator otherwise goes on, and "copy its name"
-    ended with the address copied over the name)."""
+    """The goal ends on a verb of `SILENT_VERBS` ("copy its name") and a button of that verb has been tapped:
+    nothing is left but to finish. A copy leaves the screen as it was, so a 270M navigator that judges its
+    progress by the screen does not see it happened and goes on ("copy its name" ended with the address copied
+    over the name). A send or a save changes the screen (and an app may ask to confirm it), so finishing after
+    those stays the navigator's call."""
     words = [w.lower() for w in re.findall(r"[^\W_]+", re.sub(r"'[^']*'|\"[^\"]*\"|“[^”]*”", " ", goal))]
     verbs = [w for w in words if w in VERBS]
-    if not verbs or verbs[-1] not in FINAL_VERBS:
+    if not verbs or verbs[-1] not in SILENT_VERBS:
         return False
     tapped = [d[len('tap "'):-1].lower() for d in done if d.startswith('tap "')]
     return any(t.split()[:1] == [verbs[-1]] for t in tapped)
@@ -204,8 +207,8 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
     offered to `tap` (a tap would undo it). No goal ends with text sitting in a focused field (it is saved,
     sent or submitted first, which moves the focus away), so `finish` is not offered while a field has it.
     With `done` (the actions so far, as `describe_call` writes them) the goal's forms, final button, Back and
-    home, and text to type are settled too (`form_values`, `goal_buttons`, `untyped_text`), and once the button
-    of the goal's last verb is tapped, `finish` is the only step (`last_step_done`)."""
+    home, and text to type are settled too (`form_values`, `goal_buttons`, `untyped_text`), and once the Copy
+    button of a goal that ends on "copy" is tapped, `finish` is the only step (`last_step_done`)."""
     moves = {"tap", "long_press", "swipe", "press_back", "press_home", "show_recent_apps", "finish", "give_up"}
     target: dict[str, Any] = {"type": "STRING", "description": "The label of an element on the screen."}
     tap_target = dict(target)
