@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.test_export_support import tiny_export
 
 
@@ -29,3 +31,14 @@ def test_bench_caller_runs_the_default_pair_on_an_export(tmp_path):
     assert header == "| " + " | ".join(COLUMNS) + " |"
     per = json.loads((tmp_path / "onnx-mixed_+prefix_+grammar.json").read_text())["per_request"]
     assert all({"e2e_ms", "ttft_ms", "steps", "decode_ms", "sparse_steps"} <= set(r) for r in per)
+
+
+def test_bench_caller_runs_onnxruntime_genai_on_the_same_export(tmp_path):
+    pytest.importorskip("onnxruntime_genai")
+    from mobile_actions.recipes.bench_caller import BenchConfig, run
+
+    rows = run(BenchConfig(onnx={"q8": str(tiny_export("q8"))}, n=2, max_new_tokens=8,
+                           variants=["onnxruntime-genai q8"], out=str(tmp_path)))
+    assert [r["variant"] for r in rows] == ["onnxruntime-genai q8"]
+    r = rows[0]
+    assert r["requests"] == 2 and r["prefill_tokens_p50"] > 500 and r["steps_p50"] >= 2 and r["ttft_ms_p50"] > 0

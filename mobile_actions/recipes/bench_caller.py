@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import json
 import os
 import resource
@@ -49,14 +50,16 @@ VARIANTS = {
     "onnx-mixed +prefix +grammar": ("onnx", "mixed", True, True, True),
     "onnx-q8 +prefix +grammar -sparse": ("onnx", "q8", True, True, False),
     "onnx-q8 +prefix +grammar": ("onnx", "q8", True, True, True),
+    "onnxruntime-genai q8": ("genai", "q8", False, False, False),
     "llama.cpp": ("llama", "q4_k_m", False, False, False),
 }
 
 # What `bench caller` runs without --variants: the default on-device caller (q8) with and without the sparse
-# head, mixed (the 250 MB one) and llama.cpp when llama-cpp-python is installed (`--variants all`: every row);
+# head, mixed (the 250 MB one), onnxruntime-genai on the q8 export and llama.cpp when their packages are
+# installed (`--variants all`: every row);
 # variants whose folder is not given are skipped.
 DEFAULT_VARIANTS = ("onnx-q8 +prefix +grammar -sparse", "onnx-q8 +prefix +grammar", "onnx-mixed +prefix +grammar",
-                    "llama.cpp")
+                    "onnxruntime-genai q8", "llama.cpp")
 
 
 @dataclass
@@ -164,6 +167,45 @@ def _torch_worker(cfg: dict, rows: list[dict]) -> list[dict]:
     return out
 
 
+def _genai_worker(cfg: dict, rows: list[dict]) -> list[dict]:
+    """onnxruntime-genai on our export (its own generator loop, greedy; no prompt cache across requests and
+    no grammar), fed the same prompt token ids as our runtime."""
+    import onnxruntime_genai as og
+    from tokenizers import Tokenizer
+
+    from mobile_actions import wire
+    from mobile_actions.caller.model import STOP_TOKEN_IDS
+    from mobile_actions.catalog import load_catalogue
+
+    model = og.Model(cfg["folder"])
+    tok = Tokenizer.from_file(str(Path(cfg["folder"]) / "tokenizer.json"))
+    tools = load_catalogue("mobile_actions")
+    out = []
+    for row in rows:
+        t0 = time.perf_counter()
+        text = wire.render(row["messages"][:2], tools, add_generation_prompt=True, layout=cfg["layout"])
+        ids = tok.encode(text, add_special_tokens=False).ids
+        params = og.GeneratorParams(model)
+        params.set_search_options(max_length=len(ids) + cfg["max_new_tokens"], do_sample=False)
+        gen = og.Generator(model, params)
+        gen.append_tokens(ids)
+        first = None
+        new: list[int] = []
+        while not gen.is_done() and len(new) < cfg["max_new_tokens"]:
+            gen.generate_next_token()
+            tid = int(gen.get_next_tokens()[0])
+            first = first or time.perf_counter()
+            if tid in STOP_TOKEN_IDS:
+                break
+            new.append(tid)
+        t_end = time.perf_counter()
+        first = first or t_end
+        out.append({"ttft_ms": (first - t0) * 1e3, "e2e_ms": (t_end - t0) * 1e3, "new_tokens": len(new),
+                    "steps": len(new) + 1, "decode_ms": (t_end - first) * 1e3, "prefill_tokens": len(ids),
+                    **_judge(tok.decode(new, skip_special_tokens=False), row)})
+    return out
+
+
 def gguf_path(given: str | None) -> Path:
     if given:
         return Path(given)
@@ -233,7 +275,7 @@ def worker(spec: dict) -> dict:
     """Run one variant in this process; the first row is a warm-up and not reported."""
     rows = spec.pop("rows")
     t0 = time.perf_counter()
-    fn = {"onnx": _onnx_worker, "torch": _torch_worker, "llama": _llama_worker}[spec["runtime"]]
+    fn = {"onnx": _onnx_worker, "genai": _genai_worker, "torch": _torch_worker, "llama": _llama_worker}[spec["runtime"]]
     per = fn(spec, rows)
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {"per_request": per[1:], "peak_rss_mb": rss_kb / 1024, "wall_s": time.perf_counter() - t0,
@@ -321,8 +363,11 @@ def run(cfg: BenchConfig) -> list[dict]:
         spec: dict = {"runtime": runtime, "threads": cfg.threads, "layout": cfg.layout,
                       "max_new_tokens": cfg.max_new_tokens, "prefix_reuse": prefix, "constrained": grammar,
                       "sparse_head": sparse}
-        if runtime == "onnx":
+        if runtime in ("onnx", "genai"):
             if quant not in cfg.onnx:
+                continue
+            if runtime == "genai" and importlib.util.find_spec("onnxruntime_genai") is None:
+                print(f"skipping {name}: onnxruntime-genai is not installed", file=sys.stderr)
                 continue
             spec["folder"] = str(cfg.onnx[quant])
             size = _size_mb(Path(cfg.onnx[quant]))
