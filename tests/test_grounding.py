@@ -104,8 +104,9 @@ def test_tool_results_are_sources_too(table):
 
 def test_a_follow_up_that_still_owes_an_address_makes_a_call(table):
     """After the map's answer, "email the address of the Louvre to ana@example.com" is not done: the turn
-    must start a call (no text reply); once a call has used the address, or when nobody wrote one, text is
-    allowed again, and the user's own turn is never forced."""
+    must start a call (no text reply). Once the calls cover the request (the address used, or a request
+    that only asked for the map), the follow-up is a text reply and no call; the user's own turn is never
+    forced either way."""
     cat = load_catalogue("mobile_actions")
     start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
     ask = [DEV, {"role": "user", "content": "email the address of the Louvre to ana@example.com"}]
@@ -116,9 +117,14 @@ def test_a_follow_up_that_still_owes_an_address_makes_a_call(table):
         {"role": "tool", "name": "send_email", "content": '{"response": {"status": "done"}}'}]
     owed = Constraints(table, policies=POLICIES).for_tools(cat, mapped).allowed()
     assert list(owed) == [start]
-    for free in (ask, sent, [DEV, {"role": "user", "content": "show the Louvre"}] + mapped[2:]):
-        allowed = Constraints(table, policies=POLICIES).for_tools(cat, free).allowed()
-        assert allowed.dtype == bool and allowed[start] and allowed.sum() > 1      # a call or text
+    allowed = Constraints(table, policies=POLICIES).for_tools(cat, ask).allowed()
+    assert allowed.dtype == bool and allowed[start] and allowed.sum() > 1          # a call or text
+    for done in (sent, [DEV, {"role": "user", "content": "show the Louvre"}] + mapped[2:]):
+        con = Constraints(table, policies=POLICIES).for_tools(cat, done)
+        allowed = con.allowed()
+        assert allowed.dtype == bool and not allowed[start] and allowed.sum() > 1  # text only
+        con.advance(int(np.flatnonzero(allowed & table.text_ok)[0]))
+        assert not con.allowed()[start]                                             # not after a word either
     assert Grounding.from_messages(mapped, POLICIES).owed_emails == ("ana@example.com",)
 
 

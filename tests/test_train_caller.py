@@ -263,3 +263,123 @@ def test_precision_is_checked():
     assert use_bf16("bf16", has_gpu=False) is True
     with pytest.raises(ValueError, match="--precision"):
         use_bf16("fp16", has_gpu=False)
+
+
+def test_cpu_fast_path_gives_the_plain_steps_loss_and_gradients(tiny_ckpt, rows_file):
+    """`cheap_cpu_step` (frozen table, trainable control rows apart, no input casts) changes no loss,
+    logged metric or gradient of a LoRA model with trainable control rows, shared prefix included."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+    from trl.trainer.utils import add_fused_lm_head
+
+    from mobile_actions import wire
+    from mobile_actions.caller.model import load_tokenizer
+    from mobile_actions.dataset import load_rows
+    from mobile_actions.recipes import cpu_step
+    from mobile_actions.recipes.train_caller import _let_fused_head_see_trainable_tokens, \
+        _score_only_completion_positions_on_cpu, encode_rows, shared_prefix_inputs
+
+    rows, _ = load_rows(rows_file)
+    enc = encode_rows(rows[:4], load_tokenizer(str(tiny_ckpt)), layout="cache", max_length=4000)
+    batch = DataCollatorForLanguageModeling(pad_token_id=0)(
+        [{"input_ids": i, "labels": [t if m else -100 for t, m in zip(i, mask)]}
+         for i, mask in zip(enc.input_ids, enc.completion_mask)])
+    control = list(wire.CONTROL_TOKEN_IDS.values())
+    assert any(t in control for t in batch["input_ids"].flatten().tolist())   # the rows use the trained rows
+
+    def model():
+        torch.manual_seed(0)
+        m = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt), dtype=torch.float32)
+        add_fused_lm_head(m, outputs=("log_probs", "entropy", "is_top1"))
+        m = get_peft_model(m, LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules="all-linear",
+                                         init_lora_weights=False, trainable_token_indices={"embed_tokens": control}))
+        for name, p in m.named_parameters():   # trained control rows: not what the table says
+            if "trainable_tokens_delta" in name:
+                p.data += 0.1 * torch.randn_like(p)
+        _let_fused_head_see_trainable_tokens(m)
+        return m.train()
+
+    def step(m, inputs):
+        out = m(**inputs, fused_lm_head=True)
+        m.zero_grad()
+        out.loss.backward()
+        grads = {n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None}
+        return out, grads
+
+    _score_only_completion_positions_on_cpu()
+    plain = model()
+    fast = model()
+    assert cpu_step.cheap_cpu_step(fast)
+    for inputs in (batch, shared_prefix_inputs(plain, batch)):
+        (a, ga), (b, gb) = step(plain, inputs), step(fast, {**inputs, "past_key_values": shared_prefix_inputs(
+            fast, batch)["past_key_values"]} if "past_key_values" in inputs else inputs)
+        assert torch.allclose(a.loss, b.loss, atol=1e-5), (a.loss, b.loss)
+        assert torch.allclose(a.entropy, b.entropy, atol=1e-4)
+        assert torch.equal(a.is_top1, b.is_top1) and torch.equal(a.label_mask, b.label_mask)
+        assert ga.keys() == gb.keys() and any("trainable_tokens_delta" in n for n in ga)
+        for n in ga:
+            assert torch.allclose(ga[n], gb[n], atol=1e-5, rtol=1e-4), n
+
+
+def test_frozen_head_log_prob_in_bf16_is_close_to_fp32():
+    """The bf16 head (what a bf16 base trains with) stays within bf16's rounding of the fp32 one."""
+    import torch
+
+    from mobile_actions.recipes.cpu_step import FrozenHeadLogProb, TOKEN_CHUNK
+
+    torch.manual_seed(0)
+    n, vocab, dim = TOKEN_CHUNK + 7, 3000, 64       # two chunks
+    table = torch.randn(vocab, dim) / 4
+    index = torch.tensor([5, 9, 11])
+    targets = torch.randint(0, vocab, (n,))
+    targets[:3] = index
+    out = {}
+    for dtype in (torch.float32, torch.bfloat16):
+        hidden = torch.randn(n, dim, generator=torch.Generator().manual_seed(1)).requires_grad_()
+        rows = (table[index] + 0.5).clone().requires_grad_()
+        logp, _, _ = FrozenHeadLogProb.apply(hidden, table.to(dtype), index, rows, targets)
+        logp.sum().backward()
+        out[dtype] = (logp.detach(), hidden.grad, rows.grad)
+    for a, b in zip(out[torch.float32], out[torch.bfloat16]):
+        assert torch.allclose(a, b, atol=0.05, rtol=0.05)
+    # and the fp32 head is the plain softmax over the table with the rows replaced
+    merged = table.index_copy(0, index, table[index] + 0.5)
+    hidden = torch.randn(n, dim, generator=torch.Generator().manual_seed(1))
+    assert torch.allclose(out[torch.float32][0], torch.log_softmax(hidden @ merged.T, -1)[torch.arange(n), targets],
+                          atol=1e-5)
+
+
+def test_bits_dropout_drops_p_of_every_element_position():
+    import torch
+
+    from mobile_actions.recipes.cpu_step import BitsDropout
+
+    torch.manual_seed(0)
+    drop = BitsDropout(0.05).train()
+    x = torch.ones(4000, 64, dtype=torch.bfloat16)
+    y = drop(x)
+    dropped = (y == 0).float()
+    assert abs(dropped.mean().item() - 0.05) < 0.002
+    for lane in range(4):                                    # each of the four 16-bit lanes of a draw
+        assert abs(dropped.view(-1, 4)[:, lane].mean().item() - 0.05) < 0.004, lane
+    assert torch.allclose(y[y != 0].float(), torch.tensor(1 / 0.95), rtol=1e-2)
+    assert torch.equal(drop.eval()(x), x)
+    x = torch.ones(7, requires_grad=True)                    # an odd size; gradients through the kept ones
+    drop.train()(x).sum().backward()
+    assert all(g == 0 or abs(g - 1 / 0.95) < 1e-6 for g in x.grad.tolist())
+
+
+def test_compare_loss_curves_tables_mean_loss_per_window(tmp_path):
+    from mobile_actions.recipes.curves import compare_loss_curves
+
+    for name, scale in (("a", 1.0), ("b", 2.0)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "loss.csv").write_text(
+            "step,epoch,loss,eval_loss,learning_rate,grad_norm,num_tokens\n"
+            + "".join(f"{s},0,{scale * s},,0,0,0\n" for s in range(1, 7)))
+    table = compare_loss_curves({"a": tmp_path / "a" / "loss.csv", "b": tmp_path / "b" / "loss.csv"},
+                                tmp_path / "ab.png", steps=4, window=2)
+    assert table.splitlines()[2:] == ["| 1–2 | 1.5000 | 3.0000 |", "| 3–4 | 3.5000 | 7.0000 |"]
+    assert (tmp_path / "ab.png").stat().st_size > 0

@@ -507,6 +507,12 @@ class CallGrammar:
         owed = set(grounding.owed_emails) if grounding is not None else set()
         self.must_call = bool(owed) and any(owed & set(p.get("enum") or ()) for s in schemas.values()
                                             for p in (s.get("properties") or {}).values() if isinstance(p, dict))
+        # A follow-up whose request the earlier calls have covered, owing no address: a text reply. A 270M
+        # model otherwise answers "All done" results with one more call, e.g. the map's answer mailed to an
+        # address the request gave a contact.
+        self.must_answer = (grounding is not None and grounding.after_results and not self.must_call
+                            and bool(self.clauses) and coverage.owed(self.clauses, grounding.calls, self.tools,
+                                                                     self.fallback, True) is None)
 
     def start(self) -> State:
         return Start(self)
@@ -718,6 +724,12 @@ class Constraint:
         s = self.state
         if isinstance(s, Start) and not isinstance(s, AfterCall) and self.g.must_call:
             return np.array([self._ctrl_id[S_START]], dtype=np.int64)
+        if self.g.must_answer and (s is TEXT or isinstance(s, Start) and not isinstance(s, AfterCall)):
+            if "answer" not in self.memo:
+                m = self.t.text_ok.copy()
+                m[list(self.t.stop_ids)] = True
+                self.memo["answer"] = m
+            return self.memo["answer"]
         if s is TEXT or isinstance(s, Start) and not isinstance(s, AfterCall):
             key = "text" if s is TEXT else "start"
             if key not in self.memo:

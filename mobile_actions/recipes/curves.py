@@ -69,3 +69,70 @@ def run_files_callback(out: Path, title: str | None = None, on_save: Callable[[i
                 write_loss_curve(state.log_history, out, title=title)
 
     return RunFiles()
+
+
+def read_losses(csv_path: Path, steps: int | None = None) -> dict[int, float]:
+    """step -> train loss from a run's `loss.csv` (the first `steps` steps)."""
+    with open(csv_path, newline="", encoding="utf-8") as f:
+        out = {int(r["step"]): float(r["loss"]) for r in csv.DictReader(f) if r.get("loss")}
+    return {s: v for s, v in out.items() if steps is None or s <= steps}
+
+
+def compare_loss_curves(runs: dict[str, Path], out: Path, steps: int, window: int = 25) -> str:
+    """Two or more runs' loss per step on one plot (`out`, with a `window`-step running mean), and a
+    table of their mean loss per window over the first `steps` steps: how to say two recipes train alike."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    losses = {name: read_losses(path, steps) for name, path in runs.items()}
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for name, by_step in losses.items():
+        xs = sorted(by_step)
+        ys = [by_step[s] for s in xs]
+        line, = ax.plot(xs, ys, alpha=0.3)
+        mean = [sum(ys[max(0, i - window + 1):i + 1]) / len(ys[max(0, i - window + 1):i + 1]) for i in range(len(ys))]
+        ax.plot(xs, mean, color=line.get_color(), label=f"{name} ({window}-step mean)")
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("loss (model turn)")
+    ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    names = list(losses)
+    lines = ["| steps | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    for start in range(1, steps + 1, window):
+        cells = []
+        for name in names:
+            vals = [v for s, v in losses[name].items() if start <= s < start + window]
+            cells.append(f"{sum(vals) / len(vals):.4f}" if vals else "–")
+        lines.append(f"| {start}–{min(start + window - 1, steps)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m mobile_actions.recipes.curves",
+                                     description="compare the loss curves of runs (NAME=RUN_DIR/loss.csv ...)")
+    parser.add_argument("runs", nargs="+", help="NAME=PATH/loss.csv")
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--window", type=int, default=25)
+    parser.add_argument("--out", required=True, help="the plot (.png)")
+    args = parser.parse_args(argv)
+    runs = {}
+    for spec in args.runs:
+        name, sep, path = spec.partition("=")
+        if not sep or not Path(path).is_file():
+            parser.error(f"{spec!r}: expected NAME=PATH to an existing loss.csv")
+        runs[name] = Path(path)
+    print(compare_loss_curves(runs, Path(args.out), args.steps, args.window))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

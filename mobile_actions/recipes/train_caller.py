@@ -70,6 +70,10 @@ class CallerSFTConfig:
         "help": "run the prompt prefix every row of a batch shares (cache layout: instruction + declarations) "
                 "once per batch instead of once per row; turns gradient checkpointing off"})
     attn: str = field(default="sdpa", metadata={"help": "attention implementation: sdpa | eager"})
+    cpu_fast_path: bool = field(default=True, metadata={
+        "help": "on a CPU, LoRA: the head and the control rows without gradients for the frozen table, the head "
+                "in bf16 matmuls when the base is bf16, no fp32 casts of LoRA inputs (recipes/cpu_step.py; "
+                "same loss and gradients)"})
     # LoRA
     lora_r: int = 16
     lora_alpha: int = 32
@@ -461,6 +465,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
 
     from mobile_actions import wire
     from mobile_actions.dataset import load_rows
+    from mobile_actions.recipes.cpu_step import cheap_cpu_step
     from mobile_actions.caller.model import load_tokenizer, read_marker, resolve_model, write_marker, write_portable_base
 
     if cfg.layout not in wire.LAYOUTS:   # before any loading: a typo should not cost a minute
@@ -568,7 +573,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
             raise ValueError("--init-adapter needs --method lora")
         load_adapter_weights(trainer.model, cfg.init_adapter)
     _let_fused_head_see_trainable_tokens(trainer.model)
-    if not has_gpu:
+    if not has_gpu and not (cfg.cpu_fast_path and cheap_cpu_step(trainer.model)):
         _score_only_completion_positions_on_cpu()
     resume = cfg.resume
     if resume == "last":

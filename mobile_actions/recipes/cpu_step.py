@@ -1,0 +1,238 @@
+"""A LoRA training step on a CPU without the work that changes nothing.
+
+A step of the caller recipe (trl's fused head, peft's LoRA and trainable control rows) spent most of
+its time on the CPU outside the decoder's matmuls (profile: docs/experiments.md, "Training
+throughput on CPU"):
+
+- **The head's table gradient.** The control rows 46-52 train through peft's `trainable_token_indices`,
+  which hands the head and the embedding a merged copy of the 262,144 x 640 table. Their backward
+  passes then build a dense fp32 gradient for the whole table (671 MB zeroed and filled per pass) to
+  keep 7 of its rows. Here the table stays frozen and only the 7 rows carry gradients.
+- **The head in fp32.** trl's CPU fallback accumulates the head's backward in fp32 matmuls over
+  vocabulary chunks. Here it is one bf16 matmul per chunk of tokens over the whole vocabulary (oneDNN
+  accumulates in fp32 inside, so the result is rounded once, not once per chunk), and the softmax
+  is kept from the forward instead of recomputed.
+- **Input casts.** peft casts every LoRA input to the adapter's fp32 before autocast casts it back to
+  bf16: two copies of every activation, forward and backward, for the same product.
+- **Dropout's random numbers.** `nn.Dropout` draws one Bernoulli sample per element from the CPU
+  generator; LoRA's dropout layers draw ~2.6 M of them per layer and microbatch. `BitsDropout` draws
+  64 random bits and cuts them into four 16-bit uniforms: the same keep probability (to 1/65,536),
+  3x cheaper.
+- **Full-width scalings.** peft scales LoRA's input by the dropout's 1 / (1 - p) and its output by
+  alpha / r, each a pass over a full-width activation; the r-wide product between A and B takes both.
+- **Attention's repeated keys.** transformers repeats the one key/value head 4x for SDPA whenever
+  there is a mask (ours: padding); SDPA's own GQA path does the same product without the copies.
+
+`cheap_cpu_step(model)` swaps these in on one LoRA model. Loss and gradients are those of the plain path
+(in fp32 equal to rounding; a test holds them equal), so a run can switch to it mid-way.
+"""
+from __future__ import annotations
+
+import os
+import types
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+TOKEN_CHUNK = 128   # labelled positions per head matmul: 128 x 262,144 fp32 logits are 134 MB
+
+
+class FrozenHeadLogProb(torch.autograd.Function):
+    """log p(target) under `hidden @ table.T`, with rows `index` of the table replaced by `rows`.
+
+    `table` gets no gradient (frozen); `rows` and `hidden` do. Also returns each position's entropy
+    and whether the target is the argmax (trl's logged metrics), without gradients.
+    """
+
+    @staticmethod
+    @torch.autocast("cpu", enabled=False)
+    def forward(ctx, hidden: torch.Tensor, table: torch.Tensor, index: torch.Tensor, rows: torch.Tensor,
+                targets: torch.Tensor):
+        dtype = table.dtype
+        h, r = hidden.to(dtype), rows.to(dtype)
+        n = h.shape[0]
+        logp = torch.empty(n, dtype=torch.float32)
+        entropy = torch.empty(n, dtype=torch.float32)
+        top1 = torch.empty(n, dtype=torch.bool)
+        probs = torch.empty((n, table.shape[0]), dtype=dtype)   # the softmax, kept for the backward
+        zb = torch.empty((min(n, TOKEN_CHUNK), table.shape[0]), dtype=dtype)
+        # The softmax runs a row at a time: a 262,144-logit row in fp32 (1 MB) stays in cache through its
+        # six passes, where a whole chunk (134 MB) went to memory and back on each (4x slower).
+        zf = torch.empty(table.shape[0], dtype=torch.float32)
+        pf = torch.empty(table.shape[0], dtype=torch.float32)
+        for s in range(0, n, TOKEN_CHUNK):
+            e = min(s + TOKEN_CHUNK, n)
+            z = torch.mm(h[s:e], table.T, out=zb[:e - s])
+            z[:, index] = h[s:e] @ r.T
+            logp[s:e] = z.gather(1, targets[s:e, None]).squeeze(1).float()
+            for i in range(e - s):
+                zs = zf.copy_(z[i])
+                top = zs.max()
+                p = torch.sub(zs, top, out=pf).exp_()
+                total = p.sum()
+                lse = top + total.log()
+                p.div_(total)
+                probs[s + i] = p
+                top1[s + i] = logp[s + i] >= top
+                logp[s + i] -= lse
+                entropy[s + i] = lse - torch.dot(zs, p)    # H = log Z - sum_v p_v z_v
+        ctx.save_for_backward(h, table, index, r, targets, probs)
+        ctx.rows_dtype = rows.dtype
+        ctx.hidden_dtype = hidden.dtype
+        ctx.mark_non_differentiable(entropy, top1)
+        return logp, entropy, top1
+
+    @staticmethod
+    @torch.autocast("cpu", enabled=False)
+    def backward(ctx, grad_logp: torch.Tensor, *_):
+        h, table, index, r, targets, probs = ctx.saved_tensors
+        n = h.shape[0]
+        grad_h = torch.empty(h.shape, dtype=torch.float32)
+        grad_rows = torch.zeros(r.shape, dtype=torch.float32)
+        g = grad_logp.float()
+        gb = torch.empty((min(n, TOKEN_CHUNK), table.shape[0]), dtype=table.dtype)
+        for s in range(0, n, TOKEN_CHUNK):
+            e = min(s + TOKEN_CHUNK, n)
+            # d log p(t) / dz = onehot(t) - p, in the table's dtype for the matmul (it accumulates in fp32)
+            gz = torch.mul(probs[s:e], -g[s:e, None].to(table.dtype), out=gb[:e - s])
+            at = torch.arange(e - s)
+            gz[at, targets[s:e]] = (g[s:e] * (1 - probs[s:e].gather(1, targets[s:e, None]).squeeze(1).float())).to(gz.dtype)
+            g_rows = gz[:, index].float()
+            gz[:, index] = 0
+            grad_h[s:e] = (gz @ table).float() + g_rows @ r.float()
+            grad_rows += g_rows.T @ h[s:e].float()
+        return grad_h.to(ctx.hidden_dtype), None, None, grad_rows.to(ctx.rows_dtype), None
+
+
+class BitsDropout(torch.nn.Module):
+    """Dropout with 16-bit uniforms cut from 64-bit draws: one draw of the generator per four elements
+    instead of one per element. Same distribution as `nn.Dropout(p)` (p to 1/65,536)."""
+
+    def __init__(self, p: float):
+        super().__init__()
+        self.p = p
+        self.cut = round(p * 65536) - 32768     # int16 values below this are dropped
+
+    def keep(self, x: torch.Tensor) -> torch.Tensor:
+        """`x` with its dropped elements zeroed, not yet scaled by 1 / (1 - p)."""
+        if not self.training or self.p == 0:
+            return x
+        n = x.numel()
+        # randint over the whole int64 range: `random_()` leaves the sign bit, one lane in four, at 0
+        bits = torch.randint(-2**63, 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64).view(torch.int16)[:n].view(x.shape)
+        return torch.where(bits >= self.cut, x, 0)
+
+    def scale(self) -> float:
+        return 1 / (1 - self.p) if self.training and self.p else 1.0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        kept = self.keep(x)
+        return kept * self.scale() if kept is not x else x
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+def _lora_forward(self, x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    """peft's LoRA `Linear.forward` with the dropout's 1 / (1 - p) and LoRA's alpha / r applied to the
+    r-wide product between A and B instead of the layer's full-width input and output (the same
+    linear map, two full-width multiplies fewer per layer, forward and backward)."""
+    if self.disable_adapters or self.merged or args or kwargs or self.lora_variant:
+        return type(self).forward(self, x, *args, **kwargs)
+    result = self.base_layer(x)
+    for name in self.active_adapters:
+        if name not in self.lora_A:
+            continue
+        drop = self.lora_dropout[name]
+        if isinstance(drop, BitsDropout):
+            a = self.lora_A[name](drop.keep(x)) * (self.scaling[name] * drop.scale())
+        else:
+            a = self.lora_A[name](drop(x)) * self.scaling[name]
+        result = result + self.lora_B[name](a)
+    return result
+
+
+def trainable_rows(layer: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(frozen table, row ids, trainable rows) of a peft `TrainableTokensLayer` (or its wrapper), or
+    of a frozen plain head (no rows)."""
+    layer = getattr(layer, "token_adapter", layer)
+    table = layer.get_base_layer().weight if hasattr(layer, "get_base_layer") else layer.weight
+    if not hasattr(layer, "token_indices"):
+        return table.detach(), torch.zeros(0, dtype=torch.long), table.new_zeros((0, table.shape[1]))
+    (name,) = [a for a in layer.active_adapters if a in layer.token_indices]
+    index = torch.tensor(layer.token_indices[name], device=table.device)
+    return table.detach(), index, layer.trainable_tokens_delta[name]
+
+
+def _rows_forward(layer: Any, x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    """peft's trainable-token embedding or tied head without a merged copy of the table (same values)."""
+    base = layer.get_base_layer()
+    if layer.disable_adapters or layer.merged:
+        return type(layer).forward(layer, x, *args, **kwargs)
+    table, index, rows = trainable_rows(layer)
+    if isinstance(base, torch.nn.Linear):   # as a 2-D product: F.linear on a 3-D input copied the table
+        flat = x.reshape(-1, x.shape[-1]).to(table.dtype)
+        out = flat @ table.T
+        out[:, index] = flat @ rows.to(out.dtype).T
+        return out.view(*x.shape[:-1], -1)
+    out = F.embedding(x, table, padding_idx=base.padding_idx)
+    hit = x[..., None] == index
+    if bool(hit.any()):
+        which = hit.int().argmax(-1)
+        out = torch.where(hit.any(-1, keepdim=True), rows.to(out.dtype)[which], out)
+    scale = layer._get_embed_scale()
+    return out * scale.to(out.dtype) if scale is not None else out
+
+
+def _fused_forward(self, *args: Any, fused_lm_head: bool = False, labels: Any = None, shift_labels: Any = None,
+                   num_items_in_batch: Any = None, **kwargs: Any):
+    """trl's fused-head forward (what `SFTTrainer.compute_loss` calls) with `FrozenHeadLogProb` as the head."""
+    from trl.trainer.utils import FusedCausalLMOutput
+
+    if not fused_lm_head:
+        extra = {k: v for k, v in (("labels", labels), ("shift_labels", shift_labels),
+                                   ("num_items_in_batch", num_items_in_batch)) if v is not None}
+        return self._plain_forward(*args, **kwargs, **extra)
+    kwargs["use_cache"] = False
+    hidden = self.model(*args, **kwargs).last_hidden_state
+    if shift_labels is None:
+        hidden, labels = hidden[:, :-1], labels[:, 1:]
+    else:
+        labels = shift_labels
+    mask = labels != -100
+    table, index, rows = trainable_rows(self.get_output_embeddings())
+    logp, entropy, top1 = FrozenHeadLogProb.apply(hidden[mask], table, index, rows, labels[mask])
+    per_token = [x.new_zeros(mask.shape).masked_scatter(mask, x) for x in (logp, entropy, top1)]
+    total = mask.sum().clamp(min=1) if num_items_in_batch is None else num_items_in_batch
+    return FusedCausalLMOutput(loss=-per_token[0].sum() / total, log_probs=per_token[0], entropy=per_token[1],
+                               is_top1=per_token[2], label_mask=mask)
+
+
+def cheap_cpu_step(model: Any) -> bool:
+    """Swap the cheap paths into `model` (a peft model with trainable control rows, set up by trl's
+    SFTTrainer). Returns False, changing nothing, for any other shape of model."""
+    from peft.tuners.lora import Linear as LoraLinear, LoraLayer
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    embed, head = base.get_input_embeddings(), base.get_output_embeddings()
+    rows = type(head).__name__ == "TrainableTokensWrapper"
+    if rows != (type(embed).__name__ == "TrainableTokensWrapper") or (not rows and head.weight.requires_grad):
+        return False   # a head that trains whole (full fine-tune): trl's path
+    if getattr(base.config, "final_logit_softcapping", None) or not hasattr(base, "model"):
+        return False
+    if rows:
+        for wrapper in (embed, head):
+            wrapper.token_adapter.forward = types.MethodType(_rows_forward, wrapper.token_adapter)
+    base._plain_forward = types.MethodType(type(base).forward, base)
+    base.forward = types.MethodType(_fused_forward, base)
+    for module in model.modules():
+        if isinstance(module, LoraLayer):
+            module.cast_input_dtype_enabled = False
+            for name, drop in module.lora_dropout.items():
+                if isinstance(drop, torch.nn.Dropout):
+                    module.lora_dropout[name] = BitsDropout(drop.p)
+            if isinstance(module, LoraLinear):
+                module.forward = types.MethodType(_lora_forward, module)
+    os.environ["TRANSFORMERS_SDPA_FORCE_GQA"] = "1"
+    return True
