@@ -184,6 +184,27 @@ def test_a_goal_in_the_users_words_may_leave_words_out(tok, table):
     assert typed("turn on WiFi") is None and typed("turn  on") is None
 
 
+def test_a_goals_words_keep_the_dots_and_at_signs_inside_them(table):
+    """"open example.com in Chrome" offers "open example.com", not "open example com"; a dot is only inside."""
+    from mobile_actions.decoding.grammar import S_ESC, value_state
+
+    cat = load_catalogue("mobile_actions+operate_screen")
+    request = "Open example.com in Chrome and mail it to ana@x.org."
+    con = Constraints(table, policies={}).for_tools(cat, [DEV, {"role": "user", "content": request}])
+    goal = con.g.tools["operate_screen"].props["goal"]
+
+    def typed(text: str):
+        s = value_state(goal, None).step(S_ESC)
+        for ch in text:
+            s = s.step(ch) if s is not None else None
+        return s
+
+    assert typed("open example.com in Chrome")._complete()
+    assert typed("Mail it to ana@x.org")._complete()
+    assert not typed("open example.")._complete()                   # a word cut at its dot is not a word
+    assert typed("open example com") is None and typed("open .com") is None and typed("open org.") is None
+
+
 @pytest.mark.parametrize("text, first, last", [
     ("Ok so surname Yılmaz, first name Benoît, number +64 21 763 2419. Save it!", "Benoît", "Yılmaz"),
     ("family name del Río, first name Fatima. Add to contacts.", "Fatima", "del Río"),

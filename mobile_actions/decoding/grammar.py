@@ -124,10 +124,14 @@ WORD_SEPARATORS = frozenset(" ,'-")
 NO_SPAN_START = frozenset(",.;:!?)]}")
 
 
+WORD_INNER = frozenset(".@/:")   # inside a word ("example.com"), never at either end (`grounding.GOAL_WORD_RE`)
+
+
 def _last_word(content: str) -> str:
-    """The lower-cased alphanumeric run at the end of ``content`` (empty after a separator)."""
+    """The lower-cased word at the end of ``content``: alphanumerics, and `WORD_INNER` characters after
+    one (empty after a separator)."""
     i = len(content)
-    while i > 0 and content[i - 1].isalnum():
+    while i > 0 and (content[i - 1].isalnum() or content[i - 1] in WORD_INNER and i > 1 and content[i - 2].isalnum()):
         i -= 1
     return content[i:].lower()
 

@@ -37,6 +37,9 @@ from mobile_actions.decoding.coverage import VERBS, claimed_elsewhere, outside_o
 
 POLICIES = ("span", "words", "email", "phone", "datetime", "free")
 WORD_RE = re.compile(r"[^\W_]+")
+# A goal's words keep the dots, @ and slashes inside them ("example.com", "ana@x.com"): split, a goal says
+# "example com" and the navigator types that.
+GOAL_WORD_RE = re.compile(r"[^\W_]+(?:[.@/:][^\W_]+)*")
 POLICY_FILE = "grounding.json"
 SPAN_THRESHOLD = 0.95     # the share of verbatim gold values above which an argument is treated as copied
 MIN_EXAMPLES = 5          # fewer gold values than this say nothing
@@ -321,7 +324,7 @@ class Grounding:
                 if spans and policy == "span":
                     target["x-span"] = list(spans)
                 elif spans:   # a goal is an action: it starts with one of the request's verbs, if it has any
-                    target["x-words"] = sorted({w.lower() for s in spans for w in WORD_RE.findall(s)})
+                    target["x-words"] = sorted({w.lower() for s in spans for w in GOAL_WORD_RE.findall(s)})
                     target["x-words-first"] = [w for w in target["x-words"] if w in VERBS]
                 elif arg not in required:
                     del props[arg]

