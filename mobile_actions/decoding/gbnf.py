@@ -1,7 +1,6 @@
 """The call format as a GBNF grammar, for llama.cpp (`--grammar`, or `"grammar"` in llama-server's requests).
 
-What llama.cpp users can constrain a FunctionGemma-format caller with: a reply is either text ending the
-turn, or one or more calls of the catalogue's tools, each with its own argument names and value types,
+What llama.cpp users can constrain a FunctionGemma-format caller with: a reply is either text, or one or more calls of the catalogue's tools, each with its own argument names and value types,
 then the end of the turn. FunctionGemma's control strings are single tokens (ids 46-52, `<unused40..46>`
 in Gemma 3's vocabulary), so they are matched by id (`<[48]>`, llama.cpp's token syntax), not as text.
 
@@ -16,8 +15,6 @@ from typing import Any
 
 from mobile_actions import wire
 from mobile_actions.catalog import Catalogue
-
-END_OF_TURN_ID = 106   # Gemma's <end_of_turn>
 
 
 def _tok(control: str) -> str:
@@ -44,12 +41,13 @@ def _value_rule(schema: Any) -> str:
             "array": "array", "object": "object"}.get(kind, "value")
 
 
-def call_gbnf(catalogue: Catalogue, end_ids: tuple[int, ...] = (END_OF_TURN_ID,)) -> str:
-    """The GBNF grammar of one turn of calls to `catalogue`'s tools (or a text reply). `end_ids`: the tokens
-    that may end a turn of calls (FunctionGemma writes `<start_function_response>` after its calls)."""
-    end = " | ".join(f"<[{i}]>" for i in end_ids)
+def call_gbnf(catalogue: Catalogue) -> str:
+    """The GBNF grammar of one turn of calls to `catalogue`'s tools (or a text reply). The turn ends on an
+    end-of-generation token, which llama.cpp allows once the grammar is complete (after any whole call, or
+    text): `<end_of_turn>`, and `<start_function_response>` (FunctionGemma's end of a turn of calls) where the
+    GGUF marks it as one (`--special-token-by-id eom 50`, docs/runtime.md)."""
     lines = [
-        f"root ::= call+ ({end}) | text <[{END_OF_TURN_ID}]>",
+        "root ::= call+ | text",
         f"call ::= {_tok(wire.START_CALL)} \"call:\" (" + " | ".join(f"tool-{_rule_name(t.name)}" for t in catalogue)
         + f") {_tok(wire.END_CALL)}",
     ]

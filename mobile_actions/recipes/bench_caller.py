@@ -279,7 +279,7 @@ def _llama_server_worker(cfg: dict, rows: list[dict]) -> list[dict]:
 
     from tokenizers import Tokenizer
 
-    from mobile_actions.caller.model import BUNDLED_ADAPTER, STOP_TOKEN_IDS
+    from mobile_actions.caller.model import BUNDLED_ADAPTER
     from mobile_actions.catalog import load_catalogue
     from mobile_actions.decoding.gbnf import call_gbnf
 
@@ -288,10 +288,11 @@ def _llama_server_worker(cfg: dict, rows: list[dict]) -> list[dict]:
         port = sock.getsockname()[1]
     proc = subprocess.Popen([cfg["llama_server"], "-m", cfg["gguf"], "--host", "127.0.0.1", "--port", str(port),
                              "-t", str(cfg["threads"]), "-tb", str(cfg["threads"]), "-c", "2048", "-np", "1",
-                             "-b", "512", "-ub", "512", "--no-warmup"],
+                             "-b", "512", "-ub", "512", "--no-warmup", "--no-jinja", "--chat-template", "chatml"]
+                            + ([] if cfg.get("llama_repack") else ["--no-repack"]),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
-    grammar = call_gbnf(load_catalogue("mobile_actions"), end_ids=tuple(sorted(set(STOP_TOKEN_IDS) - {1})))
+    grammar = call_gbnf(load_catalogue("mobile_actions"))
     peak = {"kb": 0}
 
     def note_rss() -> None:
@@ -473,7 +474,7 @@ def run(cfg: BenchConfig) -> list[dict]:
         print(f"[bench] {name} ...", file=sys.stderr, flush=True)
         proc = subprocess.run([sys.executable, "-m", "mobile_actions.recipes.bench_caller", "--worker"], input=json.dumps(spec),
                               capture_output=True, text=True,
-                              env={**os.environ, "TOKENIZERS_PARALLELISM": "false", "OMP_WAIT_POLICY": "PASSIVE"})
+                              env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
         if proc.returncode != 0:
             print(f"[bench] {name} failed:\n{proc.stderr[-3000:]}", file=sys.stderr)
             continue
