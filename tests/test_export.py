@@ -23,7 +23,7 @@ def test_folder_has_everything_the_runtime_needs():
               "genai_config.json"):
         assert (out / f).is_file(), f
     assert m["quant"] == "fp32" and m["layout"] == "cache" and len(m["source_sha256"]) == 64
-    assert m["format_version"] == 2
+    assert m["format_version"] == 3
     assert m["control_token_ids"]["<escape>"] == 52 and 106 in m["stop_token_ids"] and 50 in m["stop_token_ids"]
     g = onnx.load(str(out / "model.onnx"), load_external_data=False).graph
     names = [i.name for i in g.input]
@@ -36,14 +36,19 @@ def test_folder_has_everything_the_runtime_needs():
     dims = outs["logits"].type.tensor_type.shape.dim
     assert (dims[0].dim_param, dims[1].dim_value, dims[2].dim_param) == ("batch", 1, "vocab_or_head_rows")
     assert "head_ids" in names and m["sparse_head"]["input"] == "head_ids"
+    # attention is onnxruntime's fused op, one per layer, sliding layers with the window
+    gqa = [n for n in g.node if n.op_type == "GroupQueryAttention"]
+    assert len(gqa) == m["num_layers"] and all(n.domain == "com.microsoft" for n in gqa)
+    windows = [next(a.i for a in n.attribute if a.name == "local_window_size") for n in gqa]
+    assert windows == [m["sliding_window"] if t == "sliding_attention" else -1 for t in m["layer_types"]]
 
 
 def _first_logits(folder):
     from mobile_actions.runtime import Decoder
 
     d = Decoder.from_folder(folder)
-    logits, past = d.forward([2, 105, 10, 20, 30])
-    assert past[0].shape[2] == 5
+    logits, cache = d.forward([2, 105, 10, 20, 30])
+    assert cache.length == 5
     return logits
 
 

@@ -13,13 +13,21 @@ def test_genai_config_names_the_graph_io():
     cfg = json.loads((out / "genai_config.json").read_text())
     m = json.loads((out / "manifest.json").read_text())
     dec = cfg["model"]["decoder"]
-    assert cfg["model"]["type"] == "gemma3_text" and dec["filename"] == "model.onnx"
+    # genai's own graph: the sparse head's rows input with its default (genai never feeds it), same weights file
+    assert cfg["model"]["type"] == "gemma3_text" and dec["filename"] == m["genai_onnx"] == "model.genai.onnx"
+    import onnx
+
+    genai = onnx.load(str(out / dec["filename"]), load_external_data=False).graph
+    ours = onnx.load(str(out / m["onnx"]), load_external_data=False).graph
+    assert "head_ids" in {t.name for t in genai.initializer} - {t.name for t in ours.initializer}
+    assert {t.external_data[0].value for t in genai.initializer if t.external_data} == {"model.onnx.data"}
     assert dec["inputs"]["past_key_names"] == "past_key_values.%d.key"
     assert dec["outputs"]["present_value_names"] == "present.%d.value"
     assert (dec["num_hidden_layers"], dec["num_key_value_heads"], dec["head_size"]) == (
         m["num_layers"], m["num_kv_heads"], m["head_dim"])
     assert cfg["model"]["eos_token_id"] == m["stop_token_ids"] and cfg["model"]["vocab_size"] == m["vocab_size"]
-    assert cfg["search"]["past_present_share_buffer"] is False and cfg["search"]["do_sample"] is False
+    # GroupQueryAttention writes into the past buffer: genai preallocates it once (max_length)
+    assert cfg["search"]["past_present_share_buffer"] is True and cfg["search"]["do_sample"] is False
 
 
 def _genai_greedy(folder, ids, n):

@@ -91,11 +91,17 @@ class _ScriptedDecoder:
         self.manifest = real.manifest
         self.sparse_head, self.max_sparse_rows, self.sparse_calls = True, 512, 0
 
+    def new_cache(self, capacity):
+        from mobile_actions.runtime.onnx import KVCache
+
+        return KVCache.empty(2, 1, 1, capacity)
+
     def forward(self, ids, past=None, rows=None):
         self.fed.append(list(ids))
         self.steps += 1
-        n = 0 if past is None else past[0].shape[2]
-        past = [np.zeros((1, 1, n + len(ids), 1), np.float32)] * 2
+        past = past if past is not None else self.new_cache(len(ids))
+        past.reserve(past.length + len(ids))
+        past.length += len(ids)
         logits = np.random.default_rng(self.steps).normal(size=len(self._strings)).astype(np.float32)
         if self.script:
             logits[self.script.pop(0)] += 1000
@@ -130,7 +136,8 @@ def test_forced_tokens_skip_model_steps(caller_factory):
 
 
 def test_an_older_export_is_refused_with_how_to_reexport(tmp_path, capsys):
-    """Folders exported before the onnxruntime-genai names (manifest format 1, `past_key_i`) are refused."""
+    """Folders of an older export format (2: the graph concatenated the KV cache; 1: `past_key_i` names) are
+    refused with how to re-export."""
     import shutil
 
     from mobile_actions.cli.main import main
@@ -140,7 +147,7 @@ def test_an_older_export_is_refused_with_how_to_reexport(tmp_path, capsys):
     for f in ("manifest.json", "tokenizer.json"):
         shutil.copy(src / f, tmp_path / f)
     m = json.loads((tmp_path / "manifest.json").read_text())
-    m["format_version"] = 1
+    m["format_version"] = 2
     (tmp_path / "manifest.json").write_text(json.dumps(m))
     for make in (Caller.from_pretrained, Decoder.from_folder):
         with pytest.raises(ExportFormatError, match=r"model prepare --force.*export"):

@@ -3,13 +3,15 @@
 Why our own `torch.onnx.export` wrapper and not optimum-onnx: optimum-onnx 0.1.0 (the latest)
 requires transformers<4.58, and transformers 4.x tokenizes the GGUF base wrongly, so it cannot live
 beside the transformers 5 this project needs (docs/runtime.md). The wrapper below reuses the model's
-own modules (projections, norms, MLP, rotary tables) and writes only attention and masks itself, so:
+own modules (projections, norms, MLP, rotary tables) and writes only attention (onnxruntime's fused
+GroupQueryAttention) itself, so:
 - the I/O names are onnxruntime-genai's: inputs `input_ids`, `attention_mask`, `position_ids`,
   `past_key_values.{i}.key/value` [batch, kv_heads, past, head_dim], outputs `logits` and
   `present.{i}.key/value` (past + new), with dynamic batch/sequence/past axes; `genai_config.json`
   and `tokenizer_config.json` are written beside it, so the folder also runs under onnxruntime-genai;
-- the sliding window of local layers lives in the mask (key position > query position - window),
-  so all past KV is kept and prefix reuse is a slice of it;
+- attention is one GroupQueryAttention node per layer (rotary, causal mask, the local layers' sliding
+  window as `local_window_size`, softmax); all past KV is kept, so prefix reuse is a copy of its first
+  positions, and past and present may be one buffer the op writes in place (`runtime.onnx.KVCache`);
 - only the last position's logits come out, with a fixed shape [batch, 1, vocab]: a 600-token prefill
   would otherwise write 600 x 262,144 floats (629 MB) and spend most of its time in the output head.
   onnxruntime-genai reads a logits output whose sequence axis is the constant 1 as a "pruned" head
@@ -38,12 +40,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from mobile_actions.runtime.onnx import FORMAT_VERSION  # what the runtime reads is what the export writes
 from mobile_actions.wire import LAYOUTS
 
 MANIFEST = "manifest.json"
 ONNX_NAME = "model.onnx"
-# 2: onnxruntime-genai I/O names + genai_config.json (1: `past_key_i` / `present_key_i`, refused by the runtime)
-FORMAT_VERSION = 2
 GENAI_CONFIG = "genai_config.json"
 QUANTS = ("fp32", "int8", "int4", "mixed", "q8")
 
@@ -88,10 +89,62 @@ class ExportResult:
 
 
 # ---------------------------------------------------------------------------------------------- wrapper
+def _gqa_class():
+    """`GroupQueryAttention.apply(...)`: onnxruntime's fused attention (com.microsoft) in the exported graph.
+
+    One node per layer does rotary, the causal and sliding-window mask, softmax and the KV write. Why: the
+    graph used to concatenate past and new keys into a fresh present every step (36 copies of the whole
+    cache, ~3.5 ms of a ~27 ms step at 600 tokens) and ran ~20 nodes of attention per layer. Bound to one
+    buffer for past and present (`runtime.onnx.KVCache`), the op writes the new keys in place. Sliding
+    layers pass `local_window_size` = the window (keys with query - key < window, as Gemma 3's mask).
+    The eager forward is the same maths (what tracing runs; present = past + new)."""
+    import torch
+
+    class GroupQueryAttention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, past_k, past_v, seqlens_k, total, cos, sin, position_ids, n_heads, n_kv,
+                    scale, window):
+            b, s, _ = q.shape
+            d = q.shape[-1] // n_heads
+
+            def rope(x, n):
+                x = x.view(b, s, n, d).transpose(1, 2)
+                c = torch.cat([cos[position_ids]] * 2, -1)[:, None]
+                sn = torch.cat([sin[position_ids]] * 2, -1)[:, None]
+                return x * c + torch.cat((-x[..., d // 2:], x[..., : d // 2]), -1) * sn
+
+            q, k = rope(q, n_heads), rope(k, n_kv)
+            v = v.view(b, s, n_kv, d).transpose(1, 2)
+            k, v = torch.cat([past_k, k], 2), torch.cat([past_v, v], 2)
+            kpos = torch.arange(k.shape[2])
+            keep = kpos[None, None, :] <= position_ids[:, :, None]
+            if window > 0:
+                keep = keep & (position_ids[:, :, None] - kpos[None, None, :] < window)
+            g = n_heads // n_kv
+            scores = q.reshape(b, n_kv, g, s, d) @ k[:, :, None].transpose(-1, -2) * scale
+            scores = scores.masked_fill(~keep[:, None, None], float("-inf"))
+            o = torch.softmax(scores, -1) @ v[:, :, None]
+            return o.reshape(b, n_heads, s, d).transpose(1, 2).reshape(b, s, -1), k, v
+
+        @staticmethod
+        def symbolic(g, q, k, v, past_k, past_v, seqlens_k, total, cos, sin, position_ids, n_heads, n_kv,
+                     scale, window):
+            outs = g.op("com.microsoft::GroupQueryAttention", q, k, v, past_k, past_v, seqlens_k, total, cos,
+                        sin, position_ids, num_heads_i=n_heads, kv_num_heads_i=n_kv, scale_f=scale,
+                        local_window_size_i=window, do_rotary_i=1, rotary_interleaved_i=0, outputs=3)
+            for out, like in zip(outs, (q, past_k, past_v)):   # the exporter has no shape inference for it
+                out.setType(like.type())
+            return outs
+
+    return GroupQueryAttention
+
+
 def build_wrapper(model):
     """nn.Module: (input_ids, attention_mask, position_ids, *past) -> (last logits, *present)."""
     import torch
     from torch import nn
+
+    GroupQueryAttention = _gqa_class()
 
     class DecoderWithCache(nn.Module):
         def __init__(self, lm):
@@ -112,35 +165,24 @@ def build_wrapper(model):
             m = self.lm.model
             h = m.embed_tokens(input_ids)
             b, s = input_ids.shape
-            # Key positions from the mask (left padding safe), query positions given.
-            kpos = torch.cumsum(attention_mask, dim=-1) - 1                       # [B, T]
-            valid = (attention_mask > 0)[:, None, :]                              # [B, 1, T]
-            causal = valid & (kpos[:, None, :] <= position_ids[:, :, None])       # [B, S, T]
-            local = causal & (position_ids[:, :, None] - kpos[:, None, :] < self.window)
-            masks = {"full_attention": causal[:, None, None], "sliding_attention": local[:, None, None]}
-            rope = {t: m.rotary_emb(h, position_ids, t) for t in set(self.layer_types)}
+            # GroupQueryAttention's lengths: keys before this chunk + its own, per batch row and in all
+            seqlens_k = (attention_mask.sum(-1) - 1).to(torch.int32)
+            total = torch._shape_as_tensor(attention_mask)[1].to(torch.int32)
+            rope = {t: _rotary_rows(m.rotary_emb, h, position_ids, t, attention_mask) for t in set(self.layer_types)}
             presents = []
             for i, layer in enumerate(m.layers[: self.n_layers]):
                 kind = self.layer_types[i]
-                cos, sin = rope[kind]
                 res = h
                 x = layer.input_layernorm(h)
                 att = layer.self_attn
-                q = att.q_proj(x).view(b, s, self.n_heads, self.head_dim).transpose(1, 2)
-                k = att.k_proj(x).view(b, s, self.n_kv, self.head_dim).transpose(1, 2)
-                v = att.v_proj(x).view(b, s, self.n_kv, self.head_dim).transpose(1, 2)
-                q, k = att.q_norm(q), att.k_norm(k)
-                q, k = _rope(q, cos, sin), _rope(k, cos, sin)
-                k = torch.cat([past[2 * i], k], dim=2)
-                v = torch.cat([past[2 * i + 1], v], dim=2)
-                presents += [k, v]
-                g = self.n_heads // self.n_kv
-                qg = q.reshape(b, self.n_kv, g, s, self.head_dim)
-                scores = torch.matmul(qg, k[:, :, None].transpose(-1, -2)) * self.scaling  # [B,KV,G,S,T]
-                scores = torch.where(masks[kind], scores, torch.tensor(-1e30, dtype=scores.dtype))
-                probs = torch.softmax(scores, dim=-1)
-                o = torch.matmul(probs, v[:, :, None])                                      # [B,KV,G,S,D]
-                o = o.reshape(b, self.n_heads, s, self.head_dim).transpose(1, 2).reshape(b, s, -1)
+                q = att.q_norm(att.q_proj(x).view(b, s, self.n_heads, self.head_dim)).reshape(b, s, -1)
+                k = att.k_norm(att.k_proj(x).view(b, s, self.n_kv, self.head_dim)).reshape(b, s, -1)
+                v = att.v_proj(x)
+                window = self.window if kind == "sliding_attention" else -1
+                o, pk, pv = GroupQueryAttention.apply(q, k, v, past[2 * i], past[2 * i + 1], seqlens_k, total,
+                                                      *rope[kind], position_ids, self.n_heads, self.n_kv,
+                                                      self.scaling, window)
+                presents += [pk, pv]
                 x = layer.post_attention_layernorm(att.o_proj(o))
                 h = res + x
                 res = h
@@ -152,11 +194,17 @@ def build_wrapper(model):
                 logits = torch.tanh(logits / self.softcap) * self.softcap
             return (logits, *presents)
 
-    def _rope(x, cos, sin):
-        cos, sin = cos[:, None], sin[:, None]
-        half = x.shape[-1] // 2
-        rot = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-        return x * cos + rot * sin
+    def _rotary_rows(rotary_emb, h, position_ids, kind, attention_mask):
+        """GroupQueryAttention's rotary tables ([total, head_dim / 2], indexed by position id) with only the
+        rows of this chunk's positions filled: the model's own cos/sin for them, zeros elsewhere. A full
+        table would be stored in the file (8 MB for 4,096 positions, and a length limit) or recomputed every
+        step for every position; these rows are the only ones the op reads."""
+        cos, sin = rotary_emb(h, position_ids, kind)                         # [B, S, D] (halves repeated)
+        half = cos.shape[-1] // 2
+        idx = position_ids.reshape(-1, 1).expand(-1, half)
+        table = torch.zeros_like(attention_mask[0], dtype=cos.dtype)[:, None].expand(-1, half)   # [total, half]
+        return (table.scatter(0, idx, cos[..., :half].reshape(-1, half)),
+                table.scatter(0, idx, sin[..., :half].reshape(-1, half)))
 
     return DecoderWithCache(model).eval()
 
@@ -194,7 +242,8 @@ def export_fp32(model, path: Path, opset: int = 18) -> Path:
     tmp = path.with_suffix(".raw.onnx")
     with torch.no_grad():
         torch.onnx.export(wrapper, (ids, mask, pos, *past), str(tmp), dynamo=False, opset_version=opset,
-                          input_names=inputs, output_names=outputs, dynamic_axes=axes, do_constant_folding=True)
+                          input_names=inputs, output_names=outputs, dynamic_axes=axes, do_constant_folding=True,
+                          custom_opsets={"com.microsoft": 1})
     model = _load(tmp)
     fix_logits_shape(model, cfg.vocab_size)
     _save(model, path)
@@ -420,11 +469,11 @@ SPARSE_MAX_ROWS = 512         # the runtime uses it when the grammar allows at m
 def add_sparse_head(model) -> dict | None:
     """Let the graph compute logits for a few vocabulary rows instead of all 262,144.
 
-    Why an optional input and an `If`, not an extra `hidden` output: onnxruntime runs every node of a graph
+    Why an input and an `If`, not an extra `hidden` output: onnxruntime runs every node of a graph
     whatever outputs are fetched (measured: the full head costs the same with only another output fetched),
     and a second graph for the head would store the tied table twice (+84 MB at 4 bits). Here the head
-    becomes `If(Size(head_ids) > 0)`: the else branch is the original head (what onnxruntime-genai, which
-    never feeds `head_ids`, always runs); the then branch gathers the head's own weight rows for `head_ids`
+    becomes `If(Size(head_ids) > 0)`: the else branch is the original head (what no rows select, and what
+    onnxruntime-genai, which never feeds `head_ids`, always runs: `write_genai_graph`); the then branch gathers the head's own weight rows for `head_ids`
     (the 4-bit blocks dequantised by `GatherBlockQuantized`, or fp32 columns) and multiplies the hidden state
     by them: `logits` [batch, 1, len(head_ids)], in `head_ids` order (4- or 8-bit heads; the zero points are
     the ops' common defaults, 8 and 128). For a head with int8 activations
@@ -530,10 +579,9 @@ def add_sparse_head(model) -> dict | None:
         helper.make_node("If", ["sparse_head_on"], ["logits"], name="sparse_head_if",
                          then_branch=helper.make_graph(then_nodes, "sparse_head", [], [out_info(then_out)]),
                          else_branch=helper.make_graph(else_nodes, "full_head", [], [out_info(else_out)]))])
-    # An optional input: its initializer (no rows) is the default, so genai and any caller that does not
-    # feed it get the full head.
+    # A required input (no rows: the full head); the graph for onnxruntime-genai gives it that default
+    # (`write_genai_graph`).
     g.input.append(helper.make_tensor_value_info(SPARSE_INPUT, TensorProto.INT64, ["head_rows"]))
-    g.initializer.append(numpy_helper.from_array(np.zeros(0, np.int64), SPARSE_INPUT))
     out = next(o for o in g.output if o.name == "logits")
     dim = out.type.tensor_type.shape.dim[2]
     dim.Clear()
@@ -659,6 +707,29 @@ def add_heads_file(path: Path, lean: bool = False) -> tuple[dict | None, dict | 
     if sparse is not None:
         _save(model, path)
     return sparse, lean_info
+
+
+GENAI_ONNX = "model.genai.onnx"
+
+
+def write_genai_graph(path: Path) -> str | None:
+    """With a sparse head: a second graph file for onnxruntime-genai whose `head_ids` has a default (no
+    rows: the full head), since genai never feeds it; returns its name (None: `path` serves both).
+
+    Why two graphs: the runtime hands the KV buffers to the graph through onnxruntime's IOBinding (written
+    in place), and IOBinding cannot bind an input that has a default (an overridable initializer), so ours
+    is a required input. The two protobufs (~0.5 MB each) read the same weights file."""
+    import onnx
+    from onnx import numpy_helper
+
+    import numpy as np
+
+    model = _load(path, external_data=False)   # the weights stay where they are: both point at model.onnx.data
+    if SPARSE_INPUT not in [i.name for i in model.graph.input]:
+        return None
+    model.graph.initializer.append(numpy_helper.from_array(np.zeros(0, np.int64), SPARSE_INPUT))
+    onnx.save_model(model, str(path.with_name(GENAI_ONNX)))
+    return GENAI_ONNX
 
 
 def quantize_embedding_int8(model, block_size: int = 32) -> int:
@@ -809,8 +880,10 @@ def genai_config(model_cfg, manifest: dict, max_length: int | None = None) -> di
     """onnxruntime-genai's `genai_config.json` for this folder: a plain decoder-only model (`gemma3_text`)
     with its standard I/O names, greedy search, every stop id as an end of sequence.
 
-    The KV cache is concatenated by the graph (past + new -> present), so `past_present_share_buffer` is
-    off; the sliding window lives in the graph's mask, so genai keeps all past KV (no `sliding_window`)."""
+    The graph's GroupQueryAttention writes new keys into the past buffer when past and present are one
+    buffer, so `past_present_share_buffer` is on (genai then allocates [batch, kv_heads, max_length,
+    head_dim] once); the sliding window is the op's `local_window_size`, over all past KV, so genai keeps all
+    of it (no `sliding_window`)."""
     ctx = int(getattr(model_cfg, "max_position_embeddings", 0) or 32768)
     return {
         "model": {
@@ -818,7 +891,7 @@ def genai_config(model_cfg, manifest: dict, max_length: int | None = None) -> di
             "context_length": ctx,
             "decoder": {
                 "session_options": {"log_id": "onnxruntime-genai", "provider_options": []},
-                "filename": manifest.get("onnx", ONNX_NAME),
+                "filename": manifest.get("genai_onnx") or manifest.get("onnx", ONNX_NAME),
                 "head_size": model_cfg.head_dim,
                 "hidden_size": model_cfg.hidden_size,
                 "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask",
@@ -840,7 +913,7 @@ def genai_config(model_cfg, manifest: dict, max_length: int | None = None) -> di
         "search": {
             "diversity_penalty": 0.0, "do_sample": False, "early_stopping": True, "length_penalty": 1.0,
             "max_length": min(ctx, max_length or 4096), "min_length": 0, "no_repeat_ngram_size": 0, "num_beams": 1,
-            "num_return_sequences": 1, "past_present_share_buffer": False, "repetition_penalty": 1.0,
+            "num_return_sequences": 1, "past_present_share_buffer": True, "repetition_penalty": 1.0,
             "temperature": 1.0, "top_k": 1, "top_p": 1.0,
         },
     }
@@ -973,6 +1046,7 @@ def _run(cfg: ExportConfig, say: Callable[[str], None]) -> ExportResult:
              + (" and the lean full head (4 bits, top rows rescored at 8)" if lean else ""))
         sparse, lean_info = add_heads_file(out / ONNX_NAME, lean)
         manifest = {**base_manifest, "quant": cfg.quant, "sparse_head": sparse, "lean_full_head": lean_info,
+                    "genai_onnx": write_genai_graph(out / ONNX_NAME) or ONNX_NAME,
                     "quant_params": {} if cfg.quant == "fp32" else
                     {"block_size": {"mixed": MIXED_BLOCK_SIZE, "q8": q8_block_size(_load(fp32_dir / ONNX_NAME, False))
                                     if cfg.quant == "q8" else None}.get(cfg.quant, cfg.block_size),

@@ -3,9 +3,8 @@
 Imports onnxruntime, tokenizers and numpy only (plus the project's core modules), so a phone-side
 or CLI process starts fast and small; `tests/test_runtime.py` proves torch is never imported.
 
-- `Decoder`: one ONNX session with explicit KV cache (I/O names: onnxruntime-genai's, see
-  recipes/export_onnx.py),
-  greedy steps, prefill of any chunk on top of a given past.
+- `Decoder`: one ONNX session (I/O names: onnxruntime-genai's, see recipes/export_onnx.py) over a
+  `KVCache` it advances in place; greedy steps, prefill of any chunk on top of a given cache.
 - `Caller`: renders the Mobile Actions developer turn for `now` in the layout the model was trained
   with (its folder's manifest says which), reuses the KV cache of the longest cached prompt prefix
   (in the ``cache`` and ``calendar`` layouts: instruction + tool declarations, so a request pays prefill
@@ -37,14 +36,61 @@ TABLE_BYTES = 8 << 20     # mapped weights this large are dropped after every st
 # are refused with a message to re-export.
 PAST_NAME = "past_key_values.{i}.{kv}"
 SPARSE_INPUT, SPARSE_MAX_ROWS = "head_ids", 512
-FORMAT_VERSION = 2
+# 3: GroupQueryAttention writing into preallocated past/present buffers (2: the graph concatenated past and
+# new KV every step; 1: `past_key_i` names). Older folders are refused with a message to re-export.
+FORMAT_VERSION = 3
+CACHE_ROOM = 160          # positions a new cache holds beyond its prompt (max new tokens + forced runs)
 REEXPORT = ("re-export it: `mobile-actions model prepare --force` (the default caller's export) or "
             "`mobile-actions export --model SPEC --out DIR`")
 
 
 # ============================================================================================ decoder
+@dataclass
+class KVCache:
+    """The decoder's keys and values: one preallocated buffer per layer and kind (k0, v0, k1, v1, ...;
+    each [1, kv_heads, capacity, head_dim]), of which positions [0, length) are filled.
+
+    The export's GroupQueryAttention gets the same buffer as past and present and writes a run's keys and
+    values after `length` in place, so a decode step copies nothing (the graph used to concatenate the
+    whole cache into a new present every step: ~3.5 ms of a ~27 ms step at 600 tokens). A cache is
+    advanced by `Decoder.forward`; `prefix` copies the first positions out (prefix reuse), `reserve` grows
+    it when a run would pass its capacity."""
+
+    buffers: list[np.ndarray]
+    length: int = 0
+
+    @classmethod
+    def empty(cls, n_buffers: int, n_kv: int, head_dim: int, capacity: int) -> "KVCache":
+        return cls([np.zeros((1, n_kv, capacity, head_dim), dtype=np.float32) for _ in range(n_buffers)])
+
+    @property
+    def capacity(self) -> int:
+        return self.buffers[0].shape[2]
+
+    def reserve(self, n: int) -> None:
+        """Room for `n` positions in all (the filled ones kept); grows by at least doubling."""
+        if n <= self.capacity:
+            return
+        cap = max(n, 2 * self.capacity)
+        grown = []
+        for b in self.buffers:
+            g = np.zeros(b.shape[:2] + (cap,) + b.shape[3:], dtype=b.dtype)
+            g[:, :, : self.length] = b[:, :, : self.length]
+            grown.append(g)
+        self.buffers = grown
+
+    def prefix(self, n: int, room: int = CACHE_ROOM) -> "KVCache":
+        """A new cache holding a copy of the first `n` positions, with room for `room` more."""
+        if n > self.length:
+            raise ValueError(f"the cache holds {self.length} positions, not {n}")
+        out = KVCache([np.zeros(b.shape[:2] + (n + room,) + b.shape[3:], dtype=b.dtype) for b in self.buffers], n)
+        for dst, src in zip(out.buffers, self.buffers):
+            dst[:, :, :n] = src[:, :, :n]
+        return out
+
+
 class Decoder:
-    """An exported model folder's ONNX session. KV cache = list of numpy arrays (k0, v0, k1, v1, ...)."""
+    """An exported model folder's ONNX session, run over a `KVCache` it advances in place."""
 
     def __init__(self, folder: str | Path, threads: int = DEFAULT_THREADS, spin: bool = False):
         """`spin`: let ORT's worker threads busy-wait between ops. Off by default: on a phone or a
@@ -69,12 +115,13 @@ class Decoder:
         m = self.manifest
         self.n_layers, self.n_kv, self.head_dim = m["num_layers"], m["num_kv_heads"], m["head_dim"]
         self.past_names = [PAST_NAME.format(i=i, kv=kv) for i in range(self.n_layers) for kv in ("key", "value")]
+        self.present_names = [n.replace("past_key_values.", "present.") for n in self.past_names]
         names = {i.name for i in self.session.get_inputs()}
         if "past_key_0" in names or not set(self.past_names) <= names:
             raise ExportFormatError(f"{self.folder}: the ONNX graph has the old input names (past_key_i); {REEXPORT}")
-        # The sparse head (recipes/export_onnx.add_sparse_head): logits for given vocabulary rows only.
-        # (an input with a default is listed among the overridable initializers, not the inputs)
-        self.sparse_head = SPARSE_INPUT in names | {i.name for i in self.session.get_overridable_initializers()}
+        # The sparse head (recipes/export_onnx.add_sparse_head): logits for given vocabulary rows only (no
+        # rows: the full head).
+        self.sparse_head = SPARSE_INPUT in names
         self.max_sparse_rows = int((m.get("sparse_head") or {}).get("max_rows", SPARSE_MAX_ROWS))
         self.steps = 0  # model invocations, for statistics
 
@@ -82,40 +129,51 @@ class Decoder:
     def from_folder(cls, folder: str | Path, threads: int = DEFAULT_THREADS, spin: bool = False) -> "Decoder":
         return cls(folder, threads, spin)
 
-    def empty_past(self) -> list[np.ndarray]:
-        z = np.zeros((1, self.n_kv, 0, self.head_dim), dtype=np.float32)
-        return [z] * (2 * self.n_layers)
+    def new_cache(self, capacity: int) -> KVCache:
+        return KVCache.empty(2 * self.n_layers, self.n_kv, self.head_dim, capacity)
 
-    def forward(self, ids: Sequence[int], past: list[np.ndarray] | None = None,
-                rows: np.ndarray | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Run `ids` on top of `past`: (logits of the last position, present KV). The logits are the full
-        vocabulary's, or with `rows` (and a graph with the sparse head) those rows' only, in that order."""
-        past = past if past is not None else self.empty_past()
-        p = past[0].shape[2]
+    def forward(self, ids: Sequence[int], cache: KVCache | None = None,
+                rows: np.ndarray | None = None) -> tuple[np.ndarray, KVCache]:
+        """Run `ids` on top of `cache`, which is advanced in place (a new one when None): (logits of the
+        last position, the cache). The logits are the full vocabulary's, or with `rows` (and a graph with
+        the sparse head) those rows' only, in that order."""
         s = len(ids)
+        cache = cache if cache is not None else self.new_cache(s + CACHE_ROOM)
+        p = cache.length
+        cache.reserve(p + s)
+        # (the arrays stay referenced here until the run: a binding points at their memory)
         feeds = {"input_ids": np.asarray(ids, dtype=np.int64)[None],
                  "attention_mask": np.ones((1, p + s), dtype=np.int64),
                  "position_ids": np.arange(p, p + s, dtype=np.int64)[None]}
-        feeds.update(zip(self.past_names, past))
-        if rows is not None:
-            if not self.sparse_head:
-                raise ValueError(f"{self.folder}: this export has no sparse head (re-export for `{SPARSE_INPUT}`)")
-            feeds[SPARSE_INPUT] = np.asarray(rows, dtype=np.int64)
-        out = self.session.run(None, feeds)
+        if rows is not None and not self.sparse_head:
+            raise ValueError(f"{self.folder}: this export has no sparse head (re-export for `{SPARSE_INPUT}`)")
+        if self.sparse_head:
+            feeds[SPARSE_INPUT] = np.asarray(rows if rows is not None else (), dtype=np.int64)
+        io = self.session.io_binding()
+        for name, arr in feeds.items():
+            io.bind_cpu_input(name, arr)
+        for past, present, buf in zip(self.past_names, self.present_names, cache.buffers):
+            shape = list(buf.shape)
+            io.bind_input(past, "cpu", 0, np.float32, shape, buf.ctypes.data)
+            io.bind_output(present, "cpu", 0, np.float32, shape, buf.ctypes.data)
+        io.bind_output("logits")
+        self.session.run_with_iobinding(io)
+        logits = io.get_outputs()[-1].numpy()   # bound last
+        cache.length = p + s
         self.weights.release(TABLE_BYTES)   # the table rows this step read (MappedWeights says why)
         self.steps += 1
-        return out[0][0, -1], out[1:]
+        return logits[0, -1], cache
 
     def greedy(self, ids: Sequence[int], n: int, stop: Sequence[int] = ()) -> list[int]:
         """Plain greedy decoding (the export's self-check)."""
-        logits, past = self.forward(ids)
+        logits, cache = self.forward(ids)
         out: list[int] = []
         for _ in range(n):
             nxt = int(np.argmax(logits))
             out.append(nxt)
             if nxt in stop:
                 break
-            logits, past = self.forward([nxt], past)
+            logits, cache = self.forward([nxt], cache)
         return out
 
 
@@ -128,8 +186,8 @@ def read_manifest(folder: str | Path) -> dict:
     m = json.loads(path.read_text(encoding="utf-8"))
     if int(m.get("format_version", 1)) < FORMAT_VERSION:
         raise ExportFormatError(f"{folder}: exported by an older mobile-actions (export format "
-                                f"{m.get('format_version', 1)}, past_key_i names; this runtime reads format "
-                                f"{FORMAT_VERSION}, onnxruntime-genai's names); {REEXPORT}")
+                                f"{m.get('format_version', 1)}; this runtime reads format {FORMAT_VERSION}: fused "
+                                f"attention over a KV buffer it writes in place); {REEXPORT}")
     return m
 
 
@@ -204,11 +262,6 @@ class MappedWeights:
                    if n >= min_bytes and self._libc.madvise(start, n, MADV_DONTNEED) == 0)
 
 
-def slice_past(past: list[np.ndarray], n: int) -> list[np.ndarray]:
-    """The KV cache of the first `n` positions (views, no copy)."""
-    return [t[:, :, :n] for t in past]
-
-
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = min(len(a), len(b))
     i = 0
@@ -253,7 +306,7 @@ def result_from_raw(raw: str, tools: Catalogue, timings: dict) -> CallResult:
 @dataclass
 class _Prefix:
     ids: tuple
-    past: list
+    cache: KVCache   # its first len(ids) positions are those ids'
 
 
 class Caller:
@@ -331,22 +384,25 @@ class Caller:
         ids = tuple(self.encode(text))
         if any(p.ids == ids for p in self._prefixes):
             return len(ids)
-        past = None
+        cache = self.decoder.new_cache(len(ids))
         for i in range(0, len(ids), PREFILL_CHUNK):   # in chunks: a 500-token run's buffers cost ~90 MB at peak
-            _, past = self.decoder.forward(ids[i:i + PREFILL_CHUNK], past)
-        self._remember(_Prefix(ids, past))
+            self.decoder.forward(ids[i:i + PREFILL_CHUNK], cache)
+        self._remember(_Prefix(ids, cache))
         return len(ids)
 
     def _remember(self, entry: _Prefix, keep: int = 4) -> None:
         self._prefixes = [entry] + [p for p in self._prefixes if p.ids != entry.ids][: keep - 1]
 
-    def _reuse(self, ids: list[int]) -> tuple[int, list[np.ndarray] | None]:
-        best, past = 0, None
+    def _reuse(self, ids: list[int]) -> tuple[int, KVCache]:
+        """The longest cached prefix of `ids` (at least one token is left to run) and a new cache holding
+        it, with room for the rest of the prompt and the reply."""
+        best, source = 0, None
         for p in self._prefixes + ([self._last] if self._last is not None else []):
-            n = min(common_prefix(p.ids, ids), len(ids) - 1)  # at least one token must be run
+            n = min(common_prefix(p.ids, ids), len(ids) - 1)
             if n > best:
-                best, past = n, slice_past(p.past, n)
-        return best, past
+                best, source = n, p.cache
+        room = len(ids) - best + self.max_new_tokens + CACHE_ROOM
+        return best, (source.prefix(best, room) if source is not None else self.decoder.new_cache(room))
 
     # ------------------------------------------------------------------ grammar
     def _constraint(self, tools: Catalogue, messages: list[dict] | None = None):
@@ -370,7 +426,8 @@ class Caller:
             self.warm(tools)
         t0 = time.perf_counter()
         steps0 = self.decoder.steps
-        reused, past = self._reuse(prompt_ids) if self.prefix_reuse else (0, None)
+        reused, past = (self._reuse(prompt_ids) if self.prefix_reuse
+                        else (0, self.decoder.new_cache(len(prompt_ids) + self.max_new_tokens + CACHE_ROOM)))
         stats.update(prompt_tokens=len(prompt_ids), reused_tokens=reused, prefill_tokens=len(prompt_ids) - reused)
         con = self._constraint(tools, messages) if self.constrained else None
         pending = prompt_ids[reused:]
@@ -412,11 +469,11 @@ class Caller:
                         n_out += 1
                         yield f
         finally:
-            if self.prefix_reuse and past is not None and past[0].shape[2] >= len(prompt_ids):
+            if self.prefix_reuse and past.length >= len(prompt_ids):
                 # The last prompt is a prefix candidate too: the next request shares at least the constant
-                # words before its datetime digits (in the official layout, all it can share). Kept when the
-                # turn is over, so the first step's cache is not held beside the current one (~21 MB).
-                self._last = _Prefix(tuple(prompt_ids), slice_past(past, len(prompt_ids)))
+                # words before its datetime digits (in the official layout, all it can share). This request's
+                # cache is kept as it is (no copy); the next request copies what it reuses out of it.
+                self._last = _Prefix(tuple(prompt_ids), past)
         end = time.perf_counter()
         stats.update(new_tokens=n_out, forced_tokens=forced, model_steps=self.decoder.steps - steps0,
                      sparse_steps=sparse_steps,
