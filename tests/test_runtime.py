@@ -178,3 +178,16 @@ def test_mapped_weight_pages_are_dropped_only_where_never_written(tmp_path):
     assert weights.ranges and sum(n for _, n in weights.ranges) == 128 * page
     weights.evict()
     assert int(clean[page + 3]) == (page + 3) % 256 and int(dirty[5]) == 7
+
+
+def test_workers_spin_within_a_run_unless_the_other_cores_are_busy(monkeypatch, caller_factory):
+    import os
+
+    from mobile_actions.runtime.onnx import spin_by_default
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))    # this process alone
+    assert spin_by_default(2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.3, 2.0, 2.0))    # another job on both cores
+    assert not spin_by_default(2)
+    assert caller_factory(spin=True).decoder.spin and not caller_factory(spin=False).decoder.spin
