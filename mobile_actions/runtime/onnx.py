@@ -58,6 +58,9 @@ class KVCache:
 
     buffers: list[np.ndarray]
     length: int = 0
+    # (session, IOBinding with the buffers bound as past and present): `Decoder.forward` binds the 36 buffers
+    # once per cache, not every step; replaced buffers (`reserve`) drop it
+    binding: tuple | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def empty(cls, n_buffers: int, n_kv: int, head_dim: int, capacity: int) -> "KVCache":
@@ -77,7 +80,7 @@ class KVCache:
             g = np.zeros(b.shape[:2] + (cap,) + b.shape[3:], dtype=b.dtype)
             g[:, :, : self.length] = b[:, :, : self.length]
             grown.append(g)
-        self.buffers = grown
+        self.buffers, self.binding = grown, None
 
     def prefix(self, n: int, room: int = CACHE_ROOM) -> "KVCache":
         """A new cache holding a copy of the first `n` positions, with room for `room` more."""
@@ -116,6 +119,7 @@ class Decoder:
         self.threads = threads
         m = self.manifest
         self.n_layers, self.n_kv, self.head_dim = m["num_layers"], m["num_kv_heads"], m["head_dim"]
+        self.vocab_size = int(m["vocab_size"])
         self.past_names = [PAST_NAME.format(i=i, kv=kv) for i in range(self.n_layers) for kv in ("key", "value")]
         self.present_names = [n.replace("past_key_values.", "present.") for n in self.past_names]
         names = {i.name for i in self.session.get_inputs()}
@@ -143,24 +147,27 @@ class Decoder:
         cache = cache if cache is not None else self.new_cache(s + CACHE_ROOM)
         p = cache.length
         cache.reserve(p + s)
+        if rows is not None and not self.sparse_head:
+            raise ValueError(f"{self.folder}: this export has no sparse head (re-export for `{SPARSE_INPUT}`)")
+        if cache.binding is None or cache.binding[0] is not self.session:
+            io = self.session.io_binding()
+            for past, present, buf in zip(self.past_names, self.present_names, cache.buffers):
+                shape = list(buf.shape)
+                io.bind_input(past, "cpu", 0, np.float32, shape, buf.ctypes.data)
+                io.bind_output(present, "cpu", 0, np.float32, shape, buf.ctypes.data)
+            cache.binding = (self.session, io)
+        io = cache.binding[1]
         # (the arrays stay referenced here until the run: a binding points at their memory)
         feeds = {"input_ids": np.asarray(ids, dtype=np.int64)[None],
                  "attention_mask": np.ones((1, p + s), dtype=np.int64),
                  "position_ids": np.arange(p, p + s, dtype=np.int64)[None]}
-        if rows is not None and not self.sparse_head:
-            raise ValueError(f"{self.folder}: this export has no sparse head (re-export for `{SPARSE_INPUT}`)")
         if self.sparse_head:
             feeds[SPARSE_INPUT] = np.asarray(rows if rows is not None else (), dtype=np.int64)
-        io = self.session.io_binding()
         for name, arr in feeds.items():
             io.bind_cpu_input(name, arr)
-        for past, present, buf in zip(self.past_names, self.present_names, cache.buffers):
-            shape = list(buf.shape)
-            io.bind_input(past, "cpu", 0, np.float32, shape, buf.ctypes.data)
-            io.bind_output(present, "cpu", 0, np.float32, shape, buf.ctypes.data)
-        io.bind_output("logits")
+        logits = np.empty((1, 1, len(rows) if rows is not None else self.vocab_size), dtype=np.float32)
+        io.bind_output("logits", "cpu", 0, np.float32, list(logits.shape), logits.ctypes.data)
         self.session.run_with_iobinding(io)
-        logits = io.get_outputs()[-1].numpy()   # bound last
         cache.length = p + s
         self.weights.release(TABLE_BYTES)   # the table rows this step read (MappedWeights says why)
         self.steps += 1
