@@ -233,15 +233,17 @@ def test_step_wise_prediction_scores_with_the_gui_odyssey_metrics(tmp_path):
     from mobile_actions.navigator.episodes import load_episodes
     from mobile_actions.navigator.metrics import evaluate_both
     from mobile_actions.navigator.record import record_tasks
-    from mobile_actions.navigator.text import predict_recording
+    from mobile_actions.navigator.text import GoalSteps, predict_recording, user_turn
     from mobile_actions.runtime import result_from_raw
 
     record_tasks(tmp_path, seed=2, repeats=1)
-    gold = iter(x.call for x in recording_examples(str(tmp_path), "task", "test"))
+    # the gold call of each step, whatever step of its goal (`GoalSteps`) the navigator is asked about
+    gold = {user_turn(part, x.screen, x.done): x.call
+            for x in recording_examples(str(tmp_path), "task", "test") for part in GoalSteps(x.goal).parts}
 
     class Oracle:
         def call_messages(self, messages, tools):
-            return result_from_raw(wire.render_call(next(gold)), tools, {})
+            return result_from_raw(wire.render_call(gold[messages[-1]["content"]]), tools, {})
 
     class Mute:
         def call_messages(self, messages, tools):
@@ -289,8 +291,25 @@ def test_a_goal_of_several_steps_moves_on_when_one_is_finished(phone):
     assert next_call(caller, goal, _screen(phone), []).calls[0].name == "press_home"
     assert caller.goals == ["Goal: send a@b.co an email titled Hi", "Goal: go to the home screen"]
     assert next_call(caller, goal, _screen(phone), []).calls[0].name == "press_home"   # the last step stays
+    # an object listed after a step shares its verb; a part that is neither stays inside the goal
     assert GoalSteps("Open Notes, then Chrome, then switch back to Notes").parts == [
-        "Open Notes, then Chrome, then switch back to Notes"]
+        "Open Notes", "Open Chrome", "switch back to Notes"]
+    assert GoalSteps("turn on the wifi and then bluetooth").parts == ["turn on the wifi", "turn on bluetooth"]
+    assert GoalSteps("write a note saying buy milk and eggs").parts == ["write a note saying buy milk and eggs"]
+    assert GoalSteps("open Notes, then the thing I told you about yesterday").parts == [
+        "open Notes, then the thing I told you about yesterday"]
+
+
+def test_a_goal_that_opens_an_app_taps_its_icon_on_the_home_screen(phone):
+    home = _screen(phone)
+    assert "launcher" in home.package and home.element("Chrome") and home.element("Notes")
+    cat = screen_catalogue(home, "open Notes")
+    assert accepts(CallGrammar(cat), wire.render_call(ToolCall("tap", {"target": "Notes"})))
+    assert not accepts(CallGrammar(cat), wire.render_call(ToolCall("tap", {"target": "Chrome"})))
+    assert not accepts(CallGrammar(cat), wire.render_call(ToolCall("finish", {})))
+    # an app not on the screen, or a goal that does more than open it, is left to the navigator
+    for goal in ("open Spotify", "open Notes and write buy milk"):
+        assert accepts(CallGrammar(screen_catalogue(home, goal)), wire.render_call(ToolCall("tap", {"target": "Chrome"})))
 
 
 def test_a_goal_with_text_to_type_is_not_finished_before_it_is_typed(phone):
@@ -298,4 +317,4 @@ def test_a_goal_with_text_to_type_is_not_finished_before_it_is_typed(phone):
     home = _screen(phone)
     assert not accepts(CallGrammar(screen_catalogue(home, "write a note saying buy milk", ['tap "Bluetooth"'])), finish)
     assert accepts(CallGrammar(screen_catalogue(home, "write a note saying buy milk", ['type_text "buy milk"'])), finish)
-    assert accepts(CallGrammar(screen_catalogue(home, "open Chrome")), finish)
+    assert accepts(CallGrammar(screen_catalogue(home, "look at the notifications")), finish)

@@ -148,12 +148,32 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
 
 def steps(goal: str) -> list[str]:
     """A GUI goal as the steps it says one after another ("jot down X in Notes, then search for Y in
-    Chrome"), when every part of it is a request of its own; otherwise the goal whole (nothing is dropped:
-    "open Notes, then Chrome, then ..." stays one goal)."""
-    parts = _segments(goal)
-    if len(parts) > 1 and all(why is None for _, why in parts):
-        return [text for text, _ in parts]
-    return [goal]
+    Chrome"), when every part of it is a request of its own or a short object after "then" that shares the
+    verb of the step before ("open Notes, then Chrome": "open Chrome", as people list apps after one verb);
+    otherwise the goal whole (nothing is dropped)."""
+    out: list[str] = []
+    for text, why in _segments(goal):
+        if why is None:
+            out.append(text)
+        elif (why == "not a request" and out and len(text.split()) <= ELLIPSIS_WORDS
+              and re.search(rf"\bthen\s+{re.escape(text)}", goal)):   # "buy milk and eggs" is one value
+            out.append(f"{_verb_phrase(out[-1])} {text}")
+        else:
+            return [goal]
+    return out if len(out) > 1 else [goal]
+
+
+ELLIPSIS_WORDS = 3   # "then Chrome", "then the Wi-Fi settings": an object, not a sentence of its own
+_VERB_TAIL = frozenset("on off up down out back to into".split())
+
+
+def _verb_phrase(step: str) -> str:
+    """The verb a step starts with and the particles after it ("turn on", "go to", "open")."""
+    words = step.split()
+    n = 1
+    while n < len(words) and words[n].lower() in _VERB_TAIL:
+        n += 1
+    return " ".join(words[:n])
 
 
 def _words(text: str) -> set[str]:

@@ -101,6 +101,11 @@ SILENT_VERBS = frozenset({"copy"})   # their button changes nothing on the scree
 # A goal that ends on the home screen ("... then go to the home screen"): a 270M navigator says `finish` in
 # the app it was in. Any launcher package counts as home.
 _HOME_GOAL = re.compile(r"\bhome\b", re.I)
+# A step that opens an app ("open Notes", "launch the Chrome app", "go to Settings"; the open_app template's
+# phrasings): on the home screen its icon is the step. Given "open Notes, then Chrome, ...", a 270M navigator
+# tapped Chrome first.
+_OPEN_GOAL = re.compile(r"^\s*(?:please\s+)?(?:open|launch|start|go to|show me|switch to)\s+(?:the\s+)?(.+?)"
+                        r"(?:\s+app)?\s*[.!]?\s*$", re.I)
 # A goal whose action is the Back key ("go back", "back out of this screen"), not a way home.
 _BACK_GOAL = re.compile(r"^\s*(?:please\s+)?(?:go back|press back|back out|navigate back)\b(?!\s+to\b)", re.I)
 
@@ -182,6 +187,14 @@ def goal_buttons(goal: str, screen: Screen, done: Sequence[str]) -> list[str]:
     return out
 
 
+def app_to_open(goal: str, screen: Screen) -> str | None:
+    """The home screen's icon for a goal that only opens that app, or None."""
+    m = _OPEN_GOAL.match(goal)
+    if not m or "launcher" not in screen.package:
+        return None
+    return next((e.label for e in screen.actionable if e.label.lower() == m.group(1).lower()), None)
+
+
 def last_step_done(goal: str, done: Sequence[str]) -> bool:
     """The goal ends on a verb of `SILENT_VERBS` ("copy its name") and a button of that verb has been tapped:
     nothing is left but to finish. A copy leaves the screen as it was, so a 270M navigator that judges its
@@ -208,7 +221,8 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
     sent or submitted first, which moves the focus away), so `finish` is not offered while a field has it.
     With `done` (the actions so far, as `describe_call` writes them) the goal's forms, final button, Back and
     home, and text to type are settled too (`form_values`, `goal_buttons`, `untyped_text`), and once the Copy
-    button of a goal that ends on "copy" is tapped, `finish` is the only step (`last_step_done`)."""
+    button of a goal that ends on "copy" is tapped, `finish` is the only step (`last_step_done`). On the home
+    screen, a goal that opens an app taps its icon (`app_to_open`)."""
     moves = {"tap", "long_press", "swipe", "press_back", "press_home", "show_recent_apps", "finish", "give_up"}
     target: dict[str, Any] = {"type": "STRING", "description": "The label of an element on the screen."}
     tap_target = dict(target)
@@ -253,6 +267,10 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
                 blocked |= moves - {"tap"}
             elif values:
                 tap_target["x-enum"] = [t for t in tap_target["x-enum"] if t not in values] or tap_target["x-enum"]
+        opens = app_to_open(goal, screen) if goal and not wrong else None
+        if opens:
+            tap_target["x-enum"] = [opens]
+            blocked |= moves - {"tap"} | {"type_text"}
         if goal and _BACK_GOAL.search(goal):
             blocked.add("press_home")
         if goal and _HOME_GOAL.search(goal) and "launcher" not in screen.package:
