@@ -111,7 +111,7 @@ class Decoder:
         self.spin = spin_by_default(threads) if spin is None else spin
         opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spin else "0")
         opts.add_session_config_entry("session.force_spinning_stop", "1")
-        opts.log_severity_level = 3  # not the warning that the optional `head_ids` input has a default
+        opts.log_severity_level = 3  # errors only: load-time notices (e.g. unused initializers) are not the user's
         onnx_path = self.folder / self.manifest.get("onnx", "model.onnx")
         self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
         self.weights = MappedWeights(onnx_path.with_name(onnx_path.name + ".data"))
