@@ -296,6 +296,7 @@ def test_a_goal_of_several_steps_moves_on_when_one_is_finished(phone):
         "Open Notes", "Open Chrome", "switch back to Notes"]
     assert GoalSteps("turn on the wifi and then bluetooth").parts == ["turn on the wifi", "turn on bluetooth"]
     assert GoalSteps("write a note saying buy milk and eggs").parts == ["write a note saying buy milk and eggs"]
+    assert GoalSteps("Open Notes. Then Chrome").parts == ["Open Notes", "Open Chrome"]
     assert GoalSteps("open Notes, then the thing I told you about yesterday").parts == [
         "open Notes, then the thing I told you about yesterday"]
 

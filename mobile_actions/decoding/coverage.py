@@ -156,7 +156,7 @@ def steps(goal: str) -> list[str]:
         if why is None:
             out.append(text)
         elif (why == "not a request" and out and len(text.split()) <= ELLIPSIS_WORDS
-              and re.search(rf"\bthen\s+{re.escape(text)}", goal)):   # "buy milk and eggs" is one value
+              and re.search(rf"\bthen\s+{re.escape(text)}", goal, re.I)):   # "buy milk and eggs" is one value
             out.append(f"{_verb_phrase(out[-1])} {text}")
         else:
             return [goal]
