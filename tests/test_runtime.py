@@ -191,3 +191,18 @@ def test_workers_spin_within_a_run_unless_the_other_cores_are_busy(monkeypatch, 
     monkeypatch.setattr(os, "getloadavg", lambda: (2.3, 2.0, 2.0))    # another job on both cores
     assert not spin_by_default(2)
     assert caller_factory(spin=True).decoder.spin and not caller_factory(spin=False).decoder.spin
+
+
+def test_kv_cache_grows_and_copies_its_prefix_keeping_the_filled_positions():
+    from mobile_actions.runtime.onnx import KVCache
+
+    c = KVCache.empty(2, 1, 3, capacity=2)
+    c.buffers[0][:] = 1.0
+    c.length, c.binding = 2, ("session", "binding")
+    c.reserve(3)                                  # grows by at least doubling; a stale binding is dropped
+    assert c.capacity == 4 and c.length == 2 and c.binding is None
+    assert (c.buffers[0][:, :, :2] == 1.0).all() and (c.buffers[0][:, :, 2:] == 0.0).all()
+    p = c.prefix(1, room=5)
+    assert (p.length, p.capacity) == (1, 6) and (p.buffers[0][:, :, :1] == 1.0).all()
+    with pytest.raises(ValueError):
+        c.prefix(3)

@@ -74,13 +74,8 @@ class KVCache:
         """Room for `n` positions in all (the filled ones kept); grows by at least doubling."""
         if n <= self.capacity:
             return
-        cap = max(n, 2 * self.capacity)
-        grown = []
-        for b in self.buffers:
-            g = np.zeros(b.shape[:2] + (cap,) + b.shape[3:], dtype=b.dtype)
-            g[:, :, : self.length] = b[:, :, : self.length]
-            grown.append(g)
-        self.buffers, self.binding = grown, None
+        grown = self.prefix(self.length, room=max(n, 2 * self.capacity) - self.length)
+        self.buffers, self.binding = grown.buffers, None
 
     def prefix(self, n: int, room: int = CACHE_ROOM) -> "KVCache":
         """A new cache holding a copy of the first `n` positions, with room for `room` more."""
