@@ -464,7 +464,20 @@ def test_tool_weights_shift_the_mix_and_keep_the_split(catalogue):
     assert generate_rows(catalogue, 50, seed=4, tool_weights={"show_map": 1.3}) == generate_rows(catalogue, 50, seed=4)
 
 
+def test_refusal_topic_weights_drill_one_topic(catalogue):
+    def topics(rows):
+        return Counter(r["meta"]["families"][0] for r in rows if r["meta"]["refusal"])
+
+    base = generate_rows(catalogue, 600, seed=9, refusal_rate=0.5, families="train")
+    drilled = generate_rows(catalogue, 600, seed=9, refusal_rate=0.5, families="train",
+                            tool_weights={"refusal/messenger": 8.0, "refusal/weather": 0})
+    before, after = topics(base), topics(drilled)
+    assert after["refusal/messenger"] > 3 * before["refusal/messenger"] > 0
+    assert before["refusal/weather"] > 0 and after["refusal/weather"] == 0
+
+
 @pytest.mark.parametrize("weights, match", [({"no_such_tool": 1.0}, "no_such_tool"),
+                                            ({"refusal/no_such_topic": 2.0}, "refusal/no_such_topic"),
                                             ({"show_map": -1.0}, ">= 0"),
                                             ({t: 0 for t in ("turn_on_flashlight", "turn_off_flashlight",
                                                              "open_wifi_settings", "send_email", "show_map",

@@ -253,7 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="relative weights of 1, 2, 3, ... calls per request")
     p.add_argument("--tool-weights", default="",
                    help="NAME=W,... sampling weights of single tools (the rest keep their defaults), e.g. "
-                        "create_calendar_event=2.8 to drill dates; the phrasing families and held-out split stay the same")
+                        "create_calendar_event=2.8 to drill dates, refusal/sms=3 to drill a refusal topic; the phrasing "
+                        "families and held-out split stay the same")
     p.add_argument("--tool-order", default="shuffled", choices=("shuffled", "catalogue"),
                    help="tool and property order per row: shuffled (as in the real data) or catalogue order "
                         "(as the runtime renders it; lets training run the shared prompt prefix once per batch)")

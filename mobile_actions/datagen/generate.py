@@ -172,6 +172,7 @@ class _Plan:
     shared_families: list[Family]
     tool_json: dict[str, dict]
     conflicts: frozenset[tuple[str, str]] = frozenset()
+    refusal_weights: list[float] | None = None   # per refusal family; None = uniform (the rows of old seeds)
 
 
 def _plan(catalogue: Catalogue, families: str, tool_weights: Mapping[str, float] | None = None) -> _Plan:
@@ -180,15 +181,20 @@ def _plan(catalogue: Catalogue, families: str, tool_weights: Mapping[str, float]
     if not len(catalogue):
         raise ValueError("the catalogue has no tools")
     tool_weights = dict(tool_weights or {})
-    unknown = sorted(set(tool_weights) - set(catalogue.names))
-    if unknown:
-        raise ValueError(f"tool_weights names tools not in the catalogue: {', '.join(unknown)} "
-                         f"(the catalogue has {', '.join(catalogue.names)})")
     bad = {k: w for k, w in tool_weights.items() if not w >= 0}
     if bad:
         raise ValueError(f"tool weights must be >= 0, got {bad}")
     fams = catalogue_families(catalogue)
     keep = [f for f in fams if families == "all" or f.split == families]
+    # "refusal/<topic>" weights a refusal topic (e.g. refusal/sms=3 drills "text Ana ..." as no tool's job).
+    topic_weights = {k: tool_weights.pop(k) for k in list(tool_weights) if k.startswith("refusal/")}
+    unknown = sorted(set(tool_weights) - set(catalogue.names))
+    topics = [f.id for f in fams if f.group == "refusal"]
+    unknown += sorted(set(topic_weights) - set(topics))
+    if unknown:
+        raise ValueError(f"tool_weights names tools not in the catalogue or unknown refusal topics: "
+                         f"{', '.join(unknown)} (the catalogue has {', '.join(catalogue.names)}; "
+                         f"refusal topics: {', '.join(topics)})")
     tools = []
     for tool in catalogue:
         own = [f for f in keep if f.group == tool.name]
@@ -204,8 +210,13 @@ def _plan(catalogue: Catalogue, families: str, tool_weights: Mapping[str, float]
     weight = {t.tool.name: t.weight for t in tools}
     chains = [f for f in keep if f.group == "chain"] if all(weight.get(t, 0) > 0 for t in CHAIN_TOOLS) else []
     conflicts = frozenset((a, b) for a in catalogue.names for b in catalogue.names if _conflicts(a, b))
-    return _Plan(catalogue, tools, [f for f in keep if f.group == "refusal"], chains,
-                 [f for f in keep if f.group == "shared"], {t.name: t.to_mobile_actions() for t in catalogue}, conflicts)
+    refusal_fams = [f for f in keep if f.group == "refusal"]
+    refusal_weights = [topic_weights.get(f.id, 1.0) for f in refusal_fams] if topic_weights else None
+    if refusal_weights is not None and refusal_fams and not sum(refusal_weights) > 0:
+        raise ValueError("tool_weights give every refusal topic weight 0 (use refusal_rate=0 for no refusals)")
+    return _Plan(catalogue, tools, refusal_fams, chains,
+                 [f for f in keep if f.group == "shared"], {t.name: t.to_mobile_actions() for t in catalogue}, conflicts,
+                 refusal_weights)
 
 
 # ---------------------------------------------------------------------------------------------- rows
@@ -222,7 +233,8 @@ def generate_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str 
     tool_order: "shuffled" (tools and their properties per row) or "catalogue".
     chain_rate: share of rows that are address chains (first turns and follow-ups; needs show_map + send_email).
     tool_weights: per-tool sampling weights by name (others keep their defaults), to drill the tools a model
-      gets wrong without changing the phrasing families or the held-out split.
+      gets wrong without changing the phrasing families or the held-out split; `refusal/<topic>` keys weight
+      the refusal topics the same way (e.g. `refusal/sms`).
     """
     return list(iter_rows(catalogue, n, seed, families=families, refusal_rate=refusal_rate, start=start, end=end,
                           call_count_weights=call_count_weights, tool_order=tool_order, chain_rate=chain_rate,
@@ -268,7 +280,8 @@ def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal
         clauses, used = [(fam.template.expand(rng, slots, style.quote), fam.mode)], [fam]
         assistant = {"role": "assistant", "tool_calls": calls}
     elif refusal:
-        fam = rng.choice(plan.refusal_families)
+        fam = (rng.choice(plan.refusal_families) if plan.refusal_weights is None
+               else rng.choices(plan.refusal_families, plan.refusal_weights)[0])
         segs = fam.template.expand(rng, refusals.refusal_slots(rng), style.quote)
         clauses, used, calls = [(segs, fam.mode)], [fam], []
         assistant = {"role": "assistant", "content": rng.choice(refusals.REFUSALS)}

@@ -67,6 +67,11 @@ TOPICS: tuple[Topic, ...] = (
           "(post this on Instagram|tweet that I'm at {_city}|share my location with {_first}|update my Facebook status)"),
     Topic("apps_system", ("install", "app", "uninstall", "update", "wallpaper", "restart", "battery"),
           "(install WhatsApp|uninstall TikTok|change my wallpaper|restart the phone|how much battery do I have left|update my apps)(?|)"),
+    # Messages that are not email: with only send_email, "message Ana that ..." is no tool's job (not an
+    # email to a made-up address, not a map of Ana). Phrased apart from the held-out `sms` topic.
+    Topic("messenger", ("message", "messaging", "whatsapp", "telegram", "signal", "chat", "sms", "text", "dm"),
+          "(message|send a message to|DM|ping|send a voice note to|reply to) {_first}( on WhatsApp| on Telegram| on Signal| on Messenger|) "
+          "(saying|that|to tell them) (I'm on my way|the meeting moved to 3|dinner is at 8|I'm outside|I'll call back later)"),
 )
 
 
