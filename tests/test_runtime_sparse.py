@@ -66,7 +66,7 @@ def test_lean_full_head_picks_what_the_8_bit_head_picks():
     (every step on the full head), the choice and its logit are the 8-bit head's."""
     from mobile_actions.runtime import Caller
 
-    lean = Caller.from_pretrained(tiny_export("q8"), threads=1)
+    lean = Caller.from_pretrained(tiny_export("q8", split_table=False), threads=1)
     ref = Caller.from_pretrained(tiny_export("q8", lean_head=False), threads=1)
     assert lean.decoder.manifest["lean_full_head"]["rescored_rows"] == 64
     assert ref.decoder.manifest["lean_full_head"] is None
@@ -82,6 +82,44 @@ def test_lean_full_head_picks_what_the_8_bit_head_picks():
             (got, past), (want, _) = lean.decoder.forward([best], past), ref.decoder.forward(ids := ids + [best])
             steps += 1
     assert steps == 8 * len(REQUESTS)
+
+
+def test_split_table_keeps_the_common_rows_at_8_bits():
+    """The split table gathers common rows at 8 bits and the rest from the 4-bit copy: after common pieces the
+    sparse logits of common rows are the whole table's, uncommon rows differ a little, and an uncommon piece in
+    the input moves the logits a little."""
+    import onnx
+    from onnx import numpy_helper
+
+    from mobile_actions.runtime import Caller
+
+    folder = tiny_export("q8", split_first_rows=64)
+    split = Caller.from_pretrained(folder, threads=1)
+    whole = Caller.from_pretrained(tiny_export("q8", split_table=False), threads=1)
+    info = split.decoder.manifest["split_table"]
+    assert whole.decoder.manifest["split_table"] is None
+    index = next(numpy_helper.to_array(t) for t in onnx.load(str(folder / "model.onnx")).graph.initializer
+                 if t.name == "split_hot_index")
+    hot, cold = np.nonzero(index >= 0)[0], np.nonzero(index < 0)[0]
+    assert info["hot_rows"] == len(hot) >= 64 and len(cold) > 100 and info["cold_bits"] == 4
+    ids = [int(i) for i in hot[:40]]
+    common, uncommon = hot[40:60].astype(np.int64), cold[:20].astype(np.int64)
+    (a, _), (b, _) = split.decoder.forward(ids, rows=common), whole.decoder.forward(ids, rows=common)
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    (a, _), (b, _) = split.decoder.forward(ids, rows=uncommon), whole.decoder.forward(ids, rows=uncommon)
+    assert not np.allclose(a, b, rtol=1e-5, atol=1e-6) and np.allclose(a, b, atol=0.25 * np.abs(b).max())
+    (a, _), (b, _) = (split.decoder.forward(ids + [int(cold[0])], rows=common),
+                      whole.decoder.forward(ids + [int(cold[0])], rows=common))
+    assert not np.allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_hot_rows_keep_common_pieces_their_variants_and_latin_characters():
+    from mobile_actions.recipes.export_onnx import hot_rows
+
+    pieces = ["<pad>", "\u2581the", "the", "The", "\u2581Zyx", "Zyx", ",", "é", "漢", ".”", "\u2581Hannah"]
+    encode = {"Hannah": [10]}.get
+    hot = hot_rows(pieces, lambda t: encode(t, []), texts=["Hannah"], first=2)
+    assert [p for p, h in zip(pieces, hot) if h] == ["<pad>", "\u2581the", "the", "The", ",", "é", ".”", "\u2581Hannah"]
 
 
 def test_caller_output_is_the_same_with_and_without_the_sparse_head():

@@ -21,7 +21,9 @@ Quantisation uses onnxruntime's tools: int4 = `MatMulNBitsQuantizer` (block-wise
 on every MatMul and on the embedding Gather, after constant folding); int8 = `quantize_dynamic`
 on the MatMuls + 8-bit block-wise embedding Gather; mixed = int4's 4-bit embedding/head with 8-bit
 MatMulNBits blocks in every decoder layer (int4's accuracy loss is in those layers); q8 (the default) = 8-bit
-MatMulNBits blocks everywhere, the head's table shared with the embedding (mixed's 4-bit head cost accuracy).
+MatMulNBits blocks everywhere, the head's table shared with the embedding (mixed's 4-bit head cost accuracy),
+with a 4-bit copy of the head for full-vocabulary steps (`add_lean_full_head`) that also holds the table's
+uncommon rows (`split_table`: 8-bit rows only for common pieces).
 
 Run: `mobile-actions export --model default --out OUT` (quant `q8`) or
 `python -m mobile_actions.recipes.export_onnx --model DIR --quant fp32 --out OUT`.
@@ -61,6 +63,11 @@ MIXED_BLOCK_SIZE, MIXED_INT8_BLOCK_SIZE = 32, 128
 # 6 of the hybrid benchmark's 17 tasks (11/42; PyTorch and ONNX fp32: 17/42; mixed with an 8-bit head: 17/42,
 # e.g. "Email ana@example.com with the subject Lunch tomorrow" refused at 4 bits). 317.7 MB instead of 249.5.
 Q8_BLOCK_SIZE = 128
+# The split table: the first SPLIT_FIRST_ROWS ids (and their variants, below) keep 8-bit rows, the rest are read
+# from the lean head's 4-bit copy at blocks of SPLIT_COLD_BLOCK. On the 200 held-out rows of the README the
+# bundled caller scores the same (94.0 %, 199 of 200 answers identical) at 243.8 MB instead of 385.9; with blocks
+# of 128 and 16,384 first rows it lost 2 rows (93.0 %), and 8,192 rows at blocks of 32 cost ~50 MB more memory.
+SPLIT_FIRST_ROWS, SPLIT_COLD_BLOCK = 12288, 64
 
 
 @dataclass
@@ -79,6 +86,8 @@ class ExportConfig:
     eval_rows: int = 20
     keep_fp32: bool = False           # keep the intermediate fp32 export next to a quantised one
     lean_head: bool = True            # q8: the full head at 4 bits, its top rows rescored at 8 (add_lean_full_head)
+    split_table: bool = True          # q8 with the lean head: 8-bit rows for common pieces only (split_table)
+    split_first_rows: int = SPLIT_FIRST_ROWS   # the first ids that keep 8 bits (hot_rows), with their variants
 
 
 @dataclass
@@ -723,15 +732,135 @@ def add_lean_full_head(model, bits: int = LEAN_HEAD_BITS, block_size: int = LEAN
             "why": "a 4-bit copy of the head for full-vocabulary steps; its top rows recomputed from the 8-bit table"}
 
 
-def add_heads_file(path: Path, lean: bool = False) -> tuple[dict | None, dict | None]:
-    """`add_sparse_head`, then with `lean` `add_lean_full_head`, on an exported file: what the manifest
-    records of each (None: not added)."""
+def hot_rows(pieces: Sequence[str], encode: Callable[[str], list[int]], texts: Sequence[str] = (),
+             first: int = SPLIT_FIRST_ROWS) -> "np.ndarray":
+    """Which vocabulary rows keep 8 bits in the split table (a boolean mask over `pieces`, id -> piece).
+
+    Why these: SentencePiece numbers its merged pieces by how common they were in training, so the first ids
+    are the common words; the same word after a quote or at a value's start is another piece ("Dinner" beside
+    "▁dinner"), so the case and space variants of those words come too; then every single character and
+    punctuation piece of Latin-script text (digits, '@', '.', accents) and every piece of `texts` (the chat
+    template, the catalogues: the prompt the model reads on every request). Names and rare words are cold:
+    4-bit rows cost them a little precision, not their spelling (spans are copied under the grammar)."""
+    import unicodedata
+
+    import numpy as np
+
+    def latin(s: str) -> bool:
+        return all(c == "\u2581" or (ord(c) < 0x2100 and unicodedata.category(c)[0] in "LNPSZ") for c in s)
+
+    hot = np.zeros(len(pieces), bool)
+    hot[:first] = True
+    index = {p: i for i, p in enumerate(pieces) if p}
+    for i, piece in enumerate(pieces):
+        word = piece.replace("\u2581", "")
+        if not piece or not latin(piece):
+            continue
+        if len(word) <= 1 or all(unicodedata.category(c)[0] in "PSZ" for c in word):
+            hot[i] = True
+        elif i < first:
+            for v in (word, word.capitalize(), word.lower(), word.upper(), "\u2581" + word.capitalize(),
+                      "\u2581" + word.lower()):
+                j = index.get(v)
+                if j is not None:
+                    hot[j] = True
+    for text in texts:
+        hot[[i for i in encode(text) if i < len(hot)]] = True
+    return hot
+
+
+def split_table(model, hot: "np.ndarray") -> dict | None:
+    """Store the tied table's `hot` rows at 8 bits and read the others from the lean head's 4-bit copy.
+
+    The q8 file holds the 262,144 x 640 table twice: at 8 bits (173 MB, gathered by the embedding and the
+    sparse head) and at 4 bits (the lean full head). Here the 8-bit copy keeps only the hot rows; every
+    `GatherBlockQuantized` over it becomes a gather from both copies and a `Where` on the row's
+    hot index, with the same output, so nothing downstream changes. Needs `add_lean_full_head` first.
+    Returns what the manifest records, or None when the graph has no lean head over an 8-bit table."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    g = model.graph
+
+    def nodes(graph):
+        for n in graph.node:
+            yield graph, n
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    yield from nodes(a.g)
+
+    lean = next((n for _, n in nodes(g) if n.name == "lean_head"), None)
+    if lean is None:
+        return None
+    inits = {t.name: t for t in g.initializer}
+    prod = {o: n for _, n in nodes(g) for o in n.output}
+    gathers = [(gr, n) for gr, n in nodes(g) if n.op_type == "GatherBlockQuantized" and n.input[0] in inits
+               and helper.get_attribute_value(next(a for a in n.attribute if a.name == "bits")) == 8]
+    if not gathers or len({n.input[0] for _, n in gathers}) != 1:
+        return None
+    table_name, scales_view = gathers[0][1].input[0], gathers[0][1].input[2]
+    at = {a.name: helper.get_attribute_value(a) for a in lean.attribute}
+    k, n_rows, bs4 = at["K"], at["N"], at["block_size"]
+    table = numpy_helper.to_array(inits[table_name])                       # [N, K/bs8, bs8]
+    bs8 = table.shape[2]
+    scales = numpy_helper.to_array(inits[prod[scales_view].input[0]]).reshape(n_rows, k // bs8, 1)
+    if len(hot) != n_rows:
+        raise ValueError(f"split_table: {len(hot)} hot-row flags for a table of {n_rows} rows")
+    ids = np.nonzero(hot)[0]
+    where = np.full(n_rows, -1, np.int64)
+    where[ids] = np.arange(len(ids))
+    g.initializer.extend([
+        numpy_helper.from_array(np.ascontiguousarray(table[ids]), "split_hot_table"),
+        numpy_helper.from_array(np.ascontiguousarray(scales[ids]).astype(np.float32), "split_hot_scales"),
+        numpy_helper.from_array(where, "split_hot_index"),
+        numpy_helper.from_array(np.array(0, np.int64), "split_zero"),
+        numpy_helper.from_array(np.array([-1], np.int64), "split_last_axis"),
+        numpy_helper.from_array(np.array([n_rows, k // bs4, 1], np.int64), "split_cold_scale_shape")])
+    del table, scales
+    g.node.insert(0, helper.make_node("Reshape", [lean.input[2], "split_cold_scale_shape"], ["split_cold_scales"],
+                                      name="split_cold_scales_reshape"))
+    for j, (graph, node) in enumerate(gathers):
+        t, rows, y = f"split{j}_", node.input[1], node.output[0]
+        new = [helper.make_node("Gather", ["split_hot_index", rows], [t + "at"], axis=0),
+               helper.make_node("Max", [t + "at", "split_zero"], [t + "at0"]),
+               helper.make_node("GatherBlockQuantized", ["split_hot_table", t + "at0", "split_hot_scales"], [t + "hot"],
+                                domain="com.microsoft", gather_axis=0, quantize_axis=2, block_size=bs8, bits=8),
+               helper.make_node("GatherBlockQuantized", [lean.input[1], rows, "split_cold_scales"], [t + "cold"],
+                                domain="com.microsoft", gather_axis=0, quantize_axis=2, block_size=bs4, bits=4),
+               helper.make_node("Shape", [t + "hot"], [t + "shape"]),
+               helper.make_node("Reshape", [t + "cold", t + "shape"], [t + "cold8"]),   # [.., K/bs4, bs4] -> bs8 blocks
+               helper.make_node("GreaterOrEqual", [t + "at", "split_zero"], [t + "is"]),
+               helper.make_node("Unsqueeze", [t + "is", "split_last_axis"], [t + "is1"]),
+               helper.make_node("Unsqueeze", [t + "is1", "split_last_axis"], [t + "is2"]),
+               helper.make_node("Where", [t + "is2", t + "hot", t + "cold8"], [y])]
+        at_index = list(graph.node).index(node)
+        graph.node.remove(node)
+        for i, x in enumerate(new):
+            graph.node.insert(at_index + i, x)
+    used = {i for _, x in nodes(g) for i in x.input}
+    for x in [x for x in g.node if x.op_type == "Reshape" and x.output[0] not in used]:
+        g.node.remove(x)                                  # the 8-bit table's scale view
+    used = {i for _, x in nodes(g) for i in x.input}
+    for t in [t for t in g.initializer if t.name not in used]:
+        g.initializer.remove(t)
+    return {"hot_rows": int(len(ids)), "hot_bits": 8, "hot_block_size": int(bs8), "cold_bits": 4,
+            "cold_block_size": int(bs4), "why": "8-bit rows for common pieces only; the rest from the lean head's 4-bit copy"}
+
+
+def add_heads_file(path: Path, lean: bool = False, hot: "np.ndarray | None" = None
+                   ) -> tuple[dict | None, dict | None, dict | None]:
+    """`add_sparse_head`, then with `lean` `add_lean_full_head`, then with `hot` rows `split_table`, on an
+    exported file: what the manifest records of each (None: not added)."""
     model = _load(path)
     sparse = add_sparse_head(model)
-    lean_info = add_lean_full_head(model) if sparse is not None and lean else None
+    lean_info = split = None
+    if sparse is not None and lean:
+        lean_info = add_lean_full_head(model, block_size=SPLIT_COLD_BLOCK if hot is not None else LEAN_HEAD_BLOCK)
+        split = split_table(model, hot) if lean_info is not None and hot is not None else None
     if sparse is not None:
         _save(model, path)
-    return sparse, lean_info
+    return sparse, lean_info, split
 
 
 GENAI_ONNX = "model.genai.onnx"
@@ -1067,10 +1196,25 @@ def _run(cfg: ExportConfig, say: Callable[[str], None]) -> ExportResult:
             quantize(fp32_dir / ONNX_NAME, out / ONNX_NAME, cfg.quant, block_size=cfg.block_size,
                      accuracy_level=cfg.accuracy_level, tied=bool(getattr(model.config, "tie_word_embeddings", False)))
         lean = cfg.quant == "q8" and cfg.lean_head
+        hot = None
+        if lean and cfg.split_table:
+            from mobile_actions.catalog import CATALOGS_DIR
+
+            from mobile_actions.wire import CHAT_TEMPLATE
+
+            texts = [getattr(tokenizer, "chat_template", None) or CHAT_TEMPLATE,
+                     *(p.read_text(encoding="utf-8") for p in sorted(CATALOGS_DIR.glob("*.json")))]
+            vocab = int(model.config.vocab_size)
+            pieces = [p or "" for p in tokenizer.convert_ids_to_tokens(list(range(min(vocab, len(tokenizer)))))]
+            hot = hot_rows(pieces + [""] * (vocab - len(pieces)),
+                           lambda text: tokenizer.encode(text, add_special_tokens=False), texts,
+                           first=cfg.split_first_rows)
         step("adding the sparse head (logits for the grammar's few allowed rows)"
-             + (" and the lean full head (4 bits, top rows rescored at 8)" if lean else ""))
-        sparse, lean_info = add_heads_file(out / ONNX_NAME, lean)
+             + (" and the lean full head (4 bits, top rows rescored at 8)" if lean else "")
+             + (f", keeping 8-bit rows for {int(hot.sum()):,} common pieces only" if hot is not None else ""))
+        sparse, lean_info, split = add_heads_file(out / ONNX_NAME, lean, hot)
         manifest = {**base_manifest, "quant": cfg.quant, "sparse_head": sparse, "lean_full_head": lean_info,
+                    "split_table": split,
                     "genai_onnx": write_genai_graph(out / ONNX_NAME) or ONNX_NAME,
                     "quant_params": {} if cfg.quant == "fp32" else
                     {"block_size": {"mixed": MIXED_BLOCK_SIZE, "q8": q8_block_size(_load(fp32_dir / ONNX_NAME, False))
@@ -1163,13 +1307,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep-fp32", action="store_true", help="keep the intermediate fp32 export as OUT-fp32")
     p.add_argument("--no-lean-head", dest="lean_head", action="store_false",
                    help="q8: keep the full head at 8 bits (+~110 MB resident, ~89 MB smaller file; same choices)")
+    p.add_argument("--no-split-table", dest="split_table", action="store_false",
+                   help="q8: keep every row of the table at 8 bits (386 MB instead of 244; see split_table)")
 
 
 def config_from_args(a: argparse.Namespace) -> ExportConfig:
     return ExportConfig(model=a.model, out=a.out, quant=a.quant, block_size=a.block_size,
                         accuracy_level=a.accuracy_level, layout=a.layout, check=a.check, check_tokens=a.check_tokens,
                         eval_data=a.eval_data, eval_rows=a.eval_rows, keep_fp32=a.keep_fp32,
-                        lean_head=a.lean_head)
+                        lean_head=a.lean_head, split_table=a.split_table)
 
 
 def summary(res: ExportResult) -> str:
