@@ -142,7 +142,7 @@ def test_q8_is_8bit_blocks_everywhere_with_the_table_stored_once():
     assert np.abs(got - ref).mean() < np.abs(_first_logits(tiny_export("mixed")) - ref).mean()
     assert m["lean_full_head"] is None
 
-    lean = tiny_export("q8")
+    lean = tiny_export("q8", split_table=False)
     g = onnx.load(str(lean / "model.onnx"), load_external_data=False).graph
     els = next(a.g for n in g.node if n.name == "sparse_head_if" for a in n.attribute if a.name == "else_branch")
     four = next(n for n in els.node if n.op_type == "MatMulNBits")
@@ -150,6 +150,14 @@ def test_q8_is_8bit_blocks_everywhere_with_the_table_stored_once():
     rescore = next(n for n in els.node if n.op_type == "GatherBlockQuantized")
     assert rescore.input[0] == head.input[1] and [n.op_type for n in els.node][-1] == "ScatterElements"
     assert json.loads((lean / "manifest.json").read_text())["lean_full_head"]["bits"] == 4
+
+    # the split table (the default): every gather reads the hot 8-bit rows or the lean head's 4-bit copy
+    split = tiny_export("q8")
+    g = onnx.load(str(split / "model.onnx"), load_external_data=False).graph
+    gathers = [n for n in g.node if n.op_type == "GatherBlockQuantized"]
+    assert {n.input[0] for n in gathers} == {"split_hot_table", "lean_head_weight"}
+    assert head.input[1] not in {t.name for t in g.initializer}          # no whole 8-bit table left
+    assert json.loads((split / "manifest.json").read_text())["split_table"]["cold_bits"] == 4
 
 
 def test_the_tokenizer_file_is_written_compact_and_tokenizes_the_same(tmp_path):

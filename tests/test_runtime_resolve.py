@@ -25,7 +25,7 @@ def _prepared(folder, **manifest):
     shutil.copytree(tiny_export("fp32"), folder)
     m = json.loads((folder / "manifest.json").read_text())
     m.update({"source_model": "default", "quant": DEFAULT_QUANT, "adapter_sha256": bundled_adapter_sha256(),
-              "lean_full_head": {"bits": 4, "rescored_rows": 64}}, **manifest)
+              "lean_full_head": {"bits": 4, "rescored_rows": 64}, "split_table": {"hot_rows": 35084}}, **manifest)
     (folder / "manifest.json").write_text(json.dumps(m))
     return folder
 
@@ -49,7 +49,7 @@ def test_stale_reasons(cache):
     for change, why in (({"adapter_sha256": "0" * 64}, "another version of the bundled adapter"),
                         ({"format_version": 1}, "older export format"), ({"quant": "int4"}, "quantised 'int4'"),
                         ({"source_model": "runs/x"}, "not of the bundled caller"),
-                        ({"lean_full_head": None}, "8-bit full head")):
+                        ({"lean_full_head": None}, "8-bit full head"), ({"split_table": None}, "not the split table")):
         m = json.loads((folder / "manifest.json").read_text())
         (folder / "manifest.json").write_text(json.dumps({**m, **change}))
         assert why in stale_reason(folder)
