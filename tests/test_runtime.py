@@ -183,14 +183,33 @@ def test_mapped_weight_pages_are_dropped_only_where_never_written(tmp_path):
 def test_workers_spin_within_a_run_unless_the_other_cores_are_busy(monkeypatch, caller_factory):
     import os
 
-    from mobile_actions.runtime.onnx import spin_by_default
+    from mobile_actions.runtime import onnx
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))    # this process alone
-    assert spin_by_default(2)
-    monkeypatch.setattr(os, "getloadavg", lambda: (2.3, 2.0, 2.0))    # another job on both cores
-    assert not spin_by_default(2)
+    monkeypatch.setattr(onnx, "busy_cores", lambda: 0.1)     # a quiet machine
+    assert onnx.spin_by_default(2)
+    monkeypatch.setattr(onnx, "busy_cores", lambda: 1.0)     # another job on one of the two cores
+    assert not onnx.spin_by_default(2)
+    assert onnx.spin_by_default(1)                           # the free core is enough for one thread
+    monkeypatch.setattr(onnx, "busy_cores", lambda: None)    # no /proc/stat
+    assert onnx.spin_by_default(2)
     assert caller_factory(spin=True).decoder.spin and not caller_factory(spin=False).decoder.spin
+
+
+def test_busy_cores_counts_other_processes_not_this_one():
+    import time
+
+    from mobile_actions.runtime.onnx import busy_cores
+
+    if busy_cores(0.01) is None:
+        pytest.skip("no /proc/stat")
+    spinner = subprocess.Popen([sys.executable, "-c", "import time\nt = time.time() + 5\nwhile time.time() < t: pass"])
+    try:
+        time.sleep(0.3)
+        assert busy_cores(0.2) >= 0.7                      # the spinning child: one core
+    finally:
+        spinner.kill()
+        spinner.wait()
 
 
 def test_kv_cache_grows_and_copies_its_prefix_keeping_the_filled_positions():

