@@ -63,6 +63,11 @@ def test_lora_run_writes_adapter_curves_and_eval(tiny_run):
     from mobile_actions.caller.evaluate import model_layout
 
     assert model_layout(out / "checkpoint-1") == "cache"
+    # ...and the grounding policies learned from the run's rows, so an export of any of them decodes grounded.
+    from mobile_actions.decoding.grounding import read_policies
+
+    assert read_policies(out) == read_policies(out / "checkpoint-1") and read_policies(out)
+    assert json.loads((out / "grounding.json").read_text())["rows"] == 7
     report = json.loads((out / "eval" / "report.json").read_text())
     assert report["n"] == 2
     # The control-token rows are trained and stored in the adapter (peft trainable tokens).

@@ -65,7 +65,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------- spans
 def cmd_spans(args: argparse.Namespace) -> int:
     from mobile_actions.cli import read_rows
-    from mobile_actions.decoding.grounding import POLICY_FILE, keep_cues, learn_policies
+    from mobile_actions.decoding.grounding import learn_policies, write_policies
 
     read = read_rows(args.file)
     if read is None:
@@ -76,12 +76,7 @@ def cmd_spans(args: argparse.Namespace) -> int:
     for key, v in learned["arguments"].items():
         print(f"{key:<40} {v['n']:>6} {v['verbatim']:>9} {v['share']:>7.1%}  {v['policy']}")
     if args.out:
-        out = Path(args.out)
-        out = out / POLICY_FILE if out.is_dir() else out
-        keep_cues(learned, out)
-        out.write_text(json.dumps({"data": str(args.file), "rows": len(rows), **learned}, indent=2) + "\n",
-                       encoding="utf-8")
-        print(f"written {out}")
+        print(f"written {write_policies(args.out, learned, str(args.file), len(rows))}")
     return 1 if problems else 0
 
 

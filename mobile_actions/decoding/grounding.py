@@ -159,6 +159,16 @@ def read_policies(folder: str | Path | None) -> dict[str, Any]:
     return out
 
 
+def write_policies(folder_or_file: str | Path, learned: dict, data: str, rows: int) -> Path:
+    """Write learned policies (`learn_policies`) as ``grounding.json`` (into a folder, or to a file path),
+    keeping the cues an existing file there has; returns the path written."""
+    path = Path(folder_or_file)
+    path = path / POLICY_FILE if path.is_dir() else path
+    keep_cues(learned, path)
+    path.write_text(json.dumps({"data": data, "rows": rows, **learned}, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
 def keep_cues(learned: dict, path: Path) -> None:
     """Carry the cues of an existing ``grounding.json`` into newly learned policies: cues are set by
     people (words that introduce a value), not learned, so relearning the policies must not drop them."""

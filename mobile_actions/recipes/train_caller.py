@@ -465,6 +465,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
 
     from mobile_actions import wire
     from mobile_actions.dataset import load_rows
+    from mobile_actions.decoding.grounding import POLICY_FILE, keep_cues, learn_policies, write_policies
     from mobile_actions.recipes.cpu_step import cheap_cpu_step
     from mobile_actions.caller.model import load_tokenizer, read_marker, resolve_model, write_marker, write_portable_base
 
@@ -488,6 +489,16 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     # A caller that saw operate_screen in training can route GUI steps: hybrid runs offer it that tool.
     routes = any("operate_screen" in r.tools for r in rows) or bool(
         cfg.init_adapter and read_marker(init_adapter_dir(cfg.init_adapter)).get("routes"))
+    # The runtime reads which arguments are copied spans from the model's folder (`grounding.json`); learned
+    # from this run's rows and written with every checkpoint, so any of them decodes grounded, as shipped.
+    policies = learn_policies(rows)
+    if cfg.init_adapter:   # cues are set by people, not learned: keep the starting adapter's
+        keep_cues(policies, init_adapter_dir(cfg.init_adapter) / POLICY_FILE)
+
+    def write_grounding(folder: Path) -> None:
+        write_policies(folder, policies, str(cfg.data), len(rows))
+
+    write_grounding(out)
     tokenizer = load_tokenizer(base_spec)
     encoded = encode_rows(rows, tokenizer, layout=cfg.layout, max_length=cfg.max_length)
     msg = report_too_long(encoded, cfg.max_length, out / "too_long.txt")
@@ -562,6 +573,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
         ckpt = out / f"checkpoint-{step}"
         if ckpt.is_dir():
             write_marker(ckpt, marker(step))
+            write_grounding(ckpt)
 
     trainer = trainer_cls(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
                          processing_class=tokenizer, peft_config=peft_config,
