@@ -74,11 +74,29 @@ def test_merge_refuses_mismatches_with_the_reason(tiny_ckpt, tmp_path):
     with pytest.raises(AdapterError, match="must not be one of the inputs"):
         merge_adapters([str(a), str(a)], a)
     c = _random_adapter(tiny_ckpt, tmp_path / "c", r=2, alpha=4, seed=3)
-    (a / "tokenizer.json").write_text("{}")
-    (c / "tokenizer.json").write_text('{"other": 1}')
+    (a / "tokenizer.json").write_text('{"model": {"vocab": {"a": 0, "b": 1}}}')
+    (c / "tokenizer.json").write_text('{"model": {"vocab": {"a": 1, "b": 0}}}')
     with pytest.raises(AdapterError, match="tokenizer.json differs"):
         merge_adapters([str(a), str(c)], tmp_path / "x")
     assert not (tmp_path / "x").exists()  # refused before anything is written
+
+
+def test_merge_keeps_routing_and_grounding_and_reads_tokenizers_by_their_ids(tiny_ckpt, tmp_path):
+    from mobile_actions.caller.adapters import merge_adapters
+    from mobile_actions.caller.model import read_marker
+
+    a = _random_adapter(tiny_ckpt, tmp_path / "a", r=2, alpha=4, seed=1)
+    b = _random_adapter(tiny_ckpt, tmp_path / "b", r=2, alpha=4, seed=2)
+    marker = json.loads((b / "mobile_actions.json").read_text())
+    (b / "mobile_actions.json").write_text(json.dumps({**marker, "routes": True}))
+    policies = {"arguments": {"show_map.query": {"n": 9, "verbatim": 9, "share": 1.0, "policy": "span"}}}
+    (b / "grounding.json").write_text(json.dumps(policies))
+    # the same pieces and ids; merges written as "a b" by one version of `tokenizers`, as pairs by another
+    (a / "tokenizer.json").write_text('{"model": {"vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}}')
+    (b / "tokenizer.json").write_text('{"model": {"vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]}}')
+    out = merge_adapters([str(a), str(b)], tmp_path / "ab")
+    assert read_marker(out)["routes"] is True
+    assert json.loads((out / "grounding.json").read_text()) == policies
 
 
 def test_cli_merge_reports_errors_and_writes(tiny_ckpt, tmp_path, capsys):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mobile_actions.caller import model as M
+from mobile_actions.decoding.grounding import POLICY_FILE
 from mobile_actions.errors import AdapterError
 
 WEIGHTS_FILE = "adapter_model.safetensors"
@@ -83,8 +84,19 @@ def _check_compatible(adapters: list[Adapter]) -> None:
                 raise AdapterError(f"{a.spec}: {name} has shape {tuple(t.shape)}, {first.spec} has "
                                    f"{tuple(first.tensors[name].shape)}")
     for name in TOKENIZER_FILES:  # adapters that carry a tokenizer must carry the same one
-        if len({p.read_bytes() for a in adapters if (p := a.path / name).is_file()}) > 1:
+        if len({_tokenizer_identity(p) for a in adapters if (p := a.path / name).is_file()}) > 1:
             raise AdapterError(f"{name} differs between the adapters: they do not share a tokenizer")
+
+
+def _tokenizer_identity(path: Path) -> bytes | str:
+    """What must match for two adapters to share a tokenizer: for `tokenizer.json` the id of every piece
+    and added token (versions of `tokenizers` write the same merges as "a b" strings or as pairs, so the
+    bytes differ); for the other files, their bytes."""
+    if path.name != "tokenizer.json":
+        return path.read_bytes()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    added = sorted((t.get("id"), t.get("content")) for t in data.get("added_tokens") or [])
+    return json.dumps([(data.get("model") or {}).get("vocab"), added], sort_keys=True)
 
 
 def _normalised(weights: list[float] | None, n: int) -> list[float]:
@@ -135,13 +147,17 @@ def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | Non
     save_file(merge_tensors(adapters, weights), str(out / WEIGHTS_FILE), metadata={"format": "pt"})
     (out / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     M.write_portable_base(out, M.adapter_base(adapters[0].path))
-    for name in TOKENIZER_FILES:  # checked equal above
+    # Tokenizer files are checked equal above; the grounding policies are the first adapter's that has any
+    # (learned from its training rows; an average has no rows of its own).
+    for name in (*TOKENIZER_FILES, POLICY_FILE):
         source = next((p for a in adapters if (p := a.path / name).is_file()), None)
         if source is not None:
             shutil.copyfile(source, out / name)
     keep = ("kind", "format", "base", "layout", "method", "control_tokens")
     marker = {k: adapters[0].marker[k] for k in keep if k in adapters[0].marker}
-    marker.update(kind="adapter", method="lora", rank=rank, merged_from=[
+    # An average with a router routes: the hybrid runner offers it the GUI-step tool.
+    marker.update(kind="adapter", method="lora", rank=rank, routes=any(a.marker.get("routes") for a in adapters),
+                  merged_from=[
         {"spec": a.spec, "weight": round(w, 6), "r": a.config["r"], "lora_alpha": a.config["lora_alpha"],
          "sha256": M.sha256_file(a.path / WEIGHTS_FILE), "steps": a.marker.get("steps"),
          "data": (a.marker.get("config") or {}).get("data")} for a, w in zip(adapters, weights)])
