@@ -60,6 +60,33 @@ def test_merge_is_the_weighted_average_of_the_models(tiny_ckpt, tmp_path):
     assert json.loads((out / "adapter_config.json").read_text())["r"] == 6
 
 
+def test_merge_at_a_lower_rank_is_the_best_approximation_of_the_average(tiny_ckpt, tmp_path):
+    import torch
+    from safetensors.torch import load_file
+
+    from mobile_actions.caller.adapters import merge_adapters
+    from mobile_actions.caller.model import read_marker
+
+    a = _random_adapter(tiny_ckpt, tmp_path / "a", r=4, alpha=8, seed=1)
+    b = _random_adapter(tiny_ckpt, tmp_path / "b", r=4, alpha=8, seed=2)
+    exact = load_file(str(merge_adapters([str(a), str(b)], tmp_path / "exact") / "adapter_model.safetensors"))
+    small_dir = merge_adapters([str(a), str(b)], tmp_path / "r3", rank=3)
+    small = load_file(str(small_dir / "adapter_model.safetensors"))
+    marker = read_marker(small_dir)
+    assert marker["rank"] == 3 and marker["truncated_from_rank"] == 8 and 0 < marker["energy_kept_min"] < 1
+    assert json.loads((small_dir / "adapter_config.json").read_text())["r"] == 3
+    for name in (n for n in exact if ".lora_A." in n):
+        b_name = name.replace(".lora_A.", ".lora_B.")
+        delta = (exact[b_name] @ exact[name]).double()
+        approx = (small[b_name] @ small[name]).double()
+        assert small[name].shape[0] == 3
+        sv = torch.linalg.svdvals(delta)            # Eckart-Young: the error is the dropped singular values
+        assert torch.allclose(torch.linalg.matrix_norm(delta - approx), sv[3:].norm(), rtol=1e-4, atol=1e-6)
+    # at the full rank nothing is approximated
+    same = merge_adapters([str(a), str(b)], tmp_path / "r8", rank=8)
+    assert "truncated_from_rank" not in read_marker(same)
+
+
 def test_merge_refuses_mismatches_with_the_reason(tiny_ckpt, tmp_path):
     from mobile_actions.caller.adapters import AdapterError, merge_adapters
 

@@ -127,8 +127,34 @@ def merge_tensors(adapters: list[Adapter], weights: list[float]) -> dict:
     return out
 
 
-def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | None = None) -> Path:
-    """Write the weighted average of LoRA adapters ``specs`` to ``out`` (weights normalised to sum 1)."""
+def truncate_rank(tensors: dict, rank: int) -> float:
+    """Replace each scale-1 LoRA pair (B, A) in `tensors` by the best rank-`rank` approximation of B·A
+    (truncated SVD, computed on the factors: QR of B and Aᵀ, then the SVD of a small R x R matrix), so an
+    average of several adapters can be stored at the size of one. Returns the smallest share of a weight
+    update's energy (squared singular values) that was kept."""
+    import torch
+
+    kept = 1.0
+    for a_name in [n for n in tensors if ".lora_A." in n]:
+        b_name = a_name.replace(".lora_A.", ".lora_B.")
+        A, B = tensors[a_name].double(), tensors[b_name].double()     # R x in, out x R
+        if A.shape[0] <= rank:
+            continue
+        qb, rb = torch.linalg.qr(B)
+        qa, ra = torch.linalg.qr(A.T)
+        u, sv, vh = torch.linalg.svd(rb @ ra.T)
+        root = sv[:rank].sqrt()
+        tensors[b_name] = (qb @ u[:, :rank] * root).to(tensors[b_name].dtype).contiguous()
+        tensors[a_name] = (root[:, None] * vh[:rank] @ qa.T).to(tensors[a_name].dtype).contiguous()
+        total = float((sv ** 2).sum())
+        kept = min(kept, float((sv[:rank] ** 2).sum()) / total if total else 1.0)
+    return kept
+
+
+def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | None = None,
+                   rank: int | None = None) -> Path:
+    """Write the weighted average of LoRA adapters ``specs`` to ``out`` (weights normalised to sum 1):
+    exact, at the sum of their ranks, or its best approximation at `rank` (`truncate_rank`)."""
     from safetensors.torch import save_file
 
     if len(specs) < 2:
@@ -139,12 +165,17 @@ def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | Non
     out = Path(out)
     if out.resolve() in {a.path.resolve() for a in adapters}:
         raise AdapterError(f"{out}: the output directory must not be one of the inputs")
+    full_rank = sum(a.config["r"] for a in adapters)
+    if rank is not None and not 1 <= rank:
+        raise AdapterError(f"--rank must be a positive number, got {rank}")
+    rank = min(rank or full_rank, full_rank)
     out.mkdir(parents=True, exist_ok=True)
 
-    rank = sum(a.config["r"] for a in adapters)
+    tensors = merge_tensors(adapters, weights)
+    kept = truncate_rank(tensors, rank) if rank < full_rank else 1.0
     config = {**adapters[0].config, "r": rank, "lora_alpha": rank, "use_rslora": False,
               "target_modules": sorted({m for a in adapters for m in (a.config.get("target_modules") or [])})}
-    save_file(merge_tensors(adapters, weights), str(out / WEIGHTS_FILE), metadata={"format": "pt"})
+    save_file(tensors, str(out / WEIGHTS_FILE), metadata={"format": "pt"})
     (out / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     M.write_portable_base(out, M.adapter_base(adapters[0].path))
     # Tokenizer files are checked equal above; the grounding policies are the first adapter's that has any
@@ -157,6 +188,7 @@ def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | Non
     marker = {k: adapters[0].marker[k] for k in keep if k in adapters[0].marker}
     # An average with a router routes: the hybrid runner offers it the GUI-step tool.
     marker.update(kind="adapter", method="lora", rank=rank, routes=any(a.marker.get("routes") for a in adapters),
+                  **({"truncated_from_rank": full_rank, "energy_kept_min": round(kept, 6)} if rank < full_rank else {}),
                   merged_from=[
         {"spec": a.spec, "weight": round(w, 6), "r": a.config["r"], "lora_alpha": a.config["lora_alpha"],
          "sha256": M.sha256_file(a.path / WEIGHTS_FILE), "steps": a.marker.get("steps"),

@@ -155,7 +155,7 @@ def cmd_adapter_merge(args: argparse.Namespace) -> int:
         _err(f"error: --weights {args.weights!r}: expected comma-separated numbers, e.g. 1,1")
         return 2
     try:
-        out = merge_adapters(args.adapters, args.out, weights)
+        out = merge_adapters(args.adapters, args.out, weights, args.rank)
     except AdapterError as e:
         _err(f"error: {e}")
         return 2
@@ -163,7 +163,9 @@ def cmd_adapter_merge(args: argparse.Namespace) -> int:
 
     marker = read_marker(out)
     parts = ", ".join(f"{m['spec']} x {m['weight']:.3g}" for m in marker["merged_from"])
-    print(f"wrote {out}: rank-{marker['rank']} LoRA = {parts}")
+    approx = (f" (truncated from rank {marker['truncated_from_rank']}; at least "
+              f"{marker['energy_kept_min']:.2%} of each update's energy kept)" if "truncated_from_rank" in marker else "")
+    print(f"wrote {out}: rank-{marker['rank']} LoRA = {parts}{approx}")
     return 0
 
 
@@ -213,4 +215,7 @@ def register(subparsers) -> None:
     pm.add_argument("adapters", nargs="+", help="'default' (the bundled adapter) or adapter directories")
     pm.add_argument("--weights", default=None, help="comma-separated, normalised to sum 1 (default: equal)")
     pm.add_argument("--out", required=True, help="directory for the merged adapter")
+    pm.add_argument("--rank", type=int, default=None,
+                    help="store the average at this rank: the best approximation per weight (truncated SVD) "
+                         "instead of the exact sum of the ranks (default: exact)")
     pm.set_defaults(func=cmd_adapter_merge)
