@@ -166,7 +166,7 @@ def merge_adapters(specs: list[str], out: str | Path, weights: list[float] | Non
     if out.resolve() in {a.path.resolve() for a in adapters}:
         raise AdapterError(f"{out}: the output directory must not be one of the inputs")
     full_rank = sum(a.config["r"] for a in adapters)
-    if rank is not None and not 1 <= rank:
+    if rank is not None and rank < 1:
         raise AdapterError(f"--rank must be a positive number, got {rank}")
     rank = min(rank or full_rank, full_rank)
     out.mkdir(parents=True, exist_ok=True)

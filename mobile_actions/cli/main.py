@@ -10,7 +10,6 @@ import importlib
 import json
 import sys
 import time
-from pathlib import Path
 
 from mobile_actions.wire import LAYOUTS
 
