@@ -15,6 +15,7 @@ or CLI process starts fast and small; `tests/test_runtime.py` proves torch is ne
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -188,7 +189,6 @@ def spin_by_default(threads: int) -> bool:
     threads steal the CPU the next op needs (15.7 -> 31.6 ms). What other processes use now (`busy_cores`)
     tells the two apart; the 1-minute load average did not: it still counts a job that ended seconds ago
     (a benchmark's previous engine), and this process's own model load. Without /proc: spin."""
-    import os
 
     busy = busy_cores()
     return busy is None or busy < (os.cpu_count() or threads) - threads + 0.5
@@ -197,7 +197,6 @@ def spin_by_default(threads: int) -> bool:
 def busy_cores(window_s: float = 0.1) -> float | None:
     """Cores' worth of CPU time that other processes spend over the next `window_s` (from /proc/stat, less
     this process's own; None where there is no /proc/stat)."""
-    import os
 
     def sample() -> tuple[float, float, float]:
         with open("/proc/stat", encoding="ascii") as f:
