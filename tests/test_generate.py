@@ -310,6 +310,21 @@ def test_family_partition_is_fixed_and_disjoint(catalogue):
     assert heldout_ids(["a"]) == set()
 
 
+def test_new_families_leave_the_heldout_families_as_they_were(catalogue):
+    # Held-out numbers are comparable across versions only while the held-out families stay put.
+    held = {f.id for f in catalogue_families(catalogue) if f.split == "heldout" and f.group == "send_email"}
+    assert held == {"send_email/compose_for", "send_email/let_know", "send_email/email_verb_about"}
+
+
+def test_news_told_in_a_clause_is_the_subject(catalogue):
+    rows = generate_rows(catalogue, 400, seed=5, families="train", tool_weights={"send_email": 6.0})
+    told = [(user_text(r), c.arguments["subject"]) for r in rows for c in _calls(r)
+            if c.name == "send_email" and set(r["meta"]["families"]) & {"send_email/email_that", "send_email/tell_by_email"}]
+    assert len(told) > 10
+    for text, subject in told:
+        assert f" {subject}" in text and not subject.endswith((".", "!")), (subject, text)
+
+
 def test_heldout_rows_use_only_heldout_families(catalogue):
     fams = {f.id: f.split for f in catalogue_families(catalogue)}
     train = generate_rows(catalogue, 600, seed=1, families="train")

@@ -384,7 +384,7 @@ def _clause(rng: Random, tp: _ToolPlan, now: datetime, style: Style) -> tuple[Fa
     fam = rng.choice(tp.families)
     if tp.generic:
         return fam, *_generic_clause(rng, tp, fam, now, style)
-    values, slots = mobile.sample_slots(tp.tool.name, rng, now)
+    values, slots = mobile.sample_slots(tp.tool.name, rng, now, fam.id.partition("/")[2])
     t = fam.template
     present = set(tp.tool.required) | (t.always & set(values))
     # A fixed order, not the set's (which follows PYTHONHASHSEED): reverse-sorted is the order most recorded

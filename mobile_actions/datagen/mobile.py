@@ -38,6 +38,9 @@ SEND_EMAIL: list[FamilySpec] = [
     ("ask_send", "free", "(can|could|would) you (send|email|write) {to} (a message|an email|a note) (about|titled|with the subject) {subject!q}<body: (saying|that says|telling them) {body!q}>?"),
     ("reply_to", "imp", "(reply to|get back to|answer|respond to) {to} (with|using) the subject {subject!q}<body: and (say|write|tell them) {body!q}>"),
     ("let_know", "imp", "let {_first} know by email at {to}<body: that {body!q}>(,|.|) (use the subject|subject|with the subject line|title it) {subject!q}"),
+    ("email_that", "imp", "(email|e-mail|mail|send an email to|write to|drop a line to) {to} (that|to say|saying|to tell them) {subject}<body:(.|,|;) (add|also say|and add|in the body put|body:) {body!q}>"),
+    ("tell_by_email", "imp", "(tell {_first}|let {_first} know) (by email|in an email|over email|via email) at {to} that {subject}"),
+    ("subject_as", "imp", "(email|send|mail) {subject!q} to {to} as the (subject|subject line|title)<body:(,|;| and) (with the body|body|the message) {body!q}>"),
     ("remind_someone", "free", "(Remind|Ping|Nudge) {to} (by email|via email|over email) (about|regarding) {subject!q}<body:(,|.) (tell them|just write|say) {body!q}>"),
 ]
 
@@ -223,12 +226,20 @@ def sample_chain_slots(rng: Random) -> tuple[str, str, dict[str, Value]]:
     return query, to, {"place": Value(said, LITERAL), "to": Value(to, LITERAL), "_first": Value(first, LITERAL)}
 
 
-def sample_slots(tool: str, rng: Random, now) -> tuple[dict, dict[str, Value]]:
-    """Consistent values for one call: (gold arguments for all the tool's arguments, slot fillings incl. context)."""
+# Families whose subject is news told in a clause ("email ana that I'm running late"), not a title.
+STATEMENT_SUBJECT = frozenset({"email_that", "tell_by_email"})
+
+
+def sample_slots(tool: str, rng: Random, now, family: str = "") -> tuple[dict, dict[str, Value]]:
+    """Consistent values for one call: (gold arguments for all the tool's arguments, slot fillings incl. context).
+
+    `family` is the family's name within its tool, for the few families whose values have another shape.
+    """
     if tool == "send_email":
         to, who = V.any_email(rng)
         first = who.first if who else rng.choice(("the team", "support", "the office", "them"))
-        args = {"to": to, "subject": V.subject(rng), "body": V.body(rng)}
+        subject = V.statement(rng) if family in STATEMENT_SUBJECT else V.subject(rng)
+        args = {"to": to, "subject": subject, "body": V.body(rng)}
         return args, {**_literal(args), "_first": Value(first, LITERAL)}
     if tool == "create_contact":
         p = V.person(rng)

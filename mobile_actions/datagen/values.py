@@ -272,6 +272,16 @@ _BODIES = ("I'll be {mins} minutes late.", "Can we move our meeting to {weekday}
            "Let's grab coffee next week.", "My flight lands at {clock}.", "Can you water the plants while I'm away?",
            "Don't forget to bring {thing}.", "The total comes to {money}.", "I'll send the rest on {weekday}.",
            "Thanks, that works for me.", "Could you resend the file? The link expired.", "We need {n2} more chairs for {topic}.")
+# News told in a clause ("email ana that I'm running late"): the clause, as said, is the subject.
+_STATEMENTS = ("I'm running late", "I'll be {mins} minutes late", "the meeting is cancelled", "the VPN is down again",
+               "I'm stuck in traffic near {place}", "the package arrived", "I won't make it today", "dinner is at {clock}",
+               "my flight lands at {clock}", "the invoice is due on {weekday}", "I left my keys at your place",
+               "rent for {month} has been transferred", "the printer on floor {floor} is broken again",
+               "I've booked the table at {place}", "the kids need picking up at {clock}", "I'm working from home today",
+               "the report is ready", "we're out of milk", "the demo moved to {weekday}", "I'm sick today",
+               "I got the job", "the car is ready", "I'll send the rest on {weekday}", "{topic} is postponed",
+               "I'm on my way", "the train is delayed", "we need {n2} more chairs", "I found your {thing2}",
+               "{first} says hi", "the contract is signed", "I can't make {weekday}", "the slides are done")
 _THINGS = ("the charger", "your passport", "the tickets", "the contract", "a jacket", "the cake", "the projector",
            "your laptop", "the spare key", "sunscreen", "the board game", "snacks")
 _TITLES = ("Dentist", "Dentist appointment", "Team standup", "Lunch with {first}", "{first}'s birthday party",
@@ -308,6 +318,10 @@ def _fill(rng: Random, pattern: str) -> str:
 
 def subject(rng: Random) -> str:
     return _fill(rng, rng.choice(_SUBJECTS))
+
+
+def statement(rng: Random) -> str:
+    return _fill(rng, rng.choice(_STATEMENTS))
 
 
 def body(rng: Random) -> str:
