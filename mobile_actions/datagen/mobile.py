@@ -77,6 +77,9 @@ SHOW_MAP: list[FamilySpec] = [
     ("meeting_at", "free", "I'm (meeting|seeing|picking up) (someone|a friend|{_first}|my date|a client) at {query}(, show it on the map|, where is that|, can you map it|. show me on the map)"),
     ("how_get", "free", "(how do I get to|how far is|what's the way to) {query}(? show me on the map|, show me the map|? pull it up on the map)"),
     ("navigate_look", "imp", "(take a look at|zoom in on|center the map on|go to) {query} (on the map|in maps)"),
+    # Directions with no map word: show_map is the only way the phone can answer them.
+    ("directions_to", "free", "(how do I get to|directions to|get me directions to|what's the way to|navigate to|route to) {query}(?|)"),
+    ("take_me_to", "imp", "(take me to|get me to|guide me to|find the way to|find) {query}"),
     ("query_first", "free", "{query}(, on the map please| - where is it?| - show me on the map|: can you map it)"),
 ]
 
@@ -135,6 +138,10 @@ CREATE_CALENDAR_EVENT: list[FamilySpec] = [
     ("dont_forget", "free", "(don't let me forget|I don't want to forget|make sure I remember) {title!q} {datetime}(, add it to the calendar|. calendar please|, save it as an event)"),
     ("save_the_date", "imp", "(save the date|mark my calendar|mark the calendar) (for|with) {title!q} {datetime}"),
     ("event_fields", "free", "(New event|Event|Calendar entry)(:|,| -) (title|name) {title!q}(,|;) (when|time|date) {datetime}"),
+    # No calendar word at all: people say what and when, and the time makes it an event.
+    ("remind_me", "free", "((remind me|I need a reminder) (about|of|to)|(set a reminder|reminder|add a reminder) (for|:)|don't let me miss) {title!q} {datetime}"),
+    ("plan_at", "imp", "(schedule|book|set up|arrange|plan|organise|organize) {title!q} (for |){datetime}"),
+    ("meeting_called", "imp", "(set up|schedule|create|add|organise|organize|book) (a meeting|a call|a session|an appointment|a reminder) (called|named|titled|about|for) {title!q} {datetime}"),
     ("set_up_at", "imp", "(set up|arrange|plan|note down) {title!q} {datetime} (in|on) {_CAL}".replace("{_CAL}", _CAL)),
 ]
 
