@@ -11,7 +11,7 @@ from mobile_actions import wire
 from mobile_actions.calls import ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.decoding.grammar import Constraints, accepts, pick
-from mobile_actions.decoding.grounding import Grounding, learn_policies
+from mobile_actions.decoding.grounding import AFTER_RESULTS, Grounding, learn_policies
 from tests.test_grammar import STOP, table, tok  # noqa: F401  (fixtures: the tiny tokenizer and its table)
 
 from mobile_actions.caller.model import BUNDLED_ADAPTER as DEFAULT_GROUNDING  # its grounding.json
@@ -249,3 +249,42 @@ def test_catalogue_cues_and_relearning_keeps_set_cues(tmp_path):
     assert learned["arguments"]["t.a"]["cues"] == ["alpha"] and "cues" not in learned["arguments"]["t.b"]
     path.write_text(json.dumps(learned))
     assert read_policies(tmp_path)["cues"] == {"t.a": ["alpha"]}
+
+
+def test_follow_ups_learn_their_own_policies():
+    """A chain's follow-up composes its subject from the map's answer ("Address of the Louvre"); the user's own
+    turn copies it. Learned apart, the follow-ups no longer turn copying off for every subject."""
+    from mobile_actions.dataset import parse_row
+    from mobile_actions.datagen.generate import generate_rows
+
+    rows = [parse_row(r) for r in generate_rows(load_catalogue("mobile_actions"), 400, seed=4, chain_rate=0.5)]
+    subject = learn_policies(rows)["arguments"]["send_email.subject"]
+    assert subject["policy"] == "span" and subject[AFTER_RESULTS]["policy"] == "free"
+    cat = load_catalogue("mobile_actions")
+    policies = {"send_email.subject": "span", AFTER_RESULTS: {"send_email.subject": "free"}}
+    ask = [DEV, {"role": "user", "content": "email the address of the Louvre to ana@example.com"}]
+    mapped = ask + [{"role": "assistant", "tool_calls": [{"function": {"name": "show_map", "arguments": {"query": "Louvre"}}}]},
+                    {"role": "tool", "name": "show_map", "content": '{"response": {"address": "Rue de Rivoli, Paris"}}'}]
+    assert "x-span" in Grounding.from_messages(ask, policies).tool_schema(cat["send_email"])["properties"]["subject"]
+    assert "x-span" not in Grounding.from_messages(mapped, policies).tool_schema(cat["send_email"])["properties"]["subject"]
+
+
+def test_read_policies_reads_the_follow_up_policies(tmp_path):
+    from mobile_actions.decoding.grounding import read_policies, write_policies
+
+    learned = {"threshold": 0.95, "arguments": {"send_email.subject": {
+        "n": 9, "verbatim": 9, "share": 1.0, "policy": "span",
+        AFTER_RESULTS: {"n": 5, "verbatim": 0, "share": 0.0, "policy": "free"}}}}
+    write_policies(tmp_path, learned, "rows.jsonl", 14)
+    assert read_policies(tmp_path) == {"send_email.subject": "span", AFTER_RESULTS: {"send_email.subject": "free"}}
+
+
+@pytest.mark.parametrize("name, description, kind", [
+    ("to", "The email address of the recipient.", "email"), ("email", "The email address of the contact.", "email"),
+    ("subject", "The subject of the email.", "span"), ("body", "The body of the email.", "span"),
+    ("phone_number", "The phone number of the contact.", "phone"), ("number", "The phone number to dial.", "phone"),
+    ("title", "The title of the phone call.", "span")])
+def test_an_argument_about_an_email_is_not_an_address(name, description, kind):
+    from mobile_actions.decoding.grounding import _kind_of
+
+    assert _kind_of(name, {"type": "STRING", "description": description}) == kind

@@ -7,6 +7,8 @@ import shutil
 
 import pytest
 
+from mobile_actions.caller.model import BUNDLED_ADAPTER
+from mobile_actions.errors import NotPreparedError
 from mobile_actions.runtime.prepared import DEFAULT_QUANT
 from tests.test_export_support import tiny_export
 
@@ -27,6 +29,7 @@ def _prepared(folder, **manifest):
     m.update({"source_model": "default", "quant": DEFAULT_QUANT, "adapter_sha256": bundled_adapter_sha256(),
               "lean_full_head": {"bits": 4, "rescored_rows": 64}, "split_table": {"hot_rows": 35084}}, **manifest)
     (folder / "manifest.json").write_text(json.dumps(m))
+    shutil.copyfile(BUNDLED_ADAPTER / "grounding.json", folder / "grounding.json")
     return folder
 
 
@@ -137,6 +140,22 @@ def test_prepare_builds_once_and_force_rebuilds(cache, monkeypatch):
     m = json.loads((out / "manifest.json").read_text())
     (out / "manifest.json").write_text(json.dumps({**m, "adapter_sha256": "0" * 64}))
     assert ex.prepare_default(out) == (out, True) and len(built) == 3          # another adapter: rebuilt
+
+
+def test_new_grounding_policies_are_copied_not_rebuilt(cache, monkeypatch):
+    import mobile_actions.recipes.export_onnx as ex
+    from mobile_actions.runtime.prepared import prepared_export
+
+    monkeypatch.setattr(ex, "run", lambda cfg, progress=None: pytest.fail("rebuilt"))
+    out = _prepared(cache / f"onnx-{DEFAULT_QUANT}")
+    assert prepared_export() == out
+    (out / "grounding.json").write_text("{}")
+    with pytest.raises(NotPreparedError, match="older grounding policies.*model prepare"):
+        prepared_export()
+    lines = []
+    assert ex.prepare_default(out, progress=lines.append) == (out, False) and "refreshed" in lines[-1]
+    assert (out / "grounding.json").read_bytes() == (BUNDLED_ADAPTER / "grounding.json").read_bytes()
+    assert prepared_export() == out
 
 
 def test_the_default_navigator_runs_on_its_prepared_export(cache, tmp_path, monkeypatch):

@@ -44,6 +44,7 @@ POLICY_FILE = "grounding.json"
 SPAN_THRESHOLD = 0.95     # the share of verbatim gold values above which an argument is treated as copied
 MIN_EXAMPLES = 5          # fewer gold values than this say nothing
 CUES = "cues"             # in the policies mapping: {tool.argument: [cue, ...]} beside the policies
+AFTER_RESULTS = "after_results"   # in the policies mapping: {tool.argument: policy} for turns after tool results
 NOW_PREFIX = "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
 
 EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
@@ -56,9 +57,12 @@ def _kind_of(name: str, schema: dict) -> str:
     text = f"{name} {schema.get('format', '')} {schema.get('description', '')}".lower()
     if schema.get("format") == "mobile-actions-datetime" or DATETIME_HINT.lower() in text:
         return "datetime"
-    if "email" in text or "e-mail" in text:
+    # The value *is* an address or a number: the name says so, or the format or description calls it one.
+    # "The subject of the email" mentions email but is not an address.
+    if re.search(r"e-?mail(?!\w)", name.lower()) or schema.get("format") == "email" \
+            or re.search(r"e-?mail address", text):
         return "email"
-    if "phone" in text:
+    if "phone" in name.lower() or "phone number" in text:
         return "phone"
     return "span"
 
@@ -110,14 +114,29 @@ def _strings(value: Any) -> Iterable[str]:
             yield from _strings(v)
 
 
+def _policy(kind: str, s: ArgumentStats, threshold: float) -> str:
+    if kind == "datetime":
+        return "datetime"
+    return kind if s.n >= MIN_EXAMPLES and s.share >= threshold else "free"
+
+
+def _entry(s: ArgumentStats, policy: str) -> dict:
+    return {"n": s.n, "verbatim": s.verbatim, "share": round(s.share, 4), "policy": policy}
+
+
 def learn_policies(rows: Iterable[Any], threshold: float = SPAN_THRESHOLD) -> dict:
     """Per ``tool.argument`` (string arguments): how many gold values there are, how many are verbatim
-    substrings of the conversation, and the policy that follows. `rows` are `dataset.Row`s."""
-    stats: dict[str, ArgumentStats] = {}
+    substrings of the conversation, and the policy that follows. `rows` are `dataset.Row`s.
+
+    Turns that answer tool results are counted apart (``after_results``): there a value may be composed
+    from a result ("Address of the Louvre"), while in the user's own turn it is copied ("email ana that I'm
+    running late"). Pooled, the follow-ups would turn copying off for every email subject."""
+    stats: dict[tuple[bool, str], ArgumentStats] = {}
     kinds: dict[str, str] = {}
     for row in rows:
         sources = conversation_sources(row.messages)
         strings = {t.name: dict(_string_args(t)) for t in row.tools}
+        after = bool(row.prompt_messages) and row.prompt_messages[-1].get("role") == "tool"
         for call in row.calls:
             for arg, value in call.arguments.items():
                 schema = strings.get(call.name, {}).get(arg)
@@ -125,25 +144,23 @@ def learn_policies(rows: Iterable[Any], threshold: float = SPAN_THRESHOLD) -> di
                     continue
                 key = f"{call.name}.{arg}"
                 kinds[key] = _kind_of(arg, schema)
-                s = stats.setdefault(key, ArgumentStats())
+                s = stats.setdefault((after, key), ArgumentStats())
                 s.n += 1
                 s.verbatim += any(value in src for src in sources)
     out = {}
-    for key, s in sorted(stats.items()):
-        kind = kinds[key]
-        if kind == "datetime":
-            policy = "datetime"
-        elif s.n >= MIN_EXAMPLES and s.share >= threshold:
-            policy = kind
-        else:
-            policy = "free"
-        out[key] = {"n": s.n, "verbatim": s.verbatim, "share": round(s.share, 4), "policy": policy}
+    for key in sorted(kinds):
+        first, follow = stats.get((False, key)), stats.get((True, key))
+        main = first or follow
+        out[key] = _entry(main, _policy(kinds[key], main, threshold))
+        if first and follow:
+            out[key][AFTER_RESULTS] = _entry(follow, _policy(kinds[key], follow, threshold))
     return {"threshold": threshold, "arguments": out}
 
 
 def read_policies(folder: str | Path | None) -> dict[str, Any]:
     """``tool.argument -> policy`` from a model folder's ``grounding.json`` (empty when there is none),
-    and under ``CUES`` the cues set there, ``tool.argument -> [cue, ...]``."""
+    under ``CUES`` the cues set there, ``tool.argument -> [cue, ...]``, and under ``AFTER_RESULTS`` the
+    policies for turns that answer tool results, where they were learned apart."""
     if folder is None:
         return {}
     path = Path(folder) / POLICY_FILE
@@ -152,6 +169,10 @@ def read_policies(folder: str | Path | None) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
     args = data.get("arguments", {})
     out: dict[str, Any] = {k: v["policy"] for k, v in args.items() if v.get("policy") in POLICIES}
+    after = {k: v[AFTER_RESULTS]["policy"] for k, v in args.items()
+             if isinstance(v.get(AFTER_RESULTS), dict) and v[AFTER_RESULTS].get("policy") in POLICIES}
+    if after:
+        out[AFTER_RESULTS] = after
     cues = {k: [c for c in v["cues"] if isinstance(c, str) and c.strip()] for k, v in args.items()
             if isinstance(v.get("cues"), list)}
     if cues:
@@ -278,7 +299,8 @@ class Grounding:
         given = schema.get("x-grounding")
         if given in POLICIES:
             return given
-        learned = self.policies.get(f"{tool}.{arg}")
+        learned = (self.after_results and (self.policies.get(AFTER_RESULTS) or {}).get(f"{tool}.{arg}")
+                   or self.policies.get(f"{tool}.{arg}"))
         if learned in POLICIES:
             return learned
         return "datetime" if _kind_of(arg, schema) == "datetime" else "free"

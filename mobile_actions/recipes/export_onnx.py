@@ -1265,18 +1265,22 @@ def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
     Skipped when `out` already holds a current one (`runtime.prepared.stale_reason`: this export format,
     the default quant, the bundled adapter's sha256); `force` rebuilds. Built beside `out` and swapped in at the end,
     so an interrupted build never leaves a folder that looks prepared."""
-    from mobile_actions.runtime.prepared import DEFAULT_QUANT, stale_reason
+    from mobile_actions.runtime.prepared import DEFAULT_QUANT, grounding_outdated, stale_reason
 
     say = progress or (lambda _m: None)
     out = Path(out)
     why = stale_reason(out, adapter=adapter)
+    model = "default" if adapter is None else str(adapter)
     if why is None and not force:
-        say(f"ONNX export: {out} is current (bundled adapter unchanged)")
+        if grounding_outdated(out, adapter):
+            copy_grounding(model, out)
+            say(f"ONNX export: {out} is current; its grounding policies were refreshed from the bundled adapter")
+        else:
+            say(f"ONNX export: {out} is current (bundled adapter unchanged)")
         return out, False
     say(f"ONNX export: building {out} ({'--force' if why is None else why})")
     tmp = out.with_name(out.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    model = "default" if adapter is None else str(adapter)
     res = run(ExportConfig(model=model, out=str(tmp), quant=DEFAULT_QUANT, check=check,
                            eval_rows=0 if adapter is not None else ExportConfig.eval_rows), progress=say)
     if not check_ok(res.check):

@@ -50,6 +50,18 @@ def bundled_adapter_sha256(adapter: str | Path | None = None) -> str:
     return sha256_files([folder / f for f in ADAPTER_FILES if (folder / f).is_file()])
 
 
+def grounding_outdated(folder: str | Path, adapter: str | Path | None = None) -> bool:
+    """Whether the export at `folder` carries other grounding policies than the bundled adapter's
+    ``grounding.json``. Policies are relearned without retraining, so they change without the weights:
+    `model prepare` then copies the file instead of rebuilding the export."""
+    from mobile_actions.caller.model import BUNDLED_ADAPTER
+    from mobile_actions.decoding.grounding import POLICY_FILE
+
+    src = (Path(adapter) if adapter is not None else BUNDLED_ADAPTER) / POLICY_FILE
+    dst = Path(folder) / POLICY_FILE
+    return src.is_file() and (not dst.is_file() or dst.read_bytes() != src.read_bytes())
+
+
 def navigator_onnx_dir(cache: str | Path | None = None) -> Path:
     """`<cache>/onnx-navigator-<quant>`: where `model prepare` puts the bundled text navigator's export."""
     from mobile_actions.caller.model import cache_dir  # torch-free
@@ -103,6 +115,9 @@ def prepared_export(folder: str | Path | None = None) -> Path:
     if why:
         raise NotPreparedError(f"{why}: run `mobile-actions model prepare` (it rebuilds the export, ~5 min on "
                                f"2 cores); or use --torch for PyTorch")
+    if grounding_outdated(folder):
+        raise NotPreparedError(f"{folder} has older grounding policies than the bundled caller: run `mobile-actions "
+                               f"model prepare` (it copies them, a second)")
     return folder
 
 
