@@ -542,3 +542,14 @@ def test_shared_verb_rows_route_the_screen_part_in_the_users_words():
         assert (names[0] == "operate_screen") == thing_first
     plain = generate_rows(load_catalogue("mobile_actions"), 300, seed=5)
     assert not any(f.startswith("shared/") for r in plain for f in r["meta"]["families"])
+
+
+def test_titles_come_as_people_type_them(catalogue):
+    from mobile_actions.datagen.values import FIRST_NAMES
+
+    rows = generate_rows(catalogue, 600, seed=6, families="train", tool_weights={"create_calendar_event": 6.0})
+    titles = [c.arguments["title"] for r in rows for c in _calls(r) if c.name == "create_calendar_event"]
+    lower = [t for t in titles if t[0].islower()]
+    assert 0.15 < len(lower) / len(titles) < 0.5
+    names = {n.lower() for n in FIRST_NAMES}
+    assert not any(t.split("'")[0].split(" ")[0] in names for t in lower)   # "{first}'s birthday" keeps its capital

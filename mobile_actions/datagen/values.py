@@ -317,7 +317,7 @@ def _fill(rng: Random, pattern: str) -> str:
 
 
 def subject(rng: Random) -> str:
-    return _fill(rng, rng.choice(_SUBJECTS))
+    return _fill(rng, _as_typed(rng, rng.choice(_SUBJECTS)))
 
 
 def statement(rng: Random) -> str:
@@ -333,8 +333,18 @@ def body(rng: Random) -> str:
     return text
 
 
+def _as_typed(rng: Random, pattern: str, share: float = 0.4) -> str:
+    """A title pattern as people type it: often with a lower-case first letter ("dentist appointment"). The
+    gold value is what they typed, so a caller trained only on "Dentist appointment" would re-capitalise or
+    balk. Patterns that open with a name ("{first}'s birthday") or an acronym ("LH123") keep their case."""
+    first = pattern.split(" ", 1)[0]
+    if rng.random() >= share or not first[:1].isupper() or first[1:2].isupper() or any(c.isdigit() for c in first):
+        return pattern
+    return pattern[0].lower() + pattern[1:]
+
+
 def event_title(rng: Random) -> str:
-    return _fill(rng, rng.choice(_TITLES))
+    return _fill(rng, _as_typed(rng, rng.choice(_TITLES)))
 
 
 # ------------------------------------------------------------------------------------------ GUI goals
