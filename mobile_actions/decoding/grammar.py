@@ -85,8 +85,11 @@ class StrSpec:
 
     def continuations(self, content: str) -> set[str]:
         """span: the characters that keep ``content`` a substring of one of the texts (never a leading space
-        or closing punctuation: ", and" is nobody's value)."""
-        out = {text[j] for text, j in self._ends(content) if j < len(text)}
+        or closing punctuation: ", and" is nobody's value) from which a whole span can still be reached.
+        Without that last check a source ending "..., Paris, " or "... 🙏" let the model write itself into a
+        value it could neither finish nor extend."""
+        out = {text[j] for text, j in self._ends(content)
+               if j < len(text) and _completable(text, j - len(content), j + 1)}
         return {c for c in out if c not in _CTRL_SYMS and (content or not c.isspace() and c not in NO_SPAN_START)}
 
     def next_word_chars(self, content: str) -> set[str]:
@@ -118,6 +121,16 @@ class StrSpec:
             return False
         return any(j == len(text) or not (text[j].isalnum() and content[-1].isalnum())
                    for text, j in self._ends(content))
+
+
+def _completable(text: str, i: int, e: int) -> bool:
+    """Whether ``text[i:e]`` extends to a whole span ``text[i:k]``, k >= e (`StrSpec.whole_span`)."""
+    alnum = any(ch.isalnum() for ch in text[i:e])
+    for k in range(e, len(text) + 1):
+        alnum = alnum or text[k - 1].isalnum()
+        if alnum and not text[k - 1].isspace() and (k == len(text) or not (text[k].isalnum() and text[k - 1].isalnum())):
+            return True
+    return False
 
 
 WORD_SEPARATORS = frozenset(" ,'-")
