@@ -86,3 +86,11 @@ def test_never_raises_on_noisy_text():
         text = " ".join(rng.choice(tokens) for _ in range(rng.randint(1, 8)))
         for c in resolve(text, now):
             assert datetime.strptime(c, FORMAT)
+
+
+def test_expression_spans_are_offsets_in_the_text_itself():
+    from mobile_actions.decoding.datetimes import expression_spans
+
+    text = "Tonight at 9 I have movie night  — and “lunch” on December 3rd"
+    assert [text[a:b] for a, b in expression_spans(text)] == ["Tonight", "at 9", "on December 3rd"]
+    assert expression_spans("155 boulevard Saint-Germain, Paris") == []

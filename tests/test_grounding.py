@@ -288,3 +288,22 @@ def test_an_argument_about_an_email_is_not_an_address(name, description, kind):
     from mobile_actions.decoding.grounding import _kind_of
 
     assert _kind_of(name, {"type": "STRING", "description": description}) == kind
+
+
+def test_an_undated_argument_is_not_taken_from_a_date():
+    """Titles never hold a date in the data, so "a job interview on December 3rd at 11" cannot be titled
+    "December 3rd"; a subject sometimes does ("Dinner on Friday"), so it keeps the whole request."""
+    from mobile_actions.dataset import parse_row
+    from mobile_actions.datagen.generate import generate_rows
+    from mobile_actions.decoding.grounding import UNDATED
+
+    learned = learn_policies([parse_row(r) for r in generate_rows(load_catalogue("mobile_actions"), 400, seed=3)])
+    assert learned["arguments"]["create_calendar_event.title"][UNDATED] is True
+    assert learned["arguments"]["send_email.subject"][UNDATED] is False
+    cat = load_catalogue("mobile_actions")
+    request = "I have a job interview on December 3rd at 11, put it in my calendar"
+    g = Grounding.from_messages([DEV, {"role": "user", "content": request}],
+                                {"create_calendar_event.title": "span", UNDATED: ["create_calendar_event.title"]})
+    spans = g.tool_schema(cat["create_calendar_event"])["properties"]["title"]["x-span"]
+    assert spans == ["I have a job interview ", ", put it in my calendar"]
+    assert not any("December" in s or "11" in s for s in spans)

@@ -105,9 +105,12 @@ _SPELLINGS = (
 )
 
 
+_PUNCTUATION = str.maketrans("\u2018\u2019\u201c\u201d\u2013\u2014\u00a0", "''\"\"-- ")   # one for one
+
+
 def normalise(text: str) -> str:
     """Lower case, straight quotes, single spaces, digits for number words, one spelling per shorthand."""
-    text = text.lower().translate(str.maketrans("\u2018\u2019\u201c\u201d\u2013\u2014\u00a0", "''\"\"-- "))
+    text = text.lower().translate(_PUNCTUATION)
     text = re.sub(r"\s+", " ", text)
     text = _ordinal_words(text)
     tens_units = "|".join(list(_UNITS)[1:10])
@@ -620,6 +623,13 @@ def _groups(found: list[Mention], text: str) -> list[tuple[int, Mention | None, 
                 out += [(q + 4, day, None), (q + 4, None, clock)]
     out += [(5 if m.quoted else 1, m, None) for m in found if m.kind == "exact"]
     return sorted(out, key=lambda g: g[0])
+
+
+def expression_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each date/time expression in `text` itself, not in its normalised form: the parts a copied
+    value that never holds a date (an event's title) must not take. Only the one-for-one part of `normalise` is
+    applied so the offsets stay the text's; a number in words ("at nine") is not found here."""
+    return [(m.start, m.end) for m in mentions(text.lower().translate(_PUNCTUATION), datetime(2000, 1, 1))]
 
 
 def resolve(text: str, now: datetime) -> list[str]:

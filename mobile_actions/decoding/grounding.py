@@ -11,6 +11,10 @@ string argument, per request, before decoding starts:
 - ``datetime``: one of the candidates the date resolver reads from the user's words (`datetimes.resolve`);
 - ``free``: any string (the call grammar alone).
 
+A span argument whose gold values never hold a date or time (an event's title: learned as ``undated``) is
+not taken from the request's date/time expressions: "a job interview on December 3rd at 11" cannot be titled
+"December 3rd".
+
 Which arguments are copied is learned from data (`learn_policies`: the share of gold values that are
 verbatim spans, per ``tool.argument``; ``mobile-actions spans FILE`` writes it as ``grounding.json`` next
 to a model) and can be set in a catalogue with ``"x-grounding": "span" | "email" | "phone" | "datetime" |
@@ -34,6 +38,7 @@ from typing import Any, Iterable, Sequence
 
 from mobile_actions.calls import DATETIME_HINT, argument_schema
 from mobile_actions.decoding.coverage import VERBS, claimed_elsewhere, outside_others
+from mobile_actions.decoding.datetimes import expression_spans, resolve
 
 POLICIES = ("span", "words", "email", "phone", "datetime", "free")
 WORD_RE = re.compile(r"[^\W_]+")
@@ -45,6 +50,8 @@ SPAN_THRESHOLD = 0.95     # the share of verbatim gold values above which an arg
 MIN_EXAMPLES = 5          # fewer gold values than this say nothing
 CUES = "cues"             # in the policies mapping: {tool.argument: [cue, ...]} beside the policies
 AFTER_RESULTS = "after_results"   # in the policies mapping: {tool.argument: policy} for turns after tool results
+UNDATED = "undated"       # in the policies mapping: the span arguments whose values never hold a date or time
+UNDATED_MAX = 0.01        # the share of gold values holding a date/time expression up to which an argument is undated
 NOW_PREFIX = "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
 
 EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
@@ -78,6 +85,7 @@ def _string_args(tool) -> Iterable[tuple[str, dict]]:
 class ArgumentStats:
     n: int = 0
     verbatim: int = 0
+    dated: int = 0        # values that hold a date/time expression ("Dinner on Friday")
 
     @property
     def share(self) -> float:
@@ -121,7 +129,11 @@ def _policy(kind: str, s: ArgumentStats, threshold: float) -> str:
 
 
 def _entry(s: ArgumentStats, policy: str) -> dict:
-    return {"n": s.n, "verbatim": s.verbatim, "share": round(s.share, 4), "policy": policy}
+    out = {"n": s.n, "verbatim": s.verbatim, "share": round(s.share, 4), "policy": policy}
+    if policy == "span":
+        out["dated"] = s.dated
+        out[UNDATED] = s.dated <= UNDATED_MAX * s.n
+    return out
 
 
 def learn_policies(rows: Iterable[Any], threshold: float = SPAN_THRESHOLD) -> dict:
@@ -147,6 +159,7 @@ def learn_policies(rows: Iterable[Any], threshold: float = SPAN_THRESHOLD) -> di
                 s = stats.setdefault((after, key), ArgumentStats())
                 s.n += 1
                 s.verbatim += any(value in src for src in sources)
+                s.dated += kinds[key] == "span" and bool(expression_spans(value))
     out = {}
     for key in sorted(kinds):
         first, follow = stats.get((False, key)), stats.get((True, key))
@@ -169,6 +182,9 @@ def read_policies(folder: str | Path | None) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
     args = data.get("arguments", {})
     out: dict[str, Any] = {k: v["policy"] for k, v in args.items() if v.get("policy") in POLICIES}
+    undated = sorted(k for k, v in args.items() if v.get(UNDATED) is True)
+    if undated:
+        out[UNDATED] = undated
     after = {k: v[AFTER_RESULTS]["policy"] for k, v in args.items()
              if isinstance(v.get(AFTER_RESULTS), dict) and v[AFTER_RESULTS].get("policy") in POLICIES}
     if after:
@@ -238,6 +254,15 @@ def now_of(messages: Sequence[dict]) -> datetime | None:
     return None
 
 
+def _outside_dates(text: str) -> list[str]:
+    """`text` cut at its date/time expressions: the pieces an undated value may come from."""
+    pieces, last = [], 0
+    for start, end in expression_spans(text):
+        pieces.append(text[last:start])
+        last = end
+    return pieces + [text[last:]]
+
+
 def _unique(xs: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(x for x in xs if x))
 
@@ -289,8 +314,6 @@ class Grounding:
     @property
     def datetimes(self) -> tuple[str, ...]:
         if self._datetimes is None:
-            from mobile_actions.decoding.datetimes import resolve
-
             self._datetimes = _unique(resolve(self.user_text, self.now)) if self.now else ()
         return self._datetimes
 
@@ -353,6 +376,8 @@ class Grounding:
                 cued = self.cued(tool, arg) if policy == "span" else []
                 if cued:   # the request names this argument ("surname ..."): its value is what follows
                     spans = tuple(cued)
+                if f"{tool.name}.{arg}" in (self.policies.get(UNDATED) or ()):   # not "December 3rd" as a title
+                    spans = tuple(piece for s in spans for piece in _outside_dates(s) if piece.strip())
                 if spans and policy == "span":
                     target["x-span"] = list(spans)
                 elif spans:   # a goal is an action: it starts with one of the request's verbs, if it has any
