@@ -52,6 +52,11 @@ class TemplateError(MobileActionsError, ValueError):
     """A phrasing template that does not parse; names the template and the position."""
 
 
+class GrammarDeadEnd(MobileActionsError, RuntimeError):
+    """The call grammar allows no next token (a bug in a constraint). Decoders stop there: the partial output
+    is then reported as a call that does not parse, never dispatched."""
+
+
 # ============================================================================================ models
 class ModelError(MobileActionsError, RuntimeError):
     """A model spec that cannot be resolved or a tokenizer that is not FunctionGemma-compatible."""

@@ -164,7 +164,9 @@ def test_no_tools_no_call_and_dead_ends_raise(table):
     none = Constraints(table).for_tools(Catalogue.from_json([]))
     start = none.allowed()
     assert not start[48] and start[106]          # a reply or a stop, never a call that cannot be finished
-    with pytest.raises(ValueError, match="dead end"):
+    from mobile_actions.errors import GrammarDeadEnd
+
+    with pytest.raises(GrammarDeadEnd, match="dead end"):
         pick(np.zeros(table.size, dtype=np.float32), np.zeros(table.size, dtype=bool))
 
 

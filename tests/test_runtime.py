@@ -78,6 +78,25 @@ def test_constrained_results_are_valid_or_text(caller_factory):
         assert r.timings["ttft_ms"] > 0 and r.timings["total_ms"] >= r.timings["ttft_ms"]
 
 
+def test_a_grammar_dead_end_ends_the_turn_without_a_traceback(caller_factory, monkeypatch):
+    """Should a constraint ever leave no token, the caller stops there and the partial call is a problem."""
+    import mobile_actions.decoding.grammar as grammar
+    from mobile_actions.errors import GrammarDeadEnd
+
+    real, n = grammar.pick, [0]
+
+    def pick(logits, allowed):
+        n[0] += 1
+        if n[0] > 3:
+            raise GrammarDeadEnd("no token is allowed: the grammar reached a dead end")
+        return real(logits, allowed)
+
+    monkeypatch.setattr(grammar, "pick", pick)
+    c = caller_factory(max_new_tokens=40, sparse_head=False)
+    r = c.call("add Ann Lee to contacts", now=NOW)
+    assert not r.calls and r.timings["new_tokens"] <= 3 + r.timings["forced_tokens"]
+
+
 def test_threads_setting_reaches_onnxruntime(caller_factory):
     c = caller_factory(threads=1)
     assert c.decoder.threads == 1

@@ -30,6 +30,7 @@ def greedy(model: Any, ids: Sequence[int], *, max_new_tokens: int, stop: Sequenc
     import torch
 
     from mobile_actions.decoding.grammar import pick
+    from mobile_actions.errors import GrammarDeadEnd
 
     t0 = time.perf_counter()
     out: list[int] = []
@@ -39,7 +40,10 @@ def greedy(model: Any, ids: Sequence[int], *, max_new_tokens: int, stop: Sequenc
         res = model(input_ids=torch.tensor([list(ids)]), use_cache=True)
         while len(out) < max_new_tokens:
             logits = res.logits[0, -1].float().numpy()
-            nxt = constraint.settle(pick(logits, constraint.allowed())) if constraint is not None else int(logits.argmax())
+            try:
+                nxt = constraint.settle(pick(logits, constraint.allowed())) if constraint is not None else int(logits.argmax())
+            except GrammarDeadEnd:
+                break
             if ttft is None:
                 ttft = (time.perf_counter() - t0) * 1e3
             if nxt in stop:

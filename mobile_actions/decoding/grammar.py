@@ -34,6 +34,7 @@ import numpy as np
 from mobile_actions.calls import DATETIME_HINT, argument_schema
 from mobile_actions.catalog import Catalogue
 from mobile_actions.decoding import coverage
+from mobile_actions.errors import GrammarDeadEnd
 from mobile_actions.wire import CONTROL_TOKEN_IDS, CONTROL_TOKENS, END_CALL, ESCAPE, START_CALL, STOP_STRINGS, parse
 
 TOKEN_CACHE = "token_table.npz"
@@ -938,7 +939,7 @@ def pick(logits: np.ndarray, allowed: np.ndarray) -> int:
     """Greedy choice among the allowed ids (int array) or mask (bool array); a mask is fitted to the
     logits' width first (a head may be wider than its tokenizer)."""
     if len(allowed) == 0 or allowed.dtype == bool and not allowed.any():
-        raise ValueError("no token is allowed: the grammar reached a dead end")
+        raise GrammarDeadEnd("no token is allowed: the grammar reached a dead end")
     if allowed.dtype == bool:
         if len(allowed) != len(logits):
             allowed = allowed_mask(allowed, len(logits))

@@ -459,6 +459,7 @@ class Caller:
         """Greedy token ids after the prompt (stop token excluded); fills `stats`. `messages` (what the
         prompt was rendered from) is what grounded values may be taken from."""
         from mobile_actions.decoding.grammar import pick
+        from mobile_actions.errors import GrammarDeadEnd
 
         if self.constrained and self._constraints is None:
             self._constraint(tools)  # load the token table once, outside the timed region
@@ -487,7 +488,10 @@ class Caller:
                     tid = int(rows[int(np.argmax(logits))])
                     sparse_steps += 1
                 else:
-                    tid = pick(logits, allowed) if con is not None else int(np.argmax(logits))
+                    try:
+                        tid = pick(logits, allowed) if con is not None else int(np.argmax(logits))
+                    except GrammarDeadEnd:   # the partial call is reported as one that does not parse
+                        break
                 if con is not None:
                     tid = con.settle(tid)
                 if first:
