@@ -80,6 +80,9 @@ SHOW_MAP: list[FamilySpec] = [
     # Directions with no map word: show_map is the only way the phone can answer them.
     ("directions_to", "free", "(how do I get to|directions to|get me directions to|what's the way to|navigate to|route to) {query}(?|)"),
     ("take_me_to", "imp", "(take me to|get me to|guide me to|find the way to|find) {query}"),
+    # Searches around the user: the query is the search as said ("nearest pharmacy", "ATMs near me").
+    ("nearest", "free", "(where's|where is|show me|find|find me|how far is|take me to|I need) the {query}(?|)"),
+    ("near_me", "imp", "(find|show me|search for|look for|pull up|find me) {query}"),
     ("query_first", "free", "{query}(, on the map please| - where is it?| - show me on the map|: can you map it)"),
 ]
 
@@ -236,6 +239,8 @@ def sample_chain_slots(rng: Random) -> tuple[str, str, dict[str, Value]]:
 
 # Families whose subject is news told in a clause ("email ana that I'm running late"), not a title.
 STATEMENT_SUBJECT = frozenset({"email_that", "tell_by_email"})
+# Families whose query is a search around the user ("the nearest pharmacy"), not a place's name.
+NEARBY_QUERY = frozenset({"nearest", "near_me"})
 
 
 def sample_slots(tool: str, rng: Random, now, family: str = "") -> tuple[dict, dict[str, Value]]:
@@ -254,7 +259,7 @@ def sample_slots(tool: str, rng: Random, now, family: str = "") -> tuple[dict, d
         args = {"first_name": p.first, "last_name": p.last, "phone_number": V.phone(rng), "email": V.email_for(rng, p)}
         return args, _literal(args)
     if tool == "show_map":
-        args = {"query": V.map_query(rng)}
+        args = {"query": V.nearby_query(rng, family == "nearest") if family in NEARBY_QUERY else V.map_query(rng)}
         return args, {**_literal(args), "_first": Value(V.person(rng).first, LITERAL)}
     if tool == "operate_screen":
         args = {"goal": V.gui_goal(rng)}

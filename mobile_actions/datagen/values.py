@@ -194,6 +194,23 @@ _BUSINESS_TYPES = ("Café", "Coffee", "Bakery", "Pizzeria", "Trattoria", "Bistro
                    "Hair Salon", "Barbershop", "Bike Shop", "Hardware", "Florist", "Vet Clinic", "Laundromat", "Hotel",
                    "Hostel", "Cinema", "Records", "Wine Bar", "Brewery", "Market", "Garage", "Bank", "Library",
                    "Climbing Gym", "Dim Sum House", "Noodle Bar", "Patisserie", "Boulangerie", "Deli", "Car Wash")
+# What people look for around them, singular and plural ("the nearest pharmacy", "pharmacies near me").
+_NEARBY = (("pharmacy", "pharmacies"), ("gas station", "gas stations"), ("coffee shop", "coffee shops"),
+           ("ATM", "ATMs"), ("supermarket", "supermarkets"), ("hospital", "hospitals"), ("parking", "parking spots"),
+           ("bus stop", "bus stops"), ("train station", "train stations"), ("sushi place", "sushi places"),
+           ("gym", "gyms"), ("bakery", "bakeries"), ("charging station", "EV chargers"), ("post office", "post offices"),
+           ("vet", "vets"), ("playground", "playgrounds"), ("public toilet", "restrooms"), ("bookstore", "bookstores"),
+           ("pizza place", "pizza places"), ("hardware store", "hardware stores"))
+
+
+def nearby_query(rng: Random, nearest: bool) -> str:
+    """A search around the user, as said: "nearest pharmacy" (`nearest`) or "coffee shops near me"."""
+    one, many = rng.choice(_NEARBY)
+    if nearest:
+        return f"{rng.choice(('nearest', 'closest', 'nearest open'))} {one}"
+    return f"{many} {rng.choice(('near me', 'nearby', 'around here', 'close to me', 'in the area'))}"
+
+
 _BUSINESS_NAMES = ("Blue Bottle", "Golden Dragon", "Sakura", "La Piazza", "El Rincón", "Le Petit", "Smile", "Green Leaf",
                    "FitLife", "Lotus", "Red Fox", "Olive Tree", "Sunrise", "Maple", "Harbour", "Riverside", "Old Town",
                    "Mama Rosa's", "Chez Amélie", "Café Lumière", "Bäckerei Schmidt", "Kaffeehaus Müller", "Ōmori",
