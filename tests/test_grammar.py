@@ -194,3 +194,13 @@ def test_a_span_never_reaches_a_dead_end(sources):
             assert state is not None
         else:
             pytest.fail("no end")
+
+
+def test_a_span_does_not_start_on_a_joining_or_filler_word():
+    from mobile_actions.decoding.grammar import StrSpec
+
+    spec = StrSpec("span", ("Hmm, and email Andrea then the Andes",))
+    starts = spec.continuations("")
+    assert "H" not in starts and "e" in starts and "A" in starts and "t" in starts   # "the", not "then"
+    assert "n" not in spec.continuations("a") and spec.continuations("An") == {"d"}   # "and" is not, "Andrea" is
+    assert not spec.whole_span("then") and spec.whole_span("email Andrea")

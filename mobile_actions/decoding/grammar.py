@@ -24,6 +24,7 @@ import calendar
 import copy
 import hashlib
 import json
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,12 +77,15 @@ class StrSpec:
     heads: tuple = ()               # words: the words it may start with (empty: any of `values`)
 
     def _ends(self, content: str) -> Iterable[tuple[str, int]]:
-        """span: (text, end) of every occurrence of ``content`` that starts on a word boundary."""
+        """span: (text, end) of every occurrence of ``content`` that starts on a word boundary, and not on a
+        joining or filler word: "and email" or "Hmm" is nobody's value."""
         for text in self.values:
             i = text.find(content)
             while 0 <= i < len(text):
                 if i == 0 or not (text[i - 1].isalnum() and text[i].isalnum()):
-                    yield text, i + len(content)
+                    word = _WORD.match(text, i)
+                    if not (word and word.group().lower() in NO_SPAN_START_WORDS):
+                        yield text, i + len(content)
                 i = text.find(content, i + 1)
 
     def continuations(self, content: str) -> set[str]:
@@ -136,6 +140,8 @@ def _completable(text: str, i: int, e: int) -> bool:
 
 WORD_SEPARATORS = frozenset(" ,'-")
 NO_SPAN_START = frozenset(",.;:!?)]}")
+NO_SPAN_START_WORDS = frozenset({"and", "then", "also", "hmm", "um", "uh", "erm"})
+_WORD = re.compile(r"[^\W_]+")
 
 
 WORD_INNER = frozenset(".@/:")   # inside a word ("example.com"), never at either end (`grounding.GOAL_WORD_RE`)
