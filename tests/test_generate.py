@@ -553,3 +553,12 @@ def test_titles_come_as_people_type_them(catalogue):
     assert 0.15 < len(lower) / len(titles) < 0.5
     names = {n.lower() for n in FIRST_NAMES}
     assert not any(t.split("'")[0].split(" ")[0] in names for t in lower)   # "{first}'s birthday" keeps its capital
+
+
+def test_some_requests_open_with_context_that_asks_for_nothing(rows):
+    from mobile_actions.datagen.values import _ASIDES
+
+    fixed = [max(re.split(r"\{[^}]*\}", a), key=len).strip().lower() for a in _ASIDES]
+    opened = [r for r in rows if any(f in user_text(r).lower() for f in fixed)]
+    assert 0.02 < len(opened) / len(rows) < 0.12
+    assert any(c.name == "create_calendar_event" for r in opened for c in _calls(r))   # with a date of its own

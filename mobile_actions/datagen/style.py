@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from random import Random
 
+from mobile_actions.datagen import values as V
 from mobile_actions.datagen.templates import LITERAL, TEXT, Segment
 
 REGISTERS = ("plain", "polite", "casual", "terse", "runon")
@@ -53,6 +54,7 @@ _CONNECTORS = {
     "inline": (" and ", " and also ", ", and ", " and then ", ", then ", ", and also "),
 }
 _AFTER_STOP = (" Also ", " Also, ", " Then ", " And ", " Oh, and ", " Next, ", " Plus ")
+ASIDE_RATE = 0.06   # requests that open with context asking for nothing (`values.aside`)
 _TERSE_DROP = re.compile(r"\b(the|a|an|my|please|some)\b ?", re.IGNORECASE)
 _KEYS = "qwertyuiop asdfghjkl zxcvbnm"
 
@@ -118,6 +120,8 @@ def _opener(rng: Random, style: Style, first_mode: str) -> tuple[str, bool]:
         opener = rng.choice(_FREE_OPENERS) if style.register in ("plain", "casual", "polite") else ""
     if style.register == "runon" and rng.random() < 0.7:
         opener = rng.choice(_RUNON_PREAMBLES) + opener
+    elif style.register != "terse" and rng.random() < ASIDE_RATE:
+        opener = V.aside(rng) + rng.choice((", so ", ". ", ", ")) + opener
     return opener, question
 
 

@@ -333,6 +333,19 @@ def _fill(rng: Random, pattern: str) -> str:
     return pattern.format(**fields)
 
 
+# Context people give before asking, which asks for nothing ("I'm meeting Ana at the Louvre tomorrow, turn on
+# the flashlight"): places, names and times a caller must not turn into calls of their own.
+_ASIDES = ("I'm meeting {first} at {landmark} tomorrow", "{first} is coming over on {weekday}",
+           "we're having dinner at {biz} tonight", "my flight to {city} leaves at {clock}",
+           "I just got back from {landmark}", "the meeting with {first} {last} went well",
+           "{first} emailed me this morning", "I'm at {biz} right now", "my sister lives in {city}",
+           "I have a busy {weekday}", "the party at {first}'s place was fun", "I'm heading to {city} next week")
+
+
+def aside(rng: Random) -> str:
+    return _fill(rng, rng.choice(_ASIDES))
+
+
 def subject(rng: Random) -> str:
     return _fill(rng, _as_typed(rng, rng.choice(_SUBJECTS)))
 
