@@ -42,3 +42,18 @@ def test_bench_caller_runs_onnxruntime_genai_on_the_same_export(tmp_path):
     assert [r["variant"] for r in rows] == ["onnxruntime-genai q8"]
     r = rows[0]
     assert r["requests"] == 2 and r["prefill_tokens_p50"] > 500 and r["steps_p50"] >= 2 and r["ttft_ms_p50"] > 0
+
+
+def test_the_default_requests_are_stored_and_stay_put():
+    """The benchmark's requests come from a file, so a generator that learns new phrasings does not move them;
+    they are what the generator's rule drew (held-out families, all 7 tools, 10-40 words, 1-2 calls)."""
+    from mobile_actions.dataset import parse_row
+    from mobile_actions.recipes.bench_caller import STORED_SEED, bench_rows
+
+    rows = bench_rows(20, STORED_SEED)
+    assert len(rows) == 21 and rows == bench_rows(40, STORED_SEED)[:21]
+    for row in rows:
+        r = parse_row(row)
+        assert len(r.tools) == 7 and 1 <= len(r.calls) <= 2 and 10 <= len(r.user_text.split()) <= 40
+        assert row["meta"]["split"] == "heldout"
+    assert len(bench_rows(3, STORED_SEED + 1)) == 4                 # another seed: drawn now
