@@ -53,7 +53,7 @@ def test_the_default_requests_are_stored_and_stay_put():
     rows = bench_rows(20, STORED_SEED)
     assert len(rows) == 21 and rows == bench_rows(40, STORED_SEED)[:21]
     for row in rows:
-        r = parse_row(row)
-        assert len(r.tools) == 7 and 1 <= len(r.calls) <= 2 and 10 <= len(r.user_text.split()) <= 40
-        assert row["meta"]["split"] == "heldout"
+        first_calls = row["messages"][2].get("tool_calls") or []
+        assert len(parse_row(row).tools) == 7 and 1 <= len(first_calls) <= 2
+        assert 10 <= len(row["messages"][1]["content"].split()) <= 40 and row["meta"]["split"] == "heldout"
     assert len(bench_rows(3, STORED_SEED + 1)) == 4                 # another seed: drawn now
