@@ -94,3 +94,7 @@ def test_expression_spans_are_offsets_in_the_text_itself():
     text = "Tonight at 9 I have movie night  — and “lunch” on December 3rd"
     assert [text[a:b] for a, b in expression_spans(text)] == ["Tonight", "at 9", "on December 3rd"]
     assert expression_spans("155 boulevard Saint-Germain, Paris") == []
+    text = "Flight to İstanbul tomorrow at 9"             # "İ" lower-cases to two characters
+    assert [text[a:b] for a, b in expression_spans(text)] == ["tomorrow", "at 9"]
+    text = 'add "Sunday brunch" tomorrow at 11'           # quoted: part of a title
+    assert [text[a:b] for a, b in expression_spans(text)] == ["tomorrow", "at 11"]

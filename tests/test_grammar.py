@@ -172,13 +172,13 @@ def test_no_tools_no_call_and_dead_ends_raise(table):
 
 @pytest.mark.parametrize("sources", [
     ("and I need to find 155 boulevard Saint-Germain, Paris, ",),     # a clause cut off before "pull it up"
-    ("thanks 🙏", "email ana — "), ("  ,;  ", "x"), ("a, b;  c . ",)])
+    ("thanks 🙏", "email ana — "), ("  ,;  ", "x"), ("a, b;  c . ",), ("um, ", "x")])
 def test_a_span_never_reaches_a_dead_end(sources):
     """Every character the span grammar offers leads to a value it can finish: walked at random many times,
     each walk ends on the closing escape."""
     from random import Random
 
-    from mobile_actions.decoding.grammar import S_ESC, Str, StrSpec
+    from mobile_actions.decoding.grammar import Str, StrSpec
 
     end = object()
     rng = Random(0)
@@ -204,3 +204,14 @@ def test_a_span_does_not_start_on_a_joining_or_filler_word():
     assert "H" not in starts and "e" in starts and "A" in starts and "t" in starts   # "the", not "then"
     assert "n" not in spec.continuations("a") and spec.continuations("An") == {"d"}   # "and" is not, "Andrea" is
     assert not spec.whole_span("then") and spec.whole_span("email Andrea")
+
+
+def test_a_span_source_of_only_joins_and_fillers_leaves_the_value_unconstrained():
+    """"um, tomorrow at 9" less its date leaves "um, ": no value can be copied from it, so the grammar must not
+    open a span that can never close (the decoder would stop on a dead end)."""
+    from mobile_actions.decoding.grammar import S_ESC, Str, value_state
+
+    state = value_state({"type": "string", "x-span": ["um, ", ", and then "]}, object()).step(S_ESC)
+    assert isinstance(state, Str) and state.spec.kind == "free"
+    state = value_state({"type": "string", "x-span": ["um, Ana"]}, object()).step(S_ESC)
+    assert state.spec.kind == "span" and state.next_syms() == {"A"}

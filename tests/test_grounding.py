@@ -283,7 +283,9 @@ def test_read_policies_reads_the_follow_up_policies(tmp_path):
     ("to", "The email address of the recipient.", "email"), ("email", "The email address of the contact.", "email"),
     ("subject", "The subject of the email.", "span"), ("body", "The body of the email.", "span"),
     ("phone_number", "The phone number of the contact.", "phone"), ("number", "The phone number to dial.", "phone"),
-    ("title", "The title of the phone call.", "span")])
+    ("title", "The title of the phone call.", "span"), ("email_address", "", "email"), ("emailAddress", "", "email"),
+    ("recipient", "The e-mail of the recipient.", "email"), ("headphones", "Which headphones to pair.", "span"),
+    ("mobile", "", "phone")])
 def test_an_argument_about_an_email_is_not_an_address(name, description, kind):
     from mobile_actions.decoding.grounding import _kind_of
 

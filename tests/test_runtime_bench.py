@@ -57,3 +57,5 @@ def test_the_default_requests_are_stored_and_stay_put():
         assert len(parse_row(row).tools) == 7 and 1 <= len(first_calls) <= 2
         assert 10 <= len(row["messages"][1]["content"].split()) <= 40 and row["meta"]["split"] == "heldout"
     assert len(bench_rows(3, STORED_SEED + 1)) == 4                 # another seed: drawn now
+    more = bench_rows(42, STORED_SEED)                             # past the stored 41: drawn after them
+    assert len(more) == 43 and more[:41] == bench_rows(40, STORED_SEED)

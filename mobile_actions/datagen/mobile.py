@@ -39,7 +39,7 @@ SEND_EMAIL: list[FamilySpec] = [
     ("reply_to", "imp", "(reply to|get back to|answer|respond to) {to} (with|using) the subject {subject!q}<body: and (say|write|tell them) {body!q}>"),
     ("let_know", "imp", "let {_first} know by email at {to}<body: that {body!q}>(,|.|) (use the subject|subject|with the subject line|title it) {subject!q}"),
     ("email_that", "imp", "(email|e-mail|mail|send an email to|write to|drop a line to) {to} (that|to say|saying|to tell them|and tell (him|her|them)|and say|to let them know) {subject}<body:(.|,|;) (add|also say|and add|in the body put|body:) {body!q}>"),
-    ("tell_by_email", "imp", "(tell {_first}|let {_first} know) (by email|in an email|over email|via email) at {to} that {subject}"),
+    ("tell_by_email", "imp", "tell {_first} (by email|in an email|over email|via email) at {to} that {subject}"),
     ("subject_as", "imp", "(email|send|mail) {subject!q} to {to} as the (subject|subject line|title)<body:(,|;| and) (with the body|body|the message) {body!q}>"),
     ("remind_someone", "free", "(Remind|Ping|Nudge) {to} (by email|via email|over email) (about|regarding) {subject!q}<body:(,|.) (tell them|just write|say) {body!q}>"),
 ]
@@ -142,8 +142,8 @@ CREATE_CALENDAR_EVENT: list[FamilySpec] = [
     ("save_the_date", "imp", "(save the date|mark my calendar|mark the calendar) (for|with) {title!q} {datetime}"),
     ("event_fields", "free", "(New event|Event|Calendar entry)(:|,| -) (title|name) {title!q}(,|;) (when|time|date) {datetime}"),
     # No calendar word at all: people say what and when, and the time makes it an event.
-    ("remind_me", "free", "((remind me|I need a reminder) (about|of|to)|(set a reminder|reminder|add a reminder) (for|:)|don't let me miss) {title!q} {datetime}"),
-    ("plan_at", "imp", "(schedule|book|set up|arrange|plan|organise|organize|put|add) {title!q} (for |){datetime}"),
+    ("remind_me", "free", "((remind me|I need a reminder) (about|of)|(set a reminder|reminder|add a reminder) (for|:)|don't let me miss) {title!q} {datetime}"),
+    ("plan_at", "imp", "(schedule|book|organise|organize|put|add) {title!q} {datetime}"),
     ("bare_event", "free", "{title!q} {datetime}"),
     ("meeting_called", "imp", "(set up|schedule|create|add|organise|organize|book) (a meeting|a call|a session|an appointment|a reminder) (called|named|titled|about|for) {title!q} {datetime}"),
     ("set_up_at", "imp", "(set up|arrange|plan|note down) {title!q} {datetime} (in|on) {_CAL}".replace("{_CAL}", _CAL)),

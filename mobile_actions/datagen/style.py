@@ -121,7 +121,7 @@ def _opener(rng: Random, style: Style, first_mode: str) -> tuple[str, bool]:
     if style.register == "runon" and rng.random() < 0.7:
         opener = rng.choice(_RUNON_PREAMBLES) + opener
     elif style.register != "terse" and rng.random() < ASIDE_RATE:
-        opener = V.aside(rng) + rng.choice((", so ", ". ", ", ")) + opener
+        opener = V.aside(rng) + (". " if opener else rng.choice((", so ", ". ", ", "))) + opener
     return opener, question
 
 

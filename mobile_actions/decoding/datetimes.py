@@ -628,8 +628,10 @@ def _groups(found: list[Mention], text: str) -> list[tuple[int, Mention | None, 
 def expression_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each date/time expression in `text` itself, not in its normalised form: the parts a copied
     value that never holds a date (an event's title) must not take. Only the one-for-one part of `normalise` is
-    applied so the offsets stay the text's; a number in words ("at nine") is not found here."""
-    return [(m.start, m.end) for m in mentions(text.lower().translate(_PUNCTUATION), datetime(2000, 1, 1))]
+    applied so the offsets stay the text's ("İ" lower-cases to two characters: kept as it is); a number in words
+    ("at nine") is not found here, and an expression inside quotes is part of a title ("Sunday brunch")."""
+    low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text).translate(_PUNCTUATION)
+    return [(m.start, m.end) for m in mentions(low, datetime(2000, 1, 1)) if not m.quoted]
 
 
 def resolve(text: str, now: datetime) -> list[str]:

@@ -24,7 +24,6 @@ import calendar
 import copy
 import hashlib
 import json
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +82,7 @@ class StrSpec:
             i = text.find(content)
             while 0 <= i < len(text):
                 if i == 0 or not (text[i - 1].isalnum() and text[i].isalnum()):
-                    word = _WORD.match(text, i)
+                    word = coverage.WORD_RE.match(text, i)
                     if not (word and word.group().lower() in NO_SPAN_START_WORDS):
                         yield text, i + len(content)
                 i = text.find(content, i + 1)
@@ -141,7 +140,6 @@ def _completable(text: str, i: int, e: int) -> bool:
 WORD_SEPARATORS = frozenset(" ,'-")
 NO_SPAN_START = frozenset(",.;:!?)]}")
 NO_SPAN_START_WORDS = frozenset({"and", "then", "also", "hmm", "um", "uh", "erm"})
-_WORD = re.compile(r"[^\W_]+")
 
 
 WORD_INNER = frozenset(".@/:")   # inside a word ("example.com"), never at either end (`grounding.GOAL_WORD_RE`)
@@ -458,7 +456,9 @@ def value_state(schema: Any, cont: State) -> State:
     if hidden and all(isinstance(v, str) for v in hidden) and typ in (None, "string"):
         return Lit(S_ESC, Str(_spec("enum", tuple(hidden)), "", cont))
     if schema.get("x-span") and typ in (None, "string"):  # set per request by decoding.grounding
-        return Lit(S_ESC, Str(_spec("span", tuple(schema["x-span"])), "", cont))
+        spec = _spec("span", tuple(schema["x-span"]))
+        if spec.continuations(""):   # sources of only fillers and joins ("um, ", ", and then ") offer no value
+            return Lit(S_ESC, Str(spec, "", cont))
     if schema.get("x-words") and typ in (None, "string"):
         heads = tuple(schema.get("x-words-first") or ())
         return Lit(S_ESC, Str(_spec("words", tuple(schema["x-words"]), heads), "", cont))

@@ -41,7 +41,6 @@ from mobile_actions.decoding.coverage import VERBS, claimed_elsewhere, outside_o
 from mobile_actions.decoding.datetimes import expression_spans, resolve
 
 POLICIES = ("span", "words", "email", "phone", "datetime", "free")
-WORD_RE = re.compile(r"[^\W_]+")
 # A goal's words keep the dots, @ and slashes inside them ("example.com", "ana@x.com"): split, a goal says
 # "example com" and the navigator types that.
 GOAL_WORD_RE = re.compile(r"[^\W_]+(?:[.@/:][^\W_]+)*")
@@ -66,10 +65,10 @@ def _kind_of(name: str, schema: dict) -> str:
         return "datetime"
     # The value *is* an address or a number: the name says so, or the format or description calls it one.
     # "The subject of the email" mentions email but is not an address.
-    if re.search(r"e-?mail(?!\w)", name.lower()) or schema.get("format") == "email" \
-            or re.search(r"e-?mail address", text):
+    words = set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("e-mail", "email").lower()))
+    if words & {"email", "emails"} or schema.get("format") == "email" or re.search(r"e-?mail (?:address|of)", text):
         return "email"
-    if "phone" in name.lower() or "phone number" in text:
+    if words & {"phone", "telephone", "mobile", "tel"} or "phone number" in text:
         return "phone"
     return "span"
 
