@@ -97,7 +97,7 @@ def bench_rows(n: int, seed: int) -> list[dict]:
         stored = [json.loads(line) for line in BENCH_REQUESTS.read_text(encoding="utf-8").splitlines()]
         if n + 1 <= len(stored):
             return stored[:n + 1]
-        return stored + bench_rows(n, seed + 1_000_000)[1:n + 1 - len(stored) + 1]   # more: drawn after them
+        return stored + bench_rows(n + 1 - len(stored), seed + 1_000_000)[1:]   # more: drawn after them
     cat = load_catalogue("mobile_actions")
     out = []
     for row in generate_rows(cat, 20 * n + 50, seed, families="heldout", refusal_rate=0.0):
