@@ -38,6 +38,9 @@ BOS, START_TURN, END_TURN = "<bos>", "<start_of_turn>", "<end_of_turn>"
 STOP_STRINGS = (END_TURN, START_RESP)
 LAYOUTS = ("official", "cache", "calendar")
 PREFIX_LAYOUTS = ("cache", "calendar")       # layouts whose declarations come first (a reusable KV prefix)
+# Room for a caller's answer: three calls with an email body run to ~160 tokens (128 cut 1 in 200 held-out
+# answers, and a cut answer is no call at all); decoding stops at the turn's end, so a short answer costs no more.
+MAX_CALL_TOKENS = 256
 # Developer-text lines that change per request; the cache layout moves them after the declarations.
 VOLATILE_PREFIXES = ("Current date and time", "Day of week", "Days ahead")
 # Covers "in two weeks", every weekday name and "in N days" as the generator says them; the chat

@@ -176,3 +176,17 @@ def test_the_tokenizer_file_is_written_compact_and_tokenizes_the_same(tmp_path):
     for text in ("Email ana@example.com: the Louvre's address, 99 Rue de Rivoli!", "turn on the flashlight\n\n",
                  "<start_function_call>call:show_map{query:<escape>Zürich HB<escape>}<end_function_call>"):
         assert after.encode(text).ids == before.encode(text).ids
+
+
+def test_a_quantised_export_that_garbles_free_text_fails_its_self_check():
+    from mobile_actions.recipes.export_onnx import check_ok, check_problem, garbled
+
+    # what step 1,600's q8 export wrote after the apostrophe, against its fp32 export's answer
+    assert garbled("Sorry, I can'\u0d9c\u1a2b\u0f40", "Sorry, I can't help with that. Book me a taxi")
+    assert not garbled("Sorry, I can’t do that.", "Sorry, I can't help with that.")
+    assert not garbled("Désolé, je ne peux pas.", "Réserve-moi un taxi, désolé")   # the request's own letters
+    ok = {"fp32": {"equal": True}, "accuracy": {"garbled_texts": 0}}
+    bad = {"fp32": {"equal": True}, "accuracy": {"garbled_texts": 3}}
+    assert check_ok(ok) and not check_ok(bad)
+    assert "garbled 3" in check_problem(bad)
+    assert "PyTorch" in check_problem({"fp32": {"equal": False}})

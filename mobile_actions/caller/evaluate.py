@@ -29,7 +29,7 @@ REPORT_NAME, PREDICTIONS_NAME = "report.json", "predictions.jsonl"
 @dataclass
 class EvalConfig:
     batch_size: int = 8
-    max_new_tokens: int = 256
+    max_new_tokens: int = wire.MAX_CALL_TOKENS
     layout: str | None = None     # None: the layout the model was trained with (its marker), else "official"
     threads: int | None = None    # torch intra-op threads; None leaves torch's default
     progress: bool = True

@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from mobile_actions import wire
 from mobile_actions.caller.model import STOP_TOKEN_IDS
 
 
@@ -70,7 +71,7 @@ class TorchCaller:
     whose words matter little, and an untrained model would otherwise ramble to ``max_new_tokens``.
     """
 
-    def __init__(self, spec: str = "default", *, max_new_tokens: int = 128, text_tokens: int = 12,
+    def __init__(self, spec: str = "default", *, max_new_tokens: int = wire.MAX_CALL_TOKENS, text_tokens: int = 12,
                  constrained: bool = True, grounded: bool = True) -> None:
         from mobile_actions.caller.evaluate import model_layout, model_marker, model_policies
         from mobile_actions.caller.model import load_caller

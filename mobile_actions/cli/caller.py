@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from mobile_actions.wire import LAYOUTS
+from mobile_actions.wire import LAYOUTS, MAX_CALL_TOKENS
 
 
 def _err(msg: str) -> None:
@@ -198,7 +198,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", default=None, help="directory for report.json and predictions.jsonl "
                                                "(default: eval-out/MODEL__DATA)")
     p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--max-new-tokens", type=int, default=MAX_CALL_TOKENS)
     p.add_argument("--layout", choices=LAYOUTS, default=None,
                    help="prompt layout (default: what the model was trained with, else official)")
     p.add_argument("--threads", type=int, default=None)

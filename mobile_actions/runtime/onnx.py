@@ -353,7 +353,7 @@ class Caller:
     """Tool caller over an exported folder. Not thread-safe (one request at a time)."""
 
     def __init__(self, folder: str | Path, *, threads: int = DEFAULT_THREADS, constrained: bool = True,
-                 prefix_reuse: bool = True, force_tokens: bool = True, max_new_tokens: int = 128,
+                 prefix_reuse: bool = True, force_tokens: bool = True, max_new_tokens: int = wire.MAX_CALL_TOKENS,
                  layout: str | None = None, tools: Catalogue | str | None = None, spin: bool | None = None,
                  sparse_head: bool = True, grounded: bool = True):
         """`grounded`: values narrowed to the request (`decoding.grounding`, the folder's grounding.json);
