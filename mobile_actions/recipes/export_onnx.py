@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mobile_actions.runtime.onnx import FORMAT_VERSION  # what the runtime reads is what the export writes
-from mobile_actions.wire import LAYOUTS
+from mobile_actions.wire import LAYOUTS, MAX_CALL_TOKENS
 
 MANIFEST = "manifest.json"
 ONNX_NAME = "model.onnx"
@@ -1111,7 +1111,8 @@ def self_check_fp32(model, folder: Path, prompts: list[list[int]], n: int) -> di
     return {"kind": "greedy tokens vs PyTorch", "equal": all(r["equal"] for r in rows), "prompts": rows}
 
 
-def accuracy_check(folders: dict[str, Path], data: str | None, rows: int, max_new_tokens: int = 96) -> dict:
+def accuracy_check(folders: dict[str, Path], data: str | None, rows: int,
+                   max_new_tokens: int = MAX_CALL_TOKENS) -> dict:
     """Task accuracy (official exact match) of each exported folder on the same rows."""
     from mobile_actions.dataset import read_rows
     from mobile_actions.runtime import Caller
@@ -1268,18 +1269,19 @@ def _run(cfg: ExportConfig, say: Callable[[str], None]) -> ExportResult:
     return ExportResult(out, manifest, check)
 
 
-def check_ok(check: dict) -> bool:
-    """The self-check's verdict: fp32 greedy tokens == PyTorch, and a quantised export writes no garbled text
-    (its accuracy is reported, not judged: the rows are few)."""
-    return bool(check.get("equal", True) and check.get("fp32", {}).get("equal", True)
-                and not check.get("accuracy", {}).get("garbled_texts"))
-
-
-def check_problem(check: dict) -> str:
-    """What a failed self-check found, in words."""
+def check_problem(check: dict) -> str | None:
+    """What a failed self-check found, in words (None: passed). It fails when the fp32 export's greedy tokens
+    differ from PyTorch's, or when a quantised export garbles free text; the quantised export's accuracy is
+    reported, not judged (the rows are few)."""
     if not (check.get("equal", True) and check.get("fp32", {}).get("equal", True)):
         return "ONNX fp32 greedy tokens != PyTorch"
-    return f"the quantised export garbled {check['accuracy']['garbled_texts']} free-text answer(s) the fp32 one wrote"
+    if check.get("accuracy", {}).get("garbled_texts"):
+        return f"the quantised export garbled {check['accuracy']['garbled_texts']} free-text answer(s) the fp32 one wrote"
+    return None
+
+
+def check_ok(check: dict) -> bool:
+    return check_problem(check) is None
 
 
 def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
