@@ -1130,25 +1130,19 @@ def accuracy_check(folders: dict[str, Path], data: str | None, rows: int,
                                                          families="heldout")]
         source = "mobile_actions.datagen.generate(heldout, seed 1234)"
     out: dict[str, Any] = {"data": source, "rows": len(eval_rows), "metric": "exact match %"}
-    preds: dict[str, list] = {}
-    texts: dict[str, list[str]] = {}
+    answers: dict[str, list] = {}      # per folder, its CallResult for each row
     for name, folder in folders.items():
         caller = Caller.from_pretrained(folder, max_new_tokens=max_new_tokens)
-        got, said = [], []
-        for row in eval_rows:
-            res = caller.call_messages(row.messages[:-1] if row.messages[-1].get("role") == "assistant"
-                                       else row.messages, tools=row.tools)
-            got.append(res.calls)
-            said.append(res.text)
-        preds[name], texts[name] = got, said
-        out[name] = round(100 * sum(exact_match(r.calls, p) for r, p in zip(eval_rows, got)) / max(1, len(eval_rows)), 2)
-    names = list(folders)
-    if len(names) == 2:
-        a, b = preds[names[0]], preds[names[1]]
-        out["agreement"] = round(100 * sum(x == y for x, y in zip(a, b)) / max(1, len(a)), 2)
+        answers[name] = [caller.call_messages(row.messages[:-1] if row.messages[-1].get("role") == "assistant"
+                                              else row.messages, tools=row.tools) for row in eval_rows]
+        out[name] = round(100 * sum(exact_match(r.calls, a.calls) for r, a in zip(eval_rows, answers[name]))
+                          / max(1, len(eval_rows)), 2)
+    if len(answers) == 2:   # the first folder is the reference (fp32), the second the quantised export
+        ref, got = answers.values()
+        out["agreement"] = round(100 * sum(x.calls == y.calls for x, y in zip(ref, got)) / max(1, len(ref)), 2)
         # Calls are forced by the grammar; free text is not, so a quantised model that tips over shows there first.
-        out["garbled_texts"] = sum(garbled(t, ref + " ".join(str(m.get("content") or "") for m in r.messages))
-                                   for r, ref, t in zip(eval_rows, texts[names[0]], texts[names[1]]))
+        out["garbled_texts"] = sum(garbled(y.text, x.text + " ".join(str(m.get("content") or "") for m in r.messages))
+                                   for r, x, y in zip(eval_rows, ref, got))
     return out
 
 
