@@ -53,8 +53,9 @@ def test_lora_run_writes_adapter_curves_and_eval(tiny_run):
     for name in ("adapter_config.json", "adapter_model.safetensors", "tokenizer.json", "loss.png", "loss.csv",
                  "mobile_actions.json", "checkpoint-1", "checkpoint-2", "eval/report.json", "eval/predictions.jsonl"):
         assert (out / name).exists(), name
-    steps = [int(r["step"]) for r in csv.DictReader(open(out / "loss.csv")) if r["loss"]]
-    assert steps == [1, 2]
+    logged = [r for r in csv.DictReader(open(out / "loss.csv")) if r["loss"]]
+    assert [int(r["step"]) for r in logged] == [1, 2]
+    assert all(float(r["seconds"]) > 0 for r in logged)                # each step's time, for tokens/s
     marker = json.loads((out / "mobile_actions.json").read_text())
     assert marker["kind"] == "adapter" and marker["layout"] == "cache" and marker["base"] == cfg.base
     # Checkpoints carry the marker too (their step count), so they load like the final adapter.
@@ -164,6 +165,58 @@ def test_shared_prefix_gives_the_plain_forwards_loss_and_gradients(tiny_ckpt, ro
     # Rows that part early (the official layout opens with the datetime) take the plain forward.
     batch["input_ids"][1, MIN_SHARED_PREFIX // 2] += 1
     assert shared_prefix_inputs(model, batch) is None
+
+
+def test_step_prefix_gives_each_microbatchs_own_prefix_gradients(tiny_ckpt, rows_file):
+    """One prefix pass for the two microbatches of a step, its backward after both, accumulates the
+    gradients of running the prefix in each microbatch."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    from mobile_actions.caller.model import load_tokenizer
+    from mobile_actions.dataset import load_rows
+    from mobile_actions.recipes.train_caller import (MIN_SHARED_PREFIX, StepPrefix, encode_rows, shared_prefix_inputs,
+                                                     step_prefix_length, with_prefix)
+
+    rows, _ = load_rows(rows_file)
+    enc = encode_rows(rows[:4], load_tokenizer(str(tiny_ckpt)), layout="cache", max_length=4000)
+    collate = DataCollatorForLanguageModeling(pad_token_id=0)
+    batches = [collate([{"input_ids": i, "labels": [t if m else -100 for t, m in zip(i, mask)]}
+                        for i, mask in zip(enc.input_ids[k:k + 2], enc.completion_mask[k:k + 2])]) for k in (0, 2)]
+    n = step_prefix_length(batches)
+    assert n > 64 and n >= MIN_SHARED_PREFIX                            # past the sliding window
+    items = sum(int((b["labels"] != -100).sum()) for b in batches)
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt), dtype=torch.float32).train()
+
+    def loss(inputs):   # the step's mean over its labelled tokens, as trl normalises with num_items_in_batch
+        logits = model(**{k: v for k, v in inputs.items() if k != "labels"}).logits[:, :-1]
+        labels = inputs["labels"][:, 1:]
+        return torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(), reduction="sum") / items
+
+    model.zero_grad()
+    per_microbatch = [loss(shared_prefix_inputs(model, b)) for b in batches]
+    for part in per_microbatch:
+        part.backward()
+    g_each = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+
+    model.zero_grad()
+    prefix = StepPrefix.run(model, batches[0]["input_ids"][0, :n])
+    once = [loss(with_prefix(b, prefix.leaves, n)) for b in batches]
+    for part in once:
+        part.backward()
+    assert all(layer.keys.grad is not None for layer in prefix.leaves.layers)   # the prefix's share waits there
+    prefix.backward()
+    g_once = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+    for a, b in zip(per_microbatch, once):
+        assert torch.allclose(a, b, atol=1e-6), (a, b)
+    assert g_each.keys() == g_once.keys()
+    for k in g_each:
+        assert torch.allclose(g_each[k], g_once[k], atol=1e-5, rtol=1e-4), k
+
+    # A step whose microbatches open differently shares nothing across them.
+    batches[1]["input_ids"][:, 3] += 1
+    assert step_prefix_length(batches) == 3
 
 
 def test_init_adapter_starts_from_saved_weights(tiny_run, tiny_ckpt):
@@ -356,21 +409,24 @@ def test_frozen_head_log_prob_in_bf16_is_close_to_fp32():
                           atol=1e-5)
 
 
-def test_bits_dropout_drops_p_of_every_element_position():
+def test_gap_dropout_drops_each_element_with_probability_p_independently():
     import torch
 
-    from mobile_actions.recipes.cpu_step import BitsDropout
+    from mobile_actions.recipes.cpu_step import GapDropout
 
     torch.manual_seed(0)
-    drop = BitsDropout(0.05).train()
+    drop = GapDropout(0.05).train()
     x = torch.ones(4000, 64, dtype=torch.bfloat16)
     y = drop(x)
     dropped = (y == 0).float()
     assert abs(dropped.mean().item() - 0.05) < 0.002
-    for lane in range(4):                                    # each of the four 16-bit lanes of a draw
-        assert abs(dropped.view(-1, 4)[:, lane].mean().item() - 0.05) < 0.004, lane
+    assert abs(dropped[:, :32].mean().item() - dropped[:, 32:].mean().item()) < 0.004     # no position favoured
+    pairs = (dropped.view(-1)[:-1] * dropped.view(-1)[1:]).mean().item()                  # neighbours independent
+    assert abs(pairs - 0.05 ** 2) < 0.0008
     assert torch.allclose(y[y != 0].float(), torch.tensor(1 / 0.95), rtol=1e-2)
     assert torch.equal(drop.eval()(x), x)
+    small = GapDropout(0.5).train().dropped(3)                # draws on until the positions pass the end
+    assert small.tolist() == sorted(set(small.tolist())) and all(0 <= i < 3 for i in small.tolist())
     x = torch.ones(7, requires_grad=True)                    # an odd size; gradients through the kept ones
     drop.train()(x).sum().backward()
     assert all(g == 0 or abs(g - 1 / 0.95) < 1e-6 for g in x.grad.tolist())
@@ -388,3 +444,11 @@ def test_compare_loss_curves_tables_mean_loss_per_window(tmp_path):
                                 tmp_path / "ab.png", steps=4, window=2)
     assert table.splitlines()[2:] == ["| 1–2 | 1.5000 | 3.0000 |", "| 3–4 | 3.5000 | 7.0000 |"]
     assert (tmp_path / "ab.png").stat().st_size > 0
+    # Runs that logged their steps' seconds: tokens per second over the same steps (a resumed run's included).
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "loss.csv").write_text(
+        "step,epoch,loss,eval_loss,learning_rate,grad_norm,num_tokens,seconds\n"
+        + "".join(f"{s},0,{s},,0,0,{1000 * s},{0.5 if s % 2 else 1.5}\n" for s in range(1, 7)))
+    table = compare_loss_curves({"a": tmp_path / "a" / "loss.csv", "c": tmp_path / "c" / "loss.csv"},
+                                tmp_path / "ac.png", steps=4, window=2)
+    assert table.splitlines()[-1] == "| training tokens/s | – | 1,000 |"

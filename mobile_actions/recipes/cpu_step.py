@@ -15,9 +15,9 @@ throughput on CPU"):
 - **Input casts.** peft casts every LoRA input to the adapter's fp32 before autocast casts it back to
   bf16: two copies of every activation, forward and backward, for the same product.
 - **Dropout's random numbers.** `nn.Dropout` draws one Bernoulli sample per element from the CPU
-  generator; LoRA's dropout layers draw ~2.6 M of them per layer and microbatch. `BitsDropout` draws
-  64 random bits and cuts them into four 16-bit uniforms: the same keep probability (to 1/65,536),
-  3x cheaper.
+  generator (~2.6 M per LoRA layer and microbatch), then compares and selects through a mask.
+  `GapDropout` draws only the gaps between dropped elements (geometric): the same distribution, 20x
+  fewer draws at p = 0.05, and one scatter.
 - **Full-width scalings.** peft scales LoRA's input by the dropout's 1 / (1 - p) and its output by
   alpha / r, each a pass over a full-width activation; the r-wide product between A and B takes both.
 - **Attention's repeated keys.** transformers repeats the one key/value head 4x for SDPA whenever
@@ -28,6 +28,7 @@ throughput on CPU"):
 """
 from __future__ import annotations
 
+import math
 import os
 import types
 from typing import Any
@@ -105,23 +106,42 @@ class FrozenHeadLogProb(torch.autograd.Function):
         return grad_h.to(ctx.hidden_dtype), None, None, grad_rows.to(ctx.rows_dtype), None
 
 
-class BitsDropout(torch.nn.Module):
-    """Dropout with 16-bit uniforms cut from 64-bit draws: one draw of the generator per four elements
-    instead of one per element. Same distribution as `nn.Dropout(p)` (p to 1/65,536)."""
+class GapDropout(torch.nn.Module):
+    """Dropout that draws only the dropped positions: the gaps between them, geometric with parameter p.
+
+    Dropping each element independently with probability p is a Bernoulli process, and the gaps between
+    its successes are independent geometric variables; drawing those gaps (p·n of them) gives the same
+    dropped positions in distribution as one draw per element (n of them), with no mask to compare and
+    select through. At LoRA's p = 0.05 that is 20x fewer random numbers, and the drop is one scatter.
+    """
 
     def __init__(self, p: float):
         super().__init__()
         self.p = p
-        self.cut = round(p * 65536) - 32768     # int16 values below this are dropped
+
+    def dropped(self, n: int) -> torch.Tensor:
+        """Sorted positions in [0, n) each dropped with probability p, independently."""
+        if self.p >= 1:
+            return torch.arange(n)
+        mean = n * self.p
+        draws = int(mean + 8 * math.sqrt(mean) + 64)      # enough to cover n almost always; else draw on
+        log_keep = math.log1p(-self.p)
+        parts, last = [], -1
+        while last < n - 1:
+            u = torch.rand(draws, dtype=torch.float64)
+            # 1 - u is uniform on (0, 1]; P(gap > k) = P(1 - u <= (1 - p)^k) = (1 - p)^k
+            gaps = torch.log1p(-u).div_(log_keep).floor_().add_(1).to(torch.int64)
+            at = gaps.cumsum_(0).add_(last)
+            parts.append(at)
+            last = int(at[-1])
+        at = torch.cat(parts) if len(parts) > 1 else parts[0]
+        return at[at < n]
 
     def keep(self, x: torch.Tensor) -> torch.Tensor:
         """`x` with its dropped elements zeroed, not yet scaled by 1 / (1 - p)."""
         if not self.training or self.p == 0:
             return x
-        n = x.numel()
-        # randint over the whole int64 range: `random_()` leaves the sign bit, one lane in four, at 0
-        bits = torch.randint(-2**63, 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64).view(torch.int16)[:n].view(x.shape)
-        return torch.where(bits >= self.cut, x, 0)
+        return x.reshape(-1).index_fill(0, self.dropped(x.numel()), 0).view(x.shape)
 
     def scale(self) -> float:
         return 1 / (1 - self.p) if self.training and self.p else 1.0
@@ -145,7 +165,7 @@ def _lora_forward(self, x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Ten
         if name not in self.lora_A:
             continue
         drop = self.lora_dropout[name]
-        if isinstance(drop, BitsDropout):
+        if isinstance(drop, GapDropout):
             a = self.lora_A[name](drop.keep(x)) * (self.scaling[name] * drop.scale())
         else:
             a = self.lora_A[name](drop(x)) * self.scaling[name]
@@ -231,7 +251,7 @@ def cheap_cpu_step(model: Any) -> bool:
             module.cast_input_dtype_enabled = False
             for name, drop in module.lora_dropout.items():
                 if isinstance(drop, torch.nn.Dropout):
-                    module.lora_dropout[name] = BitsDropout(drop.p)
+                    module.lora_dropout[name] = GapDropout(drop.p)
             if isinstance(module, LoraLinear):
                 module.forward = types.MethodType(_lora_forward, module)
     os.environ["TRANSFORMERS_SDPA_FORCE_GQA"] = "1"

@@ -9,7 +9,9 @@ import csv
 from pathlib import Path
 from typing import Callable
 
-CSV_COLUMNS = ("step", "epoch", "loss", "eval_loss", "learning_rate", "grad_norm", "num_tokens")
+CSV_COLUMNS = ("step", "epoch", "loss", "eval_loss", "learning_rate", "grad_norm", "num_tokens", "seconds")
+# `seconds`: wall time of the optimizer steps since the previous log (forward, backward, update; not saving or
+# evaluating), so that throughput per step is d(num_tokens) / seconds, resumed runs included.
 
 
 def write_loss_curve(history: list[dict], out: Path, plot: bool = True, title: str | None = None) -> tuple[Path, Path]:
@@ -51,10 +53,26 @@ def run_files_callback(out: Path, title: str | None = None, on_save: Callable[[i
     """A TrainerCallback keeping `out/loss.csv` and `out/loss.png` current; `on_save(step)` runs after each
     checkpoint is written (the caller recipe puts its marker there). Built in a function: transformers is
     imported only when training."""
+    import time
+
     from transformers import TrainerCallback
 
     class RunFiles(TrainerCallback):
+        started: float | None = None
+        seconds = 0.0
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            self.started = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if self.started is not None:
+                self.seconds += time.perf_counter() - self.started
+                self.started = None
+
         def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and "loss" in logs and state.log_history:   # a training log: the entry just appended
+                state.log_history[-1]["seconds"] = round(self.seconds, 3)
+                self.seconds = 0.0
             if state.is_world_process_zero:
                 write_loss_curve(state.log_history, out, plot=False)
 
@@ -71,6 +89,16 @@ def run_files_callback(out: Path, title: str | None = None, on_save: Callable[[i
     return RunFiles()
 
 
+def read_throughput(csv_path: Path, steps: int) -> float | None:
+    """Training tokens per second over the first `steps` steps of a run's `loss.csv` (None without timings)."""
+    with open(csv_path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r.get("loss") and int(r["step"]) <= steps]
+    if not rows or not all(r.get("seconds") and r.get("num_tokens") for r in rows):
+        return None
+    seconds = sum(float(r["seconds"]) for r in rows)
+    return float(rows[-1]["num_tokens"]) / seconds if seconds else None
+
+
 def read_losses(csv_path: Path, steps: int | None = None) -> dict[int, float]:
     """step -> train loss from a run's `loss.csv` (the first `steps` steps)."""
     with open(csv_path, newline="", encoding="utf-8") as f:
@@ -80,7 +108,8 @@ def read_losses(csv_path: Path, steps: int | None = None) -> dict[int, float]:
 
 def compare_loss_curves(runs: dict[str, Path], out: Path, steps: int, window: int = 25) -> str:
     """Two or more runs' loss per step on one plot (`out`, with a `window`-step running mean), and a
-    table of their mean loss per window over the first `steps` steps: how to say two recipes train alike."""
+    table of their mean loss per window over the first `steps` steps, and their training tokens/s over
+    those steps (runs that logged `seconds`): how to say two recipes train alike, and how fast."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -111,6 +140,9 @@ def compare_loss_curves(runs: dict[str, Path], out: Path, steps: int, window: in
             vals = [v for s, v in losses[name].items() if start <= s < start + window]
             cells.append(f"{sum(vals) / len(vals):.4f}" if vals else "–")
         lines.append(f"| {start}–{min(start + window - 1, steps)} | " + " | ".join(cells) + " |")
+    speeds = [read_throughput(path, steps) for path in runs.values()]
+    if any(v is not None for v in speeds):
+        lines.append("| training tokens/s | " + " | ".join(f"{v:,.0f}" if v else "–" for v in speeds) + " |")
     return "\n".join(lines)
 
 

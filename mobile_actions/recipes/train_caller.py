@@ -287,6 +287,49 @@ def shared_prefix_length(input_ids: Any, attention_mask: Any, labels: Any) -> in
     return max(n, 0)
 
 
+def step_prefix_length(batches: Sequence[dict]) -> int:
+    """The prefix every row of every microbatch of an optimizer step shares (`shared_prefix_length` over
+    all of them), or 0 when a microbatch lacks what that needs (no attention mask, packed rows)."""
+    import torch
+
+    if any("attention_mask" not in b or "labels" not in b or "cu_seq_lens_q" in b for b in batches):
+        return 0
+    first = batches[0]["input_ids"][0]
+    n = min(shared_prefix_length(b["input_ids"], b["attention_mask"], b["labels"]) for b in batches)
+    for b in batches[1:]:
+        n = int(torch.cumprod((b["input_ids"][0, :n] == first[:n]).int(), 0).sum())
+    return n
+
+
+def run_prefix(model: Any, ids: Any) -> Any:
+    """The KV cache of one row's prefix `ids` ([1, n]), with gradients (its one logit is not used)."""
+    return model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
+
+
+def copy_cache(cache: Any, kv: Any) -> Any:
+    """A copy of `cache` whose layers hold `kv(tensor)` of their keys and values. The layers are copied too
+    (the suffix pass appends to them); what else they keep (a sliding window's offsets) is shared."""
+    import copy
+
+    out = copy.copy(cache)
+    out.layers = [copy.copy(layer) for layer in cache.layers]
+    for layer in out.layers:
+        layer.keys, layer.values = kv(layer.keys), kv(layer.values)
+    return out
+
+
+def with_prefix(inputs: dict, cache: Any, n: int) -> dict:
+    """`inputs` cut to the rows' suffixes after their `n` shared positions, with the prefix's KV `cache`
+    (one row) broadcast to the batch as `past_key_values`."""
+    ids, labels = inputs["input_ids"], inputs["labels"]
+    rows = ids.shape[0]
+    out = {**inputs, "input_ids": ids[:, n:], "labels": labels[:, n:],
+           "past_key_values": copy_cache(cache, lambda t: t.expand(rows, -1, -1, -1))}
+    if "position_ids" in inputs:
+        out["position_ids"] = inputs["position_ids"][:, n:]
+    return out
+
+
 def shared_prefix_inputs(model: Any, inputs: dict) -> dict | None:
     """The batch's inputs with the prompt prefix every row shares already run, once.
 
@@ -307,23 +350,80 @@ def shared_prefix_inputs(model: Any, inputs: dict) -> dict | None:
     n = shared_prefix_length(ids, mask, labels)
     if n < MIN_SHARED_PREFIX:
         return None
-    cache = model(input_ids=ids[:1, :n], use_cache=True, logits_to_keep=1).past_key_values
-    for layer in cache.layers:
-        layer.keys = layer.keys.expand(ids.shape[0], -1, -1, -1)
-        layer.values = layer.values.expand(ids.shape[0], -1, -1, -1)
-    out = {**inputs, "input_ids": ids[:, n:], "labels": labels[:, n:], "past_key_values": cache}
-    if "position_ids" in inputs:
-        out["position_ids"] = inputs["position_ids"][:, n:]
-    return out
+    return with_prefix(inputs, run_prefix(model, ids[:1, :n]), n)
+
+
+@dataclass
+class StepPrefix:
+    """A prompt prefix run once for all the microbatches of an optimizer step.
+
+    The weights do not change between the microbatches of a step, so their shared prefix has the same
+    keys and values in each: it runs once, with gradients (`graph`). Each microbatch's suffix pass reads
+    a detached copy (`leaves`), and its backward leaves the prefix's share of the gradient there; after
+    the step's last microbatch one backward through the prefix pass takes the summed share. The
+    gradients are those of running the prefix in every microbatch (by linearity), for one prefix pass
+    per step instead of one per microbatch.
+    """
+
+    ids: Any      # [n]
+    graph: Any    # the prefix pass's cache, its tensors in the autograd graph
+    leaves: Any   # the same tensors, detached, requiring grad
+
+    @classmethod
+    def run(cls, model: Any, ids: Any) -> "StepPrefix":
+        graph = run_prefix(model, ids[None])
+        return cls(ids, graph, copy_cache(graph, lambda t: t.detach().requires_grad_()))
+
+    def backward(self) -> None:
+        """The prefix pass's backward, from what the suffix passes left on the leaves."""
+        import torch
+
+        pairs = [(g, leaf.grad) for gl, ll in zip(self.graph.layers, self.leaves.layers)
+                 for g, leaf in ((gl.keys, ll.keys), (gl.values, ll.values)) if leaf.grad is not None]
+        if pairs:
+            torch.autograd.backward([g for g, _ in pairs], [d for _, d in pairs])
 
 
 def shared_prefix_trainer(base: type) -> type:
-    """`base` (trl's SFTTrainer) running each batch's shared prompt prefix once (`shared_prefix_inputs`)."""
+    """`base` (trl's SFTTrainer) running each batch's shared prompt prefix once: once per optimizer step
+    (`StepPrefix`) in one process, once per microbatch (`shared_prefix_inputs`) where gradients are
+    reduced across processes as each microbatch's backward runs."""
+    import torch
 
     class SharedPrefixTrainer(base):
+        _step_prefix_length = 0
+        _prefix: StepPrefix | None = None
+
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            batches, items = super().get_batch_samples(epoch_iterator, num_batches, device)
+            alone = self.accelerator.distributed_type.name == "NO" and self.accelerator.num_processes == 1
+            self._step_prefix_length = step_prefix_length(batches) if alone and batches else 0
+            return batches, items
+
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            shared = None if return_outputs else shared_prefix_inputs(model, inputs)
+            shared = None if return_outputs else self._suffix_inputs(model, inputs)
             return super().compute_loss(model, shared or inputs, return_outputs, num_items_in_batch)
+
+        def _suffix_inputs(self, model, inputs: dict) -> dict | None:
+            n = self._step_prefix_length
+            if n < MIN_SHARED_PREFIX or not (model.training and torch.is_grad_enabled()):
+                return shared_prefix_inputs(model, inputs)
+            ids = inputs["input_ids"]
+            if self._prefix is None or not torch.equal(self._prefix.ids, ids[0, :n]):
+                self._finish_prefix()
+                self._prefix = StepPrefix.run(model, ids[0, :n])
+            return with_prefix(inputs, self._prefix.leaves, n)
+
+        def _finish_prefix(self) -> None:
+            if self._prefix is not None:
+                self._prefix, prefix = None, self._prefix
+                prefix.backward()
+
+        def training_step(self, model, inputs, num_items_in_batch=None):
+            loss = super().training_step(model, inputs, num_items_in_batch)
+            if self.accelerator.sync_gradients:   # the step's last microbatch: before clipping and the update
+                self._finish_prefix()
+            return loss
 
     return SharedPrefixTrainer
 
