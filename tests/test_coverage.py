@@ -47,6 +47,20 @@ def test_what_is_not_a_clause(request_, texts):
     assert [t for t, _ in parts(request_)] == texts
 
 
+def test_a_dated_reminder_names_the_tools_that_take_a_datetime():
+    assert parts("Turn on the torch and remind me to pay rent on the 1st at 9") == [
+        ("Turn on the torch", {"turn_on_flashlight", "turn_off_flashlight"}),
+        ("remind me to pay rent on the 1st at 9", {"create_calendar_event"})]
+    assert parts("set a reminder for the dentist tomorrow 3pm") == [
+        ("set a reminder for the dentist tomorrow 3pm", {"create_calendar_event"})]
+    # no date or time: no tool can hold it; someone else to remind, by email: that tool
+    assert parts("Turn on the torch and remind me to call mom")[1] == ("remind me to call mom", set())
+    assert parts("remind Ana by email about the rent tomorrow") == [
+        ("remind Ana by email about the rent tomorrow", {"send_email"})]
+    assert owed("Turn on the torch and remind me to pay rent on the 1st at 9",
+                [ToolCall("turn_on_flashlight", {})]) == ("create_calendar_event",)
+
+
 def test_a_quoted_tool_word_names_no_tool():
     assert parts('Write a note saying "email dad"', ROUTING) == [('Write a note saying "email dad"', set())]
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
 from mobile_actions.calls import argument_schema
+from mobile_actions.decoding.datetimes import expression_spans
 
 WORD_RE = re.compile(r"[^\W_]+")
 # Words of a tool name that say what it does, not what it is about.
@@ -68,6 +69,9 @@ SPLIT_RE = re.compile(r"[.!?;\n]+\s+|[.!?;]+\s*$|\s*,?\s*\b(?:and then|and after
                       r"then|plus|also)\b\s*|,\s*(?=(?:" + _FIELD_VERBS + r")\b)", re.IGNORECASE)
 QUOTED_RE = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<![^\W_])'[^']*'(?![^\W_])")
 # Something only a tool's answer can give: "its address", "the location", "where it is".
+# A reminder for oneself at a time is a dated entry ("remind me to pay rent on the 1st at 9"), though it names
+# no tool: with a date or time it names the tools that take one. Without ("remind me to call mom") it names none.
+REMINDER_RE = re.compile(r"\bremind\s+(?:me|us)\b|\breminders?\b", re.IGNORECASE)
 NEEDS_RESULT_RE = re.compile(r"\b(?:address|location)\b|\b(?:its|their|the|that|this)\s+(?:name|details|hours|"
                              r"website|phone number)\b|\bwhere\s+(?:it|that|this|they)\s+(?:is|are)\b", re.IGNORECASE)
 
@@ -133,6 +137,13 @@ def _segments(request: str) -> list[tuple[str, str | None]]:
     return out
 
 
+def timed_tools(catalogue: Any) -> frozenset:
+    """The tools with a date-time argument (the Mobile Actions convention or JSON Schema's format)."""
+    return frozenset(tool.name for tool in catalogue if any(
+        isinstance(p, dict) and p.get("format") in ("mobile-actions-datetime", "date-time")
+        for p in (argument_schema(tool).get("properties") or {}).values()))
+
+
 def clauses(request: str, catalogue: Any) -> list[Clause]:
     """The verb-first clauses of `request`, in order, each with the tools its words name."""
     marks = {tool.name: [re.compile(rf"(?<![^\W_]){re.escape(k)}(?![^\W_])", re.IGNORECASE) for k in keywords(tool)]
@@ -142,6 +153,8 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
         if why is None:
             bare = mask_quotes(text)
             tools = frozenset(name for name, pats in marks.items() if any(p.search(bare) for p in pats))
+            if not tools and REMINDER_RE.search(bare) and expression_spans(text):
+                tools = timed_tools(catalogue)
             out.append(Clause(text, tools, bool(NEEDS_RESULT_RE.search(bare))))
     return out
 

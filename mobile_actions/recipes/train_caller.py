@@ -67,8 +67,9 @@ class CallerSFTConfig:
         "help": "auto (bf16 on a GPU that has it and on a CPU with bf16 matmuls: AMX/AVX512-BF16) | bf16 | fp32"})
     gradient_checkpointing: bool = True
     shared_prefix: bool = field(default=True, metadata={
-        "help": "run the prompt prefix every row of a batch shares (cache layout: instruction + declarations) "
-                "once per batch instead of once per row; turns gradient checkpointing off"})
+        "help": "run the prompt prefix every row of a step shares (cache layout: instruction + declarations) "
+                "once per optimizer step instead of once per row (once per microbatch across processes); "
+                "turns gradient checkpointing off"})
     attn: str = field(default="sdpa", metadata={"help": "attention implementation: sdpa | eager"})
     cpu_fast_path: bool = field(default=True, metadata={
         "help": "on a CPU, LoRA: the head and the control rows without gradients for the frozen table, the head "
