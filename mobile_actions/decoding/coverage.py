@@ -16,8 +16,9 @@ does not), text in quotes is never split ("a note saying 'call mom and email dad
 by its keywords (or be the fallback for a clause no tool names), nothing destructive is ever forced
 ("delete ..."), and a clause that needs a tool's *result* ("email its address to ...") waits for the turn
 that has the result. A tool's keywords are the words of its name (less generic verbs), their usual
-synonyms, and any ``"x-keywords": [...]`` set on its parameters in a catalogue; ``"x-fallback": true``
-there marks the tool for GUI steps. The same reading splits a GUI goal into the steps it says one after
+synonyms, and any ``"x-keywords": [...]`` set on its parameters in a catalogue; a reminder for oneself
+with a date or time ("remind me to pay rent on the 1st at 9") names the tools that take a date-time;
+``"x-fallback": true`` there marks the tool for GUI steps. The same reading splits a GUI goal into the steps it says one after
 another (`steps`, for the navigator).
 """
 from __future__ import annotations
