@@ -108,8 +108,10 @@ def test_resume_continues_from_the_last_checkpoint(tiny_run, tmp_path):
                               "final_eval": False})
     res2 = train(cfg2)
     assert res2.steps == 3
-    steps = [int(r["step"]) for r in csv.DictReader(open(out / "loss.csv")) if r["loss"]]
-    assert steps == [1, 2, 3]  # history restored from checkpoint-1, no duplicates
+    logged = [r for r in csv.DictReader(open(out / "loss.csv")) if r["loss"]]
+    assert [int(r["step"]) for r in logged] == [1, 2, 3]  # history restored from checkpoint-1, no duplicates
+    tokens = [float(r["num_tokens"]) for r in logged]
+    assert tokens[0] < tokens[1] < tokens[2]               # counted on across the resume, not from 0 again
 
 
 def test_all_rows_too_long_is_an_error(tiny_ckpt, tmp_path):
@@ -451,4 +453,4 @@ def test_compare_loss_curves_tables_mean_loss_per_window(tmp_path):
         + "".join(f"{s},0,{s},,0,0,{1000 * s},{0.5 if s % 2 else 1.5}\n" for s in range(1, 7)))
     table = compare_loss_curves({"a": tmp_path / "a" / "loss.csv", "c": tmp_path / "c" / "loss.csv"},
                                 tmp_path / "ac.png", steps=4, window=2)
-    assert table.splitlines()[-1] == "| training tokens/s | – | 1,000 |"
+    assert table.splitlines()[-1] == "| training tokens/s, steps 1–4 | – | 1,000 |"

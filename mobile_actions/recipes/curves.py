@@ -23,6 +23,8 @@ def write_loss_curve(history: list[dict], out: Path, plot: bool = True, title: s
         w = csv.writer(f)
         w.writerow(CSV_COLUMNS)
         for h in rows:
+            # The Trainer's own count of tokens seen survives a resume; trl's `num_tokens` starts again from 0.
+            h = {**h, "num_tokens": h.get("num_input_tokens_seen", h.get("num_tokens", ""))}
             w.writerow([h.get(k, "") for k in CSV_COLUMNS])
     if plot and rows:
         import matplotlib
@@ -140,9 +142,11 @@ def compare_loss_curves(runs: dict[str, Path], out: Path, steps: int, window: in
             vals = [v for s, v in losses[name].items() if start <= s < start + window]
             cells.append(f"{sum(vals) / len(vals):.4f}" if vals else "–")
         lines.append(f"| {start}–{min(start + window - 1, steps)} | " + " | ".join(cells) + " |")
-    speeds = [read_throughput(path, steps) for path in runs.values()]
+    timed = min((max(by_step) for by_step in losses.values() if by_step), default=0)   # steps every run has
+    speeds = [read_throughput(path, timed) for path in runs.values()]
     if any(v is not None for v in speeds):
-        lines.append("| training tokens/s | " + " | ".join(f"{v:,.0f}" if v else "–" for v in speeds) + " |")
+        lines.append(f"| training tokens/s, steps 1–{timed} | " + " | ".join(f"{v:,.0f}" if v else "–" for v in speeds)
+                     + " |")
     return "\n".join(lines)
 
 
