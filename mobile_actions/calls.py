@@ -123,6 +123,12 @@ def argument_schema(tool: Tool) -> dict:
     return schema
 
 
+def is_datetime(schema: dict) -> bool:
+    """Whether a string argument holds a Mobile Actions datetime (its checked format, or the convention's
+    description): the values the grammar constrains to the request's resolved dates."""
+    return schema.get("format") == "mobile-actions-datetime" or DATETIME_HINT in str(schema.get("description", ""))
+
+
 def _with_datetime_format(schema: dict) -> dict:
     out = dict(schema)
     if out.get("type") == "string" and "format" not in out and DATETIME_HINT in out.get("description", ""):

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
-from mobile_actions.calls import argument_schema
+from mobile_actions.calls import argument_schema, is_datetime
 from mobile_actions.decoding.datetimes import expression_spans
 
 WORD_RE = re.compile(r"[^\W_]+")
@@ -139,10 +139,9 @@ def _segments(request: str) -> list[tuple[str, str | None]]:
 
 
 def timed_tools(catalogue: Any) -> frozenset:
-    """The tools with a date-time argument (the Mobile Actions convention or JSON Schema's format)."""
+    """The tools with a datetime argument (`calls.is_datetime`, as the grammar reads them)."""
     return frozenset(tool.name for tool in catalogue if any(
-        isinstance(p, dict) and p.get("format") in ("mobile-actions-datetime", "date-time")
-        for p in (argument_schema(tool).get("properties") or {}).values()))
+        isinstance(p, dict) and is_datetime(p) for p in (argument_schema(tool).get("properties") or {}).values()))
 
 
 def clauses(request: str, catalogue: Any) -> list[Clause]:

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from mobile_actions.calls import DATETIME_HINT, argument_schema
+from mobile_actions.calls import argument_schema, is_datetime
 from mobile_actions.catalog import Catalogue
 from mobile_actions.decoding import coverage
 from mobile_actions.errors import GrammarDeadEnd
@@ -472,8 +472,7 @@ def value_state(schema: Any, cont: State) -> State:
         return Lit("[", Arr(_arr(schema.get("items") or {"type": "string"}), True, cont))
     if typ == "object":
         return Lit("{", Key(_obj(schema), frozenset(), "", True, cont))
-    is_dt = schema.get("format") == "mobile-actions-datetime" or DATETIME_HINT in str(schema.get("description", ""))
-    return Lit(S_ESC, Str(_spec("datetime" if is_dt else "free"), "", cont))
+    return Lit(S_ESC, Str(_spec("datetime" if is_datetime(schema) else "free"), "", cont))
 
 
 def datetime_prefix_ok(s: str) -> bool:

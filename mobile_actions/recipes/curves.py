@@ -91,21 +91,20 @@ def run_files_callback(out: Path, title: str | None = None, on_save: Callable[[i
     return RunFiles()
 
 
-def read_throughput(csv_path: Path, steps: int) -> float | None:
-    """Training tokens per second over the first `steps` steps of a run's `loss.csv` (None without timings)."""
+def read_steps(csv_path: Path, steps: int | None = None) -> dict[int, dict]:
+    """step -> its row of a run's `loss.csv`, training steps only (the first `steps` of them)."""
     with open(csv_path, newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r.get("loss") and int(r["step"]) <= steps]
-    if not rows or not all(r.get("seconds") and r.get("num_tokens") for r in rows):
+        out = {int(r["step"]): r for r in csv.DictReader(f) if r.get("loss")}
+    return {s: r for s, r in out.items() if steps is None or s <= steps}
+
+
+def throughput(rows: dict[int, dict], steps: int) -> float | None:
+    """Training tokens per second over the first `steps` of `read_steps`'s rows (None without timings)."""
+    timed = [rows[s] for s in sorted(rows) if s <= steps]
+    if not timed or not all(r.get("seconds") and r.get("num_tokens") for r in timed):
         return None
-    seconds = sum(float(r["seconds"]) for r in rows)
-    return float(rows[-1]["num_tokens"]) / seconds if seconds else None
-
-
-def read_losses(csv_path: Path, steps: int | None = None) -> dict[int, float]:
-    """step -> train loss from a run's `loss.csv` (the first `steps` steps)."""
-    with open(csv_path, newline="", encoding="utf-8") as f:
-        out = {int(r["step"]): float(r["loss"]) for r in csv.DictReader(f) if r.get("loss")}
-    return {s: v for s, v in out.items() if steps is None or s <= steps}
+    seconds = sum(float(r["seconds"]) for r in timed)
+    return float(timed[-1]["num_tokens"]) / seconds if seconds else None
 
 
 def compare_loss_curves(runs: dict[str, Path], out: Path, steps: int, window: int = 25) -> str:
@@ -117,7 +116,8 @@ def compare_loss_curves(runs: dict[str, Path], out: Path, steps: int, window: in
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    losses = {name: read_losses(path, steps) for name, path in runs.items()}
+    logs = {name: read_steps(path, steps) for name, path in runs.items()}
+    losses = {name: {s: float(r["loss"]) for s, r in rows.items()} for name, rows in logs.items()}
     fig, ax = plt.subplots(figsize=(8, 4))
     for name, by_step in losses.items():
         xs = sorted(by_step)
@@ -143,7 +143,7 @@ def compare_loss_curves(runs: dict[str, Path], out: Path, steps: int, window: in
             cells.append(f"{sum(vals) / len(vals):.4f}" if vals else "–")
         lines.append(f"| {start}–{min(start + window - 1, steps)} | " + " | ".join(cells) + " |")
     timed = min((max(by_step) for by_step in losses.values() if by_step), default=0)   # steps every run has
-    speeds = [read_throughput(path, timed) for path in runs.values()]
+    speeds = [throughput(rows, timed) for rows in logs.values()]
     if any(v is not None for v in speeds):
         lines.append(f"| training tokens/s, steps 1–{timed} | " + " | ".join(f"{v:,.0f}" if v else "–" for v in speeds)
                      + " |")
