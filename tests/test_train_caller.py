@@ -326,8 +326,9 @@ def test_precision_is_checked():
 
 
 def test_cpu_fast_path_gives_the_plain_steps_loss_and_gradients(tiny_ckpt, rows_file):
-    """`cheap_cpu_step` (frozen table, trainable control rows apart, no input casts) changes no loss,
-    logged metric or gradient of a LoRA model with trainable control rows, shared prefix included."""
+    """`cheap_cpu_step` (frozen table, trainable control rows apart, no input casts, compiled elementwise
+    chains) changes no loss, logged metric or gradient of a LoRA model with trainable control rows, shared
+    prefix included."""
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
@@ -371,7 +372,9 @@ def test_cpu_fast_path_gives_the_plain_steps_loss_and_gradients(tiny_ckpt, rows_
     _score_only_completion_positions_on_cpu()
     plain = model()
     fast = model()
-    assert cpu_step.cheap_cpu_step(fast)
+    assert cpu_step.cheap_cpu_step(fast, fuse=False)
+    layers = fast.get_base_model().config.num_hidden_layers
+    assert cpu_step.fuse_elementwise(fast) == layers * 8 + 1   # 6 norms, MLP, attention per layer; final norm
     for inputs in (batch, shared_prefix_inputs(plain, batch)):
         (a, ga), (b, gb) = step(plain, inputs), step(fast, {**inputs, "past_key_values": shared_prefix_inputs(
             fast, batch)["past_key_values"]} if "past_key_values" in inputs else inputs)
@@ -381,6 +384,30 @@ def test_cpu_fast_path_gives_the_plain_steps_loss_and_gradients(tiny_ckpt, rows_
         assert ga.keys() == gb.keys() and any("trainable_tokens_delta" in n for n in ga)
         for n in ga:
             assert torch.allclose(ga[n], gb[n], atol=1e-5, rtol=1e-4), n
+    assert all(f.compiled is not None for f in (cpu_step.FUSED_NORM, cpu_step.FUSED_ROTARY, cpu_step.FUSED_GELU_MUL))
+
+
+def test_fused_runs_the_plain_function_when_compiling_fails(caplog):
+    """No C++ compiler (or an op inductor lacks): `Fused` warns once and runs the function op by op."""
+    import torch
+
+    from mobile_actions.recipes.cpu_step import Fused
+
+    def double(x):
+        return x * 2
+
+    fused = Fused(double)
+
+    def broken(*args):
+        raise RuntimeError("InvalidCxxCompiler: no working C++ compiler found\nmore")
+
+    fused.compiled = broken
+    with caplog.at_level("WARNING"):
+        assert torch.equal(fused(torch.ones(3)), torch.full((3,), 2.0))
+        assert torch.equal(fused(torch.ones(2)), torch.full((2,), 2.0))
+    assert fused.compiled is None
+    assert [r.getMessage() for r in caplog.records] == [
+        "torch.compile of double failed (InvalidCxxCompiler: no working C++ compiler found); running it op by op"]
 
 
 def test_frozen_head_log_prob_in_bf16_is_close_to_fp32():

@@ -22,19 +22,26 @@ throughput on CPU"):
   alpha / r, each a pass over a full-width activation; the r-wide product between A and B takes both.
 - **Attention's repeated keys.** transformers repeats the one key/value head 4x for SDPA whenever
   there is a mask (ours: padding); SDPA's own GQA path does the same product without the copies.
+- **Elementwise chains.** Gemma's RMSNorm (six per layer, in fp32), the rotary embedding and the MLP's
+  gelu(gate) * up are chains of 5-15 small ops, each a pass over memory, forward and backward; together
+  they were about a fifth of a step. `Fused` compiles each chain into one loop (`torch.compile`,
+  dynamic shapes); where that is not possible (no C++ compiler) they run as before.
 
 `cheap_cpu_step(model)` swaps these in on one LoRA model. Loss and gradients are those of the plain path
 (in fp32 equal to rounding; a test holds them equal), so a run can switch to it mid-way.
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import types
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
+
+logger = logging.getLogger(__name__)
 
 TOKEN_CHUNK = 128   # labelled positions per head matmul: 128 x 262,144 fp32 logits are 134 MB
 
@@ -173,6 +180,82 @@ def _lora_forward(self, x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Ten
     return result
 
 
+class Fused:
+    """`fn` compiled into one loop per pass by `torch.compile` (dynamic shapes: one graph serves every batch
+    and length), or `fn` itself from the first call that cannot be compiled (no C++ compiler, an op inductor
+    lacks): the same values either way, so a run never stops for it."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        self.compiled: Callable | None = torch.compile(fn, dynamic=True)
+
+    def __call__(self, *args: Any) -> Any:
+        if self.compiled is not None:
+            try:
+                return self.compiled(*args)
+            except Exception as e:   # noqa: BLE001 - any compiler failure: the eager chain is the same function
+                logger.warning("torch.compile of %s failed (%s); running it op by op", self.fn.__name__,
+                               str(e).splitlines()[0] if str(e) else type(e).__name__)
+                self.compiled = None
+        return self.fn(*args)
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """Gemma's RMSNorm (transformers' `Gemma3RMSNorm`): in fp32, times (1 + weight), rounded once."""
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + weight.float())).type_as(x)
+
+
+def _rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, unsqueeze_dim: int = 1):
+    """transformers' `apply_rotary_pos_emb`: q and k rotated by their positions' angles."""
+    def rotate_half(x: torch.Tensor) -> torch.Tensor:
+        half = x.shape[-1] // 2
+        return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+    cos, sin = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+def _gelu_tanh_mul(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+    """Gemma's MLP activation: gelu (tanh approximation) of the gate times the up projection."""
+    return F.gelu(gate, approximate="tanh") * up
+
+
+FUSED_NORM, FUSED_ROTARY, FUSED_GELU_MUL = Fused(_rms_norm), Fused(_rotary), Fused(_gelu_tanh_mul)
+
+
+def _norm_forward(self, x: torch.Tensor) -> torch.Tensor:
+    return FUSED_NORM(x, self.weight, self.eps)
+
+
+def _mlp_forward(self, x: torch.Tensor) -> torch.Tensor:
+    return self.down_proj(FUSED_GELU_MUL(self.gate_proj(x), self.up_proj(x)))
+
+
+def fuse_elementwise(model: Any) -> int:
+    """Gemma 3's norms, MLP activations and rotary embeddings run `Fused`; returns how many modules changed.
+
+    The attention keeps transformers' own forward, read with `FUSED_ROTARY` in place of the module's
+    `apply_rotary_pos_emb` (its globals swapped on a copy of the function): nothing of it is rewritten here,
+    and other models in the process keep the plain function."""
+    changed = 0
+    for module in model.modules():
+        kind = type(module).__name__
+        if kind == "Gemma3RMSNorm":
+            module.forward = types.MethodType(_norm_forward, module)
+        elif kind == "Gemma3MLP" and getattr(module.config, "hidden_activation", None) == "gelu_pytorch_tanh":
+            module.forward = types.MethodType(_mlp_forward, module)
+        elif kind == "Gemma3Attention" and "apply_rotary_pos_emb" in type(module).forward.__code__.co_names:
+            plain = type(module).forward
+            forward = types.FunctionType(plain.__code__, {**plain.__globals__, "apply_rotary_pos_emb": FUSED_ROTARY},
+                                         plain.__name__, plain.__defaults__, plain.__closure__)
+            module.forward = types.MethodType(forward, module)
+        else:
+            continue
+        changed += 1
+    return changed
+
+
 def trainable_rows(layer: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(frozen table, row ids, trainable rows) of a peft `TrainableTokensLayer` (or its wrapper), or
     of a frozen plain head (no rows)."""
@@ -229,9 +312,9 @@ def _fused_forward(self, *args: Any, fused_lm_head: bool = False, labels: Any = 
                                is_top1=per_token[2], label_mask=mask)
 
 
-def cheap_cpu_step(model: Any) -> bool:
+def cheap_cpu_step(model: Any, fuse: bool = True) -> bool:
     """Swap the cheap paths into `model` (a peft model with trainable control rows, set up by trl's
-    SFTTrainer). Returns False, changing nothing, for any other shape of model."""
+    SFTTrainer); `fuse`: also `fuse_elementwise`. Returns False, changing nothing, for any other shape of model."""
     from peft.tuners.lora import Linear as LoraLinear, LoraLayer
 
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -254,5 +337,7 @@ def cheap_cpu_step(model: Any) -> bool:
                     module.lora_dropout[name] = GapDropout(drop.p)
             if isinstance(module, LoraLinear):
                 module.forward = types.MethodType(_lora_forward, module)
+    if fuse:
+        fuse_elementwise(base)
     os.environ["TRANSFORMERS_SDPA_FORCE_GQA"] = "1"
     return True

@@ -75,6 +75,9 @@ class CallerSFTConfig:
         "help": "on a CPU, LoRA: the head and the control rows without gradients for the frozen table, the head "
                 "in bf16 matmuls when the base is bf16, no fp32 casts of LoRA inputs (recipes/cpu_step.py; "
                 "same loss and gradients)"})
+    fuse_elementwise: bool = field(default=True, metadata={
+        "help": "with the CPU fast path, compile Gemma's norms, rotary embeddings and MLP activation into one "
+                "loop each (torch.compile; about a minute once per process, op by op where it cannot)"})
     # LoRA
     lora_r: int = 16
     lora_alpha: int = 32
@@ -686,7 +689,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
             raise ValueError("--init-adapter needs --method lora")
         load_adapter_weights(trainer.model, cfg.init_adapter)
     _let_fused_head_see_trainable_tokens(trainer.model)
-    if not has_gpu and not (cfg.cpu_fast_path and cheap_cpu_step(trainer.model)):
+    if not has_gpu and not (cfg.cpu_fast_path and cheap_cpu_step(trainer.model, fuse=cfg.fuse_elementwise)):
         _score_only_completion_positions_on_cpu()
     resume = cfg.resume
     if resume == "last":
