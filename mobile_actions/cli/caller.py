@@ -87,11 +87,14 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     import logging
 
+    from mobile_actions.recipes.allocator import use_allocator
     from mobile_actions.recipes.train_caller import config_from_args, format_result, train
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cfg = config_from_args(args)
     try:
+        if getattr(args, "own_process", False):
+            use_allocator(cfg.allocator)
         res = train(cfg)
     except (FileNotFoundError, ValueError) as e:
         _err(f"error: {e}")

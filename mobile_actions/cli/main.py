@@ -286,6 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.own_process = argv is None   # the command is this process's own: a job may start it again (allocator)
     return int(args.func(args) or 0)
 
 

@@ -123,10 +123,14 @@ def _predict_text(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from mobile_actions.recipes.allocator import use_allocator
     from mobile_actions.recipes.train_navigator import config_from_args, main
 
     try:
-        result = main(config_from_args(args))
+        cfg = config_from_args(args)
+        if getattr(args, "own_process", False):
+            use_allocator(cfg.allocator)
+        result = main(cfg)
     except (NavigatorError, FileNotFoundError, ValueError) as e:
         _err(f"error: {e}")
         return 2

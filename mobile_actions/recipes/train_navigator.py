@@ -17,6 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from mobile_actions.recipes.allocator import use_allocator
 from mobile_actions.recipes.curves import run_files_callback
 
 
@@ -56,6 +57,7 @@ class NavigatorTrainConfig:
     progress: bool = True
     deepspeed: str | None = None  # a DeepSpeed JSON config, passed to TrainingArguments
     report_to: list[str] = field(default_factory=lambda: ["none"])
+    allocator: str = "auto"  # preloaded at start (recipes/allocator.py): auto | tcmalloc | jemalloc | system | a .so path
 
 
 @dataclass(frozen=True)
@@ -202,5 +204,7 @@ def config_from_args(ns: argparse.Namespace) -> NavigatorTrainConfig:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
-    r = main(config_from_args(parser.parse_args()))
+    cfg = config_from_args(parser.parse_args())
+    use_allocator(cfg.allocator)
+    r = main(cfg)
     print(json.dumps(asdict(r), indent=2))
