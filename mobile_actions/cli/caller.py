@@ -222,3 +222,12 @@ def register(subparsers) -> None:
                     help="store the average at this rank: the best approximation per weight (truncated SVD) "
                          "instead of the exact sum of the ranks (default: exact)")
     pm.set_defaults(func=cmd_adapter_merge)
+
+
+def add_bench_subcommand(bench_subparsers) -> None:
+    """`bench train`: the `bench` group itself lives in mobile_actions.cli.main."""
+    from mobile_actions.recipes.bench_train import add_arguments as bench_args, run
+
+    p = bench_subparsers.add_parser("train", help="training tokens/s of recipes over the same steps, taken in turn")
+    bench_args(p)
+    p.set_defaults(func=run)

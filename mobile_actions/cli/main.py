@@ -264,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layout", default="official", choices=LAYOUTS)
     p.set_defaults(func=cmd_render)
 
-    p = sub.add_parser("bench", help="benchmarks that print a table: caller | hybrid | android")
+    p = sub.add_parser("bench", help="benchmarks that print a table: caller | hybrid | android | train")
     bench = p.add_subparsers(dest="bench_kind", required=True, metavar="KIND")
     p = bench.add_parser("android", help="latency of one dispatched call through the real adb server")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the android benchmark's own options (bench android -- --help)")

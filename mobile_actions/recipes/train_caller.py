@@ -103,6 +103,9 @@ class CallerSFTConfig:
     limit: int | None = field(default=None, metadata={"help": "use only the first N training rows"})
     strict: bool = field(default=True, metadata={"help": "stop on an unreadable row (else report and skip it)"})
     threads: int | None = field(default=None, metadata={"help": "torch threads (CPU)"})
+    take_turns: str | None = field(default=None, metadata={
+        "help": "PATH:CHUNK, set by `bench train`: hold before step 1 and after every CHUNK steps until the bench "
+                "hands this run the turn, so that recipes compared share the machine one at a time"})
     allocator: str = field(default="auto", metadata={
         "help": "memory allocator, preloaded at start: auto (tcmalloc, else jemalloc, if installed; glibc's malloc "
                 "slows a long CPU run up to 2x as its heap fragments) | tcmalloc | jemalloc | system | a .so path"})
@@ -683,10 +686,14 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
             write_marker(ckpt, marker(step))
             write_grounding(ckpt)
 
+    callbacks = [run_files_callback(out, title="caller fine-tuning (loss on the model turn)", on_save=mark_checkpoint)]
+    if cfg.take_turns:   # after run_files: a step's logged seconds never include the waiting
+        from mobile_actions.recipes.bench_train import take_turns_callback
+
+        callbacks.append(take_turns_callback(cfg.take_turns))
     trainer = trainer_cls(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
                          processing_class=tokenizer, peft_config=peft_config,
-                         callbacks=[run_files_callback(out, title="caller fine-tuning (loss on the model turn)",
-                                                    on_save=mark_checkpoint)])
+                         callbacks=callbacks)
 
     if cfg.init_adapter:
         if method != "lora":

@@ -1,0 +1,243 @@
+"""Training throughput of recipes over the same steps, taken in turn (``mobile-actions bench train``).
+
+Why in turn: a shared CPU's speed drifts by up to ~30 % over tens of minutes, and a training process's
+own speed changes as it ages (glibc's heap fragments), so two runs one after the other compare the
+machine's moods as much as the recipes. Here every recipe trains in its own process, loaded once; the
+bench hands the turn to one process at a time for CHUNK optimizer steps while the others wait, so
+drift falls on all alike. A step's seconds are its own (forward, backward, update: `seconds` in the
+run's `loss.csv`), never the waiting. All recipes see the same rows in the same order (same data, seed
+and batch shape), which the table checks (tokens per step).
+
+The default pair is this toolkit's recipe (`fast`: the CPU fast path, the step-level prefix, compiled
+elementwise chains) against trl + peft as they come at their best (`plain`: same precision and
+allocator, no gradient checkpointing). `--recipe NAME=FLAGS` sets others.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from mobile_actions.recipes.curves import compare_loss_curves, read_steps
+
+DEFAULT_RECIPES = {"plain": "--no-cpu-fast-path --no-shared-prefix --no-gradient-checkpointing", "fast": ""}
+POLL = 0.2   # seconds between looks at a turn file
+
+
+def parse_turns(spec: str) -> tuple[Path, int]:
+    """`PATH:CHUNK`, as `train --take-turns` gets it from the bench."""
+    path, sep, chunk = spec.rpartition(":")
+    if not sep or not path or not chunk.isdigit() or int(chunk) < 1:
+        raise ValueError(f"--take-turns {spec!r}: expected PATH:CHUNK with CHUNK a positive number of steps")
+    return Path(path), int(chunk)
+
+
+def turn_file(turn: Path, kind: str) -> Path:
+    """`<turn>.at` (the step a run waits at) or `<turn>.go` (the step it may go on from)."""
+    return turn.with_name(f"{turn.name}.{kind}")
+
+
+def hold(turn: Path, step: int, parent: int) -> None:
+    """Say the run waits at `step` (`<turn>.at`) and wait until the bench hands it the turn from there
+    (`<turn>.go`), or stop if the bench (process `parent`) is gone."""
+    write_atomic(turn_file(turn, "at"), str(step))
+    go = turn_file(turn, "go")
+    while not (go.is_file() and go.read_text().strip() == str(step)):
+        if os.getppid() != parent:
+            raise RuntimeError(f"--take-turns: the bench that started this run is gone (waiting at step {step})")
+        time.sleep(POLL)
+
+
+def take_turns_callback(spec: str):
+    """A trainer callback that holds its run before the first step and after every CHUNK steps until the
+    bench hands it the turn (transformers is imported here, in the training process only)."""
+    from transformers import TrainerCallback
+
+    turn, chunk = parse_turns(spec)
+    parent = os.getppid()
+
+    class TakeTurns(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            hold(turn, state.global_step, parent)
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step % chunk == 0 and state.global_step < state.max_steps:
+                hold(turn, state.global_step, parent)
+
+    return TakeTurns()
+
+
+def write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+@dataclass
+class BenchTrainConfig:
+    data: str
+    out: str = "runs/bench-train"
+    steps: int = 20
+    chunk: int = 10
+    recipes: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_RECIPES))
+    train_flags: list[str] = field(default_factory=list)   # given to every recipe (init adapter, batch, lr, ...)
+
+
+@dataclass
+class BenchTrainResult:
+    table: str                       # markdown: loss per chunk, tokens/s, ratios
+    tokens_per_second: dict[str, float]
+    median_chunk_ratio: dict[str, float]   # each recipe against the first, median over chunks
+    same_tokens: bool
+
+
+def run_bench(cfg: BenchTrainConfig, progress=print) -> BenchTrainResult:
+    """Start every recipe, hand the turn around chunk by chunk until each has trained `steps` steps, and
+    table their loss and throughput over the same steps."""
+    if cfg.steps < 1 or cfg.chunk < 1:
+        raise ValueError("--steps and --chunk must be at least 1")
+    if len(cfg.recipes) < 2:
+        raise ValueError("bench train compares at least two recipes")
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    procs: dict[str, subprocess.Popen] = {}
+    logs = []
+    try:
+        for name, flags in cfg.recipes.items():
+            turn = out / f"{name}.turn"
+            for kind in ("at", "go"):
+                turn_file(turn, kind).unlink(missing_ok=True)
+            cmd = [sys.executable, "-m", "mobile_actions.recipes.train_caller", *cfg.train_flags, *shlex.split(flags),
+                   "--out", str(out / name), "--max-steps", str(cfg.steps), "--take-turns", f"{turn}:{cfg.chunk}",
+                   "--no-final-eval", "--save-steps", str(10 * cfg.steps)]
+            log = open(out / f"{name}.log", "w", encoding="utf-8")
+            logs.append(log)
+            procs[name] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        for name in procs:   # all loaded before anyone is timed
+            wait_at(procs[name], out / f"{name}.turn", 0, name)
+        for start in range(0, cfg.steps, cfg.chunk):
+            end = min(start + cfg.chunk, cfg.steps)
+            for name, proc in procs.items():
+                t = time.perf_counter()
+                write_atomic(turn_file(out / f"{name}.turn", "go"), str(start))
+                wait_at(proc, out / f"{name}.turn", end, name, last=end == cfg.steps)
+                progress(f"{name}: steps {start + 1}-{end} in {time.perf_counter() - t:.1f} s")
+        for name, proc in procs.items():
+            if proc.wait() != 0:
+                raise RuntimeError(f"bench train: recipe {name!r} failed (exit {proc.returncode}); see {out / name}.log")
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+        for log in logs:
+            log.close()
+    return summarise(out, list(cfg.recipes), cfg.steps, cfg.chunk)
+
+
+def wait_at(proc: subprocess.Popen, turn: Path, step: int, name: str, last: bool = False) -> None:
+    """Until the run waits at `step` (or, after its last step, has ended)."""
+    at = turn_file(turn, "at")
+    while True:
+        if at.is_file() and at.read_text().strip() == str(step):
+            return
+        if proc.poll() is not None:
+            if last and proc.returncode == 0:
+                return
+            raise RuntimeError(f"bench train: recipe {name!r} stopped before step {step} "
+                               f"(exit {proc.returncode}); see {turn.parent / name}.log")
+        time.sleep(POLL)
+
+
+def summarise(out: Path, names: list[str], steps: int, chunk: int) -> BenchTrainResult:
+    """Loss per chunk and tokens/s over the same steps (curves' table), and each recipe's speed-up over
+    the first per chunk: its median, and the whole run's ratio."""
+    runs = {name: out / name / "loss.csv" for name in names}
+    table = compare_loss_curves(runs, out / "loss.png", steps, window=chunk)
+    rows = {name: read_steps(path, steps) for name, path in runs.items()}
+    tokens = {name: {s: float(r["num_tokens"]) for s, r in by_step.items()} for name, by_step in rows.items()}
+    same = all(tokens[n] == tokens[names[0]] for n in names)
+
+    def speed(name: str, a: int, b: int) -> float:
+        by_step = rows[name]
+        seconds = sum(float(by_step[s]["seconds"]) for s in range(a, b + 1))
+        done = float(by_step[b]["num_tokens"]) - (float(by_step[a - 1]["num_tokens"]) if a > 1 else 0.0)
+        return done / seconds
+
+    chunks = [(a, min(a + chunk - 1, steps)) for a in range(1, steps + 1, chunk)]
+    per_chunk = {n: [speed(n, a, b) for a, b in chunks] for n in names}
+    overall = {n: speed(n, 1, steps) for n in names}
+    ratios = {n: statistics.median(x / y for x, y in zip(per_chunk[n], per_chunk[names[0]])) for n in names[1:]}
+    lines = [table, "", f"| steps | " + " | ".join(f"{n} tokens/s" for n in names) + " | "
+             + " | ".join(f"{n} / {names[0]}" for n in names[1:]) + " |",
+             "|---|" + "---:|" * (2 * len(names) - 1)]
+    for (a, b), i in zip(chunks, range(len(chunks))):
+        cells = [f"{per_chunk[n][i]:,.0f}" for n in names] + [f"{per_chunk[n][i] / per_chunk[names[0]][i]:.2f}x"
+                                                                for n in names[1:]]
+        lines.append(f"| {a}–{b} | " + " | ".join(cells) + " |")
+    lines.append(f"| **1–{steps}** | " + " | ".join(f"**{overall[n]:,.0f}**" for n in names) + " | "
+                 + " | ".join(f"**{overall[n] / overall[names[0]]:.2f}x** (median per chunk {ratios[n]:.2f}x)"
+                              for n in names[1:]) + " |")
+    if not same:
+        lines.append("\nwarning: the recipes did not see the same tokens at every step; the ratio compares different work")
+    res = BenchTrainResult(table="\n".join(lines), tokens_per_second=overall, median_chunk_ratio=ratios, same_tokens=same)
+    (out / "bench-train.md").write_text(res.table + "\n", encoding="utf-8")
+    (out / "bench-train.json").write_text(json.dumps(asdict(res), indent=1) + "\n", encoding="utf-8")
+    return res
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", required=True, help="training rows (Mobile Actions JSONL)")
+    parser.add_argument("--out", default="runs/bench-train")
+    parser.add_argument("--steps", type=int, default=20, help="optimizer steps each recipe trains")
+    parser.add_argument("--chunk", type=int, default=10, help="steps a recipe runs before handing the turn on")
+    parser.add_argument("--recipe", action="append", metavar="NAME=FLAGS",
+                        help="a recipe: its name and its `train` flags (repeat; the first is the one the others are "
+                             "compared with; default: " + "; ".join(f"{k}={v}" for k, v in DEFAULT_RECIPES.items()) + ")")
+    parser.add_argument("train_flags", nargs=argparse.REMAINDER,
+                        help="after --: flags for every recipe's `train` (e.g. -- --init-adapter default --threads 2)")
+    parser.epilog = "Flags after -- go to every recipe's `train`."
+
+
+def config_from_args(args: argparse.Namespace) -> BenchTrainConfig:
+    recipes = dict(DEFAULT_RECIPES)
+    if args.recipe:
+        recipes = {}
+        for spec in args.recipe:
+            name, sep, flags = spec.partition("=")
+            if not sep or not name.isidentifier():
+                raise ValueError(f"--recipe {spec!r}: expected NAME=FLAGS with a plain name")
+            recipes[name] = flags
+    common = list(args.train_flags)
+    if common[:1] == ["--"]:
+        common = common[1:]
+    return BenchTrainConfig(data=args.data, out=args.out, steps=args.steps, chunk=args.chunk, recipes=recipes,
+                            train_flags=["--data", args.data, *common])
+
+
+def run(args: argparse.Namespace) -> int:
+    """`bench train`: print the table; a recipe that fails or bad options give a one-line error."""
+    try:
+        res = run_bench(config_from_args(args))
+    except (RuntimeError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(res.table)
+    print(f"\n{Path(args.out) / 'bench-train.md'}, {Path(args.out) / 'loss.png'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mobile_actions.recipes.bench_train", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
