@@ -98,7 +98,7 @@ class BenchTrainResult:
     same_tokens: bool
 
 
-def run_bench(cfg: BenchTrainConfig, progress=print) -> BenchTrainResult:
+def run_bench(cfg: BenchTrainConfig, progress=lambda line: print(line, flush=True)) -> BenchTrainResult:
     """Start every recipe, hand the turn around chunk by chunk until each has trained `steps` steps, and
     table their loss and throughput over the same steps."""
     if cfg.steps < 1 or cfg.chunk < 1:
