@@ -177,7 +177,7 @@ def summarise(out: Path, names: list[str], steps: int, chunk: int) -> BenchTrain
     lines = [table, "", f"| steps | " + " | ".join(f"{n} tokens/s" for n in names) + " | "
              + " | ".join(f"{n} / {names[0]}" for n in names[1:]) + " |",
              "|---|" + "---:|" * (2 * len(names) - 1)]
-    for (a, b), i in zip(chunks, range(len(chunks))):
+    for i, (a, b) in enumerate(chunks if len(chunks) > 1 else []):
         cells = [f"{per_chunk[n][i]:,.0f}" for n in names] + [f"{per_chunk[n][i] / per_chunk[names[0]][i]:.2f}x"
                                                                 for n in names[1:]]
         lines.append(f"| {a}–{b} | " + " | ".join(cells) + " |")
