@@ -25,7 +25,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from mobile_actions.recipes.curves import compare_loss_curves, read_steps
+from mobile_actions.recipes.curves import compare_loss_curves, read_steps, throughput
 
 DEFAULT_RECIPES = {"plain": "--no-cpu-fast-path --no-shared-prefix --no-gradient-checkpointing", "fast": ""}
 POLL = 0.2   # seconds between looks at a turn file
@@ -164,15 +164,9 @@ def summarise(out: Path, names: list[str], steps: int, chunk: int) -> BenchTrain
     tokens = {name: {s: float(r["num_tokens"]) for s, r in by_step.items()} for name, by_step in rows.items()}
     same = all(tokens[n] == tokens[names[0]] for n in names)
 
-    def speed(name: str, a: int, b: int) -> float:
-        by_step = rows[name]
-        seconds = sum(float(by_step[s]["seconds"]) for s in range(a, b + 1))
-        done = float(by_step[b]["num_tokens"]) - (float(by_step[a - 1]["num_tokens"]) if a > 1 else 0.0)
-        return done / seconds
-
     chunks = [(a, min(a + chunk - 1, steps)) for a in range(1, steps + 1, chunk)]
-    per_chunk = {n: [speed(n, a, b) for a, b in chunks] for n in names}
-    overall = {n: speed(n, 1, steps) for n in names}
+    per_chunk = {n: [throughput(rows[n], b, first=a) for a, b in chunks] for n in names}
+    overall = {n: throughput(rows[n], steps) for n in names}
     ratios = {n: statistics.median(x / y for x, y in zip(per_chunk[n], per_chunk[names[0]])) for n in names[1:]}
     lines = [table, "", f"| steps | " + " | ".join(f"{n} tokens/s" for n in names) + " | "
              + " | ".join(f"{n} / {names[0]}" for n in names[1:]) + " |",

@@ -98,13 +98,14 @@ def read_steps(csv_path: Path, steps: int | None = None) -> dict[int, dict]:
     return {s: r for s, r in out.items() if steps is None or s <= steps}
 
 
-def throughput(rows: dict[int, dict], steps: int) -> float | None:
-    """Training tokens per second over the first `steps` of `read_steps`'s rows (None without timings)."""
-    timed = [rows[s] for s in sorted(rows) if s <= steps]
+def throughput(rows: dict[int, dict], steps: int, first: int = 1) -> float | None:
+    """Training tokens per second over steps `first`..`steps` of `read_steps`'s rows (None without timings)."""
+    timed = [rows[s] for s in sorted(rows) if first <= s <= steps]
     if not timed or not all(r.get("seconds") and r.get("num_tokens") for r in timed):
         return None
     seconds = sum(float(r["seconds"]) for r in timed)
-    return float(timed[-1]["num_tokens"]) / seconds if seconds else None
+    before = float(rows[first - 1]["num_tokens"]) if first > 1 else 0.0
+    return (float(timed[-1]["num_tokens"]) - before) / seconds if seconds else None
 
 
 def compare_loss_curves(runs: dict[str, Path], out: Path, steps: int, window: int = 25) -> str:
