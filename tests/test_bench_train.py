@@ -65,7 +65,7 @@ def test_summary_compares_tokens_per_second_over_the_same_steps(tmp_path):
 def test_bench_trains_each_recipe_in_turn_on_the_same_rows(tiny_ckpt, rows_file, tmp_path):
     said = []
     cfg = BenchTrainConfig(data=str(rows_file), out=str(tmp_path), steps=3, chunk=2,
-                           train_flags=["--data", str(rows_file), "--base", str(tiny_ckpt), "--batch-size", "2",
+                           train_flags=["--base", str(tiny_ckpt), "--batch-size", "2",
                                         "--max-length", "600", "--lora-r", "4", "--threads", "1",
                                         "--allocator", "system", "--no-fuse-elementwise"])
     res = run_bench(cfg, progress=said.append)

@@ -114,7 +114,8 @@ def run_bench(cfg: BenchTrainConfig, progress=lambda line: print(line, flush=Tru
             turn = out / f"{name}.turn"
             for kind in ("at", "go"):
                 turn_file(turn, kind).unlink(missing_ok=True)
-            cmd = [sys.executable, "-m", "mobile_actions.recipes.train_caller", *cfg.train_flags, *shlex.split(flags),
+            cmd = [sys.executable, "-m", "mobile_actions.recipes.train_caller", "--data", cfg.data, *cfg.train_flags,
+                   *shlex.split(flags),
                    "--out", str(out / name), "--max-steps", str(cfg.steps), "--take-turns", f"{turn}:{cfg.chunk}",
                    "--no-final-eval", "--save-steps", str(10 * cfg.steps)]
             log = open(out / f"{name}.log", "w", encoding="utf-8")
@@ -212,7 +213,7 @@ def config_from_args(args: argparse.Namespace) -> BenchTrainConfig:
     if common[:1] == ["--"]:
         common = common[1:]
     return BenchTrainConfig(data=args.data, out=args.out, steps=args.steps, chunk=args.chunk, recipes=recipes,
-                            train_flags=["--data", args.data, *common])
+                            train_flags=common)
 
 
 def run(args: argparse.Namespace) -> int:
