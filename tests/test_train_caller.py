@@ -221,6 +221,92 @@ def test_step_prefix_gives_each_microbatchs_own_prefix_gradients(tiny_ckpt, rows
     assert step_prefix_length(batches) == 3
 
 
+def test_step_prefixes_run_each_catalogues_declarations_once_with_the_plain_gradients(tiny_ckpt, tmp_path, monkeypatch):
+    """A step mixing two catalogues (microbatches of both): the prefix all rows share runs once, the longer
+    one the rows with the extra tool share runs once after it, each microbatch is split by prefix, and loss
+    and gradients equal the plain forward's."""
+    import copy
+    import json
+    from types import SimpleNamespace
+
+    import torch
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    from mobile_actions.caller.model import load_tokenizer
+    from mobile_actions.dataset import load_rows
+    from mobile_actions.recipes import train_caller
+    from mobile_actions.recipes.train_caller import MIN_SHARED_PREFIX, encode_rows, step_prefixes
+    from tests.test_train_fixtures import TOOLS, make_row
+
+    extra = {"function": {"name": "zoom_screen", "description": "Zooms the screen in on what the user names.",
+                          "parameters": {"type": "OBJECT", "properties": {
+                              "target": {"type": "STRING", "description": "What to zoom in on."}}}}}
+    rows = [make_row(i) for i in range(4)]
+    for row in rows[1::2]:
+        row["tools"] = TOOLS + [extra]
+    data = tmp_path / "two-catalogues.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    enc = encode_rows(load_rows(data)[0], load_tokenizer(str(tiny_ckpt)), layout="cache", max_length=4000)
+    collate = DataCollatorForLanguageModeling(pad_token_id=0)
+    batches = [collate([{"input_ids": i, "labels": [t if m else -100 for t, m in zip(i, mask)]}
+                        for i, mask in zip(enc.input_ids[k:k + 2], enc.completion_mask[k:k + 2])]) for k in (0, 2)]
+    prefixes = step_prefixes(batches)
+    # the step's; the extra tool's rows' (past its declaration); the others' (same datetime, "User: ")
+    assert len(prefixes) == 3 and all(len(p) >= len(prefixes[0]) + MIN_SHARED_PREFIX for p in prefixes[1:])
+    extra_prefix = next(p for p in prefixes[1:] if torch.equal(batches[0]["input_ids"][1, :len(p)], p))
+    assert torch.equal(batches[1]["input_ids"][1, :len(extra_prefix)], extra_prefix)
+    items = sum(int((b["labels"] != -100).sum()) for b in batches)
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt), dtype=torch.float32).train()
+    passes = []
+
+    class Base:   # what the trainer needs of trl's SFTTrainer: a loss over the step's labelled tokens
+        accelerator = SimpleNamespace(distributed_type=SimpleNamespace(name="NO"), num_processes=1, sync_gradients=False)
+
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            return copy.deepcopy(batches), items
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            passes.append(inputs["input_ids"].shape)
+            logits = model(**{k: v for k, v in inputs.items() if k != "labels"}).logits[:, :-1]
+            labels = inputs["labels"][:, 1:]
+            return torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(), reduction="sum") / items
+
+        def training_step(self, model, inputs, num_items_in_batch=None):
+            loss = self.compute_loss(model, inputs, num_items_in_batch=num_items_in_batch)
+            loss.backward()
+            return loss.detach()
+
+    def gradients():
+        out = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+        model.zero_grad()
+        return out
+
+    plain = sum(Base().training_step(model, b) for b in batches)
+    g_plain = gradients()
+    prefix_passes = []
+
+    def run_prefix(model, ids, past=None):
+        prefix_passes.append(ids.shape[1] + (past.get_seq_length() if past is not None else 0))
+        return plain_run_prefix(model, ids, past)
+
+    plain_run_prefix = train_caller.run_prefix
+    monkeypatch.setattr(train_caller, "run_prefix", run_prefix)
+    trainer = train_caller.shared_prefix_trainer(Base)()
+    step, _ = trainer.get_batch_samples(None, 2, None)
+    losses = []
+    for k, b in enumerate(step):
+        trainer.accelerator.sync_gradients = k == len(step) - 1
+        losses.append(trainer.training_step(model, b))
+    g_shared = gradients()
+    assert prefix_passes[0] == len(prefixes[0]) and sorted(prefix_passes) == sorted(map(len, prefixes))   # once each
+    assert [s[0] for s in passes[2:]] == [1] * 4                           # each microbatch in two suffix passes
+    assert torch.allclose(plain, sum(losses), atol=1e-6), (plain, losses)
+    assert g_plain.keys() == g_shared.keys()
+    for k in g_plain:
+        assert torch.allclose(g_plain[k], g_shared[k], atol=1e-5, rtol=1e-4), k
+
+
 def test_init_adapter_starts_from_saved_weights(tiny_run, tiny_ckpt):
     import torch
     from peft import LoraConfig, get_peft_model
