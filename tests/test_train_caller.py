@@ -567,3 +567,25 @@ def test_compare_loss_curves_tables_mean_loss_per_window(tmp_path):
     table = compare_loss_curves({"a": tmp_path / "a" / "loss.csv", "c": tmp_path / "c" / "loss.csv"},
                                 tmp_path / "ac.png", steps=4, window=2)
     assert table.splitlines()[-1] == "| training tokens/s, steps 1–4 | – | 1,000 |"
+
+
+def test_faster_matmul_gives_the_same_product_through_either_blas():
+    """The head's matmuls pick torch's or numpy's BLAS by timing their first full-size call; both give a @ b."""
+    import torch
+
+    from mobile_actions.recipes.cpu_step import FasterMatmul
+
+    a, table = torch.randn(130, 64), torch.randn(300, 64)
+    mm = FasterMatmul(min_rows=128)
+    small = mm(a[:5], table.T, out=torch.empty(5, 300))        # below min_rows: torch's, nothing measured
+    assert mm.choice is None and torch.allclose(small, a[:5] @ table.T, atol=1e-5)
+    out = mm(a, table.T, out=torch.empty(130, 300))            # the first full-size call measures both
+    assert mm.choice in ("torch", "numpy") and set(mm.seconds) == {"torch", "numpy"}
+    assert torch.allclose(out, a @ table.T, atol=1e-5)
+    for choice in ("torch", "numpy"):
+        mm.choice = choice
+        assert torch.allclose(mm(a, table.T, out=torch.empty(130, 300)), a @ table.T, atol=1e-5)
+        g = torch.randn(130, 300)
+        assert torch.allclose(mm(g, table, out=torch.empty(130, 64)), g @ table, atol=1e-4)
+    bf16 = mm(a.bfloat16(), table.T.bfloat16(), out=torch.empty(130, 300, dtype=torch.bfloat16))
+    assert torch.allclose(bf16.float(), a @ table.T, atol=0.3)  # other dtypes: torch's, in that dtype
