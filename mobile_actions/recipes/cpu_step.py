@@ -11,7 +11,8 @@ throughput on CPU"):
 - **The head in fp32.** trl's CPU fallback accumulates the head's backward in fp32 matmuls over
   vocabulary chunks. Here it is one bf16 matmul per chunk of tokens over the whole vocabulary (oneDNN
   accumulates in fp32 inside, so the result is rounded once, not once per chunk), and the softmax
-  is kept from the forward instead of recomputed.
+  is kept from the forward instead of recomputed. Without bf16 matmuls the head stays in fp32; its two
+  matmuls then run in chunks of 512 tokens through whichever BLAS is faster on this CPU (`FasterMatmul`).
 - **Input casts.** peft casts every LoRA input to the adapter's fp32 before autocast casts it back to
   bf16: two copies of every activation, forward and backward, for the same product.
 - **Dropout's random numbers.** `nn.Dropout` draws one Bernoulli sample per element from the CPU
