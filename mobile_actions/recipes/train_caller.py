@@ -320,7 +320,7 @@ def step_prefixes(batches: Sequence[dict]) -> list[Any]:
     A group is rows that declare the same tools when the step mixes catalogues: with the routing tool
     and without (a caller trained for both), or the catalogues of a user's several apps. Rows part where
     their declarations do (~500 positions in), and without the groups every row of such a step ran the
-    rest of its declarations on its own: a third of the positions of the long run's steps.
+    rest of its declarations on its own: a third of the positions of such a step in the long run.
     """
     import torch
 
