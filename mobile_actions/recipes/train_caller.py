@@ -471,8 +471,10 @@ def shared_prefix_trainer(base: type) -> type:
     import torch
 
     class SharedPrefixTrainer(base):
-        _prefixes: list = []                 # this step's `step_prefixes`
-        _runs: dict[int, StepPrefix] = {}     # the ones run so far, by index
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._prefixes: list = []                 # this step's `step_prefixes`
+            self._runs: dict[int, StepPrefix] = {}    # the ones run so far, by index (per trainer, not per class)
 
         def get_batch_samples(self, epoch_iterator, num_batches, device):
             batches, items = super().get_batch_samples(epoch_iterator, num_batches, device)
