@@ -307,6 +307,60 @@ def test_step_prefixes_run_each_catalogues_declarations_once_with_the_plain_grad
         assert torch.allclose(g_plain[k], g_shared[k], atol=1e-5, rtol=1e-4), k
 
 
+def test_train_top_layers_runs_the_layers_below_without_gradients_and_keeps_the_top_ones(tiny_ckpt, rows_file):
+    """`train_top_layers`: the top layers' LoRA gradients are those of the whole model with the lower LoRA
+    weights merely frozen, through a step prefix too; the layers below build no graph and keep no dropout."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    from mobile_actions.caller.model import load_tokenizer
+    from mobile_actions.dataset import load_rows
+    from mobile_actions.recipes.train_caller import StepPrefix, encode_rows, step_prefix_length, train_top_layers, \
+        with_prefix
+
+    rows, _ = load_rows(rows_file)
+    enc = encode_rows(rows[:2], load_tokenizer(str(tiny_ckpt)), layout="cache", max_length=4000)
+    batch = DataCollatorForLanguageModeling(pad_token_id=0)(
+        [{"input_ids": i, "labels": [t if m else -100 for t, m in zip(i, mask)]}
+         for i, mask in zip(enc.input_ids, enc.completion_mask)])
+    n = step_prefix_length([batch])
+
+    def model():
+        torch.manual_seed(0)
+        m = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt), dtype=torch.float32)
+        return get_peft_model(m, LoraConfig(r=4, lora_alpha=8, lora_dropout=0.1, target_modules="all-linear",
+                                            init_lora_weights=False))
+
+    def grads(m, inputs, prefix=None):
+        m.zero_grad()
+        m(**inputs).loss.backward()
+        if prefix is not None:
+            prefix.backward()
+        return {k: p.grad.clone() for k, p in m.named_parameters() if p.grad is not None}
+
+    plain, top = model().eval(), model().eval()   # eval: the same dropout (none) in both
+    for k, p in plain.named_parameters():
+        if ".layers.0." in k:
+            p.requires_grad_(False)
+    assert train_top_layers(top, 1) == 1 and train_top_layers(top, 2) == 0
+    lower = top.get_base_model().model.layers[0]
+    seen = []
+    lower.register_forward_hook(lambda mod, args, out: seen.append((out[0] if isinstance(out, tuple) else out).requires_grad))
+    expected = grads(plain, batch)
+    assert expected and all(".layers.1." in k for k in expected)
+    assert grads(top, batch).keys() == expected.keys()
+    prefix = StepPrefix.run(top, batch["input_ids"][0, :n])
+    assert not prefix.leaves.layers[0].keys.requires_grad and prefix.leaves.layers[1].keys.requires_grad
+    for name, (a, b) in {k: (expected[k], v) for k, v in grads(top, with_prefix(batch, prefix.leaves, n), prefix).items()}.items():
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
+    assert seen and not any(seen)
+    assert all(isinstance(d, torch.nn.Identity) for m in lower.modules() for d in getattr(m, "lora_dropout", {}).values())
+    assert any(isinstance(d, torch.nn.Dropout) for m in top.get_base_model().model.layers[1].modules()
+               for d in getattr(m, "lora_dropout", {}).values())
+
+
 def test_init_adapter_starts_from_saved_weights(tiny_run, tiny_ckpt):
     import torch
     from peft import LoraConfig, get_peft_model
@@ -522,6 +576,49 @@ def test_frozen_head_log_prob_in_bf16_is_close_to_fp32():
     hidden = torch.randn(n, dim, generator=torch.Generator().manual_seed(1))
     assert torch.allclose(out[torch.float32][0], torch.log_softmax(hidden @ merged.T, -1)[torch.arange(n), targets],
                           atol=1e-5)
+
+
+def test_frozen_head_sparse_backward_keeps_the_loss_and_moves_the_gradient_by_less_than_the_left_out_mass():
+    """With `min_prob`, the head's backward runs over the softmax entries >= min_prob only: the loss and the
+    control rows' gradient are unchanged, the hidden state's moves by at most the left-out mass times the
+    largest table row, and rows where most entries are kept (flat, early in training) are kept whole."""
+    import torch
+
+    from mobile_actions.recipes import cpu_step
+    from mobile_actions.recipes.cpu_step import FrozenHeadLogProb
+
+    torch.manual_seed(0)
+    n, vocab, dim = 300, 5000, 32
+    table = torch.randn(vocab, dim)
+    index = torch.tensor([5, 9, 11])
+    targets = torch.randint(0, vocab, (n,))
+    targets[:4] = index[0]
+    peaked = table[targets] * 4 + torch.randn(n, dim) * 0.3       # nearly certain of their targets
+    flat = torch.randn(n, dim) * 0.01                             # nearly uniform: kept whole
+    base = torch.cat([peaked[:250], flat[250:]])
+    upstream = torch.randn(n)
+    out = {}
+    for min_prob in (0.0, 1e-4):
+        hidden = base.clone().requires_grad_()
+        rows = (table[index] + 0.5).clone().requires_grad_()
+        logp, entropy, _ = FrozenHeadLogProb.apply(hidden, table, index, rows, targets, min_prob)
+        (logp * upstream).sum().backward()
+        out[min_prob] = (logp.detach(), entropy, hidden.grad, rows.grad)
+    (la, ea, ha, ra), (lb, eb, hb, rb) = out[0.0], out[1e-4]
+    assert torch.equal(la, lb) and torch.equal(ea, eb)
+    assert torch.allclose(ra, rb, atol=1e-5)
+    merged = table.index_copy(0, index, table[index] + 0.5)
+    p = torch.softmax(base @ merged.T, -1)
+    left_out = (p * (p < 1e-4)).index_fill(1, index, 0).sum(1)
+    bound = upstream.abs() * left_out * merged.norm(dim=1).max() + 1e-5
+    assert ((ha - hb).norm(dim=1) <= bound).all()
+    assert (ha - hb)[:250].abs().max() > 0                         # entries were left out ...
+    assert torch.allclose(ha[250:], hb[250:], atol=1e-5)           # ... but not from the rows kept whole
+    assert left_out[:250].max() < cpu_step.DENSE_ROW               # (a flat row's 5000 entries are all > 1e-4)
+    # the plain gradient, for min_prob 0
+    hidden = base.clone().requires_grad_()
+    (torch.log_softmax(hidden @ merged.T, -1)[torch.arange(n), targets] * upstream).sum().backward()
+    assert torch.allclose(ha, hidden.grad, atol=1e-4)
 
 
 def test_gap_dropout_drops_each_element_with_probability_p_independently():

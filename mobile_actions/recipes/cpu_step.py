@@ -37,6 +37,7 @@ import logging
 import math
 import os
 import types
+import warnings
 from typing import Any, Callable
 
 import torch
@@ -87,29 +88,45 @@ class FasterMatmul:
 HEAD_FORWARD_MM, HEAD_BACKWARD_MM = FasterMatmul(), FasterMatmul()
 
 
+DENSE_ROW = 1 / 64     # a row keeping more than this share of the vocabulary is kept whole (an early, flat one)
+
+
 class FrozenHeadLogProb(torch.autograd.Function):
     """log p(target) under `hidden @ table.T`, with rows `index` of the table replaced by `rows`.
 
     `table` gets no gradient (frozen); `rows` and `hidden` do. Also returns each position's entropy
     and whether the target is the argmax (trl's logged metrics), without gradients.
+
+    Why the backward is sparse: the gradient of log p(t) by the hidden state is table[t] - sum_v p_v table[v].
+    A caller's answer tokens are nearly certain, so all but a few hundred of a row's 262,144 p_v are below
+    1e-8, and together they move the gradient by less than their mass (< 0.26 % of it at worst). Keeping only
+    the entries >= `min_prob` replaces the backward's dense 262,144-wide matmul (and the n x 262,144 softmax
+    kept for it: 0.9 GB for a step's 845 answer tokens) with a sparse one over the kept entries. The loss,
+    entropy and the control rows' gradient stay exact (those rows' entries are always kept); `min_prob` 0
+    keeps everything: the plain gradient.
     """
 
     @staticmethod
     @torch.autocast("cpu", enabled=False)
     def forward(ctx, hidden: torch.Tensor, table: torch.Tensor, index: torch.Tensor, rows: torch.Tensor,
-                targets: torch.Tensor):
+                targets: torch.Tensor, min_prob: float = 0.0):
         dtype = table.dtype
         h, r = hidden.to(dtype), rows.to(dtype)
-        n = h.shape[0]
+        n, vocab = h.shape[0], table.shape[0]
         logp = torch.empty(n, dtype=torch.float32)
         entropy = torch.empty(n, dtype=torch.float32)
         top1 = torch.empty(n, dtype=torch.bool)
-        probs = torch.empty((n, table.shape[0]), dtype=dtype)   # the softmax, kept for the backward
-        zb = torch.empty((min(n, TOKEN_CHUNK), table.shape[0]), dtype=dtype)
+        p_rows = torch.empty((n, len(index)), dtype=torch.float32)   # the control rows' share, always kept
+        is_row = torch.zeros(vocab, dtype=torch.bool)
+        is_row[index] = True
+        not_row = ~is_row
+        cols, vals, kept = [], [], torch.zeros(n, dtype=torch.int64)  # the other entries >= min_prob, by row
+        whole: dict[int, torch.Tensor] = {}                            # or the whole row, where most are kept
+        zb = torch.empty((min(n, TOKEN_CHUNK), vocab), dtype=dtype)
         # The softmax runs a row at a time: a 262,144-logit row in fp32 (1 MB) stays in cache through its
-        # six passes, where a whole chunk (134 MB) went to memory and back on each (4x slower).
-        zf = torch.empty(table.shape[0], dtype=torch.float32)
-        pf = torch.empty(table.shape[0], dtype=torch.float32)
+        # passes, where a whole chunk (134 MB) went to memory and back on each (4x slower).
+        zf = torch.empty(vocab, dtype=torch.float32)
+        pf = torch.empty(vocab, dtype=torch.float32)
         for s in range(0, n, TOKEN_CHUNK):
             e = min(s + TOKEN_CHUNK, n)
             z = HEAD_FORWARD_MM(h[s:e], table.T, out=zb[:e - s])
@@ -122,11 +139,21 @@ class FrozenHeadLogProb(torch.autograd.Function):
                 total = p.sum()
                 lse = top + total.log()
                 p.div_(total)
-                probs[s + i] = p
                 top1[s + i] = logp[s + i] >= top
                 logp[s + i] -= lse
                 entropy[s + i] = lse - torch.dot(zs, p)    # H = log Z - sum_v p_v z_v
-        ctx.save_for_backward(h, table, index, r, targets, probs)
+                p_rows[s + i] = p[index]
+                at = (p >= min_prob).logical_and_(not_row).nonzero().squeeze(1)
+                if len(at) > DENSE_ROW * vocab:
+                    whole[s + i] = p.masked_fill(is_row, 0)
+                else:
+                    cols.append(at)
+                    vals.append(p[at])
+                    kept[s + i] = len(at)
+        empty = torch.zeros(0, dtype=torch.int64)
+        ctx.save_for_backward(h, table, index, r, targets, p_rows, torch.cat(cols) if cols else empty,
+                              torch.cat(vals) if vals else empty.float(), kept)
+        ctx.whole = whole
         ctx.rows_dtype = rows.dtype
         ctx.hidden_dtype = hidden.dtype
         ctx.mark_non_differentiable(entropy, top1)
@@ -135,24 +162,32 @@ class FrozenHeadLogProb(torch.autograd.Function):
     @staticmethod
     @torch.autocast("cpu", enabled=False)
     def backward(ctx, grad_logp: torch.Tensor, *_):
-        h, table, index, r, targets, probs = ctx.saved_tensors
+        h, table, index, r, targets, p_rows, cols, vals, kept = ctx.saved_tensors
         n = h.shape[0]
-        grad_h = torch.empty(h.shape, dtype=torch.float32)
-        grad_rows = torch.zeros(r.shape, dtype=torch.float32)
         g = grad_logp.float()
-        gb = torch.empty((min(n, TOKEN_CHUNK), table.shape[0]), dtype=table.dtype)
-        gh = torch.empty((min(n, TOKEN_CHUNK), table.shape[1]), dtype=table.dtype)
-        for s in range(0, n, TOKEN_CHUNK):
-            e = min(s + TOKEN_CHUNK, n)
-            # d log p(t) / dz = onehot(t) - p, in the table's dtype for the matmul (it accumulates in fp32)
-            gz = torch.mul(probs[s:e], -g[s:e, None].to(table.dtype), out=gb[:e - s])
-            at = torch.arange(e - s)
-            gz[at, targets[s:e]] = (g[s:e] * (1 - probs[s:e].gather(1, targets[s:e, None]).squeeze(1).float())).to(gz.dtype)
-            g_rows = gz[:, index].float()
-            gz[:, index] = 0
-            grad_h[s:e] = HEAD_BACKWARD_MM(gz, table, out=gh[:e - s]).float() + g_rows @ r.float()
-            grad_rows += g_rows.T @ h[s:e].float()
-        return grad_h.to(ctx.hidden_dtype), None, None, grad_rows.to(ctx.rows_dtype), None
+        # d log p(t) / dz = onehot(t) - p. The -p part of the kept entries, as a sparse product over the table
+        # rows they name (gathered: the table may be bf16, and this is small):
+        used, col = torch.unique(cols, return_inverse=True)
+        grad_h = torch.zeros(h.shape, dtype=torch.float32)
+        if len(used):
+            with warnings.catch_warnings():   # "sparse CSR support is in beta": the product is checked by a test
+                warnings.simplefilter("ignore", UserWarning)
+                coef = torch.sparse_csr_tensor(torch.cat([kept.new_zeros(1), kept.cumsum(0)]), col,
+                                               vals * -g.repeat_interleave(kept), size=(n, len(used)),
+                                               check_invariants=False)
+                grad_h = torch.sparse.mm(coef, table.index_select(0, used).float())
+        if ctx.whole:   # rows kept whole: one dense product
+            at = torch.tensor(list(ctx.whole))
+            gz = torch.stack(list(ctx.whole.values())).mul_(-g[at, None]).to(table.dtype)
+            grad_h[at] += HEAD_BACKWARD_MM(gz, table, out=torch.empty((len(at), table.shape[1]), dtype=table.dtype)).float()
+        # ... the onehot part, and the control rows (the replaced ones: `rows`, not the table)
+        on_rows = (targets[:, None] == index).float()
+        g_rows = g[:, None] * (on_rows - p_rows)
+        plain = on_rows.sum(1) == 0
+        grad_h[plain] += g[plain, None] * table[targets[plain]].float()
+        grad_h += g_rows @ r.float()
+        grad_rows = g_rows.T @ h.float()
+        return grad_h.to(ctx.hidden_dtype), None, None, grad_rows.to(ctx.rows_dtype), None, None
 
 
 class GapDropout(torch.nn.Module):
@@ -347,16 +382,18 @@ def _fused_forward(self, *args: Any, fused_lm_head: bool = False, labels: Any = 
         labels = shift_labels
     mask = labels != -100
     table, index, rows = trainable_rows(self.get_output_embeddings())
-    logp, entropy, top1 = FrozenHeadLogProb.apply(hidden[mask], table, index, rows, labels[mask])
+    logp, entropy, top1 = FrozenHeadLogProb.apply(hidden[mask], table, index, rows, labels[mask],
+                                                  getattr(self, "_head_min_prob", 0.0))
     per_token = [x.new_zeros(mask.shape).masked_scatter(mask, x) for x in (logp, entropy, top1)]
     total = mask.sum().clamp(min=1) if num_items_in_batch is None else num_items_in_batch
     return FusedCausalLMOutput(loss=-per_token[0].sum() / total, log_probs=per_token[0], entropy=per_token[1],
                                is_top1=per_token[2], label_mask=mask)
 
 
-def cheap_cpu_step(model: Any, fuse: bool = True) -> bool:
+def cheap_cpu_step(model: Any, fuse: bool = True, head_min_prob: float = 0.0) -> bool:
     """Swap the cheap paths into `model` (a peft model with trainable control rows, set up by trl's
-    SFTTrainer); `fuse`: also `fuse_elementwise`. Returns False, changing nothing, for any other shape of model."""
+    SFTTrainer); `fuse`: also `fuse_elementwise`; `head_min_prob`: the head's backward leaves out softmax entries
+    below it (`FrozenHeadLogProb`; 0: none). Returns False, changing nothing, for any other shape of model."""
     from peft.tuners.lora import Linear as LoraLinear, LoraLayer
 
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -370,6 +407,7 @@ def cheap_cpu_step(model: Any, fuse: bool = True) -> bool:
         for wrapper in (embed, head):
             wrapper.token_adapter.forward = types.MethodType(_rows_forward, wrapper.token_adapter)
     base._plain_forward = types.MethodType(type(base).forward, base)
+    base._head_min_prob = head_min_prob
     base.forward = types.MethodType(_fused_forward, base)
     for module in model.modules():
         if isinstance(module, LoraLayer):

@@ -76,6 +76,9 @@ class CallerSFTConfig:
         "help": "on a CPU, LoRA: the head and the control rows without gradients for the frozen table, the head "
                 "in bf16 matmuls when the base is bf16, no fp32 casts of LoRA inputs (recipes/cpu_step.py; "
                 "same loss and gradients)"})
+    head_min_prob: float = field(default=1e-8, metadata={
+        "help": "with the CPU fast path, the head's backward leaves out softmax entries below this (0: none): "
+                "at most 0.26 %% of a token's probability mass at 1e-8; the loss stays exact"})
     fuse_elementwise: bool = field(default=True, metadata={
         "help": "with the CPU fast path, compile Gemma's norms, rotary embeddings and MLP activation into one "
                 "loop each (torch.compile: ~25 s the first time, seconds once cached; op by op where it cannot)"})
@@ -87,6 +90,10 @@ class CallerSFTConfig:
     init_adapter: str | None = field(default=None, metadata={
         "help": "start the LoRA weights from this adapter dir ('default': the bundled caller), e.g. to go on "
                 "fine-tuning the bundled caller on your own catalogue; its r and alpha replace --lora-r/--lora-alpha"})
+    lora_top_layers: int = field(default=0, metadata={
+        "help": "LoRA trains in the top N decoder layers only (0: all); the layers below run forward only, without "
+                "gradients (their LoRA weights, if any, stay as they start; the control rows then train through the "
+                "head only)"})
     train_control_tokens: bool = field(default=True, metadata={"help": "train the embedding rows of ids 46-52"})
     init_control_tokens: str = field(default="auto", metadata={
         "help": "auto (when the base lacks them) | yes | no: start ids 46-52 from their pieces' mean embedding"})
@@ -261,6 +268,32 @@ def _let_fused_head_see_trainable_tokens(model: Any) -> None:
     head = base.get_output_embeddings()
     if head is not None and type(head).__name__ == "TrainableTokensWrapper" and "bias" not in vars(head):
         head.bias = getattr(head.original_module, "bias", None)
+
+
+def train_top_layers(model: Any, n: int) -> int:
+    """Only the top `n` decoder layers of a peft LoRA `model` train; returns how many layers below were frozen.
+
+    Why: with a frozen base, a LoRA step's backward costs about what its forward does again, layer by layer,
+    all the way down. When only the top layers adapt, the backward stops at the lowest of them, and the
+    layers below run as inference does: no saved activations, no gradient (their LoRA weights stay as they
+    start: zero for a new adapter, the starting adapter's with `--init-adapter`; their dropout is off, since
+    it would only add noise to a fixed function)."""
+    import torch
+    from peft.tuners.lora import LoraLayer
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    layers = base.model.layers
+    if not 0 < n < len(layers):
+        return 0
+    frozen = layers[:len(layers) - n]
+    for layer in frozen:
+        layer.requires_grad_(False)
+        for module in layer.modules():
+            if isinstance(module, LoraLayer):
+                for name in module.lora_dropout:
+                    module.lora_dropout[name] = torch.nn.Identity()
+        layer.forward = torch.no_grad()(layer.forward)
+    return len(frozen)
 
 
 def _score_only_completion_positions_on_cpu() -> None:
@@ -452,7 +485,8 @@ class StepPrefix:
             graph = run_prefix(model, ids[None])
         else:
             graph = run_prefix(model, ids[None, len(parent.ids):], copy_cache(parent.leaves, lambda t: t))
-        return cls(ids, graph, copy_cache(graph, lambda t: t.detach().requires_grad_()))
+        # (the keys and values of layers that run without gradients, `train_top_layers`, take none)
+        return cls(ids, graph, copy_cache(graph, lambda t: t.detach().requires_grad_(t.requires_grad)))
 
     def backward(self) -> None:
         """The prefix pass's backward, from what the suffix passes left on the leaves."""
@@ -781,8 +815,14 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
         if method != "lora":
             raise ValueError("--init-adapter needs --method lora")
         load_adapter_weights(trainer.model, cfg.init_adapter)
+    if cfg.lora_top_layers:
+        if method != "lora":
+            raise ValueError("--lora-top-layers needs --method lora")
+        logger.info("LoRA trains in the top %d layers; the %d below run without gradients",
+                    cfg.lora_top_layers, train_top_layers(trainer.model, cfg.lora_top_layers))
     _let_fused_head_see_trainable_tokens(trainer.model)
-    if not has_gpu and not (cfg.cpu_fast_path and cheap_cpu_step(trainer.model, fuse=cfg.fuse_elementwise)):
+    if not has_gpu and not (cfg.cpu_fast_path and cheap_cpu_step(trainer.model, fuse=cfg.fuse_elementwise,
+                                                                head_min_prob=cfg.head_min_prob)):
         _score_only_completion_positions_on_cpu()
     resume = cfg.resume
     if resume == "last":
