@@ -143,10 +143,11 @@ class FrozenHeadLogProb(torch.autograd.Function):
                 logp[s + i] -= lse
                 entropy[s + i] = lse - torch.dot(zs, p)    # H = log Z - sum_v p_v z_v
                 p_rows[s + i] = p[index]
-                at = (p >= min_prob).logical_and_(not_row).nonzero().squeeze(1)
-                if len(at) > DENSE_ROW * vocab:
+                at = (p >= min_prob).nonzero().squeeze(1) if min_prob > 0 else None
+                if at is None or len(at) > DENSE_ROW * vocab:
                     whole[s + i] = p.masked_fill(is_row, 0)
                 else:
+                    at = at[not_row[at]]
                     cols.append(at)
                     vals.append(p[at])
                     kept[s + i] = len(at)
