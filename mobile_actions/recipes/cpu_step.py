@@ -13,6 +13,7 @@ throughput on CPU"):
   accumulates in fp32 inside, so the result is rounded once, not once per chunk), and the softmax
   is kept from the forward instead of recomputed. Without bf16 matmuls the head stays in fp32; its two
   matmuls then run in chunks of 512 tokens through whichever BLAS is faster on this CPU (`FasterMatmul`).
+  Its backward runs over the softmax entries >= `head_min_prob` only (a sparse product; the loss stays exact).
 - **Input casts.** peft casts every LoRA input to the adapter's fp32 before autocast casts it back to
   bf16: two copies of every activation, forward and backward, for the same product.
 - **Dropout's random numbers.** `nn.Dropout` draws one Bernoulli sample per element from the CPU
@@ -29,7 +30,8 @@ throughput on CPU"):
   dynamic shapes); where that is not possible (no C++ compiler) they run as before.
 
 `cheap_cpu_step(model)` swaps these in on one LoRA model. Loss and gradients are those of the plain path
-(in fp32 equal to rounding; a test holds them equal), so a run can switch to it mid-way.
+(in fp32 equal to rounding; a test holds them equal), so a run can switch to it mid-way; with `head_min_prob`
+the hidden states' gradient moves by less than the probability mass the head's backward leaves out.
 """
 from __future__ import annotations
 
@@ -177,9 +179,10 @@ class FrozenHeadLogProb(torch.autograd.Function):
                                                vals * -g.repeat_interleave(kept), size=(n, len(used)),
                                                check_invariants=False)
                 grad_h = torch.sparse.mm(coef, table.index_select(0, used).float())
-        if ctx.whole:   # rows kept whole: one dense product
-            at = torch.tensor(list(ctx.whole))
-            gz = torch.stack(list(ctx.whole.values())).mul_(-g[at, None]).to(table.dtype)
+        whole = list(ctx.whole)
+        for s in range(0, len(whole), TOKEN_CHUNK):   # rows kept whole: dense products, a chunk at a time
+            at = torch.tensor(whole[s:s + TOKEN_CHUNK])
+            gz = torch.stack([ctx.whole[i] for i in at.tolist()]).mul_(-g[at, None]).to(table.dtype)
             grad_h[at] += HEAD_BACKWARD_MM(gz, table, out=torch.empty((len(at), table.shape[1]), dtype=table.dtype)).float()
         # ... the onehot part, and the control rows (the replaced ones: `rows`, not the table)
         on_rows = (targets[:, None] == index).float()
