@@ -147,7 +147,7 @@ class FrozenHeadLogProb(torch.autograd.Function):
                 p_rows[s + i] = p[index]
                 at = (p >= min_prob).nonzero().squeeze(1) if min_prob > 0 else None
                 if at is None or len(at) > DENSE_ROW * vocab:
-                    whole[s + i] = p.masked_fill(is_row, 0)
+                    whole[s + i] = p.masked_fill(is_row, 0).to(dtype)
                 else:
                     at = at[not_row[at]]
                     cols.append(at)
@@ -168,21 +168,23 @@ class FrozenHeadLogProb(torch.autograd.Function):
         h, table, index, r, targets, p_rows, cols, vals, kept = ctx.saved_tensors
         n = h.shape[0]
         g = grad_logp.float()
+        whole, ctx.whole = ctx.whole, {}   # freed with this backward, not with the graph
         # d log p(t) / dz = onehot(t) - p. The -p part of the kept entries, as a sparse product over the table
-        # rows they name (gathered: the table may be bf16, and this is small):
-        used, col = torch.unique(cols, return_inverse=True)
+        # rows they name (a bf16 table: those rows gathered in fp32 first)
         grad_h = torch.zeros(h.shape, dtype=torch.float32)
-        if len(used):
+        if len(cols):
+            used, col = (None, cols) if table.dtype == torch.float32 else torch.unique(cols, return_inverse=True)
+            rows_used = table if used is None else table.index_select(0, used).float()
             with warnings.catch_warnings():   # "sparse CSR support is in beta": the product is checked by a test
                 warnings.simplefilter("ignore", UserWarning)
                 coef = torch.sparse_csr_tensor(torch.cat([kept.new_zeros(1), kept.cumsum(0)]), col,
-                                               vals * -g.repeat_interleave(kept), size=(n, len(used)),
+                                               vals * -g.repeat_interleave(kept), size=(n, rows_used.shape[0]),
                                                check_invariants=False)
-                grad_h = torch.sparse.mm(coef, table.index_select(0, used).float())
-        whole = list(ctx.whole)
-        for s in range(0, len(whole), TOKEN_CHUNK):   # rows kept whole: dense products, a chunk at a time
-            at = torch.tensor(whole[s:s + TOKEN_CHUNK])
-            gz = torch.stack([ctx.whole[i] for i in at.tolist()]).mul_(-g[at, None]).to(table.dtype)
+                grad_h = torch.sparse.mm(coef, rows_used)
+        order = list(whole)
+        for s in range(0, len(order), TOKEN_CHUNK):   # rows kept whole: dense products, a chunk at a time
+            at = torch.tensor(order[s:s + TOKEN_CHUNK])
+            gz = torch.stack([whole.pop(i) for i in at.tolist()]).mul_(-g[at, None].to(table.dtype))
             grad_h[at] += HEAD_BACKWARD_MM(gz, table, out=torch.empty((len(at), table.shape[1]), dtype=table.dtype)).float()
         # ... the onehot part, and the control rows (the replaced ones: `rows`, not the table)
         on_rows = (targets[:, None] == index).float()

@@ -283,7 +283,10 @@ def train_top_layers(model: Any, n: int) -> int:
 
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     layers = base.model.layers
-    if not 0 < n < len(layers):
+    if not 0 <= n < len(layers):
+        raise ValueError(f"--lora-top-layers {n}: the model has {len(layers)} decoder layers; give 1-{len(layers) - 1} "
+                         "(or 0: all train)")
+    if n == 0:
         return 0
     frozen = layers[:len(layers) - n]
     for layer in frozen:
