@@ -114,6 +114,13 @@ def test_resume_continues_from_the_last_checkpoint(tiny_run, tmp_path):
     assert tokens[0] < tokens[1] < tokens[2]               # counted on across the resume, not from 0 again
 
 
+def test_head_min_prob_out_of_range_is_an_error_before_loading(tmp_path):
+    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
+
+    with pytest.raises(ValueError, match=r"--head-min-prob must be in \[0, 1\), got 1.5"):
+        train(CallerSFTConfig(data=str(tmp_path / "none.jsonl"), out=str(tmp_path / "out"), head_min_prob=1.5))
+
+
 def test_all_rows_too_long_is_an_error(tiny_ckpt, tmp_path):
     from mobile_actions.recipes.train_caller import CallerSFTConfig, train
 

@@ -701,6 +701,8 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
 
     if cfg.layout not in wire.LAYOUTS:   # before any loading: a typo should not cost a minute
         raise ValueError(f"--layout must be one of {', '.join(wire.LAYOUTS)}, got {cfg.layout!r}")
+    if not 0 <= cfg.head_min_prob < 1:
+        raise ValueError(f"--head-min-prob must be in [0, 1), got {cfg.head_min_prob}")
     cfg = with_init_adapter_shape(cfg)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
