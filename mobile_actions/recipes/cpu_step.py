@@ -121,7 +121,6 @@ class FrozenHeadLogProb(torch.autograd.Function):
         p_rows = torch.empty((n, len(index)), dtype=torch.float32)   # the control rows' share, always kept
         is_row = torch.zeros(vocab, dtype=torch.bool)
         is_row[index] = True
-        not_row = ~is_row
         cols, vals, kept = [], [], torch.zeros(n, dtype=torch.int64)  # the other entries >= min_prob, by row
         whole: dict[int, torch.Tensor] = {}                            # or the whole row, where most are kept
         zb = torch.empty((min(n, TOKEN_CHUNK), vocab), dtype=dtype)
@@ -149,7 +148,7 @@ class FrozenHeadLogProb(torch.autograd.Function):
                 if at is None or len(at) > DENSE_ROW * vocab:
                     whole[s + i] = p.masked_fill(is_row, 0).to(dtype)
                 else:
-                    at = at[not_row[at]]
+                    at = at[~is_row[at]]
                     cols.append(at)
                     vals.append(p[at])
                     kept[s + i] = len(at)
@@ -173,8 +172,11 @@ class FrozenHeadLogProb(torch.autograd.Function):
         # rows they name (a bf16 table: those rows gathered in fp32 first)
         grad_h = torch.zeros(h.shape, dtype=torch.float32)
         if len(cols):
-            used, col = (None, cols) if table.dtype == torch.float32 else torch.unique(cols, return_inverse=True)
-            rows_used = table if used is None else table.index_select(0, used).float()
+            if table.dtype == torch.float32:
+                col, rows_used = cols, table
+            else:
+                used, col = torch.unique(cols, return_inverse=True)
+                rows_used = table.index_select(0, used).float()
             with warnings.catch_warnings():   # "sparse CSR support is in beta": the product is checked by a test
                 warnings.simplefilter("ignore", UserWarning)
                 coef = torch.sparse_csr_tensor(torch.cat([kept.new_zeros(1), kept.cumsum(0)]), col,
