@@ -121,6 +121,27 @@ def test_head_min_prob_out_of_range_is_an_error_before_loading(tmp_path):
         train(CallerSFTConfig(data=str(tmp_path / "none.jsonl"), out=str(tmp_path / "out"), head_min_prob=1.5))
 
 
+def test_resuming_with_other_trained_weights_is_an_error_before_loading(tmp_path):
+    """A checkpoint whose run trained other tensors (here the top 6 layers) names the flags that differ, before
+    anything loads, rather than failing in the optimizer's state load; a missing checkpoint is named too."""
+    from mobile_actions.caller.model import write_marker
+    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
+
+    ckpt = tmp_path / "out" / "checkpoint-40"
+    ckpt.mkdir(parents=True)
+    write_marker(ckpt, {"method": "lora", "config": {"lora_r": 16, "lora_top_layers": 6, "lora_targets": "all-linear"}})
+    cfg = CallerSFTConfig(data=str(tmp_path / "none.jsonl"), out=str(tmp_path / "out"), resume="last")
+    with pytest.raises(ValueError, match=r"checkpoint-40: .*\(--lora-top-layers 6 there, 0 here\)"):
+        train(cfg)
+    with pytest.raises(FileNotFoundError, match="--resume .*nowhere: no such checkpoint directory"):
+        train(CallerSFTConfig(data=cfg.data, out=cfg.out, resume=str(tmp_path / "nowhere")))
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "config.json").write_text("{}")
+    with pytest.raises(FileNotFoundError, match="none.jsonl"):   # the same settings: on to the data
+        train(CallerSFTConfig(data=cfg.data, out=cfg.out, base=str(base), resume="last", lora_top_layers=6))
+
+
 def test_all_rows_too_long_is_an_error(tiny_ckpt, tmp_path):
     from mobile_actions.recipes.train_caller import CallerSFTConfig, train
 

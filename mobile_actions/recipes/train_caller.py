@@ -672,6 +672,34 @@ def last_checkpoint(out: Path) -> str | None:
     return get_last_checkpoint(str(out)) if out.is_dir() else None
 
 
+# The settings that decide which tensors train: a checkpoint's optimizer state fits only a run that keeps them.
+RESUME_KEEPS = ("lora_r", "lora_alpha", "lora_targets", "lora_top_layers", "train_control_tokens")
+
+
+def resume_checkpoint(cfg: CallerSFTConfig, out: Path, method: str) -> str | None:
+    """The checkpoint `--resume` names (`last`: the latest in `out`), checked before anything loads: a run that
+    would train other tensors than the checkpoint's fails otherwise deep in the optimizer's state load."""
+    from mobile_actions.caller.model import read_marker
+
+    if not cfg.resume:
+        return None
+    checkpoint = last_checkpoint(out) if cfg.resume == "last" else cfg.resume
+    if checkpoint is None:
+        logger.warning("--resume last: no checkpoint in %s, starting fresh", out)
+        return None
+    if not Path(checkpoint).is_dir():
+        raise FileNotFoundError(f"--resume {checkpoint}: no such checkpoint directory")
+    marker = read_marker(checkpoint)
+    saved = {"method": marker.get("method", method), **(marker.get("config") or {})}
+    here = {"method": method, **{k: getattr(cfg, k) for k in RESUME_KEEPS}}
+    differ = [f"--{k.replace('_', '-')} {saved[k]} there, {v} here" for k, v in here.items()
+              if k in saved and saved[k] != v]
+    if differ:
+        raise ValueError(f"--resume {checkpoint}: it trained other weights than this run would; resume with its "
+                         f"settings ({'; '.join(differ)})")
+    return checkpoint
+
+
 # ---------------------------------------------------------------------------------------------- train
 @dataclass
 class TrainResult:
@@ -710,6 +738,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     method = cfg.resolved_method(has_gpu)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
+    resume = resume_checkpoint(cfg, out, method)
     # `default` for training means the base: the bundled adapter is a product of this recipe.
     base_spec = "base" if cfg.base == "default" else cfg.base
     base_path = resolve_model(base_spec)
@@ -829,11 +858,6 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     if not has_gpu and not (cfg.cpu_fast_path and cheap_cpu_step(trainer.model, fuse=cfg.fuse_elementwise,
                                                                 head_min_prob=cfg.head_min_prob)):
         _score_only_completion_positions_on_cpu()
-    resume = cfg.resume
-    if resume == "last":
-        resume = last_checkpoint(out)
-        if resume is None:
-            logger.warning("--resume last: no checkpoint in %s, starting fresh", out)
     t0 = time.time()
     result = trainer.train(resume_from_checkpoint=resume)
     seconds = time.time() - t0
