@@ -129,7 +129,8 @@ def test_resuming_with_other_trained_weights_is_an_error_before_loading(tmp_path
 
     ckpt = tmp_path / "out" / "checkpoint-40"
     ckpt.mkdir(parents=True)
-    write_marker(ckpt, {"method": "lora", "config": {"lora_r": 16, "lora_top_layers": 6, "lora_targets": "all-linear"}})
+    write_marker(ckpt, {"method": "lora", "config": {"method": "auto", "lora_r": 16, "lora_top_layers": 6,
+                                                    "lora_targets": "all-linear"}})
     cfg = CallerSFTConfig(data=str(tmp_path / "none.jsonl"), out=str(tmp_path / "out"), resume="last")
     with pytest.raises(ValueError, match=r"checkpoint-40: .*\(--lora-top-layers 6 there, 0 here\)"):
         train(cfg)

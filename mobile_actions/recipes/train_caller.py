@@ -690,7 +690,7 @@ def resume_checkpoint(cfg: CallerSFTConfig, out: Path, method: str) -> str | Non
     if not Path(checkpoint).is_dir():
         raise FileNotFoundError(f"--resume {checkpoint}: no such checkpoint directory")
     marker = read_marker(checkpoint)
-    saved = {"method": marker.get("method", method), **(marker.get("config") or {})}
+    saved = {**(marker.get("config") or {}), "method": marker.get("method", method)}   # the config's may be "auto"
     here = {"method": method, **{k: getattr(cfg, k) for k in RESUME_KEEPS}}
     differ = [f"--{k.replace('_', '-')} {saved[k]} there, {v} here" for k, v in here.items()
               if k in saved and saved[k] != v]
