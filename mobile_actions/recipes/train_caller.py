@@ -672,7 +672,8 @@ def last_checkpoint(out: Path) -> str | None:
     return get_last_checkpoint(str(out)) if out.is_dir() else None
 
 
-# The settings that decide which tensors train: a checkpoint's optimizer state fits only a run that keeps them.
+# The LoRA settings that decide which tensors train and how they scale: a checkpoint's weights and optimizer state
+# fit only a run that keeps them.
 RESUME_KEEPS = ("lora_r", "lora_alpha", "lora_targets", "lora_top_layers", "train_control_tokens")
 
 
@@ -691,7 +692,7 @@ def resume_checkpoint(cfg: CallerSFTConfig, out: Path, method: str) -> str | Non
         raise FileNotFoundError(f"--resume {checkpoint}: no such checkpoint directory")
     marker = read_marker(checkpoint)
     saved = {**(marker.get("config") or {}), "method": marker.get("method", method)}   # the config's may be "auto"
-    here = {"method": method, **{k: getattr(cfg, k) for k in RESUME_KEEPS}}
+    here = {"method": method, **{k: getattr(cfg, k) for k in (RESUME_KEEPS if method == "lora" else ())}}
     differ = [f"--{k.replace('_', '-')} {saved[k]} there, {v} here" for k, v in here.items()
               if k in saved and saved[k] != v]
     if differ:
