@@ -85,6 +85,31 @@ def test_owed_is_the_first_clause_no_call_answers():
                 "last_name": "Lima"}), ToolCall("turn_on_flashlight", {})]) is None
 
 
+def test_a_list_item_after_one_verb_is_owed_its_own_call():
+    contact = ToolCall("create_contact", {"first_name": "Hana", "last_name": "Kobayashi", "email": "hana@x.jp"})
+    req = "add Hana Kobayashi hana@x.jp and Yuki Mori yuki.mori@sony.com to contacts"
+    assert parts(req)[1] == ("Yuki Mori yuki.mori@sony.com to contacts", {"create_contact"})
+    assert owed(req, [contact]) == ("create_contact",)
+    assert owed(req, [contact, ToolCall("create_contact", {"first_name": "Yuki", "last_name": "Mori",
+                                                            "email": "yuki.mori@sony.com"})]) is None
+    standup = ToolCall("create_calendar_event", {"title": "standup", "datetime": "2025-09-01T09:00:00"})
+    assert owed("put standup mon 9am and retro fri 4pm on my calendar", [standup]) == ("create_calendar_event",)
+    # its values in a call named elsewhere answer it; an email or phone label is no request for that tool
+    req = "stop the flash light, and surname MacLeod, given name Thiago, email t.macleod@x.com. Add to contacts."
+    assert not any(c.listed and c.tools for c in coverage.clauses(req, TOOLS))
+    macleod = ToolCall("create_contact", {"first_name": "Thiago", "last_name": "MacLeod", "email": "t.macleod@x.com"})
+    assert owed(req, [ToolCall("turn_off_flashlight", {}), macleod]) is None
+
+
+@pytest.mark.parametrize("request_", [
+    "turn on the flashlight and my meeting is at 3pm",          # a sentence of its own says something
+    "turn on the flashlight and the Louvre on the map",         # no value of its own: one query or two?
+    "Turn on the torch. Meeting with Ana tomorrow at 9",        # a new sentence, not a list after a verb
+])
+def test_what_is_not_a_list_item(request_):
+    assert not any(c.listed for c in coverage.clauses(request_, TOOLS))
+
+
 def test_a_clause_that_needs_a_result_waits_for_it():
     req = "Find the City Museum on the map and email its name to kira@example.com"
     first = [ToolCall("show_map", {"query": "City Museum"})]
@@ -189,8 +214,21 @@ def test_fields_and_result_chains_are_not_owed():
                 [ToolCall("show_map", {"query": "Museo del Prado"})]) is None
 
 
+def test_a_call_the_model_goes_on_to_answers_the_next_clause(tok, table):
+    """Calls come in the user's order: "flashlight on, open wifi settings, and show me Hotel Adlon on the
+    map" does not get the map before the Wi-Fi settings."""
+    request_ = "flashlight on, open wifi settings, and show me Hotel Adlon on the map"
+    con = Constraints(table, policies=POLICIES).for_tools(TOOLS, [DEV, {"role": "user", "content": request_}])
+    for tid in tok.encode(wire.render_call(ToolCall("turn_on_flashlight", {})), add_special_tokens=False).ids:
+        con.advance(tid)
+    start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
+    assert con.settle(start) == start
+    con.advance(start)
+    assert set(con.state.cont.g.tools) == {"open_wifi_settings"}
+
+
 def test_a_model_that_goes_on_by_itself_chooses_its_own_tool(tok, table):
-    """Restriction is only for a call the model would not have made: continuing, it picks any tool."""
+    """After a clause no tool names, a call the model makes by itself may be for that clause: any tool."""
     request_ = "see the wifi settings. next, hold tomorrow at 8 for Grocery run, then show Lyon on the map"
     con = Constraints(table, policies=POLICIES).for_tools(TOOLS, [DEV, {"role": "user", "content": request_}])
     for tid in tok.encode(wire.render_call(ToolCall("open_wifi_settings", {})), add_special_tokens=False).ids:

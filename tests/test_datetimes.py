@@ -98,3 +98,22 @@ def test_expression_spans_are_offsets_in_the_text_itself():
     assert [text[a:b] for a, b in expression_spans(text)] == ["tomorrow", "at 9"]
     text = 'add "Sunday brunch" tomorrow at 11'           # quoted: part of a title
     assert [text[a:b] for a, b in expression_spans(text)] == ["tomorrow", "at 11"]
+
+
+def test_a_bare_hour_from_1_to_5_is_the_afternoon():
+    from datetime import datetime
+
+    from mobile_actions.decoding.datetimes import resolve
+
+    assert resolve("create an event called quarterly review at 2", datetime(2024, 5, 31, 11, 25)) == [
+        "2024-05-31T14:00:00"]
+    assert resolve("at 2am", datetime(2024, 5, 31, 11, 25)) == ["2024-06-01T02:00:00"]
+    assert set(resolve("dinner at 7", datetime(2024, 5, 31, 11, 25))) == {"2024-05-31T19:00:00", "2024-06-01T07:00:00"}
+
+
+def test_a_holiday_is_the_name_of_things_too():
+    """An undated title is cut at date expressions; "New Year's Eve party" must stay whole."""
+    from mobile_actions.decoding.datetimes import expression_spans
+
+    text = "put New Year's Eve party on my calendar tomorrow at 9pm"
+    assert [text[a:b] for a, b in expression_spans(text)] == ["tomorrow", "at 9pm"]

@@ -173,7 +173,8 @@ def test_no_tools_no_call_and_dead_ends_raise(table):
 @pytest.mark.parametrize("sources", [
     ("and I need to find 155 boulevard Saint-Germain, Paris, ",),     # a clause cut off before "pull it up"
     ("thanks 🙏", "email ana — "), ("  ,;  ", "x"), ("a, b;  c . ",), ("um, ", "x")])
-def test_a_span_never_reaches_a_dead_end(sources):
+@pytest.mark.parametrize("wholes", [(), ("a b", "thanks!", "Paris, France")])
+def test_a_span_never_reaches_a_dead_end(sources, wholes):
     """Every character the span grammar offers leads to a value it can finish: walked at random many times,
     each walk ends on the closing escape."""
     from random import Random
@@ -183,7 +184,7 @@ def test_a_span_never_reaches_a_dead_end(sources):
     end = object()
     rng = Random(0)
     for _ in range(300):
-        state = Str(StrSpec("span", sources), "", end)
+        state = Str(StrSpec("span", sources, wholes=wholes), "", end)
         for _ in range(200):
             syms = state.next_syms()
             assert syms, repr(state.content)

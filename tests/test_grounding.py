@@ -210,18 +210,23 @@ def test_a_goals_words_keep_the_dots_and_at_signs_inside_them(table):
     ("family name del Río, first name Fatima. Add to contacts.", "Fatima", "del Río"),
     ("new contact: first name Luíza last name Ferrari", "Luíza", "Ferrari"),
     ("Given name: \"Ana\"; surname - Silva", "Ana", "Silva"),
+    ("add contact first name Fatima Zahra, last name Benali, email fz@x.com", "Fatima Zahra", "Benali"),
 ])
 def test_cues_put_each_name_where_the_request_put_it(text, first, last):
     """With cues ("surname", "first name"), a name argument can only be a span of what follows its cue
-    (up to punctuation, a joining word or the other argument's cue): the names cannot be swapped."""
+    (up to punctuation, a joining word or the other argument's cue): the names cannot be swapped. What
+    something closes is taken whole: "first name Fatima Zahra, ..." is not "Fatima"."""
     from mobile_actions.decoding.grounding import read_policies
 
     pol = read_policies(DEFAULT_GROUNDING)
     schema = Grounding.from_messages([{"role": "user", "content": text}], pol).tool_schema(
         load_catalogue("mobile_actions")["create_contact"])
-    spans = {a: schema["properties"][a]["x-span"] for a in ("first_name", "last_name")}
+    spans = {a: [*schema["properties"][a].get("x-span", ()), *schema["properties"][a].get("x-span-whole", ())]
+             for a in ("first_name", "last_name")}
     assert any(s.startswith(first) for s in spans["first_name"]) and not any(last in s for s in spans["first_name"])
     assert any(s.startswith(last) for s in spans["last_name"]) and not any(first in s for s in spans["last_name"])
+    if "," in text.split(first)[1][:2]:
+        assert schema["properties"]["first_name"]["x-span-whole"] == [first]
 
 
 def test_without_a_cue_the_whole_request_is_the_source():
@@ -240,7 +245,8 @@ def test_catalogue_cues_and_relearning_keeps_set_cues(tmp_path):
         "guest": {"type": "string", "x-grounding": "span", "x-cues": ["guest"]},
         "host": {"type": "string", "x-grounding": "span", "x-cues": ["host"]}}, "required": ["guest", "host"]}}])
     schema = Grounding.from_messages([{"role": "user", "content": "book it, host Ana and guest Bo"}], {}).tool_schema(cat["book"])
-    assert schema["properties"]["guest"]["x-span"] == ["Bo"] and schema["properties"]["host"]["x-span"] == ["Ana"]
+    # "Ana" is closed by "and": taken whole; "Bo" ends the request: a span of it
+    assert schema["properties"]["guest"]["x-span"] == ["Bo"] and schema["properties"]["host"]["x-span-whole"] == ["Ana"]
 
     path = tmp_path / POLICY_FILE
     path.write_text(json.dumps({"arguments": {"t.a": {"policy": "span", "cues": ["alpha"]}}}))
@@ -309,3 +315,30 @@ def test_an_undated_argument_is_not_taken_from_a_date():
     spans = g.tool_schema(cat["create_calendar_event"])["properties"]["title"]["x-span"]
     assert spans == ["I have a job interview ", ", put it in my calendar"]
     assert not any("December" in s or "11" in s for s in spans)
+
+
+def test_a_quoted_value_is_taken_whole_or_not_at_all():
+    """"subject 'slides v2' body 'attached the updated deck, lmk'": a 270M model cuts a quoted title short
+    or starts a body at its opening quote; what the user put in quotes is one value."""
+    from mobile_actions.decoding.grammar import S_ESC, value_state
+
+    cat = load_catalogue("mobile_actions")
+    request = "pls send an email to priya@x.com subject 'slides v2' body 'attached the updated deck, lmk'"
+    g = Grounding.from_messages([DEV, {"role": "user", "content": request}], POLICIES)
+    body = g.tool_schema(cat["send_email"])["properties"]["body"]
+    assert body["x-span-whole"] == ["slides v2", "attached the updated deck, lmk"]
+    assert not any("'" in s or "slides" in s for s in body["x-span"])
+
+    def takes(value: str) -> bool:
+        state = value_state(body, object()).step(S_ESC)
+        for c in value:
+            state = state.step(c) if state is not None else None
+        return state is not None and state.step(S_ESC) is not None
+
+    assert takes("attached the updated deck, lmk") and takes("slides v2") and takes("pls send an email")
+    assert not takes("attached the updated deck") and not takes("slides") and not takes("'attached")
+    # an apostrophe inside a word opens no quote
+    g = Grounding.from_messages([DEV, {"role": "user", "content": "put Ayşe's graduation on my calendar"}],
+                                {"create_calendar_event.title": "span"})
+    title = g.tool_schema(cat["create_calendar_event"])["properties"]["title"]
+    assert "x-span-whole" not in title and title["x-span"] == ["put Ayşe's graduation on my calendar"]

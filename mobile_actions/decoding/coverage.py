@@ -40,8 +40,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "flashlight": ("flashlight", "flash light", "torch", "flash", "light", "lamp"),
     "wifi": ("wifi", "wi-fi", "wi fi", "wlan", "wireless"),
     "email": ("email", "e-mail", "mail", "emails"),
-    "calendar": ("calendar", "event", "appointment", "meeting", "schedule"),
-    "event": ("calendar", "event", "appointment", "meeting", "schedule"),
+    "calendar": ("calendar", "cal", "event", "appointment", "meeting", "schedule"),
+    "event": ("calendar", "cal", "event", "appointment", "meeting", "schedule"),
     "map": ("map", "maps", "pin", "directions", "navigate", "locate"),
     "contact": ("contact", "contacts", "address book", "phone book"),
 }
@@ -68,6 +68,10 @@ FILLER_RE = re.compile(r"(?:(?:" + "|".join(re.escape(f) for f in sorted(_FILLER
 _FIELD_VERBS = "|".join(sorted(VERBS - FIELD_WORDS, key=len, reverse=True))
 SPLIT_RE = re.compile(r"[.!?;\n]+\s+|[.!?;]+\s*$|\s*,?\s*\b(?:and then|and after that|and also|after that|and|"
                       r"then|plus|also)\b\s*|,\s*(?=(?:" + _FIELD_VERBS + r")\b)", re.IGNORECASE)
+# Values a request writes: an email address, a phone number as people write one (an optional +, digits with
+# spaces, dots, dashes or brackets between), text in quotes.
+EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+PHONE_RE = re.compile(r"(?<![\w@])\+?\(?\d[\d\s().-]{5,}\d(?![\w@])")
 QUOTED_RE = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<![^\W_])'[^']*'(?![^\W_])")
 # Something only a tool's answer can give: "its address", "the location", "where it is".
 # A reminder for oneself at a time is a dated entry ("remind me to pay rent on the 1st at 9"), though it names
@@ -77,12 +81,24 @@ NEEDS_RESULT_RE = re.compile(r"\b(?:address|location)\b|\b(?:its|their|the|that|
                              r"website|phone number)\b|\bwhere\s+(?:it|that|this|they)\s+(?:is|are)\b", re.IGNORECASE)
 
 
+# A list after one verb: "add Hana hana@x.com and Yuki Mori yuki@x.com to contacts", "put standup mon 9am and
+# retro fri 4pm on my calendar". A part with no verb of its own is a request too when it follows one after
+# "and" or a comma, names a tool and writes a value of its own (an address, a number, a date or time, a
+# quote) -- and is no sentence of its own: "... and my meeting is at 3pm" says something, it asks nothing.
+FIELD_LABEL_RE = re.compile(r"(?<![^\W_])(?:e-?mail|mail|phone|tel|mobile|number)\s*[:=-]?\s*(?=\S+@|\+?\(?\d)",
+                            re.IGNORECASE)
+LIST_JOIN_RE = re.compile(r"^\s*,?\s*(?:and|plus|also)?\s*$", re.IGNORECASE)
+SENTENCE_WORDS = frozenset("""i i'm im i've i'll we we're he she they it it's its there there's is are was were am be
+    been being will won't would can could should have has had do does did""".split())
+
+
 @dataclass(frozen=True)
 class Clause:
     """A part of a request that asks the phone for one thing."""
     text: str
     tools: frozenset          # the catalogue's tools whose keywords the clause says
     needs_result: bool        # it refers to what a tool's answer gives
+    listed: bool = False      # an item of a list after the verb before it: answered by a call of its values
 
 
 def keywords(tool: Any) -> tuple[str, ...]:
@@ -110,11 +126,11 @@ def mask_quotes(text: str) -> str:
     return QUOTED_RE.sub(lambda m: m.group(0)[0] + "_" * (len(m.group(0)) - 2) + m.group(0)[-1], text)
 
 
-def _segments(request: str) -> list[tuple[str, str | None]]:
+def _segments(request: str) -> list[tuple[str, str | None, str]]:
     """Every part of `request` between joining words, as (its text with fillers dropped, why it is not a
-    clause or None)."""
+    clause or None, the joining text before it)."""
     masked = mask_quotes(request)
-    out, start = [], 0
+    out, start, join = [], 0, ""
     for cut in [*SPLIT_RE.finditer(masked), None]:
         end = cut.start() if cut else len(request)
         seg = masked[start:end]
@@ -134,8 +150,20 @@ def _segments(request: str) -> list[tuple[str, str | None]]:
         elif words[:2] in (["let", "me"], ["let", "us"]):
             why = "talk to the assistant"     # "... then let me know"
         if bare.strip():
-            out.append((request[lo:lo + len(bare)], why))
+            out.append((request[lo:lo + len(bare)], why, join))
+        join = cut.group(0) if cut else ""
     return out
+
+
+def _writes_value(text: str) -> bool:
+    """Whether `text` writes a value of its own: an address, a number, a date or time, a quote."""
+    return bool(EMAIL_RE.search(text) or PHONE_RE.search(text) or QUOTED_RE.search(text) or expression_spans(text))
+
+
+def _listed(text: str, join: str) -> bool:
+    """Whether a part with no verb of its own is the next item of a list after a request (`LIST_JOIN_RE`)."""
+    words = {w.strip(",.:;!?") for w in text.lower().split()}
+    return bool(LIST_JOIN_RE.match(join)) and not words & SENTENCE_WORDS and _writes_value(text)
 
 
 def timed_tools(catalogue: Any) -> frozenset:
@@ -148,14 +176,26 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
     """The verb-first clauses of `request`, in order, each with the tools its words name."""
     marks = {tool.name: [re.compile(rf"(?<![^\W_]){re.escape(k)}(?![^\W_])", re.IGNORECASE) for k in keywords(tool)]
              for tool in catalogue}
-    out = []
-    for text, why in _segments(request):
+    out: list[Clause] = []
+    after_request = False
+    for text, why, join in _segments(request):
+        bare = mask_quotes(text)
+        tools = frozenset(name for name, pats in marks.items() if any(p.search(bare) for p in pats))
         if why is None:
-            bare = mask_quotes(text)
-            tools = frozenset(name for name, pats in marks.items() if any(p.search(bare) for p in pats))
             if not tools and REMINDER_RE.search(bare) and expression_spans(text):
                 tools = timed_tools(catalogue)
             out.append(Clause(text, tools, bool(NEEDS_RESULT_RE.search(bare))))
+        elif why == "not a request" and after_request and _listed(text, join):
+            labels = FIELD_LABEL_RE.sub(" ", bare)   # "..., e-mail d@x.com - add to contacts" asks for no email
+            tools = frozenset(name for name, pats in marks.items() if any(p.search(labels) for p in pats))
+            if not tools:
+                after_request = False
+                continue
+            out.append(Clause(text, tools, bool(NEEDS_RESULT_RE.search(bare)), listed=True))
+        else:
+            after_request = False
+            continue
+        after_request = True
     return out
 
 
@@ -165,7 +205,7 @@ def steps(goal: str) -> list[str]:
     verb of the step before ("open Notes, then Chrome": "open Chrome", as people list apps after one verb);
     otherwise the goal whole (nothing is dropped)."""
     out: list[str] = []
-    for text, why in _segments(goal):
+    for text, why, _ in _segments(goal):
         if why is None:
             out.append(text)
         elif (why == "not a request" and out and len(text.split()) <= ELLIPSIS_WORDS
@@ -194,16 +234,24 @@ def _words(text: str) -> set[str]:
 
 
 def _score(call: Any, clause: Clause) -> int:
-    """How surely `call` answers `clause`: its tool is named there (2), a value of it is written there (1)."""
+    """How surely `call` answers `clause`: its tool is named there (2), a value of it is written there (1).
+    A list item names the tool of the whole list ("put A mon 9am and B fri 4pm on my calendar"): only its
+    values say which call answers it."""
+    return 2 * (call.name in clause.tools and not clause.listed) + int(_said(call, clause))
+
+
+def _said(call: Any, clause: Clause) -> bool:
+    """Whether a value of `call` is written in `clause`."""
     words = _words(clause.text)
-    said = any(isinstance(v, str) and (vw := _words(v)) and vw <= words for v in call.arguments.values())
-    return 2 * (call.name in clause.tools) + int(said)
+    return any(isinstance(v, str) and (vw := _words(v)) and vw <= words for v in call.arguments.values())
 
 
 def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collection[str], fallback: str | None,
-         after_results: bool, forced: Collection[int] = ()) -> tuple[int, tuple[str, ...]] | None:
+         after_results: bool, forced: Collection[int] = (), in_order: bool = False) -> tuple[int, tuple[str, ...]] | None:
     """The first clause no call answers and a callable tool could, as (its index, those tools); None when
-    the request is covered. `forced` are the clauses that already forced a call (at most one each)."""
+    the request is covered. `forced` are the clauses that already forced a call (at most one each).
+    `in_order`: only when the first clause no call answers is one a tool could (a call the model starts by
+    itself goes to the next thing the user asked for; after a clause no tool names, it may be for that)."""
     free = list(range(len(parts)))
     for call in calls:
         scored = [(_score(call, parts[i]), -i) for i in free]
@@ -214,17 +262,22 @@ def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collecti
         part = parts[i]
         if i in forced or part.needs_result and not after_results:
             continue
+        if part.listed and any(_said(call, part) for call in calls):   # its values went to a call named elsewhere
+            continue
         tools = tuple(sorted(t for t in part.tools if t in callable_tools))
         if not part.tools and fallback in callable_tools:
             tools = (fallback,)
         if tools:
             return i, tools
+        if in_order:
+            return None
     return None
 
 
 def outside_others(parts: Sequence[Clause], tool: Any, text: str) -> list[str]:
     """`text` (a source of values) less the clauses that name only other tools, when `tool` has a clause of its
     own: the pieces a copied value of `tool` may come from."""
+    parts = [c for c in parts if not c.listed]   # a list item's tool word is the list's, not its values' owner
     if not any(tool.name in c.tools for c in parts):
         return [text]
     pieces = [text]
@@ -238,7 +291,7 @@ def claimed_elsewhere(request: str, parts: Sequence[Clause], tool: Any, value: s
     """Whether `value` belongs to another tool's request: every clause that writes it names other tools and
     not `tool`, and `tool` is named elsewhere in the request ("add Rohan to contacts and email careers@x.com":
     not Rohan's email; "store Mia Gagné, email mia@x.com": hers, since nothing else asks for a contact)."""
-    holders = [c for c in parts if value in c.text]
+    holders = [c for c in parts if value in c.text and not c.listed]
     if not holders or any(not c.tools or tool.name in c.tools for c in holders):
         return False
     rest = request

@@ -9,7 +9,8 @@ Readings follow the data generator (`mobile_actions.phrases.dates`), because tha
 - "Friday", "on/this/coming Friday": the first Friday strictly after today; "next Friday" also
   gives the one a week later (people mean either).
 - "tonight", "this evening", "... afternoon/evening/night" make a bare hour pm; "morning" makes it am.
-  A bare hour with no such word ("at 9", "tomorrow 9") gives both 09:00 and 21:00.
+  A bare hour with no such word ("at 9", "tomorrow 9") gives both 09:00 and 21:00; from 1 to 5 only the
+  afternoon ("at 3": 15:00).
 - Fixed-date holidays ("Christmas Eve", "NYE", "New Year's Day", "Halloween"): the next such day.
 - "March 3rd", "3/14" (US; "3/4" also as 3 April), "on the 15th": the next such day strictly after
   today (and today, when it is that day and the time is still ahead).
@@ -156,6 +157,7 @@ class Mention:
     values: tuple[datetime, ...] = ()      # kind "exact"
     weekday: bool = False                  # a weekday name; a date next to it ("Friday the 14th") wins
     quoted: bool = False                   # inside quotes: probably a title, not the event's time
+    holiday: bool = False                  # a holiday's name: also the name of things ("New Year's Eve party")
 
 
 Rule = tuple["re.Pattern[str]", Callable[["re.Match[str]", datetime, str], "Mention | None"]]
@@ -315,7 +317,7 @@ def _holiday(m: re.Match, now: datetime, text: str) -> Mention | None:
            else "new year's eve" if m["nye"] or name == "nye" else "new year's" if name.startswith("new")
            else "valentine's" if name.startswith("valentine") else "halloween")
     month, day = HOLIDAYS[key]
-    return _day(m, _next_date(now.date(), month, day))
+    return replace(_day(m, _next_date(now.date(), month, day)), holiday=True)
 
 
 # ---- days said as dates
@@ -571,7 +573,9 @@ def clock_readings(t: Mention, part: str | None) -> list[tuple[int, int, int]]:
     if part:
         return [(h + 12, mi, 0)]
     am, pm = (h, mi, 0), (h + 12, mi, 0)
-    return [am, pm] if h >= 7 else [pm, am]  # the generator's bare hours are 8-11 am; people say "at 3" for 15:00
+    if h <= 5:   # people say "at 3" for 15:00; 3 am is said "3am" (a 270M model otherwise picks it half the time)
+        return [pm]
+    return [am, pm] if h >= 7 else [pm, am]  # the generator's bare hours are 8-11 am
 
 
 def readings(day: Mention | None, clock: Mention | None, now: datetime) -> list[datetime]:
@@ -629,9 +633,10 @@ def expression_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each date/time expression in `text` itself, not in its normalised form: the parts a copied
     value that never holds a date (an event's title) must not take. Only the one-for-one part of `normalise` is
     applied so the offsets stay the text's ("İ" lower-cases to two characters: kept as it is); a number in words
-    ("at nine") is not found here, and an expression inside quotes is part of a title ("Sunday brunch")."""
+    ("at nine") is not found here, an expression inside quotes is part of a title ("Sunday brunch"), and a
+    holiday's name is the name of things too ("put New Year's Eve party on my calendar tomorrow at 9pm")."""
     low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text).translate(_PUNCTUATION)
-    return [(m.start, m.end) for m in mentions(low, datetime(2000, 1, 1)) if not m.quoted]
+    return [(m.start, m.end) for m in mentions(low, datetime(2000, 1, 1)) if not m.quoted and not m.holiday]
 
 
 def resolve(text: str, now: datetime) -> list[str]:

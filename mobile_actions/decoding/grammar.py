@@ -74,6 +74,7 @@ class StrSpec:
     kind: str                       # free | enum | datetime | span (values: the texts it is a substring of)
     values: tuple = ()              # | words (values: the lower-cased words it may use)
     heads: tuple = ()               # words: the words it may start with (empty: any of `values`)
+    wholes: tuple = ()              # span: values taken whole or not at all (what the request put in quotes)
 
     def _ends(self, content: str) -> Iterable[tuple[str, int]]:
         """span: (text, end) of every occurrence of ``content`` that starts on a word boundary, and not on a
@@ -94,7 +95,9 @@ class StrSpec:
         value it could neither finish nor extend."""
         out = {text[j] for text, j in self._ends(content)
                if j < len(text) and _completable(text, j - len(content), j + 1)}
-        return {c for c in out if c not in _CTRL_SYMS and (content or not c.isspace() and c not in NO_SPAN_START)}
+        out = {c for c in out if c not in _CTRL_SYMS and (content or not c.isspace() and c not in NO_SPAN_START)}
+        n = len(content)
+        return out | {w[n] for w in self.wholes if len(w) > n and w.startswith(content) and w[n] not in _CTRL_SYMS}
 
     def next_word_chars(self, content: str) -> set[str]:
         """words: the characters that keep ``content`` a sequence of the given words (any case) joined by
@@ -120,7 +123,9 @@ class StrSpec:
 
     def whole_span(self, content: str) -> bool:
         """span: ``content`` is a whole span: it ends on a word boundary too, without spaces at its ends, and
-        holds a letter or digit (a lone "+" or "," is nobody's value)."""
+        holds a letter or digit (a lone "+" or "," is nobody's value); or one of the values taken whole."""
+        if content in self.wholes:
+            return True
         if not content or content != content.strip() or not any(c.isalnum() for c in content):
             return False
         return any(j == len(text) or not (text[j].isalnum() and content[-1].isalnum())
@@ -435,8 +440,8 @@ def _obj(schema: dict) -> ObjSchema:
                    lambda: ObjSchema(dict(schema.get("properties") or {}), frozenset(schema.get("required") or ())))
 
 
-def _spec(kind: str, values: tuple = (), heads: tuple = ()) -> StrSpec:
-    return _shared(f"str:{kind}:{json.dumps([values, heads])}", lambda: StrSpec(kind, values, heads))
+def _spec(kind: str, values: tuple = (), heads: tuple = (), wholes: tuple = ()) -> StrSpec:
+    return _shared(f"str:{kind}:{json.dumps([values, heads, wholes])}", lambda: StrSpec(kind, values, heads, wholes))
 
 
 def _arr(item: Any) -> ArrSpec:
@@ -455,8 +460,8 @@ def value_state(schema: Any, cont: State) -> State:
     hidden = schema.get("x-enum")   # choices the grammar enforces but the prompt does not list (screen labels)
     if hidden and all(isinstance(v, str) for v in hidden) and typ in (None, "string"):
         return Lit(S_ESC, Str(_spec("enum", tuple(hidden)), "", cont))
-    if schema.get("x-span") and typ in (None, "string"):  # set per request by decoding.grounding
-        spec = _spec("span", tuple(schema["x-span"]))
+    if (schema.get("x-span") or schema.get("x-span-whole")) and typ in (None, "string"):  # set by decoding.grounding
+        spec = _spec("span", tuple(schema.get("x-span") or ()), wholes=tuple(schema.get("x-span-whole") or ()))
         if spec.continuations(""):   # sources of only fillers and joins ("um, ", ", and then ") offer no value
             return Lit(S_ESC, Str(spec, "", cont))
     if schema.get("x-words") and typ in (None, "string"):
@@ -701,7 +706,7 @@ class Constraint:
         self._owed: tuple[int, tuple[str, ...]] | None = None   # (clause, tools) the next call is for
 
     # ------------------------------------------------------------------ coverage
-    def _owed_call(self) -> tuple[int, tuple[str, ...]] | None:
+    def _owed_call(self, in_order: bool = False) -> tuple[int, tuple[str, ...]] | None:
         """A clause of the request no call answers yet, and the tools that may answer it (`coverage`).
         Only for grounded requests, and only once the turn has made a call or answers tool results: the
         model itself decides whether the request is one for the tools at all."""
@@ -712,7 +717,8 @@ class Constraint:
             return None
         text = "".join(_SYM_CTRL.get(c, c) for c in "".join(self._syms))
         calls = [*gr.calls, *parse(text).calls]
-        return coverage.owed(self.g.clauses, calls, self.g.tools, self.g.fallback, gr.after_results, self._forced)
+        return coverage.owed(self.g.clauses, calls, self.g.tools, self.g.fallback, gr.after_results, self._forced,
+                             in_order)
 
     def _goal_of(self, i: int, tools: tuple[str, ...]) -> dict[str, str]:
         """A GUI step forced for clause `i` says that clause: its goal arguments (policy ``words``) are the
@@ -821,6 +827,8 @@ class Constraint:
         if s is TEXT or isinstance(s, Start):
             if text == S_START:
                 grammar = self.g
+                if isinstance(s, AfterCall) and self._owed is None:   # a call the model goes on to by itself is
+                    self._owed = self._owed_call(in_order=True)     # for the next clause, in the user's order
                 if isinstance(s, Start) and self._owed is not None:   # the call a clause is owed (`settle`)
                     i, tools = self._owed
                     self._forced.add(i)

@@ -4,7 +4,8 @@ A 270M caller gets the structure right under the call grammar but still writes v
 email made up from a name, a subject re-capitalised) and datetimes off by a day. Grounding narrows each
 string argument, per request, before decoding starts:
 
-- ``span``: a verbatim substring of the user's words or of a tool result in the conversation;
+- ``span``: a verbatim substring of the user's words or of a tool result in the conversation; what the user
+  put in quotes is taken whole or not at all (``x-span-whole``);
 - ``words``: the words of the conversation in any order (a goal said in the user's words: "turn on the
   flashlight and Bluetooth" offers "turn on Bluetooth");
 - ``email`` / ``phone``: one of the whole email addresses / phone numbers written there;
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from mobile_actions.calls import DATETIME_HINT, argument_schema
-from mobile_actions.decoding.coverage import VERBS, claimed_elsewhere, outside_others
+from mobile_actions.decoding.coverage import EMAIL_RE, PHONE_RE, QUOTED_RE, VERBS, claimed_elsewhere, outside_others
 from mobile_actions.decoding.datetimes import expression_spans, resolve
 
 POLICIES = ("span", "words", "email", "phone", "datetime", "free")
@@ -53,9 +54,6 @@ UNDATED = "undated"       # in the policies mapping: the span arguments whose va
 UNDATED_MAX = 0.01        # the share of gold values holding a date/time expression up to which an argument is undated
 NOW_PREFIX = "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
 
-EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
-# A phone number as people write one: an optional +, digits with spaces, dots, dashes or brackets between.
-PHONE_RE = re.compile(r"(?<![\w@])\+?\(?\d[\d\s().-]{5,}\d(?![\w@])")
 
 
 def _kind_of(name: str, schema: dict) -> str:
@@ -219,9 +217,10 @@ def keep_cues(learned: dict, path: Path) -> None:
 _SEGMENT_END = re.compile(r"[,;.!?\n()]|\s(?:and|then|plus|also)\s", re.IGNORECASE)
 
 
-def cue_segments(text: str, cues: Sequence[str], stops: Sequence[str] = ()) -> list[str]:
-    """What follows each cue in `text`, up to punctuation, a joining word or another cue (`stops`):
-    "surname del Río, first name Fatima" with cue "surname" gives ["del Río"]."""
+def cue_segments(text: str, cues: Sequence[str], stops: Sequence[str] = ()) -> list[tuple[str, bool]]:
+    """What follows each cue in `text`, up to punctuation, a joining word or another cue (`stops`), and
+    whether one of those closed it (else the text ended): "surname del Río, first name Fatima" with cue
+    "surname" gives [("del Río", True)]."""
     out = []
     for cue in cues:
         for m in re.finditer(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])", text, re.IGNORECASE):
@@ -230,13 +229,14 @@ def cue_segments(text: str, cues: Sequence[str], stops: Sequence[str] = ()) -> l
             rest = rest[lead:]
             end = _SEGMENT_END.search(rest)
             seg = rest[:end.start()] if end else rest
+            closed = end is not None
             for stop in stops:
                 hit = re.search(rf"(?<![^\W_]){re.escape(stop)}(?![^\W_])", seg, re.IGNORECASE)
                 if hit:
-                    seg = seg[:hit.start()]
+                    seg, closed = seg[:hit.start()], True
             seg = seg.strip().strip("\"'“”‘’").strip()
             if seg:
-                out.append(seg)
+                out.append((seg, closed))
     return out
 
 
@@ -260,6 +260,21 @@ def _outside_dates(text: str) -> list[str]:
         pieces.append(text[last:start])
         last = end
     return pieces + [text[last:]]
+
+
+def _quotes_apart(pieces: Iterable[str]) -> tuple[list[str], list[str]]:
+    """`pieces` cut at the text people put in quotes, and what is inside the quotes: a quoted value is taken
+    whole or not at all. A 270M model otherwise titles "add 'Piano lesson – Mateo' ..." "Piano lesson", or
+    starts a body at the opening quote."""
+    outside, inside = [], []
+    for piece in pieces:
+        last = 0
+        for m in QUOTED_RE.finditer(piece):
+            outside.append(piece[last:m.start()])
+            inside.append(m.group(0)[1:-1].strip())
+            last = m.end()
+        outside.append(piece[last:])
+    return [p for p in outside if p.strip()], [q for q in inside if q]
 
 
 def _unique(xs: Iterable[str]) -> tuple[str, ...]:
@@ -327,8 +342,9 @@ class Grounding:
             return learned
         return "datetime" if _kind_of(arg, schema) == "datetime" else "free"
 
-    def cued(self, tool: Any, arg: str) -> list[str]:
-        """The segments the request gives this argument by its cues (empty: no cue said).
+    def cued(self, tool: Any, arg: str) -> list[tuple[str, bool]]:
+        """The segments the request gives this argument by its cues (empty: no cue said), each with whether
+        something closed it (`cue_segments`).
 
         Cues are the words that introduce an argument's value ("surname", "first name"): a catalogue sets
         them with ``"x-cues": [...]`` on the argument, a model folder's ``grounding.json`` with
@@ -373,12 +389,19 @@ class Grounding:
                 if policy == "span":   # not from a clause that asks another tool for something
                     spans = tuple(piece for s in spans for piece in outside_others(clauses, tool, s) if piece.strip())
                 cued = self.cued(tool, arg) if policy == "span" else []
-                if cued:   # the request names this argument ("surname ..."): its value is what follows
-                    spans = tuple(cued)
+                if cued:   # the request names this argument ("surname ..."): its value is what follows, all of it
+                    spans = tuple(seg for seg, closed in cued if not closed)   # when something closes it
+                wholes: list[str] = []                                      # ("first name Fatima Zahra, ...")
+                if policy == "span":
+                    spans, wholes = _quotes_apart(spans)
+                    wholes += [seg for seg, closed in cued if closed]
                 if f"{tool.name}.{arg}" in (self.policies.get(UNDATED) or ()):   # not "December 3rd" as a title
                     spans = tuple(piece for s in spans for piece in _outside_dates(s) if piece.strip())
-                if spans and policy == "span":
-                    target["x-span"] = list(spans)
+                if (spans or wholes) and policy == "span":
+                    if spans:
+                        target["x-span"] = list(spans)
+                    if wholes:
+                        target["x-span-whole"] = list(_unique(wholes))
                 elif spans:   # a goal is an action: it starts with one of the request's verbs, if it has any
                     target["x-words"] = sorted({w.lower() for s in spans for w in GOAL_WORD_RE.findall(s)})
                     target["x-words-first"] = [w for w in target["x-words"] if w in VERBS]
