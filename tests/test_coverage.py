@@ -227,6 +227,36 @@ def test_a_call_the_model_goes_on_to_answers_the_next_clause(tok, table):
     assert set(con.state.cont.g.tools) == {"open_wifi_settings"}
 
 
+def test_a_call_goes_on_in_order_only_when_nothing_said_before_is_left(tok, table):
+    """"save Kofi ... 024 123 4567 and Abena Asante 020 987 6543, and turn off the flashlight": Abena's number
+    has no call yet, so the model's next call may be hers, not only the flashlight."""
+    request_ = "save Kofi Boateng 024 123 4567 and Abena Asante 020 987 6543, and turn off the flashlight"
+    con = Constraints(table, policies=POLICIES).for_tools(TOOLS, [DEV, {"role": "user", "content": request_}])
+    kofi = ToolCall("create_contact", {"first_name": "Kofi", "last_name": "Boateng", "phone_number": "024 123 4567"})
+    for tid in tok.encode(wire.render_call(kofi), add_special_tokens=False).ids:
+        con.advance(tid)
+    start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
+    con.advance(start)
+    assert con.state.cont.g.tools == con.g.tools
+
+
+def test_a_call_owed_for_a_clause_takes_the_datetime_it_says(tok, table):
+    request_ = "put standup mon 9am and retro fri 4pm on my calendar"
+    dev = {"role": "developer", "content": DEV["content"].replace("2025-06-02T10:00:00", "2025-08-28T18:00:00")
+           .replace("Monday", "Thursday")}
+    con = Constraints(table, policies={**POLICIES, "create_calendar_event.title": "span"}).for_tools(
+        TOOLS, [dev, {"role": "user", "content": request_}])
+    standup = ToolCall("create_calendar_event", {"title": "standup", "datetime": "2025-09-01T09:00:00"})
+    for tid in tok.encode(wire.render_call(standup), add_special_tokens=False).ids:
+        con.advance(tid)
+    start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
+    assert con.settle(STOP[0]) == start
+    con.advance(start)
+    grammar = con.state.cont.g
+    assert set(grammar.tools) == {"create_calendar_event"}
+    assert grammar.tools["create_calendar_event"].props["datetime"]["enum"] == ["2025-08-29T16:00:00"]
+
+
 def test_a_model_that_goes_on_by_itself_chooses_its_own_tool(tok, table):
     """After a clause no tool names, a call the model makes by itself may be for that clause: any tool."""
     request_ = "see the wifi settings. next, hold tomorrow at 8 for Grocery run, then show Lyon on the map"

@@ -247,11 +247,14 @@ def _said(call: Any, clause: Clause) -> bool:
 
 
 def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collection[str], fallback: str | None,
-         after_results: bool, forced: Collection[int] = (), in_order: bool = False) -> tuple[int, tuple[str, ...]] | None:
+         after_results: bool, forced: Collection[int] = (), in_order: str | None = None
+         ) -> tuple[int, tuple[str, ...]] | None:
     """The first clause no call answers and a callable tool could, as (its index, those tools); None when
     the request is covered. `forced` are the clauses that already forced a call (at most one each).
-    `in_order`: only when the first clause no call answers is one a tool could (a call the model starts by
-    itself goes to the next thing the user asked for; after a clause no tool names, it may be for that)."""
+    `in_order` (the request): only when the first clause no call answers is one a tool could, and the request
+    writes no value before it that no call has taken -- a call the model starts by itself goes to the next
+    thing the user asked for, which may be a clause no tool names or a request read as none ("save Kofi 024
+    123 4567 and Abena Asante 020 987 6543, and turn off the flashlight")."""
     free = list(range(len(parts)))
     for call in calls:
         scored = [(_score(call, parts[i]), -i) for i in free]
@@ -267,11 +270,22 @@ def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collecti
         tools = tuple(sorted(t for t in part.tools if t in callable_tools))
         if not part.tools and fallback in callable_tools:
             tools = (fallback,)
+        if tools and in_order is not None and _unused_before(in_order, part.text, calls):
+            return None
         if tools:
             return i, tools
-        if in_order:
+        if in_order is not None:
             return None
     return None
+
+
+def _unused_before(request: str, text: str, calls: Sequence[Any]) -> bool:
+    """Whether `request` writes an address, a number or a quote before `text` that no call has taken."""
+    before = request[:max(request.find(text), 0)]
+    used = " ".join(v for call in calls for v in call.arguments.values() if isinstance(v, str))
+    values = [*EMAIL_RE.findall(before), *(m.strip() for m in PHONE_RE.findall(before)),
+              *(m.group(0)[1:-1].strip() for m in QUOTED_RE.finditer(before))]
+    return any(v and v not in used for v in values)
 
 
 def outside_others(parts: Sequence[Clause], tool: Any, text: str) -> list[str]:

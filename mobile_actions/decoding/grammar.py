@@ -34,6 +34,7 @@ import numpy as np
 from mobile_actions.calls import argument_schema, is_datetime
 from mobile_actions.catalog import Catalogue
 from mobile_actions.decoding import coverage
+from mobile_actions.decoding.datetimes import resolve
 from mobile_actions.errors import GrammarDeadEnd
 from mobile_actions.wire import CONTROL_TOKEN_IDS, CONTROL_TOKENS, END_CALL, ESCAPE, START_CALL, STOP_STRINGS, parse
 
@@ -545,13 +546,13 @@ class CallGrammar:
     def start(self) -> State:
         return Start(self)
 
-    def only(self, names: Iterable[str], fixed: dict[str, str] | None = None) -> "CallGrammar":
-        """The same grammar with only these tools callable (the call a request still owes); `fixed` gives
-        string arguments of theirs one value (a GUI step's goal: the clause it is for)."""
+    def only(self, names: Iterable[str], values: dict[str, list[str]] | None = None) -> "CallGrammar":
+        """The same grammar with only these tools callable (the call a request still owes); `values` narrows
+        string arguments of theirs to those values (what the clause the call is for says)."""
         sub = copy.copy(self)
         sub.tools = {n: o for n, o in self.tools.items() if n in set(names)}
         for name, obj in sub.tools.items():
-            props = {k: {"type": "string", "enum": [fixed[k]]} if k in (fixed or {}) else v
+            props = {k: {"type": "string", "enum": list(values[k])} if k in (values or {}) else v
                      for k, v in obj.props.items()}
             sub.tools[name] = ObjSchema(props, obj.required)
         return sub
@@ -718,20 +719,28 @@ class Constraint:
         text = "".join(_SYM_CTRL.get(c, c) for c in "".join(self._syms))
         calls = [*gr.calls, *parse(text).calls]
         return coverage.owed(self.g.clauses, calls, self.g.tools, self.g.fallback, gr.after_results, self._forced,
-                             in_order)
+                             gr.request if in_order else None)
 
-    def _goal_of(self, i: int, tools: tuple[str, ...]) -> dict[str, str]:
-        """A GUI step forced for clause `i` says that clause: its goal arguments (policy ``words``) are the
-        clause's text, not words a model picks from the request ("write a note saying call Omar", not
-        "call Omar")."""
-        gr, fallback = self.g.grounding, self.g.fallback
-        if tools != (fallback,):
-            return {}
-        tool, text = self.g.catalogue[fallback], self.g.clauses[i].text
-        if any(f in text for f in FORBIDDEN_IN_STRINGS):
-            return {}
-        return {arg: text for arg, sub in (argument_schema(tool).get("properties") or {}).items()
-                if isinstance(sub, dict) and gr.policy(fallback, arg, sub) == "words"}
+    def _clause_values(self, i: int, tools: tuple[str, ...]) -> dict[str, list[str]]:
+        """What a call made for clause `i` takes from that clause. A GUI step says the clause: its goal
+        arguments (policy ``words``) are the clause's text, not words a model picks from the request ("write a
+        note saying call Omar", not "call Omar"). A date-time is one the clause says, when it says one: in "put
+        standup mon 9am and retro fri 4pm on my calendar", retro's is Friday's."""
+        gr, fallback, text = self.g.grounding, self.g.fallback, self.g.clauses[i].text
+        if tools == (fallback,):
+            if any(f in text for f in FORBIDDEN_IN_STRINGS):
+                return {}
+            return {arg: [text] for arg, sub in (argument_schema(self.g.catalogue[fallback]).get("properties") or {}).items()
+                    if isinstance(sub, dict) and gr.policy(fallback, arg, sub) == "words"}
+        said = resolve(text, gr.now) if gr.now is not None else []
+        out: dict[str, list[str]] = {}
+        for name in tools:
+            for arg, sub in self.g.tools[name].props.items():
+                if isinstance(sub, dict) and gr.policy(name, arg, sub) == "datetime":
+                    keep = [v for v in sub.get("enum") or () if v in said]
+                    if keep:
+                        out[arg] = keep
+        return out
 
     def settle(self, token_id: int) -> int:
         """The token to take instead of the model's greedy choice `token_id`: a call's start when the model
@@ -833,7 +842,7 @@ class Constraint:
                     i, tools = self._owed
                     self._forced.add(i)
                     self._owed = None
-                    grammar = self.g.only(tools, self._goal_of(i, tools))
+                    grammar = self.g.only(tools, self._clause_values(i, tools))
                 self.state = Lit("call:", Name("", grammar))
                 self._syms.append(text)
             elif isinstance(s, AfterCall):
