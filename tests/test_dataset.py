@@ -82,3 +82,16 @@ def test_developer_message_has_the_right_weekday():
     msg = developer_message(datetime(2024, 10, 20, 14, 27, 48, 999))
     assert msg["content"] == ("Current date and time given in YYYY-MM-DDTHH:MM:SS format: 2024-10-20T14:27:48\n"
                               "Day of week is Sunday\nYou are a model that can do function calling with the following functions\n")
+
+
+@pytest.mark.parametrize("name", ["people-a.jsonl", "people-b.jsonl"])
+def test_the_bundled_people_style_requests_validate(name):
+    """The requests written apart from the generator (`docs/caller.md`) are valid Mobile Actions rows."""
+    from pathlib import Path
+
+    from mobile_actions.calls import validate_call
+
+    rows, problems = load_rows(Path(__file__).resolve().parents[1] / "mobile_actions" / "assets" / "bench" / name)
+    assert not problems
+    assert len(rows) >= 120 and sum(not r.calls for r in rows) >= 15
+    assert all(not validate_call(c, r.tools) for r in rows for c in r.calls)

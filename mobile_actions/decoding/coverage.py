@@ -9,7 +9,8 @@ attributed to the clause it answers (the tool's keywords said there, its argumen
 While a clause is left that a callable tool's keywords name -- or, when the catalogue has a fallback tool
 such as `operate_screen`, one that no tool names -- the grammar does not let the turn end, and the next
 call is restricted to those tools. The model still writes that call, under the grounded grammar; each
-clause can force one call at most.
+clause can force one call at most. A list after one verb ("put standup mon 9am and retro fri 4pm on my
+calendar") has a clause per item that writes a value of its own, and calls come in the user's order.
 
 What keeps this from adding calls nobody asked for: only verb-first clauses count ("I'm at the Louvre"
 does not), text in quotes is never split ("a note saying 'call mom and email dad'"), a tool must be named
