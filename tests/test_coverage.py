@@ -101,6 +101,15 @@ def test_a_list_item_after_one_verb_is_owed_its_own_call():
     assert owed(req, [ToolCall("turn_off_flashlight", {}), macleod]) is None
 
 
+def test_an_entry_added_at_a_time_and_the_items_after_it_name_the_calendar():
+    assert parts("add Gym tomorrow at 7am and Dentist on Monday at 3:30pm") == [
+        ("add Gym tomorrow at 7am", {"create_calendar_event"}),
+        ("Dentist on Monday at 3:30pm", {"create_calendar_event"})]
+    assert parts("set an alarm for 7am and turn on the torch")[0] == ("set an alarm for 7am", set())
+    assert parts("add contacts: Wei Chen (wei.chen@tencent.com) and Na Li (na.li@alibaba-inc.com)")[1] == (
+        "Na Li (na.li@alibaba-inc.com)", {"create_contact"})
+
+
 @pytest.mark.parametrize("request_", [
     "turn on the flashlight and my meeting is at 3pm",          # a sentence of its own says something
     "turn on the flashlight and the Louvre on the map",         # no value of its own: one query or two?

@@ -78,6 +78,9 @@ QUOTED_RE = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<![^\W_])'[^']
 # A reminder for oneself at a time is a dated entry ("remind me to pay rent on the 1st at 9"), though it names
 # no tool: with a date or time it names the tools that take one. Without ("remind me to call mom") it names none.
 REMINDER_RE = re.compile(r"\bremind\s+(?:me|us)\b|\breminders?\b", re.IGNORECASE)
+# So is something added at a time ("add Thesis defense on June 30th at 10am", "put Braai at Sipho's on Saturday
+# at 1pm"); "set an alarm for 7", "book a table at 8" and "call mom at 5" ask for things no calendar holds.
+SCHEDULE_RE = re.compile(r"(?:add|put|schedule|plan|block|pencil|create|note|jot)\b", re.IGNORECASE)
 NEEDS_RESULT_RE = re.compile(r"\b(?:address|location)\b|\b(?:its|their|the|that|this)\s+(?:name|details|hours|"
                              r"website|phone number)\b|\bwhere\s+(?:it|that|this|they)\s+(?:is|are)\b", re.IGNORECASE)
 
@@ -183,12 +186,15 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
         bare = mask_quotes(text)
         tools = frozenset(name for name, pats in marks.items() if any(p.search(bare) for p in pats))
         if why is None:
-            if not tools and REMINDER_RE.search(bare) and expression_spans(text):
+            if not tools and (REMINDER_RE.search(bare) or SCHEDULE_RE.match(bare)) and expression_spans(text):
                 tools = timed_tools(catalogue)
             out.append(Clause(text, tools, bool(NEEDS_RESULT_RE.search(bare))))
         elif why == "not a request" and after_request and _listed(text, join):
             labels = FIELD_LABEL_RE.sub(" ", bare)   # "..., e-mail d@x.com - add to contacts" asks for no email
             tools = frozenset(name for name, pats in marks.items() if any(p.search(labels) for p in pats))
+            # else the tools of the request it continues that take values: "add Gym tomorrow at 7am and Dentist
+            # on Monday at 3:30pm"; not "stop the flash light, and surname MacLeod, ... Add to contacts."
+            tools = tools or frozenset(t for t in out[-1].tools if argument_schema(catalogue[t]).get("properties"))
             if not tools:
                 after_request = False
                 continue
