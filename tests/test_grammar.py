@@ -173,8 +173,8 @@ def test_no_tools_no_call_and_dead_ends_raise(table):
 @pytest.mark.parametrize("sources", [
     ("and I need to find 155 boulevard Saint-Germain, Paris, ",),     # a clause cut off before "pull it up"
     ("thanks 🙏", "email ana — "), ("  ,;  ", "x"), ("a, b;  c . ",), ("um, ", "x")])
-@pytest.mark.parametrize("wholes", [(), ("a b", "thanks!", "Paris, France")])
-def test_a_span_never_reaches_a_dead_end(sources, wholes):
+@pytest.mark.parametrize("wholes, unbroken", [((), False), (("a b", "thanks!", "Paris, France"), False), ((), True)])
+def test_a_span_never_reaches_a_dead_end(sources, wholes, unbroken):
     """Every character the span grammar offers leads to a value it can finish: walked at random many times,
     each walk ends on the closing escape."""
     from random import Random
@@ -184,7 +184,8 @@ def test_a_span_never_reaches_a_dead_end(sources, wholes):
     end = object()
     rng = Random(0)
     for _ in range(300):
-        state = Str(StrSpec("span", sources, wholes=wholes), "", end)
+        state = Str(StrSpec("span", sources + ("Mehndi at Aunty Farah's with Liam",), wholes=wholes, unbroken=unbroken),
+                    "", end)
         for _ in range(200):
             syms = state.next_syms()
             assert syms, repr(state.content)
@@ -216,3 +217,14 @@ def test_a_span_source_of_only_joins_and_fillers_leaves_the_value_unconstrained(
     assert isinstance(state, Str) and state.spec.kind == "free"
     state = value_state({"type": "string", "x-span": ["um, Ana"]}, object()).step(S_ESC)
     assert state.spec.kind == "span" and state.next_syms() == {"A"}
+
+
+def test_an_unbroken_span_does_not_end_where_a_phrase_goes_on_with_it():
+    """"pls add Mehndi at Aunty Farah's on Saturday at 5": a title ends before "on Saturday at 5", not before
+    "at Aunty Farah's" (`GOES_ON_RE`); "Dinner at 7" may still be "Dinner"."""
+    from mobile_actions.decoding.grammar import StrSpec
+
+    spec = StrSpec("span", ("pls add Mehndi at Aunty Farah's ", "Dinner at 7 for me"), unbroken=True)
+    assert not spec.whole_span("Mehndi") and spec.whole_span("Mehndi at Aunty Farah's")
+    assert spec.whole_span("Dinner") and spec.whole_span("Dinner at 7")
+    assert StrSpec("span", ("pls add Mehndi at Aunty Farah's ",)).whole_span("Mehndi")

@@ -342,3 +342,16 @@ def test_a_quoted_value_is_taken_whole_or_not_at_all():
                                 {"create_calendar_event.title": "span"})
     title = g.tool_schema(cat["create_calendar_event"])["properties"]["title"]
     assert "x-span-whole" not in title and title["x-span"] == ["put Ayşe's graduation on my calendar"]
+
+
+def test_a_title_is_never_cut_short_and_a_surname_may_be():
+    """Learned: gold titles never end where a phrase goes on with them ("Catch-up| with Liam"); surnames
+    do ("Ana Lima| from work"), so only titles get the rule."""
+    from mobile_actions.decoding.grounding import UNBROKEN, read_policies
+
+    pol = read_policies(DEFAULT_GROUNDING)
+    assert "create_calendar_event.title" in pol[UNBROKEN] and "create_contact.last_name" not in pol[UNBROKEN]
+    g = Grounding.from_messages([DEV, {"role": "user", "content": "put Catch-up with Liam on my calendar at 11am"}], pol)
+    cat = load_catalogue("mobile_actions")
+    assert g.tool_schema(cat["create_calendar_event"])["properties"]["title"]["x-span-unbroken"] is True
+    assert "x-span-unbroken" not in g.tool_schema(cat["create_contact"])["properties"]["last_name"]

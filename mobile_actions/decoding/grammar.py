@@ -24,6 +24,7 @@ import calendar
 import copy
 import hashlib
 import json
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,7 @@ class StrSpec:
     values: tuple = ()              # | words (values: the lower-cased words it may use)
     heads: tuple = ()               # words: the words it may start with (empty: any of `values`)
     wholes: tuple = ()              # span: values taken whole or not at all (what the request put in quotes)
+    unbroken: bool = False          # span: never ends where a phrase goes on with it (`GOES_ON_RE`)
 
     def _ends(self, content: str) -> Iterable[tuple[str, int]]:
         """span: (text, end) of every occurrence of ``content`` that starts on a word boundary, and not on a
@@ -95,7 +97,7 @@ class StrSpec:
         Without that last check a source ending "..., Paris, " or "... 🙏" let the model write itself into a
         value it could neither finish nor extend."""
         out = {text[j] for text, j in self._ends(content)
-               if j < len(text) and _completable(text, j - len(content), j + 1)}
+               if j < len(text) and _completable(text, j - len(content), j + 1, self.unbroken)}
         out = {c for c in out if c not in _CTRL_SYMS and (content or not c.isspace() and c not in NO_SPAN_START)}
         n = len(content)
         return out | {w[n] for w in self.wholes if len(w) > n and w.startswith(content) and w[n] not in _CTRL_SYMS}
@@ -129,18 +131,31 @@ class StrSpec:
             return True
         if not content or content != content.strip() or not any(c.isalnum() for c in content):
             return False
-        return any(j == len(text) or not (text[j].isalnum() and content[-1].isalnum())
-                   for text, j in self._ends(content))
+        return any((j == len(text) or not (text[j].isalnum() and content[-1].isalnum()))
+                   and not (self.unbroken and GOES_ON_RE.match(text, j)) for text, j in self._ends(content))
 
 
-def _completable(text: str, i: int, e: int) -> bool:
+def _completable(text: str, i: int, e: int, unbroken: bool = False) -> bool:
     """Whether ``text[i:e]`` extends to a whole span ``text[i:k]``, k >= e (`StrSpec.whole_span`)."""
     alnum = any(ch.isalnum() for ch in text[i:e])
     for k in range(e, len(text) + 1):
         alnum = alnum or text[k - 1].isalnum()
         if alnum and not text[k - 1].isspace() and (k == len(text) or not (text[k].isalnum() and text[k - 1].isalnum())):
-            return True
+            if not (unbroken and GOES_ON_RE.match(text, k)):
+                return True
     return False
+
+
+# A phrase that goes on with the value before it ("Mehndi| at Aunty Farah's", "Catch-up| with Liam", "bday party| 4
+# Leo"), not one that says when, where to or for whom ("Dinner| at 7", "... in my calendar", "... for me"). An
+# event's title never ends before one in the data (`grounding.learn_policies`: "unbroken"); a 270M model often does.
+_NOT_GOING_ON = ("my the our your a an his her their me us you him them it this that next tomorrow today tonight "
+                 "noon midnight half quarter one two three four five six seven eight nine ten eleven twelve "
+                 "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
+                 "january february march april may june july august september october november december "
+                 "jan feb mar apr jun jul aug sep sept oct nov dec").split()
+GOES_ON_RE = re.compile(r"\s+(?:with|w/|for|at|in|from|4|of|near|by)\s+(?!(?:" + "|".join(_NOT_GOING_ON)
+                        + r")(?![^\W_])|\d)[^\W_]", re.IGNORECASE)
 
 
 WORD_SEPARATORS = frozenset(" ,'-")
@@ -441,8 +456,9 @@ def _obj(schema: dict) -> ObjSchema:
                    lambda: ObjSchema(dict(schema.get("properties") or {}), frozenset(schema.get("required") or ())))
 
 
-def _spec(kind: str, values: tuple = (), heads: tuple = (), wholes: tuple = ()) -> StrSpec:
-    return _shared(f"str:{kind}:{json.dumps([values, heads, wholes])}", lambda: StrSpec(kind, values, heads, wholes))
+def _spec(kind: str, values: tuple = (), heads: tuple = (), wholes: tuple = (), unbroken: bool = False) -> StrSpec:
+    return _shared(f"str:{kind}:{json.dumps([values, heads, wholes, unbroken])}",
+                   lambda: StrSpec(kind, values, heads, wholes, unbroken))
 
 
 def _arr(item: Any) -> ArrSpec:
@@ -462,7 +478,8 @@ def value_state(schema: Any, cont: State) -> State:
     if hidden and all(isinstance(v, str) for v in hidden) and typ in (None, "string"):
         return Lit(S_ESC, Str(_spec("enum", tuple(hidden)), "", cont))
     if (schema.get("x-span") or schema.get("x-span-whole")) and typ in (None, "string"):  # set by decoding.grounding
-        spec = _spec("span", tuple(schema.get("x-span") or ()), wholes=tuple(schema.get("x-span-whole") or ()))
+        spec = _spec("span", tuple(schema.get("x-span") or ()), wholes=tuple(schema.get("x-span-whole") or ()),
+                     unbroken=schema.get("x-span-unbroken") is True)
         if spec.continuations(""):   # sources of only fillers and joins ("um, ", ", and then ") offer no value
             return Lit(S_ESC, Str(spec, "", cont))
     if schema.get("x-words") and typ in (None, "string"):

@@ -40,6 +40,7 @@ from typing import Any, Iterable, Sequence
 from mobile_actions.calls import DATETIME_HINT, argument_schema
 from mobile_actions.decoding.coverage import EMAIL_RE, PHONE_RE, QUOTED_RE, VERBS, claimed_elsewhere, outside_others
 from mobile_actions.decoding.datetimes import expression_spans, resolve
+from mobile_actions.decoding.grammar import GOES_ON_RE
 
 POLICIES = ("span", "words", "email", "phone", "datetime", "free")
 # A goal's words keep the dots, @ and slashes inside them ("example.com", "ana@x.com"): split, a goal says
@@ -52,6 +53,7 @@ CUES = "cues"             # in the policies mapping: {tool.argument: [cue, ...]}
 AFTER_RESULTS = "after_results"   # in the policies mapping: {tool.argument: policy} for turns after tool results
 UNDATED = "undated"       # in the policies mapping: the span arguments whose values never hold a date or time
 UNDATED_MAX = 0.01        # the share of gold values holding a date/time expression up to which an argument is undated
+UNBROKEN = "unbroken"     # in the policies mapping: the span arguments whose values never end where a phrase goes on
 NOW_PREFIX = "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
 
 
@@ -83,6 +85,7 @@ class ArgumentStats:
     n: int = 0
     verbatim: int = 0
     dated: int = 0        # values that hold a date/time expression ("Dinner on Friday")
+    cut: int = 0          # values that end where a phrase goes on with them ("Mehndi| at Aunty Farah's")
 
     @property
     def share(self) -> float:
@@ -119,6 +122,16 @@ def _strings(value: Any) -> Iterable[str]:
             yield from _strings(v)
 
 
+def _ends_before_more(value: str, text: str) -> bool:
+    """Whether `value` is written in `text` right before a phrase that goes on with it (`grammar.GOES_ON_RE`)."""
+    i = text.find(value)
+    while i >= 0:
+        if GOES_ON_RE.match(text, i + len(value)):
+            return True
+        i = text.find(value, i + 1)
+    return False
+
+
 def _policy(kind: str, s: ArgumentStats, threshold: float) -> str:
     if kind == "datetime":
         return "datetime"
@@ -130,6 +143,8 @@ def _entry(s: ArgumentStats, policy: str) -> dict:
     if policy == "span":
         out["dated"] = s.dated
         out[UNDATED] = s.dated <= UNDATED_MAX * s.n
+        out["cut"] = s.cut
+        out[UNBROKEN] = s.cut <= UNDATED_MAX * s.n
     return out
 
 
@@ -157,6 +172,7 @@ def learn_policies(rows: Iterable[Any], threshold: float = SPAN_THRESHOLD) -> di
                 s.n += 1
                 s.verbatim += any(value in src for src in sources)
                 s.dated += kinds[key] == "span" and bool(expression_spans(value))
+                s.cut += kinds[key] == "span" and any(_ends_before_more(value, src) for src in sources)
     out = {}
     for key in sorted(kinds):
         first, follow = stats.get((False, key)), stats.get((True, key))
@@ -179,9 +195,10 @@ def read_policies(folder: str | Path | None) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
     args = data.get("arguments", {})
     out: dict[str, Any] = {k: v["policy"] for k, v in args.items() if v.get("policy") in POLICIES}
-    undated = sorted(k for k, v in args.items() if v.get(UNDATED) is True)
-    if undated:
-        out[UNDATED] = undated
+    for flag in (UNDATED, UNBROKEN):
+        marked = sorted(k for k, v in args.items() if v.get(flag) is True)
+        if marked:
+            out[flag] = marked
     after = {k: v[AFTER_RESULTS]["policy"] for k, v in args.items()
              if isinstance(v.get(AFTER_RESULTS), dict) and v[AFTER_RESULTS].get("policy") in POLICIES}
     if after:
@@ -398,6 +415,8 @@ class Grounding:
                 if f"{tool.name}.{arg}" in (self.policies.get(UNDATED) or ()):   # not "December 3rd" as a title
                     spans = tuple(piece for s in spans for piece in _outside_dates(s) if piece.strip())
                 if (spans or wholes) and policy == "span":
+                    if f"{tool.name}.{arg}" in (self.policies.get(UNBROKEN) or ()):   # not "Mehndi" for "Mehndi at ..."
+                        target["x-span-unbroken"] = True
                     if spans:
                         target["x-span"] = list(spans)
                     if wholes:
