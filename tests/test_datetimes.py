@@ -117,3 +117,10 @@ def test_a_holiday_is_the_name_of_things_too():
 
     text = "put New Year's Eve party on my calendar tomorrow at 9pm"
     assert [text[a:b] for a, b in expression_spans(text)] == ["tomorrow", "at 9pm"]
+
+
+def test_a_days_shorthand_is_a_date_expression_where_it_is_written():
+    from mobile_actions.decoding.datetimes import expression_spans
+
+    text = "add bday party 4 Leo 2moro 4pm & gym tmrw"
+    assert [text[a:b] for a, b in expression_spans(text)] == ["2moro", "4pm", "tmrw"]

@@ -636,7 +636,11 @@ def expression_spans(text: str) -> list[tuple[int, int]]:
     ("at nine") is not found here, an expression inside quotes is part of a title ("Sunday brunch"), and a
     holiday's name is the name of things too ("put New Year's Eve party on my calendar tomorrow at 9pm")."""
     low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text).translate(_PUNCTUATION)
-    return [(m.start, m.end) for m in mentions(low, datetime(2000, 1, 1)) if not m.quoted and not m.holiday]
+    found = [(m.start, m.end) for m in mentions(low, datetime(2000, 1, 1)) if not m.quoted and not m.holiday]
+    # shorthand for a day ("2moro", "tmrw", "2nite"): normalising it changes the length, so it is found as written
+    found += [(m.start(), m.end()) for pattern, _ in _SPELLINGS[:3] for m in re.finditer(pattern, low)
+              if not any(a <= m.start() < b for a, b in found)]
+    return sorted(found)
 
 
 def resolve(text: str, now: datetime) -> list[str]:
