@@ -180,18 +180,21 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
     """The verb-first clauses of `request`, in order, each with the tools its words name."""
     marks = {tool.name: [re.compile(rf"(?<![^\W_]){re.escape(k)}(?![^\W_])", re.IGNORECASE) for k in keywords(tool)]
              for tool in catalogue}
+
+    def named(text: str) -> frozenset:
+        return frozenset(name for name, pats in marks.items() if any(p.search(text) for p in pats))
+
     out: list[Clause] = []
     after_request = False
     for text, why, join in _segments(request):
         bare = mask_quotes(text)
-        tools = frozenset(name for name, pats in marks.items() if any(p.search(bare) for p in pats))
         if why is None:
+            tools = named(bare)
             if not tools and (REMINDER_RE.search(bare) or SCHEDULE_RE.match(bare)) and expression_spans(text):
                 tools = timed_tools(catalogue)
             out.append(Clause(text, tools, bool(NEEDS_RESULT_RE.search(bare))))
         elif why == "not a request" and after_request and _listed(text, join):
-            labels = FIELD_LABEL_RE.sub(" ", bare)   # "..., e-mail d@x.com - add to contacts" asks for no email
-            tools = frozenset(name for name, pats in marks.items() if any(p.search(labels) for p in pats))
+            tools = named(FIELD_LABEL_RE.sub(" ", bare))   # "..., e-mail d@x.com - add to contacts": no email
             # else the tools of the request it continues that take values: "add Gym tomorrow at 7am and Dentist
             # on Monday at 3:30pm"; not "stop the flash light, and surname MacLeod, ... Add to contacts."
             tools = tools or frozenset(t for t in out[-1].tools if argument_schema(catalogue[t]).get("properties"))
