@@ -211,6 +211,8 @@ def test_a_goals_words_keep_the_dots_and_at_signs_inside_them(table):
     ("new contact: first name Luíza last name Ferrari", "Luíza", "Ferrari"),
     ("Given name: \"Ana\"; surname - Silva", "Ana", "Silva"),
     ("add contact first name Fatima Zahra, last name Benali, email fz@x.com", "Fatima Zahra", "Benali"),
+    ("um family name Silva first name Conceição number +54 9 11 3375-2952 Save it as a contact ok?", "Conceição",
+     "Silva"),
 ])
 def test_cues_put_each_name_where_the_request_put_it(text, first, last):
     """With cues ("surname", "first name"), a name argument can only be a span of what follows its cue
@@ -227,6 +229,8 @@ def test_cues_put_each_name_where_the_request_put_it(text, first, last):
     assert any(s.startswith(last) for s in spans["last_name"]) and not any(first in s for s in spans["last_name"])
     if "," in text.split(first)[1][:2]:
         assert schema["properties"]["first_name"]["x-span-whole"] == [first]
+    if "number" in text.split(first)[1]:   # up to the last "?": no value, only a span to take one from
+        assert "x-span-whole" not in schema["properties"]["first_name"]
 
 
 def test_without_a_cue_the_whole_request_is_the_source():

@@ -231,13 +231,14 @@ def keep_cues(learned: dict, path: Path) -> None:
             v["cues"] = old[key]["cues"]
 
 
+CUED_WHOLE_WORDS = 3   # the longest closed cue segment taken whole ("Fatima Zahra", "van der Berg")
 _SEGMENT_END = re.compile(r"[,;.!?\n()]|\s(?:and|then|plus|also)\s", re.IGNORECASE)
 
 
 def cue_segments(text: str, cues: Sequence[str], stops: Sequence[str] = ()) -> list[tuple[str, bool]]:
     """What follows each cue in `text`, up to punctuation, a joining word or another cue (`stops`), and
-    whether one of those closed it (else the text ended): "surname del Río, first name Fatima" with cue
-    "surname" gives [("del Río", True)]."""
+    whether it is one whole value: one of those closed it before the text ended, and it is a few words with no
+    number or address. "surname del Río, first name Fatima" with cue "surname" gives [("del Río", True)]."""
     out = []
     for cue in cues:
         for m in re.finditer(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])", text, re.IGNORECASE):
@@ -246,14 +247,14 @@ def cue_segments(text: str, cues: Sequence[str], stops: Sequence[str] = ()) -> l
             rest = rest[lead:]
             end = _SEGMENT_END.search(rest)
             seg = rest[:end.start()] if end else rest
-            closed = end is not None
+            closed = end is not None and bool(rest[end.end():].strip())   # not the request's last "?" or "."
             for stop in stops:
                 hit = re.search(rf"(?<![^\W_]){re.escape(stop)}(?![^\W_])", seg, re.IGNORECASE)
                 if hit:
                     seg, closed = seg[:hit.start()], True
             seg = seg.strip().strip("\"'“”‘’").strip()
-            if seg:
-                out.append((seg, closed))
+            if seg:   # a few words, no number or address: a name, not "Conceição number +54 9 11 ... ok"
+                out.append((seg, closed and len(seg.split()) <= CUED_WHOLE_WORDS and not re.search(r"[\d@]", seg)))
     return out
 
 
