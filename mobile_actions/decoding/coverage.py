@@ -159,9 +159,15 @@ def _segments(request: str) -> list[tuple[str, str | None, str]]:
     return out
 
 
+def written_values(text: str) -> list[str]:
+    """The addresses, phone numbers and quoted texts `text` writes."""
+    return [*EMAIL_RE.findall(text), *(m.strip() for m in PHONE_RE.findall(text)),
+            *(q for m in QUOTED_RE.finditer(text) if (q := m.group(0)[1:-1].strip()))]
+
+
 def _writes_value(text: str) -> bool:
-    """Whether `text` writes a value of its own: an address, a number, a date or time, a quote."""
-    return bool(EMAIL_RE.search(text) or PHONE_RE.search(text) or QUOTED_RE.search(text) or expression_spans(text))
+    """Whether `text` writes a value of its own: an address, a number, a quote, a date or time."""
+    return bool(written_values(text) or expression_spans(text))
 
 
 def _listed(text: str, join: str) -> bool:
@@ -280,9 +286,7 @@ def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collecti
         tools = tuple(sorted(t for t in part.tools if t in callable_tools))
         if not part.tools and fallback in callable_tools:
             tools = (fallback,)
-        if tools and in_order is not None and _unused_before(in_order, part.text, calls):
-            return None
-        if tools:
+        if tools and not (in_order is not None and _unused_before(in_order, part.text, calls)):
             return i, tools
         if in_order is not None:
             return None
@@ -291,11 +295,8 @@ def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collecti
 
 def _unused_before(request: str, text: str, calls: Sequence[Any]) -> bool:
     """Whether `request` writes an address, a number or a quote before `text` that no call has taken."""
-    before = request[:max(request.find(text), 0)]
     used = " ".join(v for call in calls for v in call.arguments.values() if isinstance(v, str))
-    values = [*EMAIL_RE.findall(before), *(m.strip() for m in PHONE_RE.findall(before)),
-              *(m.group(0)[1:-1].strip() for m in QUOTED_RE.finditer(before))]
-    return any(v and v not in used for v in values)
+    return any(v not in used for v in written_values(request[:max(request.find(text), 0)]))
 
 
 def outside_others(parts: Sequence[Clause], tool: Any, text: str) -> list[str]:

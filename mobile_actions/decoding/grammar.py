@@ -563,14 +563,14 @@ class CallGrammar:
     def start(self) -> State:
         return Start(self)
 
-    def only(self, names: Iterable[str], values: dict[str, list[str]] | None = None) -> "CallGrammar":
+    def only(self, names: Iterable[str], values: dict[str, dict[str, list[str]]] | None = None) -> "CallGrammar":
         """The same grammar with only these tools callable (the call a request still owes); `values` narrows
-        string arguments of theirs to those values (what the clause the call is for says)."""
+        string arguments of theirs to those values, per tool and argument (what the clause the call is for says)."""
         sub = copy.copy(self)
         sub.tools = {n: o for n, o in self.tools.items() if n in set(names)}
         for name, obj in sub.tools.items():
-            props = {k: {"type": "string", "enum": list(values[k])} if k in (values or {}) else v
-                     for k, v in obj.props.items()}
+            given = (values or {}).get(name, {})
+            props = {k: {"type": "string", "enum": list(given[k])} if k in given else v for k, v in obj.props.items()}
             sub.tools[name] = ObjSchema(props, obj.required)
         return sub
 
@@ -738,7 +738,7 @@ class Constraint:
         return coverage.owed(self.g.clauses, calls, self.g.tools, self.g.fallback, gr.after_results, self._forced,
                              gr.request if in_order else None)
 
-    def _clause_values(self, i: int, tools: tuple[str, ...]) -> dict[str, list[str]]:
+    def _clause_values(self, i: int, tools: tuple[str, ...]) -> dict[str, dict[str, list[str]]]:
         """What a call made for clause `i` takes from that clause. A GUI step says the clause: its goal
         arguments (policy ``words``) are the clause's text, not words a model picks from the request ("write a
         note saying call Omar", not "call Omar"). A date-time is one the clause says, when it says one: in "put
@@ -747,16 +747,17 @@ class Constraint:
         if tools == (fallback,):
             if any(f in text for f in FORBIDDEN_IN_STRINGS):
                 return {}
-            return {arg: [text] for arg, sub in (argument_schema(self.g.catalogue[fallback]).get("properties") or {}).items()
-                    if isinstance(sub, dict) and gr.policy(fallback, arg, sub) == "words"}
+            props = argument_schema(self.g.catalogue[fallback]).get("properties") or {}
+            return {fallback: {arg: [text] for arg, sub in props.items()
+                               if isinstance(sub, dict) and gr.policy(fallback, arg, sub) == "words"}}
         said = resolve(text, gr.now) if gr.now is not None else []
-        out: dict[str, list[str]] = {}
+        out: dict[str, dict[str, list[str]]] = {}
         for name in tools:
             for arg, sub in self.g.tools[name].props.items():
                 if isinstance(sub, dict) and gr.policy(name, arg, sub) == "datetime":
                     keep = [v for v in sub.get("enum") or () if v in said]
                     if keep:
-                        out[arg] = keep
+                        out.setdefault(name, {})[arg] = keep
         return out
 
     def settle(self, token_id: int) -> int:
