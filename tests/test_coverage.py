@@ -110,6 +110,48 @@ def test_an_entry_added_at_a_time_and_the_items_after_it_name_the_calendar():
         "Na Li (na.li@alibaba-inc.com)", {"create_contact"})
 
 
+def test_a_comma_list_of_dated_items_or_addresses_is_a_list():
+    """Commas part a list when both sides write a value of one kind: an address, a number, or a date after the
+    item's own name. A date's parts, an item's fields and an address's parts are one item."""
+    assert parts("add Standup Mon 9:15am, Retro Wed 4pm, Demo Fri 11:30am") == [
+        ("add Standup Mon 9:15am", {"create_calendar_event"}), ("Retro Wed 4pm", {"create_calendar_event"}),
+        ("Demo Fri 11:30am", {"create_calendar_event"})]
+    req = "Email sales@ecopack.co.uk, hello@beanroute.com and info@milkmanjoe.co.uk, subject Christmas opening hours"
+    assert [t for t, _ in parts(req)] == ["Email sales@ecopack.co.uk", "hello@beanroute.com",
+                                          "info@milkmanjoe.co.uk, subject Christmas opening hours"]
+    for one in ("add Dentist on Friday, 3pm", "add lunch tomorrow, 1pm at Nando's", "add Ana Ruiz, ana@x.com, 555 0100",
+                'Plan "Pottery class" August 17, 2025 at 8:45 pm in my calendar',
+                "store Megan Johnson +44 20 7946 0958, mail me.johnson@x.com"):
+        assert len(parts(one)) == 1, one
+
+
+def test_a_list_item_with_an_address_is_answered_only_by_a_call_to_it():
+    """"email olga@x.pl and tomasz@x.pl, both with subject 'Thesis defense'": the mail to olga has the item's
+    subject but not its address, so the item is still owed."""
+    req = "email olga@pwr.edu.pl and tomasz@pwr.edu.pl, both with subject 'Thesis defense', and add Thesis defense on June 30th at 10am"
+    olga = ToolCall("send_email", {"to": "olga@pwr.edu.pl", "subject": "Thesis defense"})
+    assert owed(req, [olga]) == ("send_email",)
+    assert owed(req, [olga, ToolCall("send_email", {"to": "tomasz@pwr.edu.pl", "subject": "Thesis defense"})]) == (
+        "create_calendar_event",)
+
+
+@pytest.mark.parametrize("request_, said", [
+    ("Flashlight still on?? switch it off pls", "off"), ("kill the torch and show Kyoto Station on the map", "off"),
+    ("turn the phone light on, then put Dentist on my calendar on Friday", "on"),
+    ("turn on the torch and stop the flash", None), ("show Kyoto Station on the map", None)])
+def test_which_way_a_request_switches_things(request_, said):
+    assert coverage.switched(coverage.clauses(request_, TOOLS)) == said
+
+
+def test_a_request_that_switches_things_off_turns_nothing_on():
+    from mobile_actions.decoding.grounding import Grounding
+
+    g = Grounding.from_messages([DEV, {"role": "user", "content": "Flashlight still on?? switch it off pls"}], POLICIES)
+    parts = coverage.clauses(g.request, TOOLS)
+    assert g.tool_schema(TOOLS["turn_on_flashlight"], parts)["x-callable"] is False
+    assert "x-callable" not in g.tool_schema(TOOLS["turn_off_flashlight"], parts)
+
+
 @pytest.mark.parametrize("request_", [
     "turn on the flashlight and my meeting is at 3pm",          # a sentence of its own says something
     "turn on the flashlight and the Louvre on the map",         # no value of its own: one query or two?

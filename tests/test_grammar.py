@@ -173,8 +173,9 @@ def test_no_tools_no_call_and_dead_ends_raise(table):
 @pytest.mark.parametrize("sources", [
     ("and I need to find 155 boulevard Saint-Germain, Paris, ",),     # a clause cut off before "pull it up"
     ("thanks 🙏", "email ana — "), ("  ,;  ", "x"), ("a, b;  c . ",), ("um, ", "x")])
-@pytest.mark.parametrize("wholes, unbroken", [((), False), (("a b", "thanks!", "Paris, France"), False), ((), True)])
-def test_a_span_never_reaches_a_dead_end(sources, wholes, unbroken):
+@pytest.mark.parametrize("wholes, unbroken, ends_before", [
+    ((), False, ()), (("a b", "thanks!", "Paris, France"), False, ()), ((), True, ()), ((), True, ("in", "DATE"))])
+def test_a_span_never_reaches_a_dead_end(sources, wholes, unbroken, ends_before):
     """Every character the span grammar offers leads to a value it can finish: walked at random many times,
     each walk ends on the closing escape."""
     from random import Random
@@ -184,8 +185,8 @@ def test_a_span_never_reaches_a_dead_end(sources, wholes, unbroken):
     end = object()
     rng = Random(0)
     for _ in range(300):
-        state = Str(StrSpec("span", sources + ("Mehndi at Aunty Farah's with Liam",), wholes=wholes, unbroken=unbroken),
-                    "", end)
+        state = Str(StrSpec("span", sources + ("Mehndi at Aunty Farah's with Liam",), wholes=wholes, unbroken=unbroken,
+                            ends_before=frozenset(ends_before)), "", end)
         for _ in range(200):
             syms = state.next_syms()
             assert syms, repr(state.content)
@@ -228,3 +229,36 @@ def test_an_unbroken_span_does_not_end_where_a_phrase_goes_on_with_it():
     assert not spec.whole_span("Mehndi") and spec.whole_span("Mehndi at Aunty Farah's")
     assert spec.whole_span("Dinner") and spec.whole_span("Dinner at 7")
     assert StrSpec("span", ("pls add Mehndi at Aunty Farah's ",)).whole_span("Mehndi")
+
+
+@pytest.mark.parametrize("text, value, cls", [
+    ("put Dentist apointment for Ruby in my calender", "Dentist", "apointment"),
+    ("put Dentist apointment for Ruby in my calender", "Dentist apointment for Ruby", "in"),
+    ("subject Late check-in tonight and say hi", "Late check-in", "DATE"),
+    ("subject Late check-in tonight and say hi", "Late check", "INSIDE"),
+    ("add Stats study group w/ Maya tmrw", "Stats study group w", "INSIDE"),
+    ("subject Sick day - Tomasz", "Sick day", "DASH"),
+    ("show Casa Lucía, thanks", "Casa Lucía", "PUNCT"),
+    ("the address of Auckland with seoyeon@x.com", "Auckland", "JOIN"),
+    ("Parents' evening at Oakwood is Thursday", "Parents' evening at Oakwood", "JOIN"),
+    ("flight KL240 save it in the calendar", "flight KL240", "JOIN"),
+    ("Pantheon pls", "Pantheon pls", "END")])
+def test_what_a_value_ends_before(text, value, cls):
+    from mobile_actions.decoding.grammar import end_class
+
+    assert end_class(text, text.index(value) + len(value)) == cls
+
+
+def test_a_span_ends_only_before_what_its_values_end_before():
+    """A title seen to end only before dates, "in" (my calendar) and punctuation is not "Dentist" in "put
+    Dentist apointment for Ruby in my calender on the 12th": it goes on to the next such place. Without the
+    learned classes it may end anywhere."""
+    from mobile_actions.decoding.grammar import StrSpec
+
+    text = ("put Dentist apointment for Ruby in my calender on the 12th at 3:15, thanks",)
+    spec = StrSpec("span", text, ends_before=frozenset({"in", "DATE"}))
+    assert not spec.whole_span("Dentist") and not spec.whole_span("Dentist apointment")
+    assert spec.whole_span("Dentist apointment for Ruby") and spec.whole_span("Dentist apointment for Ruby in my calender")
+    assert spec.whole_span("at 3:15")                                   # before punctuation
+    assert " " in spec.continuations("Dentist")
+    assert StrSpec("span", text).whole_span("Dentist")

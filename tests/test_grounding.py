@@ -359,3 +359,31 @@ def test_a_title_is_never_cut_short_and_a_surname_may_be():
     cat = load_catalogue("mobile_actions")
     assert g.tool_schema(cat["create_calendar_event"])["properties"]["title"]["x-span-unbroken"] is True
     assert "x-span-unbroken" not in g.tool_schema(cat["create_contact"])["properties"]["last_name"]
+
+
+def test_what_a_title_ends_before_is_learned_and_a_first_name_is_not_held_to_it():
+    """Titles end before a date, "in"/"on" (my calendar) and punctuation; first names end before every surname
+    there is, so only titles are held to what they were seen to end before."""
+    from mobile_actions.dataset import parse_row
+    from mobile_actions.decoding.grounding import ENDS_BEFORE, learn_policies, read_policies
+
+    tools = load_catalogue("mobile_actions").to_mobile_actions()
+    names = ["Ana Lima", "Bo Chen", "Cy Diaz", "Di Eze", "Ed Fox", "Flo Gil", "Gus Hu"]
+    rows = []
+    for i, name in enumerate(names * 8):
+        first, last = name.split()
+        title = f"Standup {i}"
+        request = (f"put {title} in my calendar tomorrow at 9am" if i % 2 else f"add {title} on Friday at 10am, "
+                   f"thanks") + f" and save {first} {last}"
+        rows.append(parse_row({"tools": tools, "messages": [DEV, {"role": "user", "content": request}, {
+            "role": "assistant", "tool_calls": [
+                {"function": {"name": "create_calendar_event", "arguments": {"title": title, "datetime": "x"}}},
+                {"function": {"name": "create_contact", "arguments": {"first_name": first, "last_name": last}}}]}]}))
+    args = learn_policies(rows)["arguments"]
+    assert args["create_calendar_event.title"][ENDS_BEFORE] == {"in": 28, "DATE": 28}
+    assert ENDS_BEFORE not in args["create_contact.first_name"]
+    pol = read_policies(DEFAULT_GROUNDING)
+    assert {"DATE", "in", "on"} <= set(pol[ENDS_BEFORE]["create_calendar_event.title"])
+    g = Grounding.from_messages([DEV, {"role": "user", "content": "put Dentist apointment for Ruby in my calender"}], pol)
+    schema = g.tool_schema(load_catalogue("mobile_actions")["create_calendar_event"])
+    assert "in" in schema["properties"]["title"]["x-span-ends-before"]

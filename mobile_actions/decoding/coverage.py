@@ -135,7 +135,10 @@ def _segments(request: str) -> list[tuple[str, str | None, str]]:
     clause or None, the joining text before it)."""
     masked = mask_quotes(request)
     out, start, join = [], 0, ""
-    for cut in [*SPLIT_RE.finditer(masked), None]:
+    cuts = sorted([*SPLIT_RE.finditer(masked), *_list_commas(masked)], key=lambda m: m.start())
+    for cut in [*cuts, None]:
+        if cut and cut.start() < start:   # a list comma inside a joining word's cut
+            continue
         end = cut.start() if cut else len(request)
         seg = masked[start:end]
         lo = start + len(seg) - len(seg.lstrip(" ,:-"))
@@ -149,7 +152,7 @@ def _segments(request: str) -> list[tuple[str, str | None, str]]:
             why = "not a request"
         elif all(w in PARTICLES for w in words[1:]):
             why = "a verb that shares the next clause's object"     # "write up and send ..."
-        elif words[0] in FIELD_WORDS and len(words) <= 2:
+        elif words[0] in FIELD_WORDS and len(words) <= 2 and masked[:lo].strip(" ,:-"):
             why = "a field"                   # "..., phone 555 0100 and mail h.suzuki@gmail.com"
         elif words[:2] in (["let", "me"], ["let", "us"]):
             why = "talk to the assistant"     # "... then let me know"
@@ -157,6 +160,43 @@ def _segments(request: str) -> list[tuple[str, str | None, str]]:
             out.append((request[lo:lo + len(bare)], why, join))
         join = cut.group(0) if cut else ""
     return out
+
+
+_COMMA_RE = re.compile(r"\s*,\s*")
+_NOT_A_TITLE = frozenset("on at in by from for to until till around about".split())
+
+
+def _list_commas(masked: str) -> list[re.Match]:
+    """The commas of `masked` (a request, quotes blanked) that part items of a list: "add Standup Mon 9:15am,
+    Retro Wed 4pm, Demo Fri 11:30am", "email a@x.com, b@y.com and c@z.com". Both sides write a value of one
+    kind, an address, a number, or a date after the item's own name; "Dentist on Friday, 3pm", "lunch
+    tomorrow, 1pm at Nando's" and "Ana Ruiz, ana@x.com, 555 0100" are one item each."""
+    commas = list(_COMMA_RE.finditer(masked))
+    bounds = [0, *(m.start() for m in commas), len(masked)]
+    starts = [0, *(m.end() for m in commas)]
+    kinds = [_item_kinds(masked[a:b]) for a, b in zip(starts, bounds[1:])]
+    return [m for k, m in enumerate(commas) if kinds[k] & kinds[k + 1] and not _fielded(masked[m.end():])
+            and ("date" not in kinds[k] & kinds[k + 1] or _titled(masked[m.end():bounds[k + 2]]))]
+
+
+def _fielded(text: str) -> bool:
+    """Whether `text` starts with a field of the item before it: "..., mail me.johnson@x.com"."""
+    first = WORD_RE.match(text)
+    return bool(first) and first.group().lower() in FIELD_WORDS
+
+
+def _item_kinds(text: str) -> set[str]:
+    return {kind for kind, found in (("email", EMAIL_RE.search(text)), ("phone", PHONE_RE.search(text)),
+                                     ("date", expression_spans(text))) if found}
+
+
+def _titled(text: str) -> bool:
+    """Whether `text` starts with a name of its own before its date: "Retro Wed 4pm", not "at 3pm" or "2025 at
+    8:45 pm" (after "August 17,")."""
+    first = WORD_RE.match(text.lstrip())
+    dates = expression_spans(text.lstrip())
+    return (bool(first) and first.group().lower() not in _NOT_A_TITLE and not first.group()[0].isdigit()
+            and not (dates and dates[0][0] == 0))
 
 
 def written_values(text: str) -> list[str]:
@@ -262,6 +302,16 @@ def _said(call: Any, clause: Clause) -> bool:
     return any(isinstance(v, str) and (vw := _words(v)) and vw <= words for v in call.arguments.values())
 
 
+def _answers(call: Any, item: Clause) -> bool:
+    """Whether `call` takes a list item's values: its address or number when it writes one (the item
+    "tomasz@x.pl, both with subject 'Thesis defense'" is not answered by the email to olga@x.pl with that
+    subject), else any of its values."""
+    own = [*EMAIL_RE.findall(item.text), *(m.strip() for m in PHONE_RE.findall(item.text))]
+    if own:
+        return any(isinstance(v, str) and v in own for v in call.arguments.values())
+    return _said(call, item)
+
+
 def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collection[str], fallback: str | None,
          after_results: bool, forced: Collection[int] = (), in_order: str | None = None
          ) -> tuple[int, tuple[str, ...]] | None:
@@ -281,7 +331,7 @@ def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collecti
         part = parts[i]
         if i in forced or part.needs_result and not after_results:
             continue
-        if part.listed and any(_said(call, part) for call in calls):   # its values went to a call named elsewhere
+        if part.listed and any(_answers(call, part) for call in calls):   # its values went to a call named elsewhere
             continue
         tools = tuple(sorted(t for t in part.tools if t in callable_tools))
         if not part.tools and fallback in callable_tools:
@@ -297,6 +347,24 @@ def _unused_before(request: str, text: str, calls: Sequence[Any]) -> bool:
     """Whether `request` writes an address, a number or a quote before `text` that no call has taken."""
     used = " ".join(v for call in calls for v in call.arguments.values() if isinstance(v, str))
     return any(v not in used for v in written_values(request[:max(request.find(text), 0)]))
+
+
+# Switching something on or off: "turn the phone light on", "switch it off", "torch off", "kill the torch"; not
+# "put it on my calendar" or "pull it up on the map".
+_SWITCH_RE = re.compile(r"\b(?:turn|switch|flip|flick|toggle|power|light|lights|torch|flashlight|flash|lamp|"
+                        r"wifi|wi-fi|bluetooth)\s+(?:[^\W_]+\s+){0,3}?(on|off)\b|\b(kill|close|end|stop|"
+                        r"shut|deactivate|disable|activate|enable)\b", re.IGNORECASE)
+_SENSE = {"kill": "off", "close": "off", "end": "off", "stop": "off", "shut": "off", "deactivate": "off",
+          "disable": "off", "activate": "on", "enable": "on"}
+
+
+def switched(parts: Sequence[Clause]) -> str | None:
+    """"on" or "off", when the request's clauses switch something one way and never the other ("Flashlight
+    still on?? switch it off pls": "off"; "kill the torch and show X on the map": "off" -- "on the map" switches
+    nothing; "open the wifi settings and turn on the torch, then stop the music": neither)."""
+    said = {(m.group(1) or _SENSE[m.group(2).lower()]).lower()
+            for c in parts for m in _SWITCH_RE.finditer(mask_quotes(c.text))}
+    return said.pop() if len(said) == 1 else None
 
 
 def outside_others(parts: Sequence[Clause], tool: Any, text: str) -> list[str]:

@@ -26,6 +26,7 @@ import hashlib
 import json
 import re
 from collections import OrderedDict
+from functools import lru_cache
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -35,7 +36,7 @@ import numpy as np
 from mobile_actions.calls import argument_schema, is_datetime
 from mobile_actions.catalog import Catalogue
 from mobile_actions.decoding import coverage
-from mobile_actions.decoding.datetimes import resolve
+from mobile_actions.decoding.datetimes import expression_spans, resolve
 from mobile_actions.errors import GrammarDeadEnd
 from mobile_actions.wire import CONTROL_TOKEN_IDS, CONTROL_TOKENS, END_CALL, ESCAPE, START_CALL, STOP_STRINGS, parse
 
@@ -78,6 +79,14 @@ class StrSpec:
     heads: tuple = ()               # words: the words it may start with (empty: any of `values`)
     wholes: tuple = ()              # span: values taken whole or not at all (what the request put in quotes)
     unbroken: bool = False          # span: never ends where a phrase goes on with it (`GOES_ON_RE`)
+    ends_before: frozenset = frozenset()   # span: ends only before these (`end_class`); empty: anywhere
+
+    def may_end(self, text: str, j: int) -> bool:
+        """Whether a value may end at ``text[j]`` (a word boundary): not before a phrase that goes on with it,
+        and only before what the argument's values were seen to end before."""
+        if self.unbroken and GOES_ON_RE.match(text, j):
+            return False
+        return not self.ends_before or end_class(text, j) in self.ends_before | ALWAYS_ENDS
 
     def _ends(self, content: str) -> Iterable[tuple[str, int]]:
         """span: (text, end) of every occurrence of ``content`` that starts on a word boundary, and not on a
@@ -97,7 +106,7 @@ class StrSpec:
         Without that last check a source ending "..., Paris, " or "... 🙏" let the model write itself into a
         value it could neither finish nor extend."""
         out = {text[j] for text, j in self._ends(content)
-               if j < len(text) and _completable(text, j - len(content), j + 1, self.unbroken)}
+               if j < len(text) and _completable(text, j - len(content), j + 1, self.may_end)}
         out = {c for c in out if c not in _CTRL_SYMS and (content or not c.isspace() and c not in NO_SPAN_START)}
         n = len(content)
         return out | {w[n] for w in self.wholes if len(w) > n and w.startswith(content) and w[n] not in _CTRL_SYMS}
@@ -131,17 +140,17 @@ class StrSpec:
             return True
         if not content or content != content.strip() or not any(c.isalnum() for c in content):
             return False
-        return any((j == len(text) or not (text[j].isalnum() and content[-1].isalnum()))
-                   and not (self.unbroken and GOES_ON_RE.match(text, j)) for text, j in self._ends(content))
+        return any((j == len(text) or not (text[j].isalnum() and content[-1].isalnum())) and self.may_end(text, j)
+                   for text, j in self._ends(content))
 
 
-def _completable(text: str, i: int, e: int, unbroken: bool = False) -> bool:
+def _completable(text: str, i: int, e: int, may_end) -> bool:
     """Whether ``text[i:e]`` extends to a whole span ``text[i:k]``, k >= e (`StrSpec.whole_span`)."""
     alnum = any(ch.isalnum() for ch in text[i:e])
     for k in range(e, len(text) + 1):
         alnum = alnum or text[k - 1].isalnum()
         if alnum and not text[k - 1].isspace() and (k == len(text) or not (text[k].isalnum() and text[k - 1].isalnum())):
-            if not (unbroken and GOES_ON_RE.match(text, k)):
+            if may_end(text, k):
                 return True
     return False
 
@@ -156,6 +165,51 @@ _NOT_GOING_ON = ("my the our your a an his her their me us you him them it this 
                  "jan feb mar apr jun jul aug sep sept oct nov dec").split()
 GOES_ON_RE = re.compile(r"\s+(?:with|w/|for|at|in|from|4|of|near|by)\s+(?!(?:" + "|".join(_NOT_GOING_ON)
                         + r")(?![^\W_])|\d)[^\W_]", re.IGNORECASE)
+
+
+# What a copied value ends before, as a class (`end_class`). An event's title in the data ends before a quote,
+# a date, "in"/"on"/"to" (my calendar) and little else, never before a plain word: a 270M model that stops at
+# "Dentist| apointment for Ruby" or "Late check-in| tonight" (a subject, which keeps its dates) is cut short.
+# Which classes each argument ends before is learned (`grounding.learn_policies`: "ends_before"); the ends below
+# are always allowed, since no value goes on through them: the text's end, punctuation, joining and polite
+# words, a verb that starts the next request, and a word that leads to an address or number ("with ana@x.com").
+END, PUNCT, INSIDE, DASH, DATE, JOIN = "END", "PUNCT", "INSIDE", "DASH", "DATE", "JOIN"
+END_CLASSES = frozenset({END, PUNCT, INSIDE, DASH, DATE, JOIN})   # besides these, a class is the next word
+ALWAYS_ENDS = frozenset({END, PUNCT, JOIN})
+_DASHES = "-–—"
+_JOINS = frozenset("and then also plus or but so & is are was please pls plz kindly thanks thx thank ty tysm ok "
+                   "okay asap lol cheers".split()) | coverage.VERBS
+
+
+@lru_cache(maxsize=256)
+def _date_starts(text: str) -> frozenset:
+    return frozenset(start for start, _ in expression_spans(text))
+
+
+def end_class(text: str, j: int) -> str:
+    """What follows a value that ends at ``text[j]``: `END`, `PUNCT`, `INSIDE` (a hyphen, slash or apostrophe
+    inside a word: "check|-in", "w|/ Maya"), `DASH` (" - "), `DATE` (a date/time expression), `JOIN` (see
+    `ALWAYS_ENDS`) or the next word, lower-cased."""
+    rest = text[j:]
+    if not rest.strip():
+        return END
+    if not rest[0].isspace():
+        if rest[0] == "/" or rest[0] in _DASHES + "'’" and rest[1:2].isalnum():
+            return INSIDE
+        return DASH if rest[0] in _DASHES else PUNCT if not rest[0].isalnum() else INSIDE
+    k = len(text) - len(rest.lstrip())
+    if k in _date_starts(text):
+        return DATE
+    word = coverage.WORD_RE.match(text, k)
+    if not word:
+        return DASH if text[k] in _DASHES else PUNCT
+    after = text[word.end():].lstrip()
+    if word.start() > k:   # a word after a symbol: "#2", "(my GP)"
+        return PUNCT
+    w = word.group().lower()
+    if w in _JOINS or coverage.EMAIL_RE.match(after) or coverage.PHONE_RE.match(after):
+        return JOIN
+    return w
 
 
 WORD_SEPARATORS = frozenset(" ,'-")
@@ -456,9 +510,10 @@ def _obj(schema: dict) -> ObjSchema:
                    lambda: ObjSchema(dict(schema.get("properties") or {}), frozenset(schema.get("required") or ())))
 
 
-def _spec(kind: str, values: tuple = (), heads: tuple = (), wholes: tuple = (), unbroken: bool = False) -> StrSpec:
-    return _shared(f"str:{kind}:{json.dumps([values, heads, wholes, unbroken])}",
-                   lambda: StrSpec(kind, values, heads, wholes, unbroken))
+def _spec(kind: str, values: tuple = (), heads: tuple = (), wholes: tuple = (), unbroken: bool = False,
+          ends_before: tuple = ()) -> StrSpec:
+    return _shared(f"str:{kind}:{json.dumps([values, heads, wholes, unbroken, ends_before])}",
+                   lambda: StrSpec(kind, values, heads, wholes, unbroken, frozenset(ends_before)))
 
 
 def _arr(item: Any) -> ArrSpec:
@@ -479,7 +534,8 @@ def value_state(schema: Any, cont: State) -> State:
         return Lit(S_ESC, Str(_spec("enum", tuple(hidden)), "", cont))
     if (schema.get("x-span") or schema.get("x-span-whole")) and typ in (None, "string"):  # set by decoding.grounding
         spec = _spec("span", tuple(schema.get("x-span") or ()), wholes=tuple(schema.get("x-span-whole") or ()),
-                     unbroken=schema.get("x-span-unbroken") is True)
+                     unbroken=schema.get("x-span-unbroken") is True,
+                     ends_before=tuple(sorted(x for x in schema.get("x-span-ends-before") or () if isinstance(x, str))))
         if spec.continuations(""):   # sources of only fillers and joins ("um, ", ", and then ") offer no value
             return Lit(S_ESC, Str(spec, "", cont))
     if schema.get("x-words") and typ in (None, "string"):

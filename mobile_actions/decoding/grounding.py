@@ -32,15 +32,17 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from mobile_actions.calls import DATETIME_HINT, argument_schema
-from mobile_actions.decoding.coverage import EMAIL_RE, PHONE_RE, QUOTED_RE, VERBS, claimed_elsewhere, outside_others
+from mobile_actions.decoding.coverage import (EMAIL_RE, PHONE_RE, QUOTED_RE, VERBS, claimed_elsewhere, outside_others,
+                                              switched)
 from mobile_actions.decoding.datetimes import expression_spans, resolve
-from mobile_actions.decoding.grammar import GOES_ON_RE
+from mobile_actions.decoding.grammar import ALWAYS_ENDS, END_CLASSES, GOES_ON_RE, end_class
 
 POLICIES = ("span", "words", "email", "phone", "datetime", "free")
 # A goal's words keep the dots, @ and slashes inside them ("example.com", "ana@x.com"): split, a goal says
@@ -54,6 +56,8 @@ AFTER_RESULTS = "after_results"   # in the policies mapping: {tool.argument: pol
 UNDATED = "undated"       # in the policies mapping: the span arguments whose values never hold a date or time
 UNDATED_MAX = 0.01        # the share of gold values holding a date/time expression up to which an argument is undated
 UNBROKEN = "unbroken"     # in the policies mapping: the span arguments whose values never end where a phrase goes on
+ENDS_BEFORE = "ends_before"   # in the policies mapping: {tool.argument: [end class, ...]} a span's values end before
+ENDS_MAX_WORDS = 0.02     # the most distinct words per gold value a span may end before and still be held to them
 NOW_PREFIX = "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
 
 
@@ -86,6 +90,7 @@ class ArgumentStats:
     verbatim: int = 0
     dated: int = 0        # values that hold a date/time expression ("Dinner on Friday")
     cut: int = 0          # values that end where a phrase goes on with them ("Mehndi| at Aunty Farah's")
+    ends: Counter = field(default_factory=Counter)   # what the values end before (`grammar.end_class`)
 
     @property
     def share(self) -> float:
@@ -145,6 +150,12 @@ def _entry(s: ArgumentStats, policy: str) -> dict:
         out[UNDATED] = s.dated <= UNDATED_MAX * s.n
         out["cut"] = s.cut
         out[UNBROKEN] = s.cut <= UNDATED_MAX * s.n
+        # Held to what they end before when that is a few words ("in", "on" my calendar) besides punctuation and
+        # dates; a first name ends before every surname there is, so it is not.
+        words = [c for c in s.ends if c not in END_CLASSES]
+        if s.ends and len(words) <= ENDS_MAX_WORDS * s.n:
+            out[ENDS_BEFORE] = dict(sorted(((c, k) for c, k in s.ends.items() if c not in ALWAYS_ENDS),
+                                           key=lambda ck: (-ck[1], ck[0])))
     return out
 
 
@@ -173,6 +184,9 @@ def learn_policies(rows: Iterable[Any], threshold: float = SPAN_THRESHOLD) -> di
                 s.verbatim += any(value in src for src in sources)
                 s.dated += kinds[key] == "span" and bool(expression_spans(value))
                 s.cut += kinds[key] == "span" and any(_ends_before_more(value, src) for src in sources)
+                if kinds[key] == "span":
+                    s.ends.update(end_class(src, m.end()) for src in sources for m in re.finditer(re.escape(value), src)
+                                  if value)
     out = {}
     for key in sorted(kinds):
         first, follow = stats.get((False, key)), stats.get((True, key))
@@ -199,6 +213,10 @@ def read_policies(folder: str | Path | None) -> dict[str, Any]:
         marked = sorted(k for k, v in args.items() if v.get(flag) is True)
         if marked:
             out[flag] = marked
+    ends = {k: sorted(c for c in v[ENDS_BEFORE] if isinstance(c, str)) for k, v in args.items()
+            if isinstance(v.get(ENDS_BEFORE), dict)}
+    if ends:
+        out[ENDS_BEFORE] = ends
     after = {k: v[AFTER_RESULTS]["policy"] for k, v in args.items()
              if isinstance(v.get(AFTER_RESULTS), dict) and v[AFTER_RESULTS].get("policy") in POLICIES}
     if after:
@@ -395,8 +413,13 @@ class Grounding:
         (`coverage.clauses`), an optional email or number written only in clauses that ask other tools for
         something is not this tool's ("add Rohan to contacts and email careers@x.com": not Rohan's email), and
         a span is not taken from such a clause ("schedule lunch tomorrow and show me Cafe Central on the map":
-        the event is not called "Cafe Central")."""
+        the event is not called "Cafe Central"). A tool that switches something on is not callable when the
+        request's clauses only say "off" (`switched`), and the other way round: "Flashlight still on??
+        switch it off pls" turns nothing on."""
         schema = copy.deepcopy(argument_schema(tool))
+        said = switched(clauses)
+        if said and {"on", "off"} - {said} <= set(tool.name.lower().split("_")):
+            schema["x-callable"] = False
         props = schema.get("properties") or {}
         required = set(schema.get("required") or ())
         for arg, sub in list(_string_args(tool)):
@@ -418,6 +441,9 @@ class Grounding:
                 if (spans or wholes) and policy == "span":
                     if f"{tool.name}.{arg}" in (self.policies.get(UNBROKEN) or ()):   # not "Mehndi" for "Mehndi at ..."
                         target["x-span-unbroken"] = True
+                    ends = (self.policies.get(ENDS_BEFORE) or {}).get(f"{tool.name}.{arg}")
+                    if ends is not None:   # not "Dentist" for "Dentist apointment for Ruby"
+                        target["x-span-ends-before"] = list(ends)
                     if spans:
                         target["x-span"] = list(spans)
                     if wholes:
