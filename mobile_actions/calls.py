@@ -73,20 +73,36 @@ class ToolCall:
         return cls(name, args)
 
 
-def distinct_calls(calls: Sequence[ToolCall]) -> list[ToolCall]:
-    """`calls` in order without a repeat of an earlier identical call (same tool, same arguments).
+def turn_calls(calls: Sequence[ToolCall], tools: Iterable[Tool] = ()) -> list[ToolCall]:
+    """What a turn returns: `calls` in order, each once (same tool, same arguments), and without an optional
+    string argument that echoes another string value of its call (one holds the other).
 
     A 270M caller sometimes writes a finished call again at the end of its turn (the same email twice);
-    nobody asks for the very same action twice in one request, and a send is never repeated, so what the
-    toolkit returns for a turn has each call once."""
+    nobody asks for the very same action twice in one request, and a send is never repeated. It also pads an
+    email with a body copied from its own subject ("PO 7731" and "7731", "Siobhan joining" twice); no gold call
+    in the generated or hand-written rows has two values where one holds the other. `tools` (the declarations)
+    say which arguments are optional; without them no argument is dropped."""
+    required = {t.name: set(t.required) for t in tools}
     seen: set[str] = set()
     out = []
     for c in calls:
+        if c.name in required:
+            c = ToolCall(c.name, {k: v for k, v in c.arguments.items() if k in required[c.name]
+                                  or not _echoes(k, v, c.arguments)})
         key = json.dumps([c.name, c.arguments], sort_keys=True, ensure_ascii=False)
         if key not in seen:
             seen.add(key)
             out.append(c)
     return out
+
+
+def _echoes(name: str, value: Any, arguments: dict) -> bool:
+    """Whether text `value` holds, or is held by, another argument's text; an address is no text ("sofia" is in
+    "sofia.g@x.com", and both are right)."""
+    def text(v: Any) -> bool:
+        return isinstance(v, str) and bool(v.strip()) and "@" not in v
+
+    return text(value) and any(k != name and text(v) and (v in value or value in v) for k, v in arguments.items())
 
 
 def calls_from_json(items: Any, where: str) -> list[ToolCall]:

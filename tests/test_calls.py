@@ -43,14 +43,28 @@ def test_a_turn_returns_each_call_once():
     """The same email written twice at the end of a turn is sent once; calls that differ in any argument
     all stay, in order."""
     from mobile_actions import wire
-    from mobile_actions.calls import distinct_calls
+    from mobile_actions.calls import turn_calls
     from mobile_actions.runtime import result_from_raw
 
     mail = ToolCall("send_email", {"to": "a@b.co", "subject": "Hi"})
     other = ToolCall("send_email", {"to": "a@b.co", "subject": "Hi", "body": "x"})
     wifi = ToolCall("open_wifi_settings", {})
-    assert distinct_calls([mail, wifi, ToolCall("send_email", {"subject": "Hi", "to": "a@b.co"}), other]) == \
+    assert turn_calls([mail, wifi, ToolCall("send_email", {"subject": "Hi", "to": "a@b.co"}), other]) == \
         [mail, wifi, other]
     raw = "".join(wire.render_call(c) for c in (mail, wifi, mail))
     res = result_from_raw(raw, load_catalogue(), {})
     assert res.calls == [mail, wifi] and res.raw == raw and not res.problems
+
+
+def test_a_turn_drops_an_optional_value_that_echoes_another():
+    """A body copied from its own subject is dropped; a required value, an address holding a name and a body
+    that says more than the subject stay."""
+    from mobile_actions.calls import turn_calls
+
+    tools = load_catalogue()
+    padded = ToolCall("send_email", {"to": "s@acme.de", "subject": "PO 7731", "body": "7731"})
+    assert turn_calls([padded], tools) == [ToolCall("send_email", {"to": "s@acme.de", "subject": "PO 7731"})]
+    sofia = ToolCall("create_contact", {"first_name": "sofia", "last_name": "g", "email": "sofia.g@x.com"})
+    told = ToolCall("send_email", {"to": "s@acme.de", "subject": "PO", "body": "Leo has a fever"})
+    assert turn_calls([sofia, told], tools) == [sofia, told]
+    assert turn_calls([padded]) == [padded]          # without the declarations nothing is known to be optional

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from mobile_actions import wire
-from mobile_actions.calls import distinct_calls
+from mobile_actions.calls import turn_calls
 from mobile_actions.dataset import Row, prompt_completion
 from mobile_actions.scoring import Prediction, Report, score
 
@@ -68,13 +68,14 @@ def model_policies(spec: str | Path) -> dict[str, str]:
     return read_policies(model_folder(spec))
 
 
-def to_prediction(raw: str, distinct: bool = False) -> Prediction:
-    """The model's calls as written, or with `distinct` each once, as `run` and `call` return them."""
+def to_prediction(raw: str, tools: Sequence[Any] | None = None) -> Prediction:
+    """The model's calls as written, or with the `tools` declared tidied as `run` and `call` return them
+    (`calls.turn_calls`)."""
     try:
         parsed = wire.parse(raw)
     except wire.WireParseError as e:
         return Prediction([], "", raw, str(e))
-    return Prediction(distinct_calls(parsed.calls) if distinct else parsed.calls, parsed.text, raw)
+    return Prediction(turn_calls(parsed.calls, tools) if tools is not None else parsed.calls, parsed.text, raw)
 
 
 class GrammarLogits:
@@ -192,7 +193,7 @@ def evaluate(model: Any, rows: Sequence[Row], *, tokenizer: Any = None, limit: i
     layout = layout or "official"
     prompts = [prompt_completion(r, layout=layout)[0] for r in rows]
     raws = generate(model, tokenizer, prompts, cfg, [r.tools for r in rows], [r.messages for r in rows], policies)
-    preds = [to_prediction(raw, distinct=cfg.grammar) for raw in raws]
+    preds = [to_prediction(raw, r.tools if cfg.grammar else None) for raw, r in zip(raws, rows)]
     return score(rows, preds), preds
 
 

@@ -26,7 +26,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from mobile_actions import wire
-from mobile_actions.calls import Problem, ToolCall, distinct_calls, validate_call
+from mobile_actions.calls import Problem, ToolCall, turn_calls, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.errors import ExportFormatError
 
@@ -330,11 +330,11 @@ class CallResult:
 
 def result_from_raw(raw: str, tools: Catalogue, timings: dict) -> CallResult:
     """Parse and validate raw model output: the one place a caller's text becomes a `CallResult` (each
-    call once: `distinct_calls`)."""
+    call once, no argument echoing another: `turn_calls`)."""
     problems: list[Problem] = []
     try:
         parsed = wire.parse(raw)
-        calls, text = distinct_calls(parsed.calls), parsed.text
+        calls, text = turn_calls(parsed.calls, tools), parsed.text
     except wire.WireParseError as e:
         calls, text = [], ""
         problems.append(Problem("<output>", None, f"not a well-formed call: {e}"))
