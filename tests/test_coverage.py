@@ -308,6 +308,33 @@ def test_a_call_owed_for_a_clause_takes_the_datetime_it_says(tok, table):
     assert grammar.tools["create_calendar_event"].props["datetime"]["enum"] == ["2025-08-29T16:00:00"]
 
 
+def test_a_call_owed_for_a_list_item_takes_its_address_and_its_words(tok, table):
+    """The mail owed for the second address of "Email a, b and c" goes to b; the event owed for the second item
+    of a comma list is titled from that item."""
+    from mobile_actions.decoding.grammar import StrSpec
+
+    def owed_grammar(request_: str, first: ToolCall):
+        con = Constraints(table, policies={**POLICIES, "create_calendar_event.title": "span",
+                                           "send_email.subject": "span"}).for_tools(
+            TOOLS, [DEV, {"role": "user", "content": request_}])
+        for tid in tok.encode(wire.render_call(first), add_special_tokens=False).ids:
+            con.advance(tid)
+        start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
+        assert con.settle(STOP[0]) == start
+        con.advance(start)
+        return con.state.cont.g
+
+    g = owed_grammar("Email sales@eco.co.uk, hello@bean.com and info@milk.co.uk, subject Opening hours",
+                     ToolCall("send_email", {"to": "sales@eco.co.uk", "subject": "Opening hours"}))
+    assert g.tools["send_email"].props["to"]["enum"] == ["hello@bean.com"]
+    g = owed_grammar("Put School photos on Wednesday, Parents' evening at Oakwood on Thursday at 5:45pm and Swimming "
+                     "gala on the 21st at 9am in my calendar",
+                     ToolCall("create_calendar_event", {"title": "School photos", "datetime": "2025-06-04T00:00:00"}))
+    title = g.tools["create_calendar_event"].props["title"]
+    spec = StrSpec("span", tuple(title["x-span"]))
+    assert spec.whole_span("Parents' evening at Oakwood") and not spec.continuations("Sw")
+
+
 def test_a_model_that_goes_on_by_itself_chooses_its_own_tool(tok, table):
     """After a clause no tool names, a call the model makes by itself may be for that clause: any tool."""
     request_ = "see the wifi settings. next, hold tomorrow at 8 for Grocery run, then show Lyon on the map"

@@ -587,6 +587,30 @@ def datetime_prefix_ok(s: str) -> bool:
     return True
 
 
+def _spans_within(schema: dict, request: str, clause: str) -> dict | None:
+    """A span argument's schema (`grounding`'s ``x-span`` pieces, ``x-span-whole`` values) narrowed to what lies
+    in `clause`, a part of `request`; None when nothing of it does (the value is said elsewhere: "email him.
+    The subject is ...")."""
+    lo = request.find(clause)
+    if lo < 0:
+        return None
+    hi = lo + len(clause)
+    pieces = []
+    for piece in schema.get("x-span") or ():
+        i = request.find(piece)
+        while i >= 0:
+            a, b = max(i, lo), min(i + len(piece), hi)
+            if a < b and request[a:b].strip():
+                pieces.append(request[a:b])
+            i = request.find(piece, i + 1)
+    wholes = [w for w in schema.get("x-span-whole") or () if w in clause]
+    if not pieces and not wholes:
+        return None
+    out = {k: v for k, v in schema.items() if k not in ("x-span", "x-span-whole")}
+    return {**out, **({"x-span": list(dict.fromkeys(pieces))} if pieces else {}),
+            **({"x-span-whole": wholes} if wholes else {})}
+
+
 class CallGrammar:
     """The automaton for one catalogue; `start()` is the state before the model's first symbol.
     With a `grounding.Grounding`, each tool's arguments are narrowed to what that request offers."""
@@ -619,14 +643,19 @@ class CallGrammar:
     def start(self) -> State:
         return Start(self)
 
-    def only(self, names: Iterable[str], values: dict[str, dict[str, list[str]]] | None = None) -> "CallGrammar":
+    def only(self, names: Iterable[str], values: dict[str, dict[str, list[str] | dict]] | None = None
+             ) -> "CallGrammar":
         """The same grammar with only these tools callable (the call a request still owes); `values` narrows
-        string arguments of theirs to those values, per tool and argument (what the clause the call is for says)."""
+        string arguments of theirs, per tool and argument, to a list of values or to a schema (what the clause
+        the call is for says)."""
         sub = copy.copy(self)
         sub.tools = {n: o for n, o in self.tools.items() if n in set(names)}
         for name, obj in sub.tools.items():
             given = (values or {}).get(name, {})
-            props = {k: {"type": "string", "enum": list(given[k])} if k in given else v for k, v in obj.props.items()}
+            props = {k: v for k, v in obj.props.items()}
+            for k, narrowed in given.items():
+                if k in props:
+                    props[k] = narrowed if isinstance(narrowed, dict) else {"type": "string", "enum": list(narrowed)}
             sub.tools[name] = ObjSchema(props, obj.required)
         return sub
 
@@ -794,11 +823,14 @@ class Constraint:
         return coverage.owed(self.g.clauses, calls, self.g.tools, self.g.fallback, gr.after_results, self._forced,
                              gr.request if in_order else None)
 
-    def _clause_values(self, i: int, tools: tuple[str, ...]) -> dict[str, dict[str, list[str]]]:
+    def _clause_values(self, i: int, tools: tuple[str, ...]) -> dict[str, dict[str, list[str] | dict]]:
         """What a call made for clause `i` takes from that clause. A GUI step says the clause: its goal
         arguments (policy ``words``) are the clause's text, not words a model picks from the request ("write a
-        note saying call Omar", not "call Omar"). A date-time is one the clause says, when it says one: in "put
-        standup mon 9am and retro fri 4pm on my calendar", retro's is Friday's."""
+        note saying call Omar", not "call Omar"). A date-time, an address, a number or a copied text is one
+        the clause says, when it says one: in "put standup mon 9am and retro fri 4pm on my calendar", retro's
+        date-time is Friday's; in "Email sales@x.com, hello@y.com and info@z.com", the mail owed for the second
+        item goes to hello@y.com; in "Put School photos on Wednesday, Parents' evening at Oakwood on Thursday at
+        5:45pm and ...", the event owed for the second item is titled from it."""
         gr, fallback, text = self.g.grounding, self.g.fallback, self.g.clauses[i].text
         if tools == (fallback,):
             if any(f in text for f in FORBIDDEN_IN_STRINGS):
@@ -807,13 +839,18 @@ class Constraint:
             return {fallback: {arg: [text] for arg, sub in props.items()
                                if isinstance(sub, dict) and gr.policy(fallback, arg, sub) == "words"}}
         said = resolve(text, gr.now) if gr.now is not None else []
-        out: dict[str, dict[str, list[str]]] = {}
+        out: dict[str, dict[str, list[str] | dict]] = {}
         for name in tools:
             for arg, sub in self.g.tools[name].props.items():
-                if isinstance(sub, dict) and gr.policy(name, arg, sub) == "datetime":
-                    keep = [v for v in sub.get("enum") or () if v in said]
-                    if keep:
-                        out.setdefault(name, {})[arg] = keep
+                if not isinstance(sub, dict):
+                    continue
+                policy = gr.policy(name, arg, sub)
+                if policy in ("datetime", "email", "phone"):
+                    keep = [v for v in sub.get("enum") or () if (v in said if policy == "datetime" else v in text)]
+                else:
+                    keep = _spans_within(sub, gr.request, text) if policy == "span" else None
+                if keep:
+                    out.setdefault(name, {})[arg] = keep
         return out
 
     def settle(self, token_id: int) -> int:
