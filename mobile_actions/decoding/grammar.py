@@ -587,6 +587,9 @@ def datetime_prefix_ok(s: str) -> bool:
     return True
 
 
+_CLAUSE_END = frozenset(".!?…)]\"'”’")
+
+
 def _spans_within(schema: dict, request: str, clause: str) -> dict | None:
     """A span argument's schema (`grounding`'s ``x-span`` pieces, ``x-span-whole`` values) narrowed to what lies
     in `clause`, a part of `request`; None when nothing of it does (the value is said elsewhere: "email him.
@@ -595,6 +598,8 @@ def _spans_within(schema: dict, request: str, clause: str) -> dict | None:
     if lo < 0:
         return None
     hi = lo + len(clause)
+    while hi < len(request) and request[hi] in _CLAUSE_END:   # a clause leaves out the "?" its question ends on
+        hi += 1
     pieces = []
     for piece in schema.get("x-span") or ():
         i = request.find(piece)
