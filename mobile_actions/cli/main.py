@@ -64,8 +64,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------- spans
 def cmd_spans(args: argparse.Namespace) -> int:
     from mobile_actions.cli import read_rows
-    from mobile_actions.decoding.grounding import (AFTER_RESULTS, ENDS_BEFORE, UNADDRESSED, UNBROKEN, UNDATED,
-                                                   learn_policies, write_policies)
+    from mobile_actions.decoding.grounding import (AFTER_RESULTS, ENDS_BEFORE, UNBROKEN, UNDATED, learn_policies,
+                                                   write_policies)
 
     read = read_rows(args.file)
     if read is None:
@@ -76,8 +76,8 @@ def cmd_spans(args: argparse.Namespace) -> int:
     for key, v in learned["arguments"].items():
         for name, row in ((key, v), ("  after tool results", v.get(AFTER_RESULTS))):
             if row:
-                notes = "".join(note for flag, note in ((UNDATED, ", never a date"), (UNADDRESSED, ", never an address"),
-                                                        (UNBROKEN, ", never cut short")) if row.get(flag))
+                notes = "".join(note for flag, note in ((UNDATED, ", never a date"), (UNBROKEN, ", never cut short"))
+                                if row.get(flag))
                 if row.get(ENDS_BEFORE) is not None:
                     notes += ", ends before punctuation, joins" + "".join(f", {c.lower()}" for c in row[ENDS_BEFORE])
                 print(f"{name:<40} {row['n']:>6} {row['verbatim']:>9} {row['share']:>7.1%}  {row['policy']}{notes}")

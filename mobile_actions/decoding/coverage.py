@@ -205,15 +205,14 @@ def written_values(text: str) -> list[str]:
             *(q for m in QUOTED_RE.finditer(text) if (q := m.group(0)[1:-1].strip()))]
 
 
-def _writes_value(text: str) -> bool:
-    """Whether `text` writes a value of its own: an address, a number, a quote, a date or time."""
-    return bool(written_values(text) or expression_spans(text))
-
-
 def _listed(text: str, join: str) -> bool:
-    """Whether a part with no verb of its own is the next item of a list after a request (`LIST_JOIN_RE`)."""
+    """Whether a part with no verb of its own is the next item of a list after a request (`LIST_JOIN_RE`). An
+    item that writes only a date names itself first ("Dentist on Monday at 3pm"): in "body Tuesdays and
+    Thursdays work best", "Thursdays work best" is no item."""
     words = {w.strip(",.:;!?") for w in text.lower().split()}
-    return bool(LIST_JOIN_RE.match(join)) and not words & SENTENCE_WORDS and _writes_value(text)
+    if not LIST_JOIN_RE.match(join) or words & SENTENCE_WORDS:
+        return False
+    return bool(written_values(text)) or bool(expression_spans(text)) and _titled(text)
 
 
 def timed_tools(catalogue: Any) -> frozenset:

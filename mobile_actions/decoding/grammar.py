@@ -835,7 +835,7 @@ class Constraint:
         the clause says, when it says one: in "put standup mon 9am and retro fri 4pm on my calendar", retro's
         date-time is Friday's; in "Email sales@x.com, hello@y.com and info@z.com", the mail owed for the second
         item goes to hello@y.com; in "Put School photos on Wednesday, Parents' evening at Oakwood on Thursday at
-        5:45pm and ...", the event owed for the second item is titled from it."""
+        5:45pm and ...", the event owed for the list's second item is titled from that item."""
         gr, fallback, text = self.g.grounding, self.g.fallback, self.g.clauses[i].text
         if tools == (fallback,):
             if any(f in text for f in FORBIDDEN_IN_STRINGS):
@@ -852,8 +852,8 @@ class Constraint:
                 policy = gr.policy(name, arg, sub)
                 if policy in ("datetime", "email", "phone"):
                     keep = [v for v in sub.get("enum") or () if (v in said if policy == "datetime" else v in text)]
-                else:
-                    keep = _spans_within(sub, gr.request, text) if policy == "span" else None
+                else:   # a list item writes its own values; a clause may name them ("show me that on the map")
+                    keep = _spans_within(sub, gr.request, text) if policy == "span" and self.g.clauses[i].listed else None
                 if keep:
                     out.setdefault(name, {})[arg] = keep
         return out

@@ -14,8 +14,7 @@ string argument, per request, before decoding starts:
 
 A span argument whose gold values never hold a date or time (an event's title: learned as ``undated``) is
 not taken from the request's date/time expressions: "a job interview on December 3rd at 11" cannot be titled
-"December 3rd". Nor is one whose values never hold an email address (``unaddressed``) taken across one: a 270M
-model otherwise gives "email mom at a@x.com ... and email dad at b@y.com" the body "dad at b@y.com".
+"December 3rd".
 
 Which arguments are copied is learned from data (`learn_policies`: the share of gold values that are
 verbatim spans, per ``tool.argument``; ``mobile-actions spans FILE`` writes it as ``grounding.json`` next
@@ -56,7 +55,6 @@ CUES = "cues"             # in the policies mapping: {tool.argument: [cue, ...]}
 AFTER_RESULTS = "after_results"   # in the policies mapping: {tool.argument: policy} for turns after tool results
 UNDATED = "undated"       # in the policies mapping: the span arguments whose values never hold a date or time
 UNDATED_MAX = 0.01        # the share of gold values holding a date/time expression up to which an argument is undated
-UNADDRESSED = "unaddressed"   # in the policies mapping: the span arguments whose values never hold an email address
 UNBROKEN = "unbroken"     # in the policies mapping: the span arguments whose values never end where a phrase goes on
 ENDS_BEFORE = "ends_before"   # in the policies mapping: {tool.argument: [end class, ...]} a span's values end before
 ENDS_MAX_WORDS = 0.02     # the most distinct words per gold value a span may end before and still be held to them
@@ -91,7 +89,6 @@ class ArgumentStats:
     n: int = 0
     verbatim: int = 0
     dated: int = 0        # values that hold a date/time expression ("Dinner on Friday")
-    addressed: int = 0    # values that hold an email address
     cut: int = 0          # values that end where a phrase goes on with them ("Mehndi| at Aunty Farah's")
     ends: Counter = field(default_factory=Counter)   # what the values end before (`grammar.end_class`)
 
@@ -151,8 +148,6 @@ def _entry(s: ArgumentStats, policy: str) -> dict:
     if policy == "span":
         out["dated"] = s.dated
         out[UNDATED] = s.dated <= UNDATED_MAX * s.n
-        out["addressed"] = s.addressed
-        out[UNADDRESSED] = s.addressed <= UNDATED_MAX * s.n
         out["cut"] = s.cut
         out[UNBROKEN] = s.cut <= UNDATED_MAX * s.n
         # Held to what they end before when that is a few words ("in", "on" my calendar) besides punctuation and
@@ -188,7 +183,6 @@ def learn_policies(rows: Iterable[Any], threshold: float = SPAN_THRESHOLD) -> di
                 s.n += 1
                 s.verbatim += any(value in src for src in sources)
                 s.dated += kinds[key] == "span" and bool(expression_spans(value))
-                s.addressed += kinds[key] == "span" and bool(EMAIL_RE.search(value))
                 s.cut += kinds[key] == "span" and any(_ends_before_more(value, src) for src in sources)
                 if kinds[key] == "span":
                     s.ends.update(end_class(src, m.end()) for src in sources for m in re.finditer(re.escape(value), src)
@@ -215,7 +209,7 @@ def read_policies(folder: str | Path | None) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
     args = data.get("arguments", {})
     out: dict[str, Any] = {k: v["policy"] for k, v in args.items() if v.get("policy") in POLICIES}
-    for flag in (UNDATED, UNADDRESSED, UNBROKEN):
+    for flag in (UNDATED, UNBROKEN):
         marked = sorted(k for k, v in args.items() if v.get(flag) is True)
         if marked:
             out[flag] = marked
@@ -444,8 +438,6 @@ class Grounding:
                     wholes += [seg for seg, closed in cued if closed]
                 if f"{tool.name}.{arg}" in (self.policies.get(UNDATED) or ()):   # not "December 3rd" as a title
                     spans = tuple(piece for s in spans for piece in _outside_dates(s) if piece.strip())
-                if f"{tool.name}.{arg}" in (self.policies.get(UNADDRESSED) or ()):   # a body is not "dad at rb@x.net"
-                    spans = tuple(piece for s in spans for piece in EMAIL_RE.split(s) if piece.strip())
                 if (spans or wholes) and policy == "span":
                     if f"{tool.name}.{arg}" in (self.policies.get(UNBROKEN) or ()):   # not "Mehndi" for "Mehndi at ..."
                         target["x-span-unbroken"] = True
