@@ -96,11 +96,14 @@ def turn_calls(calls: Sequence[ToolCall], tools: Iterable[Tool] = ()) -> list[To
     return out
 
 
+_ADDRESS = re.compile(r"[^\s@]+@[^\s@]+")
+
+
 def _echoes(name: str, value: Any, arguments: dict) -> bool:
     """Whether text `value` holds, or is held by, another argument's text; an address is no text ("sofia" is in
     "sofia.g@x.com", and both are right)."""
     def text(v: Any) -> bool:
-        return isinstance(v, str) and bool(v.strip()) and "@" not in v
+        return isinstance(v, str) and bool(v.strip()) and not _ADDRESS.fullmatch(v.strip())
 
     return text(value) and any(k != name and text(v) and (v in value or value in v) for k, v in arguments.items())
 

@@ -68,3 +68,6 @@ def test_a_turn_drops_an_optional_value_that_echoes_another():
     told = ToolCall("send_email", {"to": "s@acme.de", "subject": "PO", "body": "Leo has a fever"})
     assert turn_calls([sofia, told], tools) == [sofia, told]
     assert turn_calls([padded]) == [padded]          # without the declarations nothing is known to be optional
+    spilled = ToolCall("send_email", {"to": "ops@k.io", "subject": "Deploy freeze",
+                                      "body": "2 emails: to ops@k.io subject Deploy freeze"})
+    assert "body" not in turn_calls([spilled], tools)[0].arguments
