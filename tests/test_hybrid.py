@@ -175,7 +175,11 @@ def test_step_limit(session, phone, tmp_path):
     assert rep.nav_steps == 3 and rep.not_done[0].reason == "step limit (3) reached"
 
 
-def test_stall_on_repeated_screen(session, phone, tmp_path):
+def test_stall_on_repeated_screen(session, phone, tmp_path, monkeypatch):
+    from datetime import datetime
+
+    # the status bar shows the time: a minute that turns during the run would change the screen
+    monkeypatch.setattr(phone, "now", lambda: datetime(2025, 6, 2, 10, 0, tzinfo=phone.tz()))
     nav = ScriptedNavigator(phone, *["CLICK: (500, 50)"] * 10)        # the status bar: nothing changes
     rep = runner(session, tmp_path, ScriptedCaller("no"), nav, max_steps=10).run("do things")
     assert rep.nav_steps == 2 and "stalled" in rep.not_done[0].reason
