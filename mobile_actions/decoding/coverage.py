@@ -199,10 +199,14 @@ def _titled(text: str) -> bool:
             and not (dates and dates[0][0] == 0))
 
 
+def written_addresses(text: str) -> list[str]:
+    """The email addresses and phone numbers `text` writes."""
+    return [*EMAIL_RE.findall(text), *(m.strip() for m in PHONE_RE.findall(text))]
+
+
 def written_values(text: str) -> list[str]:
     """The addresses, phone numbers and quoted texts `text` writes."""
-    return [*EMAIL_RE.findall(text), *(m.strip() for m in PHONE_RE.findall(text)),
-            *(q for m in QUOTED_RE.finditer(text) if (q := m.group(0)[1:-1].strip()))]
+    return [*written_addresses(text), *(q for m in QUOTED_RE.finditer(text) if (q := m.group(0)[1:-1].strip()))]
 
 
 def _listed(text: str, join: str) -> bool:
@@ -305,7 +309,7 @@ def _answers(call: Any, item: Clause) -> bool:
     """Whether `call` takes a list item's values: its address or number when it writes one (the item
     "tomasz@x.pl, both with subject 'Thesis defense'" is not answered by the email to olga@x.pl with that
     subject), else any of its values."""
-    own = [*EMAIL_RE.findall(item.text), *(m.strip() for m in PHONE_RE.findall(item.text))]
+    own = written_addresses(item.text)
     if own:
         return any(isinstance(v, str) and v in own for v in call.arguments.values())
     return _said(call, item)

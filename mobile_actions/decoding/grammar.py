@@ -26,8 +26,8 @@ import hashlib
 import json
 import re
 from collections import OrderedDict
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -201,11 +201,9 @@ def end_class(text: str, j: int) -> str:
     if k in _date_starts(text):
         return DATE
     word = coverage.WORD_RE.match(text, k)
-    if not word:
+    if not word:   # a symbol first: " - ", "#2", "(my GP)"
         return DASH if text[k] in _DASHES else PUNCT
     after = text[word.end():].lstrip()
-    if word.start() > k:   # a word after a symbol: "#2", "(my GP)"
-        return PUNCT
     w = word.group().lower()
     if w in _JOINS or coverage.EMAIL_RE.match(after) or coverage.PHONE_RE.match(after):
         return JOIN
