@@ -100,12 +100,17 @@ _ADDRESS = re.compile(r"[^\s@]+@[^\s@]+")
 
 
 def _echoes(name: str, value: Any, arguments: dict) -> bool:
-    """Whether text `value` holds, or is held by, another argument's text; an address is no text ("sofia" is in
+    """Whether text `value` holds, or is held by, another argument's text, or holds another argument's address
+    ("2 emails: to ops@x.io" beside the address ops@x.io). An address itself echoes nothing ("sofia" is in
     "sofia.g@x.com", and both are right)."""
-    def text(v: Any) -> bool:
-        return isinstance(v, str) and bool(v.strip()) and not _ADDRESS.fullmatch(v.strip())
-
-    return text(value) and any(k != name and text(v) and (v in value or value in v) for k, v in arguments.items())
+    if not isinstance(value, str) or not value.strip() or _ADDRESS.fullmatch(value.strip()):
+        return False
+    for k, v in arguments.items():
+        if k == name or not isinstance(v, str) or not v.strip():
+            continue
+        if v in value if _ADDRESS.fullmatch(v.strip()) else v in value or value in v:
+            return True
+    return False
 
 
 def calls_from_json(items: Any, where: str) -> list[ToolCall]:

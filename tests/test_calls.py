@@ -57,8 +57,8 @@ def test_a_turn_returns_each_call_once():
 
 
 def test_a_turn_drops_an_optional_value_that_echoes_another():
-    """A body copied from its own subject is dropped; a required value, an address holding a name and a body
-    that says more than the subject stay."""
+    """A body copied from its own subject or holding its own address is dropped; a required value, an address
+    holding a name and a body that says more than the subject stay."""
     from mobile_actions.calls import turn_calls
 
     tools = load_catalogue()
@@ -70,4 +70,6 @@ def test_a_turn_drops_an_optional_value_that_echoes_another():
     assert turn_calls([padded]) == [padded]          # without the declarations nothing is known to be optional
     spilled = ToolCall("send_email", {"to": "ops@k.io", "subject": "Deploy freeze",
                                       "body": "2 emails: to ops@k.io subject Deploy freeze"})
+    assert "body" not in turn_calls([spilled], tools)[0].arguments
+    spilled = ToolCall("send_email", {"to": "ops@k.io", "subject": "Deploy freeze", "body": "2 emails: to ops@k.io"})
     assert "body" not in turn_calls([spilled], tools)[0].arguments

@@ -80,6 +80,11 @@ def test_owed_is_the_first_clause_no_call_answers():
     req = "Show Harbour Cafe on the map and write a note saying meet at Harbour Cafe"
     assert owed(req, [ToolCall("show_map", {"query": "Harbour Cafe"})]) is None          # no tool for notes
     assert owed(req, [ToolCall("show_map", {"query": "Harbour Cafe"})], ROUTING) == ("operate_screen",)
+    # "show me" a place is the map's, when the map is not named ("..., and show me Sukiyabashi Jiro")
+    contact = ToolCall("create_contact", {"first_name": "Hiroshi", "last_name": "Sato", "phone_number": "090-1234-5678"})
+    assert owed("Save Hiroshi Sato 090-1234-5678 and show me Sukiyabashi Jiro", [contact]) == ("show_map",)
+    assert owed("Turn off the flashlight and show me the wifi settings",
+                [flash, ToolCall("open_wifi_settings", {})]) is None
     # a call for the clause with no tool word covers it through its values
     assert owed("Store Ana Lima and turn on the torch", [ToolCall("create_contact", {"first_name": "Ana",
                 "last_name": "Lima"}), ToolCall("turn_on_flashlight", {})]) is None
@@ -116,6 +121,10 @@ def test_a_comma_list_of_dated_items_or_addresses_is_a_list():
     assert parts("add Standup Mon 9:15am, Retro Wed 4pm, Demo Fri 11:30am") == [
         ("add Standup Mon 9:15am", {"create_calendar_event"}), ("Retro Wed 4pm", {"create_calendar_event"}),
         ("Demo Fri 11:30am", {"create_calendar_event"})]
+    assert [t for t, _ in parts("add 'Board meeting' to my calendar for Monday at 9am, 'Client dinner' for "
+                                "Wednesday at 7pm, and 'Flight to Lima' for Friday at 6am")] == [
+        "add 'Board meeting' to my calendar for Monday at 9am", "'Client dinner' for Wednesday at 7pm",
+        "'Flight to Lima' for Friday at 6am"]
     req = "Email sales@ecopack.co.uk, hello@beanroute.com and info@milkmanjoe.co.uk, subject Christmas opening hours"
     assert [t for t, _ in parts(req)] == ["Email sales@ecopack.co.uk", "hello@beanroute.com",
                                           "info@milkmanjoe.co.uk, subject Christmas opening hours"]
@@ -138,6 +147,7 @@ def test_a_list_item_with_an_address_is_answered_only_by_a_call_to_it():
 @pytest.mark.parametrize("request_, said", [
     ("Flashlight still on?? switch it off pls", "off"), ("kill the torch and show Kyoto Station on the map", "off"),
     ("turn the phone light on, then put Dentist on my calendar on Friday", "on"),
+    ("Please open torch and also wifi settings", "on"), ("open the wifi settings and turn off the torch", "off"),
     ("turn on the torch and stop the flash", None), ("show Kyoto Station on the map", None)])
 def test_which_way_a_request_switches_things(request_, said):
     assert coverage.switched(coverage.clauses(request_, TOOLS)) == said
@@ -306,6 +316,26 @@ def test_a_call_owed_for_a_clause_takes_the_datetime_it_says(tok, table):
     grammar = con.state.cont.g
     assert set(grammar.tools) == {"create_calendar_event"}
     assert grammar.tools["create_calendar_event"].props["datetime"]["enum"] == ["2025-08-29T16:00:00"]
+
+
+def test_the_first_call_takes_the_first_list_items_datetime(tok, table):
+    """"add Dentist Monday 9am, Haircut Wed 4pm": the call the model starts by itself is the first item's, as the
+    one owed after it is the second's; its title stays free, and a tool outside the list is not narrowed."""
+    request_ = "add Dentist Monday 9am, Haircut Wed 4pm"
+    con = Constraints(table, policies={**POLICIES, "create_calendar_event.title": "span"}).for_tools(
+        TOOLS, [DEV, {"role": "user", "content": request_}])
+    start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
+    assert con.settle(start) == start
+    con.advance(start)
+    grammar = con.state.cont.g
+    assert set(grammar.tools) == set(con.g.tools)
+    assert grammar.tools["create_calendar_event"].props["datetime"]["enum"] == ["2025-06-09T09:00:00"]
+    assert "enum" not in grammar.tools["create_calendar_event"].props["title"]
+    # no list: the first call is the model's to make, from the whole request
+    con = Constraints(table, policies=POLICIES).for_tools(
+        TOOLS, [DEV, {"role": "user", "content": "add Dentist Monday 9am and show me the Louvre on the map"}])
+    con.advance(start)
+    assert con.state.cont.g is con.g
 
 
 def test_a_call_owed_for_a_list_item_takes_its_address_and_its_words(tok, table):

@@ -321,6 +321,21 @@ def test_an_undated_argument_is_not_taken_from_a_date():
     assert not any("December" in s or "11" in s for s in spans)
 
 
+def test_a_value_never_runs_over_the_name_of_another_argument():
+    """"subject Chaves body deixei as chaves": the subject ends before "body", the body starts after it; a contact's
+    first name never runs over "phone number". Short names ("to") are words, not labels."""
+    cat = load_catalogue("mobile_actions")
+    request = "email rosa@uol.com.br subject Chaves body deixei as chaves embaixo do tapete, to Rosa"
+    g = Grounding.from_messages([DEV, {"role": "user", "content": request}], POLICIES)
+    props = g.tool_schema(cat["send_email"])["properties"]
+    assert props["subject"]["x-span"] == ["email rosa@uol.com.br subject Chaves ",
+                                          " deixei as chaves embaixo do tapete, to Rosa"]
+    assert props["body"]["x-span"] == ["email rosa@uol.com.br ", " Chaves body deixei as chaves embaixo do tapete, to Rosa"]
+    g = Grounding.from_messages([DEV, {"role": "user", "content": "add Ana Lima Phone Number 555 0100"}],
+                                {"create_contact.first_name": "span"})
+    assert g.tool_schema(cat["create_contact"])["properties"]["first_name"]["x-span"] == ["add Ana Lima ", " 555 0100"]
+
+
 def test_a_quoted_value_is_taken_whole_or_not_at_all():
     """"subject 'slides v2' body 'attached the updated deck, lmk'": a 270M model cuts a quoted title short
     or starts a body at its opening quote; what the user put in quotes is one value."""

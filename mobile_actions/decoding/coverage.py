@@ -18,7 +18,8 @@ by its keywords (or be the fallback for a clause no tool names), nothing destruc
 ("delete ..."), and a clause that needs a tool's *result* ("email its address to ...") waits for the turn
 that has the result. A tool's keywords are the words of its name (less generic verbs), their usual
 synonyms, and any ``"x-keywords": [...]`` set on its parameters in a catalogue; a reminder for oneself
-with a date or time ("remind me to pay rent on the 1st at 9") names the tools that take a date-time;
+with a date or time ("remind me to pay rent on the 1st at 9") names the tools that take a date-time, and
+"show me X" with no tool word the tools whose keywords say "map";
 ``"x-fallback": true`` there marks the tool for GUI steps. The same reading splits a GUI goal into the steps it says one after
 another (`steps`, for the navigator).
 """
@@ -39,7 +40,7 @@ GENERIC = frozenset("a an the to of for on off in new my get set make add create
 # names use the word).
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "flashlight": ("flashlight", "flash light", "torch", "flash", "light", "lamp"),
-    "wifi": ("wifi", "wi-fi", "wi fi", "wlan", "wireless"),
+    "wifi": ("wifi", "wi-fi", "wi fi", "wlan", "wireless", "network", "networks"),
     "email": ("email", "e-mail", "mail", "emails"),
     "calendar": ("calendar", "cal", "event", "appointment", "meeting", "schedule"),
     "event": ("calendar", "cal", "event", "appointment", "meeting", "schedule"),
@@ -81,6 +82,8 @@ REMINDER_RE = re.compile(r"\bremind\s+(?:me|us)\b|\breminders?\b", re.IGNORECASE
 # So is something added at a time ("add Thesis defense on June 30th at 10am", "put Braai at Sipho's on Saturday
 # at 1pm"); "set an alarm for 7", "book a table at 8" and "call mom at 5" ask for things no calendar holds.
 SCHEDULE_RE = re.compile(r"(?:add|put|schedule|plan|block|pencil|create|note|jot)\b", re.IGNORECASE)
+# "show me X" with no tool word shows a place: "..., and show me Sukiyabashi Jiro" names the map's tools.
+SHOW_ME_RE = re.compile(r"show\s+me\b", re.IGNORECASE)
 NEEDS_RESULT_RE = re.compile(r"\b(?:address|location)\b|\b(?:its|their|the|that|this)\s+(?:name|details|hours|"
                              r"website|phone number)\b|\bwhere\s+(?:it|that|this|they)\s+(?:is|are)\b", re.IGNORECASE)
 
@@ -191,10 +194,13 @@ def _item_kinds(text: str) -> set[str]:
 
 
 def _titled(text: str) -> bool:
-    """Whether `text` starts with a name of its own before its date: "Retro Wed 4pm", not "at 3pm" or "2025 at
-    8:45 pm" (after "August 17,")."""
-    first = WORD_RE.match(text.lstrip())
-    dates = expression_spans(text.lstrip())
+    """Whether `text` starts with a name of its own before its date: "Retro Wed 4pm", "'Client dinner' for
+    Wednesday at 7pm" (a quote, maybe blanked), not "at 3pm" or "2025 at 8:45 pm" (after "August 17,")."""
+    text = text.lstrip()
+    if QUOTED_RE.match(text):
+        return True
+    first = WORD_RE.match(text)
+    dates = expression_spans(text)
     return (bool(first) and first.group().lower() not in _NOT_A_TITLE and not first.group()[0].isdigit()
             and not (dates and dates[0][0] == 0))
 
@@ -241,6 +247,8 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
             tools = named(bare)
             if not tools and (REMINDER_RE.search(bare) or SCHEDULE_RE.match(bare)) and expression_spans(text):
                 tools = timed_tools(catalogue)
+            elif not tools and SHOW_ME_RE.match(bare):
+                tools = frozenset(t.name for t in catalogue if "map" in keywords(t))
             out.append(Clause(text, tools, bool(NEEDS_RESULT_RE.search(bare))))
         elif why == "not a request" and after_request and _listed(text, join):
             tools = named(FIELD_LABEL_RE.sub(" ", bare))   # "..., e-mail d@x.com - add to contacts": no email
@@ -356,14 +364,16 @@ def _unused_before(request: str, text: str, calls: Sequence[Any]) -> bool:
 # "put it on my calendar" or "pull it up on the map".
 _SWITCH_RE = re.compile(r"\b(?:turn|switch|flip|flick|toggle|power|light|lights|torch|flashlight|flash|lamp|"
                         r"wifi|wi-fi|bluetooth)\s+(?:[^\W_]+\s+){0,3}?(on|off)\b|\b(kill|close|end|stop|"
-                        r"shut|deactivate|disable|activate|enable)\b", re.IGNORECASE)
+                        r"shut|deactivate|disable|activate|enable|"
+                        r"open(?=\s+(?:the\s+|my\s+|phone\s+)*(?:torch|flashlight|flash\s*light|lamp)\b))\b",
+                        re.IGNORECASE)
 _SENSE = {"kill": "off", "close": "off", "end": "off", "stop": "off", "shut": "off", "deactivate": "off",
-          "disable": "off", "activate": "on", "enable": "on"}
+          "disable": "off", "activate": "on", "enable": "on", "open": "on"}
 
 
 def switched(parts: Sequence[Clause]) -> str | None:
     """"on" or "off", when the request's clauses switch something one way and never the other ("Flashlight
-    still on?? switch it off pls": "off"; "kill the torch and show X on the map": "off" -- "on the map" switches
+    still on?? switch it off pls": "off"; "Please open torch and also wifi settings": "on"; "kill the torch and show X on the map": "off" -- "on the map" switches
     nothing; "open the wifi settings and turn on the torch, then stop the music": neither)."""
     said = {(m.group(1) or _SENSE[m.group(2).lower()]).lower()
             for c in parts for m in _SWITCH_RE.finditer(mask_quotes(c.text))}

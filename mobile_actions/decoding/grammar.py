@@ -188,7 +188,7 @@ def _date_starts(text: str) -> frozenset:
 
 def end_class(text: str, j: int) -> str:
     """What follows a value that ends at ``text[j]``: `END`, `PUNCT`, `INSIDE` (a hyphen, slash or apostrophe
-    inside a word: "check|-in", "w|/ Maya"), `DASH` (" - "), `DATE` (a date/time expression), `JOIN` (see
+    inside a word: "check|-in", "w|/ Maya"; a dash inside a value, `_dash_class`), `DASH` (" - "), `DATE` (a date/time expression), `JOIN` (see
     `ALWAYS_ENDS`) or the next word, lower-cased."""
     rest = text[j:]
     if not rest.strip():
@@ -196,18 +196,36 @@ def end_class(text: str, j: int) -> str:
     if not rest[0].isspace():
         if rest[0] == "/" or rest[0] in _DASHES + "'’" and rest[1:2].isalnum():
             return INSIDE
-        return DASH if rest[0] in _DASHES else PUNCT if not rest[0].isalnum() else INSIDE
+        if rest[0] in _DASHES:
+            return _dash_class(text, j)
+        return PUNCT if not rest[0].isalnum() else INSIDE
     k = len(text) - len(rest.lstrip())
     if k in _date_starts(text):
         return DATE
     word = coverage.WORD_RE.match(text, k)
     if not word:   # a symbol first: " - ", "#2", "(my GP)"
-        return DASH if text[k] in _DASHES else PUNCT
+        return _dash_class(text, k) if text[k] in _DASHES else PUNCT
     after = text[word.end():].lstrip()
     w = word.group().lower()
     if w in _JOINS or coverage.EMAIL_RE.match(after) or coverage.PHONE_RE.match(after):
         return JOIN
     return w
+
+
+# After a dash, a few words that ask and say nothing up to the clause's end are the rest of the value: "Sick day -
+# Tomasz", "Running late – tram breakdown, then ...", "Broken boiler - flat 4B, body ...". Not "... - thank you!",
+# "... - add them to my contacts", "... - where is it?", "... - +31 6 3956 0634" or a sentence.
+_DASH_TAIL_RE = re.compile(r"[-–—]+((?:[^,.;!?\n]|\.(?=\S))*)")   # up to a comma, a stop (not one in "a.b@c.de")
+_DASH_TAIL_WORDS = 4
+
+
+def _dash_class(text: str, k: int) -> str:
+    """`DASH`, or `INSIDE` when the dash at ``text[k]`` parts one value (`_DASH_TAIL_RE`)."""
+    tail = _DASH_TAIL_RE.match(text, k).group(1)
+    words = [w.lower() for w in coverage.WORD_RE.findall(tail)]
+    goes_on = (0 < len(words) <= _DASH_TAIL_WORDS and not set(words) & (_JOINS | coverage.SENTENCE_WORDS)
+               and not coverage.written_addresses(tail))
+    return INSIDE if goes_on else DASH
 
 
 WORD_SEPARATORS = frozenset(" ,'-")
@@ -856,6 +874,20 @@ class Constraint:
                     out.setdefault(name, {})[arg] = keep
         return out
 
+    def _first_call(self) -> CallGrammar:
+        """The grammar of the turn's first call, which the model starts by itself: a tool that a list of the
+        request names takes the first item's date-time, address and number, as the calls owed for the later
+        items take theirs (in "add Dentist Monday 9am, Haircut Wed 4pm", the first event is Monday's). The first
+        item is the clause before the list's first `listed` one; its copied texts stay free, since a list read
+        where there is none ("called 'X' and the text 'Y'") would cut them."""
+        clauses, values = self.g.clauses, {}
+        for name in self.g.tools.keys() - {self.g.fallback}:
+            first = next((i for i, c in enumerate(clauses) if c.listed and name in c.tools), None)
+            head = next((i for i in range(first - 1, -1, -1) if not clauses[i].listed), None) if first else None
+            if head is not None:
+                values.update(self._clause_values(head, (name,)))
+        return self.g.only(self.g.tools, values) if values else self.g
+
     def settle(self, token_id: int) -> int:
         """The token to take instead of the model's greedy choice `token_id`: a call's start when the model
         would end the turn (or answer tool results in text) while a clause of the request is owed
@@ -957,6 +989,8 @@ class Constraint:
                     self._forced.add(i)
                     self._owed = None
                     grammar = self.g.only(tools, self._clause_values(i, tools))
+                elif not self._syms:
+                    grammar = self._first_call()
                 self.state = Lit("call:", Name("", grammar))
                 self._syms.append(text)
             elif isinstance(s, AfterCall):
