@@ -153,6 +153,22 @@ def is_datetime(schema: dict) -> bool:
     return schema.get("format") == "mobile-actions-datetime" or DATETIME_HINT in str(schema.get("description", ""))
 
 
+def value_kind(name: str, schema: dict) -> str:
+    """The format a string argument's values have, from its name and schema: "datetime", "email", "phone" or
+    "span" (what grounding tightens a copied value to; what a request's written addresses and numbers are for)."""
+    text = f"{name} {schema.get('format', '')} {schema.get('description', '')}".lower()
+    if schema.get("format") == "mobile-actions-datetime" or DATETIME_HINT.lower() in text:
+        return "datetime"
+    # The value *is* an address or a number: the name says so, or the format or description calls it one.
+    # "The subject of the email" mentions email but is not an address.
+    words = set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("e-mail", "email").lower()))
+    if words & {"email", "emails"} or schema.get("format") == "email" or re.search(r"e-?mail (?:address|of)", text):
+        return "email"
+    if words & {"phone", "telephone", "mobile", "tel"} or "phone number" in text:
+        return "phone"
+    return "span"
+
+
 def _with_datetime_format(schema: dict) -> dict:
     out = dict(schema)
     if out.get("type") == "string" and "format" not in out and DATETIME_HINT in out.get("description", ""):

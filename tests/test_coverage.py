@@ -85,6 +85,12 @@ def test_owed_is_the_first_clause_no_call_answers():
     assert owed("Save Hiroshi Sato 090-1234-5678 and show me Sukiyabashi Jiro", [contact]) == ("show_map",)
     assert owed("Turn off the flashlight and show me the wifi settings",
                 [flash, ToolCall("open_wifi_settings", {})]) is None
+    # something saved with an address or number is for the tools that keep one; a sentence after a comma is none
+    req = "add Jae-won Park jaewon.park@naver.com and Seo-yeon Lee 010-2345-6789"
+    assert parts(req) == [("add Jae-won Park jaewon.park@naver.com", {"create_contact"}),
+                          ("Seo-yeon Lee 010-2345-6789", {"create_contact"})]
+    assert parts("save Chloé Lefèvre 06 12 34 56 78, she lives near Place Bellecour, show me that on the map") == [
+        ("save Chloé Lefèvre 06 12 34 56 78", {"create_contact"}), ("show me that on the map", {"show_map"})]
     # a call for the clause with no tool word covers it through its values
     assert owed("Store Ana Lima and turn on the torch", [ToolCall("create_contact", {"first_name": "Ana",
                 "last_name": "Lima"}), ToolCall("turn_on_flashlight", {})]) is None
@@ -290,15 +296,20 @@ def test_a_call_the_model_goes_on_to_answers_the_next_clause(tok, table):
 
 def test_a_call_goes_on_in_order_only_when_nothing_said_before_is_left(tok, table):
     """"save Kofi ... 024 123 4567 and Abena Asante 020 987 6543, and turn off the flashlight": Abena's number
-    has no call yet, so the model's next call may be hers, not only the flashlight."""
-    request_ = "save Kofi Boateng 024 123 4567 and Abena Asante 020 987 6543, and turn off the flashlight"
-    con = Constraints(table, policies=POLICIES).for_tools(TOOLS, [DEV, {"role": "user", "content": request_}])
-    kofi = ToolCall("create_contact", {"first_name": "Kofi", "last_name": "Boateng", "phone_number": "024 123 4567"})
-    for tid in tok.encode(wire.render_call(kofi), add_special_tokens=False).ids:
-        con.advance(tid)
+    has no call yet, so the model's next call is hers (a list of contacts), not the flashlight; where no list is
+    read ("... Abena 020 987 6543 too"), the model's next call may be any tool's."""
     start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
-    con.advance(start)
-    assert con.state.cont.g.tools == con.g.tools
+    kofi = ToolCall("create_contact", {"first_name": "Kofi", "last_name": "Boateng", "phone_number": "024 123 4567"})
+    for request_, tools in (
+            ("save Kofi Boateng 024 123 4567 and Abena Asante 020 987 6543, and turn off the flashlight",
+             {"create_contact"}),
+            ("save Kofi Boateng 024 123 4567, I'll send you Abena 020 987 6543 too, and turn off the flashlight",
+             None)):
+        con = Constraints(table, policies=POLICIES).for_tools(TOOLS, [DEV, {"role": "user", "content": request_}])
+        for tid in tok.encode(wire.render_call(kofi), add_special_tokens=False).ids:
+            con.advance(tid)
+        con.advance(start)
+        assert set(con.state.cont.g.tools) == (tools or set(con.g.tools)), request_
 
 
 def test_a_call_owed_for_a_clause_takes_the_datetime_it_says(tok, table):

@@ -297,9 +297,9 @@ def test_read_policies_reads_the_follow_up_policies(tmp_path):
     ("recipient", "The e-mail of the recipient.", "email"), ("headphones", "Which headphones to pair.", "span"),
     ("mobile", "", "phone")])
 def test_an_argument_about_an_email_is_not_an_address(name, description, kind):
-    from mobile_actions.decoding.grounding import _kind_of
+    from mobile_actions.calls import value_kind
 
-    assert _kind_of(name, {"type": "STRING", "description": description}) == kind
+    assert value_kind(name, {"type": "STRING", "description": description}) == kind
 
 
 def test_an_undated_argument_is_not_taken_from_a_date():

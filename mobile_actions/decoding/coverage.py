@@ -19,7 +19,8 @@ by its keywords (or be the fallback for a clause no tool names), nothing destruc
 that has the result. A tool's keywords are the words of its name (less generic verbs), their usual
 synonyms, and any ``"x-keywords": [...]`` set on its parameters in a catalogue; a reminder for oneself
 with a date or time ("remind me to pay rent on the 1st at 9") names the tools that take a date-time, and
-"show me X" with no tool word the tools whose keywords say "map";
+something added or saved with an address or number the tools that keep one ("save Kofi 024 123 4567"),
+and "show me X" with no tool word the tools whose keywords say "map";
 ``"x-fallback": true`` there marks the tool for GUI steps. The same reading splits a GUI goal into the steps it says one after
 another (`steps`, for the navigator).
 """
@@ -29,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
-from mobile_actions.calls import argument_schema, is_datetime
+from mobile_actions.calls import argument_schema, is_datetime, value_kind
 from mobile_actions.decoding.datetimes import expression_spans
 
 WORD_RE = re.compile(r"[^\W_]+")
@@ -68,8 +69,12 @@ _FILLERS = ("please", "pls", "plz", "kindly", "also", "and then", "then", "and",
 FILLER_RE = re.compile(r"(?:(?:" + "|".join(re.escape(f) for f in sorted(_FILLERS, key=len, reverse=True))
                        + r")(?![^\W_])[\s,:]*)+", re.IGNORECASE)
 _FIELD_VERBS = "|".join(sorted(VERBS - FIELD_WORDS, key=len, reverse=True))
+# A comma parts clauses before a verb, and before a sentence about someone ("save Chloé 06 12 34 56 78, she lives
+# near Place Bellecour, show me that on the map").
+_SUBJECTS = "i|i'm|im|i've|i'll|we|we're|he|he's|she|she's|they|they're|it's"
 SPLIT_RE = re.compile(r"[.!?;\n]+\s+|[.!?;]+\s*$|\s*,?\s*\b(?:and then|and after that|and also|after that|and|"
-                      r"then|plus|also)\b\s*|,\s*(?=(?:" + _FIELD_VERBS + r")\b)", re.IGNORECASE)
+                      r"then|plus|also)\b\s*|,\s*(?=(?:" + _FIELD_VERBS + "|" + _SUBJECTS + r")(?![^\W_]))",
+                      re.IGNORECASE)
 # Values a request writes: an email address, a phone number as people write one (an optional +, digits with
 # spaces, dots, dashes or brackets between), text in quotes.
 EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
@@ -82,6 +87,9 @@ REMINDER_RE = re.compile(r"\bremind\s+(?:me|us)\b|\breminders?\b", re.IGNORECASE
 # So is something added at a time ("add Thesis defense on June 30th at 10am", "put Braai at Sipho's on Saturday
 # at 1pm"); "set an alarm for 7", "book a table at 8" and "call mom at 5" ask for things no calendar holds.
 SCHEDULE_RE = re.compile(r"(?:add|put|schedule|plan|block|pencil|create|note|jot)\b", re.IGNORECASE)
+# So is something saved with an address or number ("add Giulia Romano giulia@x.it and Marco Bianchi marco@x.it",
+# "save Kofi Boateng 024 123 4567"): it names the tools that keep one, as an optional argument.
+STORE_RE = re.compile(r"(?:add|save|store|keep)\b", re.IGNORECASE)
 # "show me X" with no tool word shows a place: "..., and show me Sukiyabashi Jiro" names the map's tools.
 SHOW_ME_RE = re.compile(r"show\s+me\b", re.IGNORECASE)
 NEEDS_RESULT_RE = re.compile(r"\b(?:address|location)\b|\b(?:its|their|the|that|this)\s+(?:name|details|hours|"
@@ -231,6 +239,20 @@ def timed_tools(catalogue: Any) -> frozenset:
         isinstance(p, dict) and is_datetime(p) for p in (argument_schema(tool).get("properties") or {}).values()))
 
 
+def keeping_tools(catalogue: Any, text: str) -> frozenset:
+    """The tools with an optional argument for the kind of value `text` writes (an email address, a phone
+    number): the ones that keep it (a contact), not the ones that need it to act (an email's recipient)."""
+    kinds = {kind for kind, found in (("email", EMAIL_RE.search(text)), ("phone", PHONE_RE.search(text))) if found}
+    out = set()
+    for tool in catalogue:
+        schema = argument_schema(tool)
+        required = set(schema.get("required") or ())
+        if any(isinstance(p, dict) and n not in required and value_kind(n, p) in kinds
+               for n, p in (schema.get("properties") or {}).items()):
+            out.add(tool.name)
+    return frozenset(out)
+
+
 def clauses(request: str, catalogue: Any) -> list[Clause]:
     """The verb-first clauses of `request`, in order, each with the tools its words name."""
     marks = {tool.name: [re.compile(rf"(?<![^\W_]){re.escape(k)}(?![^\W_])", re.IGNORECASE) for k in keywords(tool)]
@@ -247,6 +269,8 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
             tools = named(bare)
             if not tools and (REMINDER_RE.search(bare) or SCHEDULE_RE.match(bare)) and expression_spans(text):
                 tools = timed_tools(catalogue)
+            elif not tools and STORE_RE.match(bare):
+                tools = keeping_tools(catalogue, text)
             elif not tools and SHOW_ME_RE.match(bare):
                 tools = frozenset(t.name for t in catalogue if "map" in keywords(t))
             out.append(Clause(text, tools, bool(NEEDS_RESULT_RE.search(bare))))

@@ -38,7 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from mobile_actions.calls import DATETIME_HINT, argument_schema
+from mobile_actions.calls import argument_schema, value_kind
 from mobile_actions.decoding.coverage import (EMAIL_RE, PHONE_RE, QUOTED_RE, VERBS, claimed_elsewhere, outside_others,
                                               switched)
 from mobile_actions.decoding.datetimes import expression_spans, resolve
@@ -60,21 +60,6 @@ ENDS_BEFORE = "ends_before"   # in the policies mapping: {tool.argument: [end cl
 ENDS_MAX_WORDS = 0.02     # the most distinct words per gold value a span may end before and still be held to them
 NOW_PREFIX = "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
 
-
-
-def _kind_of(name: str, schema: dict) -> str:
-    """The format an argument's values have, from its schema (what `span` tightens to)."""
-    text = f"{name} {schema.get('format', '')} {schema.get('description', '')}".lower()
-    if schema.get("format") == "mobile-actions-datetime" or DATETIME_HINT.lower() in text:
-        return "datetime"
-    # The value *is* an address or a number: the name says so, or the format or description calls it one.
-    # "The subject of the email" mentions email but is not an address.
-    words = set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("e-mail", "email").lower()))
-    if words & {"email", "emails"} or schema.get("format") == "email" or re.search(r"e-?mail (?:address|of)", text):
-        return "email"
-    if words & {"phone", "telephone", "mobile", "tel"} or "phone number" in text:
-        return "phone"
-    return "span"
 
 
 def _string_args(tool) -> Iterable[tuple[str, dict]]:
@@ -178,7 +163,7 @@ def learn_policies(rows: Iterable[Any], threshold: float = SPAN_THRESHOLD) -> di
                 if schema is None or not isinstance(value, str):
                     continue
                 key = f"{call.name}.{arg}"
-                kinds[key] = _kind_of(arg, schema)
+                kinds[key] = value_kind(arg, schema)
                 s = stats.setdefault((after, key), ArgumentStats())
                 s.n += 1
                 s.verbatim += any(value in src for src in sources)
@@ -388,7 +373,7 @@ class Grounding:
                    or self.policies.get(f"{tool}.{arg}"))
         if learned in POLICIES:
             return learned
-        return "datetime" if _kind_of(arg, schema) == "datetime" else "free"
+        return "datetime" if value_kind(arg, schema) == "datetime" else "free"
 
     def cued(self, tool: Any, arg: str) -> list[tuple[str, bool]]:
         """The segments the request gives this argument by its cues (empty: no cue said), each with whether
