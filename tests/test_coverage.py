@@ -89,6 +89,7 @@ def test_owed_is_the_first_clause_no_call_answers():
     req = "add Jae-won Park jaewon.park@naver.com and Seo-yeon Lee 010-2345-6789"
     assert parts(req) == [("add Jae-won Park jaewon.park@naver.com", {"create_contact"}),
                           ("Seo-yeon Lee 010-2345-6789", {"create_contact"})]
+    assert len(parts("save Yusuf Demir 0532 123 45 67, Elif Şahin 0533 765 43 21 and Can Öztürk 0541 111 22 33")) == 3
     assert parts("save Chloé Lefèvre 06 12 34 56 78, she lives near Place Bellecour, show me that on the map") == [
         ("save Chloé Lefèvre 06 12 34 56 78", {"create_contact"}), ("show me that on the map", {"show_map"})]
     # a call for the clause with no tool word covers it through its values
@@ -342,6 +343,12 @@ def test_the_first_call_takes_the_first_list_items_datetime(tok, table):
     assert set(grammar.tools) == set(con.g.tools)
     assert grammar.tools["create_calendar_event"].props["datetime"]["enum"] == ["2025-06-09T09:00:00"]
     assert "enum" not in grammar.tools["create_calendar_event"].props["title"]
+    # nor a later item's number: Ingrid has none
+    con = Constraints(table, policies=POLICIES).for_tools(
+        TOOLS, [DEV, {"role": "user", "content": "save Ingrid Solberg ingrid.solberg@nrk.no and Ole Hansen +47 912 34 567"}])
+    con.advance(start)
+    contact = con.state.cont.g.tools["create_contact"].props
+    assert contact["email"]["enum"] == ["ingrid.solberg@nrk.no"] and "phone_number" not in contact
     # no list: the first call is the model's to make, from the whole request
     con = Constraints(table, policies=POLICIES).for_tools(
         TOOLS, [DEV, {"role": "user", "content": "add Dentist Monday 9am and show me the Louvre on the map"}])

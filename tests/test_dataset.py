@@ -84,7 +84,8 @@ def test_developer_message_has_the_right_weekday():
                               "Day of week is Sunday\nYou are a model that can do function calling with the following functions\n")
 
 
-@pytest.mark.parametrize("name", ["people-a.jsonl", "people-b.jsonl", "people-c.jsonl", "people-d.jsonl"])
+@pytest.mark.parametrize("name", ["people-a.jsonl", "people-b.jsonl", "people-c.jsonl", "people-d.jsonl",
+                                  "people-e.jsonl"])
 def test_the_bundled_people_style_requests_validate(name):
     """The requests written apart from the generator (`docs/caller.md`) are valid Mobile Actions rows."""
     from pathlib import Path

@@ -102,6 +102,8 @@ NEEDS_RESULT_RE = re.compile(r"\b(?:address|location)\b|\b(?:its|their|the|that|
 # quote) -- and is no sentence of its own: "... and my meeting is at 3pm" says something, it asks nothing.
 FIELD_LABEL_RE = re.compile(r"(?<![^\W_])(?:e-?mail|mail|phone|tel|mobile|number)\s*[:=-]?\s*(?=\S+@|\+?\(?\d)",
                             re.IGNORECASE)
+# "... as Léa González and the email lea@x.com": a field of the item before, not an item.
+_FIELD_ITEM_RE = re.compile(r"(?:(?:the|his|her|their|my)\s+)?" + FIELD_LABEL_RE.pattern, re.IGNORECASE)
 LIST_JOIN_RE = re.compile(r"^\s*,?\s*(?:and|plus|also)?\s*$", re.IGNORECASE)
 SENTENCE_WORDS = frozenset("""i i'm im i've i'll we we're he she they it it's its there there's is are was were am be
     been being will won't would can could should have has had do does did""".split())
@@ -226,9 +228,11 @@ def written_values(text: str) -> list[str]:
 def _listed(text: str, join: str) -> bool:
     """Whether a part with no verb of its own is the next item of a list after a request (`LIST_JOIN_RE`). An
     item that writes only a date names itself first ("Dentist on Monday at 3pm"): in "body Tuesdays and
-    Thursdays work best", "Thursdays work best" is no item."""
-    words = {w.strip(",.:;!?") for w in text.lower().split()}
-    if not LIST_JOIN_RE.match(join) or words & SENTENCE_WORDS:
+    Thursdays work best", "Thursdays work best" is no item. A capitalised word other than "I" is a name, not a
+    sentence's word ("... and Can Öztürk 0541 111 22 33"). A field ("... and the number 555 0100") is no item."""
+    words = {w.strip(",.:;!?").lower() for w in text.split() if not w[0].isupper() or w.lower().startswith(("i'", "i’"))
+             or w == "I"}
+    if not LIST_JOIN_RE.match(join) or words & SENTENCE_WORDS or _FIELD_ITEM_RE.match(text):
         return False
     return bool(written_values(text)) or bool(expression_spans(text)) and _titled(text)
 

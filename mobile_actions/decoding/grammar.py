@@ -668,14 +668,16 @@ class CallGrammar:
              ) -> "CallGrammar":
         """The same grammar with only these tools callable (the call a request still owes); `values` narrows
         string arguments of theirs, per tool and argument, to a list of values or to a schema (what the clause
-        the call is for says)."""
+        the call is for says); an optional argument narrowed to no value is not offered."""
         sub = copy.copy(self)
         sub.tools = {n: o for n, o in self.tools.items() if n in set(names)}
         for name, obj in sub.tools.items():
             given = (values or {}).get(name, {})
             props = {k: v for k, v in obj.props.items()}
             for k, narrowed in given.items():
-                if k in props:
+                if k in props and not narrowed and k not in obj.required:   # nothing left it may take
+                    del props[k]
+                elif k in props:
                     props[k] = narrowed if isinstance(narrowed, dict) else {"type": "string", "enum": list(narrowed)}
             sub.tools[name] = ObjSchema(props, obj.required)
         return sub
@@ -877,15 +879,26 @@ class Constraint:
     def _first_call(self) -> CallGrammar:
         """The grammar of the turn's first call, which the model starts by itself: a tool that a list of the
         request names takes the first item's date-time, address and number, as the calls owed for the later
-        items take theirs (in "add Dentist Monday 9am, Haircut Wed 4pm", the first event is Monday's). The first
-        item is the clause before the list's first `listed` one; its copied texts stay free, since a list read
-        where there is none ("called 'X' and the text 'Y'") would cut them."""
-        clauses, values = self.g.clauses, {}
+        items take theirs (in "add Dentist Monday 9am, Haircut Wed 4pm", the first event is Monday's), and never
+        an address or number a later item writes ("save Ingrid ingrid@nrk.no and Ole Hansen +47 912 34 567":
+        Ingrid has no number). The first item is the clause before the list's first `listed` one; its copied
+        texts stay free, since a list read where there is none ("called 'X' and the text 'Y'") would cut them."""
+        clauses, gr, values = self.g.clauses, self.g.grounding, {}
         for name in self.g.tools.keys() - {self.g.fallback}:
             first = next((i for i, c in enumerate(clauses) if c.listed and name in c.tools), None)
             head = next((i for i in range(first - 1, -1, -1) if not clauses[i].listed), None) if first else None
-            if head is not None:
-                values.update(self._clause_values(head, (name,)))
+            if head is None:
+                continue
+            mine = self._clause_values(head, (name,)).get(name, {})
+            items = [c.text for c in clauses[first:] if c.listed and name in c.tools]
+            for arg, sub in self.g.tools[name].props.items():
+                if arg not in mine and isinstance(sub, dict) and gr.policy(name, arg, sub) in ("email", "phone"):
+                    enum = sub.get("enum") or []
+                    rest = [v for v in enum if not any(v in item for item in items)]
+                    if len(rest) < len(enum) and (rest or arg not in self.g.tools[name].required):
+                        mine[arg] = rest
+            if mine:
+                values[name] = mine
         return self.g.only(self.g.tools, values) if values else self.g
 
     def settle(self, token_id: int) -> int:
