@@ -101,10 +101,12 @@ _ADDRESS = re.compile(r"[^\s@]+@[^\s@]+")
 
 def _echoes(name: str, value: Any, arguments: dict) -> bool:
     """Whether text `value` holds, or is held by, another argument's text, or holds another argument's address
-    ("2 emails: to ops@x.io" beside the address ops@x.io). An address itself echoes nothing ("sofia" is in
-    "sofia.g@x.com", and both are right)."""
-    if not isinstance(value, str) or not value.strip() or _ADDRESS.fullmatch(value.strip()):
+    ("2 emails: to ops@x.io" beside the address ops@x.io). An address echoes only the same address (a body that
+    repeats the recipient): "sofia" is in "sofia.g@x.com", and both are right."""
+    if not isinstance(value, str) or not value.strip():
         return False
+    if _ADDRESS.fullmatch(value.strip()):
+        return any(k != name and isinstance(v, str) and v.strip() == value.strip() for k, v in arguments.items())
     for k, v in arguments.items():
         if k == name or not isinstance(v, str) or not v.strip():
             continue

@@ -71,5 +71,6 @@ def test_a_turn_drops_an_optional_value_that_echoes_another():
     spilled = ToolCall("send_email", {"to": "ops@k.io", "subject": "Deploy freeze",
                                       "body": "2 emails: to ops@k.io subject Deploy freeze"})
     assert "body" not in turn_calls([spilled], tools)[0].arguments
-    spilled = ToolCall("send_email", {"to": "ops@k.io", "subject": "Deploy freeze", "body": "2 emails: to ops@k.io"})
-    assert "body" not in turn_calls([spilled], tools)[0].arguments
+    for body in ("2 emails: to ops@k.io", "ops@k.io"):
+        spilled = ToolCall("send_email", {"to": "ops@k.io", "subject": "Deploy freeze", "body": body})
+        assert "body" not in turn_calls([spilled], tools)[0].arguments

@@ -141,6 +141,23 @@ def test_a_comma_list_of_dated_items_or_addresses_is_a_list():
         assert len(parts(one)) == 1, one
 
 
+def test_a_request_without_a_verb_is_a_clause():
+    """"open wifi settings, flashlight on, and show me X": the torch is owed between the two; "the torch", "wifi's
+    dead" and "Flashlight still on??" ask nothing, and a second clause for a torch already on owes nothing."""
+    assert [t for t, _ in parts("open wifi settings, flashlight on, and show me Skukuza Rest Camp")] == [
+        "open wifi settings", "flashlight on", "show me Skukuza Rest Camp"]
+    assert [t for t, _ in parts("need to read the router: torch on, open the wifi settings")] == [
+        "torch on", "open the wifi settings"]
+    for none in ("it is dark in here, the torch", "wifi's dead, sigh", "Flashlight still on??"):
+        assert parts(none) == [], none
+    wifi, on = ToolCall("open_wifi_settings", {}), ToolCall("turn_on_flashlight", {})
+    assert owed("open wifi settings, flashlight on, and show me Skukuza Rest Camp", [wifi]) == (
+        "turn_off_flashlight", "turn_on_flashlight")
+    assert owed("let there be light, torch now", [on]) is None
+    assert owed("torch on, open the wifi settings, and then turn the torch off", [on, wifi]) == (
+        "turn_off_flashlight", "turn_on_flashlight")
+
+
 def test_a_list_item_with_an_address_is_answered_only_by_a_call_to_it():
     """"email olga@x.pl and tomasz@x.pl, both with subject 'Thesis defense'": the mail to olga has the item's
     subject but not its address, so the item is still owed."""

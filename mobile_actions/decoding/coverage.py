@@ -257,6 +257,44 @@ def keeping_tools(catalogue: Any, text: str) -> frozenset:
     return frozenset(out)
 
 
+# The words besides a tool's keywords that a request without a verb is made of ("torch on", "wifi settings pls"),
+# one of them asking ("the torch" asks nothing).
+FRAGMENT_ASKS = frozenset("on off settings setting pls please plz now asap".split())
+FRAGMENT_WORDS = FRAGMENT_ASKS | frozenset("the my phone thanks thx".split())
+
+
+def _fragment_tools(bare: str, marks: dict, catalogue: Any) -> frozenset:
+    """The tools a part with no verb asks for when it is nothing but their keywords and `FRAGMENT_WORDS`
+    ("flashlight on", "wifi settings"), and they need no value; not "wifi's dead", "the torch" or "Flashlight
+    still on??"."""
+    named = [name for name, pats in marks.items() if any(p.search(bare) for p in pats)
+             and not argument_schema(catalogue[name]).get("required")]
+    rest = bare
+    for name in named:
+        for p in marks[name]:
+            rest = p.sub(" ", rest)
+    words = [w.lower() for w in WORD_RE.findall(rest)]
+    asks = named and all(w in FRAGMENT_WORDS for w in words) and any(w in FRAGMENT_ASKS for w in words)
+    return frozenset(named) if asks else frozenset()
+
+
+def _fragments_apart(segment: tuple[str, str | None, str], marks: dict, catalogue: Any) -> list[tuple]:
+    """A segment of `_segments` cut at each comma or colon that a request without a verb follows, to the next
+    one or the end ("open wifi settings, flashlight on": two requests; "... on the back of the router: torch on")."""
+    text, why, join = segment
+    out, start = [], 0
+    masked = mask_quotes(text)
+    commas = list(re.finditer(r"[,:]\s*", masked))
+    for k, m in enumerate(commas):
+        end = commas[k + 1].start() if k + 1 < len(commas) else len(text)
+        if _fragment_tools(masked[m.end():end], marks, catalogue) and masked[start:m.start()].strip():
+            out.append((text[start:m.start()], why if not out else "not a request", join if not out else ", "))
+            start = m.end()
+    if not out:
+        return [segment]
+    return out + [(text[start:], "not a request", ", ")]
+
+
 def clauses(request: str, catalogue: Any) -> list[Clause]:
     """The verb-first clauses of `request`, in order, each with the tools its words name."""
     marks = {tool.name: [re.compile(rf"(?<![^\W_]){re.escape(k)}(?![^\W_])", re.IGNORECASE) for k in keywords(tool)]
@@ -267,7 +305,7 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
 
     out: list[Clause] = []
     after_request = False
-    for text, why, join in _segments(request):
+    for text, why, join in (piece for segment in _segments(request) for piece in _fragments_apart(segment, marks, catalogue)):
         bare = mask_quotes(text)
         if why is None:
             tools = named(bare)
@@ -278,6 +316,8 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
             elif not tools and SHOW_ME_RE.match(bare):
                 tools = frozenset(t.name for t in catalogue if "map" in keywords(t))
             out.append(Clause(text, tools, bool(NEEDS_RESULT_RE.search(bare))))
+        elif why == "not a request" and (tools := _fragment_tools(bare, marks, catalogue)):
+            out.append(Clause(text, tools, False))
         elif why == "not a request" and after_request and _listed(text, join):
             tools = named(FIELD_LABEL_RE.sub(" ", bare))   # "..., e-mail d@x.com - add to contacts": no email
             # else the tools of the request it continues that take values: "add Gym tomorrow at 7am and Dentist
@@ -372,6 +412,8 @@ def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collecti
             continue
         if part.listed and any(_answers(call, part) for call in calls):   # its values went to a call named elsewhere
             continue
+        if any(_repeats(call, part) for call in calls):
+            continue
         tools = tuple(sorted(t for t in part.tools if t in callable_tools))
         if not part.tools and fallback in callable_tools:
             tools = (fallback,)
@@ -380,6 +422,15 @@ def owed(parts: Sequence[Clause], calls: Sequence[Any], callable_tools: Collecti
         if in_order is not None:
             return None
     return None
+
+
+def _repeats(call: Any, part: Clause) -> bool:
+    """Whether `part` asks again for what `call`, which takes no values, already did ("let there be light, torch
+    now": one torch); "torch on, ..., then turn the torch off" asks for the other switch."""
+    if call.arguments or call.name not in part.tools:
+        return False
+    said = switched([part])
+    return said is None or said in call.name.lower().split("_")
 
 
 def _unused_before(request: str, text: str, calls: Sequence[Any]) -> bool:
