@@ -230,8 +230,8 @@ def _listed(text: str, join: str) -> bool:
     item that writes only a date names itself first ("Dentist on Monday at 3pm"): in "body Tuesdays and
     Thursdays work best", "Thursdays work best" is no item. A capitalised word other than "I" is a name, not a
     sentence's word ("... and Can Öztürk 0541 111 22 33"). A field ("... and the number 555 0100") is no item."""
-    words = {w.strip(",.:;!?").lower() for w in text.split() if not w[0].isupper() or w.lower().startswith(("i'", "i’"))
-             or w == "I"}
+    words = {w.strip(",.:;!?").lower() for w in text.split()
+             if not w[0].isupper() or w == "I" or w.lower().startswith(("i'", "i’"))}
     if not LIST_JOIN_RE.match(join) or words & SENTENCE_WORDS or _FIELD_ITEM_RE.match(text):
         return False
     return bool(written_values(text)) or bool(expression_spans(text)) and _titled(text)
@@ -284,9 +284,9 @@ def _fragments_apart(segment: tuple[str, str | None, str], marks: dict, catalogu
     text, why, join = segment
     out, start = [], 0
     masked = mask_quotes(text)
-    commas = list(re.finditer(r"[,:]\s*", masked))
-    for k, m in enumerate(commas):
-        end = commas[k + 1].start() if k + 1 < len(commas) else len(text)
+    cuts = list(re.finditer(r"[,:]\s*", masked))
+    for k, m in enumerate(cuts):
+        end = cuts[k + 1].start() if k + 1 < len(cuts) else len(text)
         if _fragment_tools(masked[m.end():end], marks, catalogue) and masked[start:m.start()].strip():
             out.append((text[start:m.start()], why if not out else "not a request", join if not out else ", "))
             start = m.end()
@@ -305,7 +305,8 @@ def clauses(request: str, catalogue: Any) -> list[Clause]:
 
     out: list[Clause] = []
     after_request = False
-    for text, why, join in (piece for segment in _segments(request) for piece in _fragments_apart(segment, marks, catalogue)):
+    pieces = (piece for segment in _segments(request) for piece in _fragments_apart(segment, marks, catalogue))
+    for text, why, join in pieces:
         bare = mask_quotes(text)
         if why is None:
             tools = named(bare)
@@ -452,8 +453,9 @@ _SENSE = {"kill": "off", "close": "off", "end": "off", "stop": "off", "shut": "o
 
 def switched(parts: Sequence[Clause]) -> str | None:
     """"on" or "off", when the request's clauses switch something one way and never the other ("Flashlight
-    still on?? switch it off pls": "off"; "Please open torch and also wifi settings": "on"; "kill the torch and show X on the map": "off" -- "on the map" switches
-    nothing; "open the wifi settings and turn on the torch, then stop the music": neither)."""
+    still on?? switch it off pls": "off"; "Please open torch and also wifi settings": "on"; "kill the torch and
+    show X on the map": "off" -- "on the map" switches nothing; "open the wifi settings and turn on the torch,
+    then stop the music": neither)."""
     said = {(m.group(1) or _SENSE[m.group(2).lower()]).lower()
             for c in parts for m in _SWITCH_RE.finditer(mask_quotes(c.text))}
     return said.pop() if len(said) == 1 else None

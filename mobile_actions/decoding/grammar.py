@@ -188,8 +188,8 @@ def _date_starts(text: str) -> frozenset:
 
 def end_class(text: str, j: int) -> str:
     """What follows a value that ends at ``text[j]``: `END`, `PUNCT`, `INSIDE` (a hyphen, slash or apostrophe
-    inside a word: "check|-in", "w|/ Maya"; a dash inside a value, `_dash_class`), `DASH` (" - "), `DATE` (a date/time expression), `JOIN` (see
-    `ALWAYS_ENDS`) or the next word, lower-cased."""
+    inside a word: "check|-in", "w|/ Maya"; a dash inside a value, `_dash_class`), `DASH` (" - "), `DATE` (a
+    date/time expression), `JOIN` (see `ALWAYS_ENDS`) or the next word, lower-cased."""
     rest = text[j:]
     if not rest.strip():
         return END
@@ -886,7 +886,9 @@ class Constraint:
         clauses, gr, values = self.g.clauses, self.g.grounding, {}
         for name in self.g.tools.keys() - {self.g.fallback}:
             first = next((i for i, c in enumerate(clauses) if c.listed and name in c.tools), None)
-            head = next((i for i in range(first - 1, -1, -1) if not clauses[i].listed), None) if first else None
+            if first is None:
+                continue
+            head = next((i for i in range(first - 1, -1, -1) if not clauses[i].listed), None)
             if head is None:
                 continue
             mine = self._clause_values(head, (name,)).get(name, {})
