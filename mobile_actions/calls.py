@@ -107,12 +107,8 @@ def _echoes(name: str, value: Any, arguments: dict) -> bool:
         return False
     if _ADDRESS.fullmatch(value.strip()):
         return any(k != name and isinstance(v, str) and v.strip() == value.strip() for k, v in arguments.items())
-    for k, v in arguments.items():
-        if k == name or not isinstance(v, str) or not v.strip():
-            continue
-        if v in value if _ADDRESS.fullmatch(v.strip()) else v in value or value in v:
-            return True
-    return False
+    return any(k != name and isinstance(v, str) and v.strip()
+               and (v in value or value in v and not _ADDRESS.fullmatch(v.strip())) for k, v in arguments.items())
 
 
 def calls_from_json(items: Any, where: str) -> list[ToolCall]:
