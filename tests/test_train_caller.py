@@ -336,6 +336,92 @@ def test_step_prefixes_run_each_catalogues_declarations_once_with_the_plain_grad
         assert torch.allclose(g_plain[k], g_shared[k], atol=1e-5, rtol=1e-4), k
 
 
+def test_without_prompt_gradients_the_loss_is_exact_and_only_the_prompts_keys_and_values_are_held(tiny_ckpt, rows_file):
+    """`shared_prefix_trainer(..., prompt_gradients=False)`: the step's loss is the plain forward's, and its
+    gradients are those of the plain forward with every key and value before each microbatch's first answer
+    detached (and no others): the prompt is read, not trained through."""
+    import copy
+    from types import SimpleNamespace
+
+    import torch
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    from mobile_actions.caller.model import load_tokenizer
+    from mobile_actions.dataset import load_rows
+    from mobile_actions.recipes import train_caller
+    from mobile_actions.recipes.train_caller import MIN_PROMPT_COLUMNS, encode_rows, step_prefixes
+
+    rows, _ = load_rows(rows_file)
+    enc = encode_rows(rows[:4], load_tokenizer(str(tiny_ckpt)), layout="cache", max_length=4000)
+    collate = DataCollatorForLanguageModeling(pad_token_id=0)
+    batches = [collate([{"input_ids": i, "labels": [t if m else -100 for t, m in zip(i, mask)]}
+                        for i, mask in zip(enc.input_ids[k:k + 2], enc.completion_mask[k:k + 2])]) for k in (0, 2)]
+    items = sum(int((b["labels"] != -100).sum()) for b in batches)
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt), dtype=torch.float32).train()
+
+    def loss(inputs):
+        logits = model(**{k: v for k, v in inputs.items() if k != "labels"}).logits[:, :-1]
+        labels = inputs["labels"][:, 1:]
+        return torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(), reduction="sum") / items
+
+    def gradients():
+        out = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+        model.zero_grad()
+        return out
+
+    plain = sum(loss(b) for b in batches).detach()
+    # the reference: the plain forward, keys and values of the columns before the first answer detached
+    first = [int((b["labels"] != -100).int().argmax(1).min()) - 1 for b in batches]
+    assert min(first) > len(step_prefixes(batches)[0]) + MIN_PROMPT_COLUMNS     # the prompts past the prefix are cut
+    held = []
+    for b, cut in zip(batches, first):
+        # (the keys after their norm, [batch, heads, positions, dim]; the values as projected, [batch, positions, width])
+        hooks = [m.register_forward_hook(lambda mod, args, out, cut=cut, dim=2 if name.endswith("k_norm") else 1:
+                                         torch.cat([out.narrow(dim, 0, cut).detach(),
+                                                    out.narrow(dim, cut, out.shape[dim] - cut)], dim))
+                 for name, m in model.named_modules() if name.endswith(("k_norm", "v_proj"))]
+        held.append(loss(b))
+        held[-1].backward()
+        for h in hooks:
+            h.remove()
+    g_held = gradients()
+    assert torch.allclose(sum(held), plain, atol=1e-6)
+    sum(loss(b) for b in batches).backward()
+    g_plain = gradients()
+
+    passes = []
+
+    class Base:
+        accelerator = SimpleNamespace(distributed_type=SimpleNamespace(name="NO"), num_processes=1, sync_gradients=False)
+
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            return copy.deepcopy(batches), items
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            passes.append(inputs["input_ids"].shape[1])
+            return loss(inputs)
+
+        def training_step(self, model, inputs, num_items_in_batch=None):
+            out = self.compute_loss(model, inputs, num_items_in_batch=num_items_in_batch)
+            out.backward()
+            return out.detach()
+
+    trainer = train_caller.shared_prefix_trainer(Base, prompt_gradients=False)()
+    step, _ = trainer.get_batch_samples(None, 2, None)
+    losses = []
+    for k, b in enumerate(step):
+        trainer.accelerator.sync_gradients = k == len(step) - 1
+        losses.append(trainer.training_step(model, b))
+    g_cut = gradients()
+    assert passes == [b["input_ids"].shape[1] - cut for b, cut in zip(batches, first)]   # only the answers' columns
+    assert torch.allclose(sum(losses), plain, atol=1e-6), (plain, losses)
+    assert g_cut.keys() == g_held.keys() == g_plain.keys()
+    for k in g_held:
+        assert torch.allclose(g_cut[k], g_held[k], atol=1e-5, rtol=1e-4), k
+    assert any(not torch.allclose(g_plain[k], g_held[k], atol=1e-5, rtol=1e-4) for k in g_held)   # a different gradient
+
+
 def test_train_top_layers_runs_the_layers_below_without_gradients_and_keeps_the_top_ones(tiny_ckpt, rows_file):
     """`train_top_layers`: the top layers' LoRA gradients are those of the whole model with the lower LoRA
     weights merely frozen, through a step prefix too; the layers below build no graph and keep no dropout."""

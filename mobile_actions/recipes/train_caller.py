@@ -71,6 +71,11 @@ class CallerSFTConfig:
         "help": "run the prompt prefix every row of a step shares (cache layout: instruction + declarations) "
                 "once per optimizer step instead of once per row (once per microbatch across processes); "
                 "turns gradient checkpointing off"})
+    prompt_gradients: bool = field(default=True, metadata={
+        "help": "with --shared-prefix: gradients flow back through the prompt's positions too (the exact gradient); "
+                "--no-prompt-gradients runs the prompt forward only and back-propagates through the answer's "
+                "positions alone (the prompt's keys and values held fixed, as Transformer-XL holds its memory): "
+                "the same loss, a truncated gradient, a step that costs about half"})
     attn: str = field(default="sdpa", metadata={"help": "attention implementation: sdpa | eager"})
     cpu_fast_path: bool = field(default=True, metadata={
         "help": "on a CPU, LoRA: the head and the control rows without gradients for the frozen table, the head "
@@ -412,10 +417,12 @@ def take_rows(inputs: dict, rows: Sequence[int]) -> dict:
     return out
 
 
-def run_prefix(model: Any, ids: Any, past: Any = None) -> Any:
-    """The KV cache of one row's prefix `ids` ([1, n]) after `past` (the cache of the positions before
-    them, if any), with gradients (its one logit is not used)."""
-    return model(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=1).past_key_values
+def run_prefix(model: Any, ids: Any, past: Any = None, attention_mask: Any = None) -> Any:
+    """The KV cache of the prompt positions `ids` ([rows, n]) after `past` (the cache of the positions before
+    them, if any). Only the decoder runs: no logit of a prompt position is used, and the head's one
+    262,144-wide row per batch row would cost a read of the whole table."""
+    return model.get_decoder()(input_ids=ids, past_key_values=past, attention_mask=attention_mask,
+                               use_cache=True).past_key_values
 
 
 def copy_cache(cache: Any, kv: Any) -> Any:
@@ -439,6 +446,39 @@ def with_prefix(inputs: dict, cache: Any, n: int) -> dict:
            "past_key_values": copy_cache(cache, lambda t: t.expand(rows, -1, -1, -1))}
     if "position_ids" in inputs:
         out["position_ids"] = inputs["position_ids"][:, n:]
+    return out
+
+
+MIN_PROMPT_COLUMNS = 8   # fewer prompt columns than this before a batch's first answer: not worth a second pass
+
+
+def answer_inputs(model: Any, inputs: dict) -> dict:
+    """`inputs` with the prompt columns before the batch's first answer already run forward only, into
+    `past_key_values`: what is left to run with gradients starts one column before the earliest answer.
+
+    Why: in a caller row the answer is a third of the positions or less, and with a frozen base most of
+    a LoRA step's backward is the input gradient of every position, layer by layer. Held fixed, the
+    prompt's keys and values still shape the loss exactly (the forward is the same function), but the
+    backward runs over the answer's positions only: LoRA learns from how the answer reads the prompt,
+    not from how the prompt is written into its keys and values (Transformer-XL's segment memory, or
+    truncated back-propagation through time). The rows are padded on the right, so the columns before
+    the earliest answer hold real tokens in every row."""
+    import torch
+
+    labels = inputs["labels"]
+    labelled = labels != -100
+    if not bool(labelled.any(1).all()):
+        return inputs
+    m = int(labelled.int().argmax(1).min()) - 1   # the column before an answer's first token carries its logit
+    if m < MIN_PROMPT_COLUMNS:
+        return inputs
+    ids, mask, past = inputs["input_ids"], inputs.get("attention_mask"), inputs.get("past_key_values")
+    seen = past.get_seq_length() if past is not None else 0
+    with torch.no_grad():
+        cache = run_prefix(model, ids[:, :m], past, None if mask is None else mask[:, :seen + m])
+    out = {**inputs, "input_ids": ids[:, m:], "labels": labels[:, m:], "past_key_values": cache}
+    if "position_ids" in inputs:
+        out["position_ids"] = inputs["position_ids"][:, m:]
     return out
 
 
@@ -501,10 +541,13 @@ class StepPrefix:
             torch.autograd.backward([g for g, _ in pairs], [d for _, d in pairs])
 
 
-def shared_prefix_trainer(base: type) -> type:
+def shared_prefix_trainer(base: type, prompt_gradients: bool = True) -> type:
     """`base` (trl's SFTTrainer) running the prompt prefixes its rows share once: once per optimizer step
     (`StepPrefix`, `step_prefixes`) in one process, once per microbatch (`shared_prefix_inputs`) where
-    gradients are reduced across processes as each microbatch's backward runs."""
+    gradients are reduced across processes as each microbatch's backward runs. Without `prompt_gradients`
+    the prefixes and the rest of each prompt run forward only (`answer_inputs`)."""
+    import contextlib
+
     import torch
 
     class SharedPrefixTrainer(base):
@@ -532,16 +575,25 @@ def shared_prefix_trainer(base: type) -> type:
             groups = rows_by_prefix(inputs["input_ids"], self._prefixes) if self._prefixes and (
                 model.training and torch.is_grad_enabled()) else None
             if groups is None:
-                shared = shared_prefix_inputs(model, inputs)
-                return [shared] if shared else None
-            whole = len(groups) == 1
-            return [with_prefix(inputs if whole else take_rows(inputs, rows), self._run(model, k).leaves,
-                                len(self._prefixes[k])) for k, rows in groups.items()]
+                with self._prompt_grad():
+                    shared = shared_prefix_inputs(model, inputs)
+                parts = [shared] if shared else None if prompt_gradients else [inputs]
+            else:
+                whole = len(groups) == 1
+                parts = [with_prefix(inputs if whole else take_rows(inputs, rows), self._run(model, k).leaves,
+                                     len(self._prefixes[k])) for k, rows in groups.items()]
+            if prompt_gradients or not (model.training and torch.is_grad_enabled()):
+                return parts
+            return [answer_inputs(model, part) for part in parts]
+
+        def _prompt_grad(self):
+            return contextlib.nullcontext() if prompt_gradients else torch.no_grad()
 
         def _run(self, model, k: int) -> StepPrefix:
             if k not in self._runs:
                 parent = None if k == 0 else self._run(model, 0)
-                self._runs[k] = StepPrefix.run(model, self._prefixes[k], parent)
+                with self._prompt_grad():
+                    self._runs[k] = StepPrefix.run(model, self._prefixes[k], parent)
             return self._runs[k]
 
         def _finish_prefix(self) -> None:
@@ -820,7 +872,9 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     )
     if cfg.sampling not in SAMPLINGS:
         raise ValueError(f"--sampling must be one of {', '.join(SAMPLINGS)}, got {cfg.sampling!r}")
-    trainer_cls = shared_prefix_trainer(SFTTrainer) if cfg.shared_prefix else SFTTrainer
+    if not (cfg.shared_prefix or cfg.prompt_gradients):
+        raise ValueError("--no-prompt-gradients needs --shared-prefix (the prompt runs apart from the answer)")
+    trainer_cls = shared_prefix_trainer(SFTTrainer, cfg.prompt_gradients) if cfg.shared_prefix else SFTTrainer
     if cfg.sampling == "buckets":
         trainer_cls = bucketed_trainer(trainer_cls, cfg.batch_size * cfg.grad_accum, cfg.seed)
 
