@@ -271,9 +271,16 @@ class Fused:
     and length), or `fn` itself from the first call that cannot be compiled (no C++ compiler, an op inductor
     lacks): the same values either way, so a run never stops for it."""
 
+    RECOMPILES = 32   # variants per chain: grad and no-grad passes, batch, head and length sizes of 1 (specialised)
+
     def __init__(self, fn: Callable):
+        import torch._dynamo.config
+
         self.fn = fn
         self.compiled: Callable | None = torch.compile(fn, dynamic=True)
+        # dynamo's default of 8 variants runs out once the prompt also runs without gradients; past it the
+        # chain would run op by op for the rest of the run
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, self.RECOMPILES)
 
     def __call__(self, *args: Any) -> Any:
         if self.compiled is not None:
