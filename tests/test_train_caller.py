@@ -119,6 +119,9 @@ def test_head_min_prob_out_of_range_is_an_error_before_loading(tmp_path):
 
     with pytest.raises(ValueError, match=r"--head-min-prob must be in \[0, 1\), got 1.5"):
         train(CallerSFTConfig(data=str(tmp_path / "none.jsonl"), out=str(tmp_path / "out"), head_min_prob=1.5))
+    with pytest.raises(ValueError, match="--no-prompt-gradients needs --shared-prefix"):
+        train(CallerSFTConfig(data=str(tmp_path / "none.jsonl"), out=str(tmp_path / "out"), shared_prefix=False,
+                              prompt_gradients=False))
 
 
 def test_resuming_with_other_trained_weights_is_an_error_before_loading(tmp_path):
