@@ -371,7 +371,7 @@ def _rows_forward(layer: Any, x: torch.Tensor, *args: Any, **kwargs: Any) -> tor
         flat = x.reshape(-1, x.shape[-1]).to(table.dtype)
         out = flat @ table.T
         out[:, index] = flat @ rows.to(out.dtype).T
-        return out.view(*x.shape[:-1], -1)
+        return out.view(*x.shape[:-1], out.shape[-1])
     out = F.embedding(x, table, padding_idx=base.padding_idx)
     hit = x[..., None] == index
     if bool(hit.any()):

@@ -419,10 +419,13 @@ def take_rows(inputs: dict, rows: Sequence[int]) -> dict:
 
 def run_prefix(model: Any, ids: Any, past: Any = None, attention_mask: Any = None) -> Any:
     """The KV cache of the prompt positions `ids` ([rows, n]) after `past` (the cache of the positions before
-    them, if any). Only the decoder runs: no logit of a prompt position is used, and the head's one
-    262,144-wide row per batch row would cost a read of the whole table."""
-    return model.get_decoder()(input_ids=ids, past_key_values=past, attention_mask=attention_mask,
-                               use_cache=True).past_key_values
+    them, if any). The head runs on no position (`logits_to_keep` empty): no logit of a prompt position is
+    used, and one 262,144-wide row per batch row would cost a read of the whole table. (The model is called
+    whole, not its decoder alone, so that the autocast accelerate wraps around its forward applies.)"""
+    import torch
+
+    return model(input_ids=ids, past_key_values=past, attention_mask=attention_mask, use_cache=True,
+                 logits_to_keep=torch.zeros(0, dtype=torch.long)).past_key_values
 
 
 def copy_cache(cache: Any, kv: Any) -> Any:
