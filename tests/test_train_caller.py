@@ -253,13 +253,49 @@ def test_step_prefix_gives_each_microbatchs_own_prefix_gradients(tiny_ckpt, rows
     assert step_prefix_length(batches) == 3
 
 
+def stand_in_sft_trainer(batches: list, items: int, passes: list) -> type:
+    """What the shared-prefix trainer needs of trl's SFTTrainer: the step's `batches`, and a loss over the
+    step's `items` labelled tokens; each loss pass appends its input shape to `passes`."""
+    import copy
+    from types import SimpleNamespace
+
+    import torch
+
+    class Base:
+        accelerator = SimpleNamespace(distributed_type=SimpleNamespace(name="NO"), num_processes=1, sync_gradients=False)
+
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            return copy.deepcopy(batches), items
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            passes.append(inputs["input_ids"].shape)
+            logits = model(**{k: v for k, v in inputs.items() if k != "labels"}).logits[:, :-1]
+            labels = inputs["labels"][:, 1:]
+            return torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(), reduction="sum") / items
+
+        def training_step(self, model, inputs, num_items_in_batch=None):
+            loss = self.compute_loss(model, inputs, num_items_in_batch=num_items_in_batch)
+            loss.backward()
+            return loss.detach()
+
+    return Base
+
+
+def one_step(trainer, model) -> list:
+    """The microbatch losses of one optimizer step of `trainer`, the last one marked as the step's end."""
+    step, _ = trainer.get_batch_samples(None, 2, None)
+    losses = []
+    for k, b in enumerate(step):
+        trainer.accelerator.sync_gradients = k == len(step) - 1
+        losses.append(trainer.training_step(model, b))
+    return losses
+
+
 def test_step_prefixes_run_each_catalogues_declarations_once_with_the_plain_gradients(tiny_ckpt, tmp_path, monkeypatch):
     """A step mixing two catalogues (microbatches of both): the prefix all rows share runs once, the longer
     one the rows with the extra tool share runs once after it, each microbatch is split by prefix, and loss
     and gradients equal the plain forward's."""
-    import copy
     import json
-    from types import SimpleNamespace
 
     import torch
     from transformers import AutoModelForCausalLM
@@ -291,23 +327,7 @@ def test_step_prefixes_run_each_catalogues_declarations_once_with_the_plain_grad
     items = sum(int((b["labels"] != -100).sum()) for b in batches)
     model = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt), dtype=torch.float32).train()
     passes = []
-
-    class Base:   # what the trainer needs of trl's SFTTrainer: a loss over the step's labelled tokens
-        accelerator = SimpleNamespace(distributed_type=SimpleNamespace(name="NO"), num_processes=1, sync_gradients=False)
-
-        def get_batch_samples(self, epoch_iterator, num_batches, device):
-            return copy.deepcopy(batches), items
-
-        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            passes.append(inputs["input_ids"].shape)
-            logits = model(**{k: v for k, v in inputs.items() if k != "labels"}).logits[:, :-1]
-            labels = inputs["labels"][:, 1:]
-            return torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(), reduction="sum") / items
-
-        def training_step(self, model, inputs, num_items_in_batch=None):
-            loss = self.compute_loss(model, inputs, num_items_in_batch=num_items_in_batch)
-            loss.backward()
-            return loss.detach()
+    Base = stand_in_sft_trainer(batches, items, passes)
 
     def gradients():
         out = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
@@ -324,12 +344,7 @@ def test_step_prefixes_run_each_catalogues_declarations_once_with_the_plain_grad
 
     plain_run_prefix = train_caller.run_prefix
     monkeypatch.setattr(train_caller, "run_prefix", run_prefix)
-    trainer = train_caller.shared_prefix_trainer(Base)()
-    step, _ = trainer.get_batch_samples(None, 2, None)
-    losses = []
-    for k, b in enumerate(step):
-        trainer.accelerator.sync_gradients = k == len(step) - 1
-        losses.append(trainer.training_step(model, b))
+    losses = one_step(train_caller.shared_prefix_trainer(Base)(), model)
     g_shared = gradients()
     assert prefix_passes[0] == len(prefixes[0]) and sorted(prefix_passes) == sorted(map(len, prefixes))   # once each
     assert [s[0] for s in passes[2:]] == [1] * 4                           # each microbatch in two suffix passes
@@ -343,9 +358,6 @@ def test_without_prompt_gradients_the_loss_is_exact_and_only_the_prompts_keys_an
     """`shared_prefix_trainer(..., prompt_gradients=False)`: the step's loss is the plain forward's, and its
     gradients are those of the plain forward with every key and value before each microbatch's first answer
     detached (and no others): the prompt is read, not trained through."""
-    import copy
-    from types import SimpleNamespace
-
     import torch
     from transformers import AutoModelForCausalLM
     from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
@@ -394,30 +406,10 @@ def test_without_prompt_gradients_the_loss_is_exact_and_only_the_prompts_keys_an
     g_plain = gradients()
 
     passes = []
-
-    class Base:
-        accelerator = SimpleNamespace(distributed_type=SimpleNamespace(name="NO"), num_processes=1, sync_gradients=False)
-
-        def get_batch_samples(self, epoch_iterator, num_batches, device):
-            return copy.deepcopy(batches), items
-
-        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            passes.append(inputs["input_ids"].shape[1])
-            return loss(inputs)
-
-        def training_step(self, model, inputs, num_items_in_batch=None):
-            out = self.compute_loss(model, inputs, num_items_in_batch=num_items_in_batch)
-            out.backward()
-            return out.detach()
-
-    trainer = train_caller.shared_prefix_trainer(Base, prompt_gradients=False)()
-    step, _ = trainer.get_batch_samples(None, 2, None)
-    losses = []
-    for k, b in enumerate(step):
-        trainer.accelerator.sync_gradients = k == len(step) - 1
-        losses.append(trainer.training_step(model, b))
+    losses = one_step(train_caller.shared_prefix_trainer(stand_in_sft_trainer(batches, items, passes),
+                                                          prompt_gradients=False)(), model)
     g_cut = gradients()
-    assert passes == [b["input_ids"].shape[1] - cut for b, cut in zip(batches, first)]   # only the answers' columns
+    assert [shape[1] for shape in passes] == [b["input_ids"].shape[1] - cut for b, cut in zip(batches, first)]   # only the answers' columns
     assert torch.allclose(sum(losses), plain, atol=1e-6), (plain, losses)
     assert g_cut.keys() == g_held.keys() == g_plain.keys()
     for k in g_held:
