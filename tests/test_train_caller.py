@@ -354,17 +354,20 @@ def test_step_prefixes_run_each_catalogues_declarations_once_with_the_plain_grad
         assert torch.allclose(g_plain[k], g_shared[k], atol=1e-5, rtol=1e-4), k
 
 
-def test_without_prompt_gradients_the_loss_is_exact_and_only_the_prompts_keys_and_values_are_held(tiny_ckpt, rows_file):
+@pytest.mark.parametrize("held_attention", [False, True])
+def test_without_prompt_gradients_the_loss_is_exact_and_only_the_prompts_keys_and_values_are_held(
+        tiny_ckpt, rows_file, monkeypatch, held_attention):
     """`shared_prefix_trainer(..., prompt_gradients=False)`: the step's loss is the plain forward's, and its
     gradients are those of the plain forward with every key and value before each microbatch's first answer
-    detached (and no others): the prompt is read, not trained through."""
+    detached (and no others): the prompt is read, not trained through. So with the attention that computes no
+    gradient for the held keys and values (`hold_past_attention`)."""
     import torch
     from transformers import AutoModelForCausalLM
     from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
 
     from mobile_actions.caller.model import load_tokenizer
     from mobile_actions.dataset import load_rows
-    from mobile_actions.recipes import train_caller
+    from mobile_actions.recipes import cpu_step, train_caller
     from mobile_actions.recipes.train_caller import MIN_PROMPT_COLUMNS, encode_rows, step_prefixes
 
     rows, _ = load_rows(rows_file)
@@ -374,6 +377,11 @@ def test_without_prompt_gradients_the_loss_is_exact_and_only_the_prompts_keys_an
                         for i, mask in zip(enc.input_ids[k:k + 2], enc.completion_mask[k:k + 2])]) for k in (0, 2)]
     items = sum(int((b["labels"] != -100).sum()) for b in batches)
     model = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt), dtype=torch.float32).train()
+    held_calls = []
+    if held_attention:
+        assert cpu_step.hold_past_attention(model) == model.config.num_hidden_layers
+        apply = cpu_step.HeldPastAttention.apply
+        monkeypatch.setattr(cpu_step.HeldPastAttention, "apply", lambda *a: held_calls.append(a[0].shape) or apply(*a))
 
     def loss(inputs):
         logits = model(**{k: v for k, v in inputs.items() if k != "labels"}).logits[:, :-1]
@@ -410,6 +418,7 @@ def test_without_prompt_gradients_the_loss_is_exact_and_only_the_prompts_keys_an
                                                           prompt_gradients=False)(), model)
     g_cut = gradients()
     assert [shape[1] for shape in passes] == [b["input_ids"].shape[1] - cut for b, cut in zip(batches, first)]   # only the answers' columns
+    assert len(held_calls) == (len(batches) * model.config.num_hidden_layers if held_attention else 0)
     assert torch.allclose(sum(losses), plain, atol=1e-6), (plain, losses)
     assert g_cut.keys() == g_held.keys() == g_plain.keys()
     for k in g_held:
@@ -808,3 +817,43 @@ def test_faster_matmul_gives_the_same_product_through_either_blas():
         assert torch.allclose(mm(g, table, out=torch.empty(130, 64)), g @ table, atol=1e-4)
     bf16 = mm(a.bfloat16(), table.T.bfloat16(), out=torch.empty(130, 300, dtype=torch.bfloat16))
     assert torch.allclose(bf16.float(), a @ table.T, atol=0.3)  # other dtypes: torch's, in that dtype
+
+
+@pytest.mark.parametrize("kv_heads", [1, 2])
+@pytest.mark.parametrize("masked", [False, True])
+def test_held_past_attention_gives_sdpas_output_and_gradients_of_the_query_and_new_positions(kv_heads, masked):
+    """`HeldPastAttention` is SDPA (grouped heads, a boolean mask or causal) with no gradient for the cached
+    keys and values; a query row that may attend to nothing reads zeros, not NaN."""
+    import torch
+    import torch.nn.functional as F
+
+    from mobile_actions.recipes.cpu_step import HeldPastAttention
+
+    torch.manual_seed(0)
+    b, heads, n, past, dim = 3, 4, 5, 7, 8
+    q = torch.randn(b, heads, n, dim, requires_grad=True)
+    k_new, v_new = (torch.randn(b, kv_heads, n, dim, requires_grad=True) for _ in range(2))
+    k_past, v_past = (torch.randn(b, kv_heads, past, dim) for _ in range(2))
+    mask = torch.ones(b, 1, n, past + n, dtype=torch.bool).tril(past)
+    mask[0, :, :, :2] = False        # padding on the left of one row
+    mask[1, :, 3, :] = False         # a query that sees nothing
+    grad = torch.randn(b, heads, n, dim)
+
+    def run(attention):
+        for t in (q, k_new, v_new):
+            t.grad = None
+        out = attention(q, torch.cat([k_past, k_new], 2), torch.cat([v_past, v_new], 2))
+        out.backward(grad)
+        return out.detach(), [t.grad.clone() for t in (q, k_new, v_new)]
+
+    m = mask if masked else None
+    sdpa = run(lambda q, k, v: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=m if masked else torch.ones(n, past + n, dtype=torch.bool).tril(past),
+        enable_gqa=True, scale=0.3))
+    held = run(lambda q, k, v: HeldPastAttention.apply(q, k, v, m, 0.3))
+    if masked:   # SDPA's NaN row aside (it has no defined answer), the same values
+        assert not held[0].isnan().any() and torch.equal(held[0][1, :, 3], torch.zeros(heads, dim))
+        sdpa = (sdpa[0].nan_to_num(0.0), sdpa[1])
+    assert torch.allclose(held[0], sdpa[0], atol=1e-5)
+    for a, e in zip(held[1], sdpa[1]):
+        assert not a.isnan().any() and torch.allclose(a, e.nan_to_num(0.0), atol=1e-5)

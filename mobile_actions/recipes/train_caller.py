@@ -553,6 +553,8 @@ def shared_prefix_trainer(base: type, prompt_gradients: bool = True) -> type:
 
     import torch
 
+    from mobile_actions.recipes.cpu_step import past_held
+
     class SharedPrefixTrainer(base):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
@@ -570,8 +572,10 @@ def shared_prefix_trainer(base: type, prompt_gradients: bool = True) -> type:
             if not parts:
                 return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
             # Each part's loss is its labelled tokens' share of the step's mean: the parts add up to the batch's.
-            return sum(super(SharedPrefixTrainer, self).compute_loss(model, part, False, num_items_in_batch)
-                       for part in parts)
+            # Without prompt gradients no part's past takes a gradient: attention may skip computing it.
+            with contextlib.nullcontext() if prompt_gradients else past_held():
+                return sum(super(SharedPrefixTrainer, self).compute_loss(model, part, False, num_items_in_batch)
+                           for part in parts)
 
         def _suffix_parts(self, model, inputs: dict) -> list[dict] | None:
             """The microbatch as suffix passes after the step's prefixes: one per prefix its rows take."""
