@@ -24,6 +24,9 @@ throughput on CPU"):
   alpha / r, each a pass over a full-width activation; the r-wide product between A and B takes both.
 - **Attention's repeated keys.** transformers repeats the one key/value head 4x for SDPA whenever
   there is a mask (ours: padding); SDPA's own GQA path does the same product without the copies.
+- **The held prompt's gradient in attention.** With `--no-prompt-gradients` the answer's pass reads a prompt
+  run forward only, and SDPA's backward would compute the gradient of all its keys and values for autograd to
+  drop. `HeldPastAttention` computes the query's and the new positions' only (inside `past_held()`).
 - **Elementwise chains.** Gemma's RMSNorm (six per layer, in fp32), the rotary embedding and the MLP's
   gelu(gate) * up are chains of 5-15 small ops, each a pass over memory, forward and backward; together
   they were about a fifth of a step. `Fused` compiles each chain into one loop (`torch.compile`,
@@ -326,7 +329,8 @@ def past_held():
 
 class _Attentions:
     """transformers' attention functions, with `sdpa` running as `HeldPastAttention` inside `past_held()` when
-    a backward will follow (a mask of another kind, dropout or a softcap: transformers' own)."""
+    a backward will follow (an additive mask, no mask on a non-causal layer, dropout or a softcap: transformers'
+    own)."""
 
     def __init__(self, functions: Any):
         self.functions = functions
@@ -337,8 +341,9 @@ class _Attentions:
             return plain
 
         def attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kwargs):
+            causal = kwargs.get("is_causal") if kwargs.get("is_causal") is not None else getattr(module, "is_causal", True)
             if not (HELD_PAST.get() and torch.is_grad_enabled() and not dropout and kwargs.get("softcap") is None
-                    and (attention_mask is None or attention_mask.dtype == torch.bool)):
+                    and (attention_mask.dtype == torch.bool if attention_mask is not None else causal)):
                 return plain(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs)
             scale = query.shape[-1] ** -0.5 if scaling is None else scaling
             out = HeldPastAttention.apply(query, key, value, attention_mask, scale)
