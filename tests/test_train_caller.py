@@ -650,9 +650,11 @@ def test_cpu_fast_path_gives_the_plain_steps_loss_and_gradients(tiny_ckpt, rows_
     assert all(f.compiled is not None for f in (cpu_step.FUSED_NORM, cpu_step.FUSED_ROTARY, cpu_step.FUSED_GELU_MUL))
 
 
-def test_lora_passes_without_gradients_run_on_merged_weights_that_follow_each_update(tiny_ckpt):
-    """`cheap_cpu_step`: a pass without gradients (the prompt of `--no-prompt-gradients`) runs each LoRA linear as
-    one product with W + alpha/r B A, which gives peft's output, and is merged again after an optimizer step."""
+@pytest.mark.parametrize("merged", [True, False])
+def test_lora_passes_without_gradients_draw_no_dropout_and_follow_each_update(tiny_ckpt, monkeypatch, merged):
+    """`cheap_cpu_step`: a training pass without gradients (the prompt of `--no-prompt-gradients`) runs LoRA as at
+    inference, without dropout: on an fp32 base as one product with W + alpha/r B A (merged), else with LoRA's
+    products apart (a bf16 base). Either gives peft's output in eval mode, and follows every update of the weights."""
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
@@ -662,25 +664,28 @@ def test_lora_passes_without_gradients_run_on_merged_weights_that_follow_each_up
     def model():
         torch.manual_seed(0)
         m = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt), dtype=torch.float32)
-        return get_peft_model(m, LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules="all-linear",
-                                            init_lora_weights=False)).eval()
+        return get_peft_model(m, LoraConfig(r=4, lora_alpha=8, lora_dropout=0.3, target_modules="all-linear",
+                                            init_lora_weights=False))
 
-    plain, fast = model(), model()
+    if not merged:
+        monkeypatch.setattr(cpu_step, "_merged_weight", lambda self: None)
+    plain, fast = model().eval(), model().train()
     assert cpu_step.cheap_cpu_step(fast, fuse=False)
     ids = torch.randint(0, plain.config.vocab_size, (2, 12))
     loras = [m for m in fast.modules() if hasattr(m, "lora_A") and hasattr(m, "base_layer")]
     for _ in range(2):
         with torch.no_grad():
             a, b = plain(input_ids=ids).logits, fast(input_ids=ids).logits
-        assert torch.allclose(a, b, atol=1e-4), (a - b).abs().max()
-        assert all(getattr(m, "_merged_lora", None) is not None for m in loras)   # the merged path ran
-        for m in (plain, fast):   # a step that moves every LoRA weight: the next pass must see it
-            params = [p for p in m.parameters() if p.requires_grad]
-            m(input_ids=ids).logits.square().mean().backward()
-            torch.optim.SGD(params, lr=1.0).step()
-            m.zero_grad()
-        with torch.no_grad():
+            assert torch.allclose(a, b, atol=1e-4), (a - b).abs().max()
+            assert all((getattr(m, "_merged_lora", None) is not None) == merged for m in loras)
+            for m in (plain, fast):   # an update of every LoRA weight (in place, as an optimizer's): seen next pass
+                for p in m.parameters():
+                    if p.requires_grad:
+                        p.add_(0.05)
             assert not torch.allclose(plain(input_ids=ids).logits, a, atol=1e-3)
+    with torch.no_grad():
+        now = plain(input_ids=ids).logits
+    assert not torch.allclose(fast(input_ids=ids).logits, now, atol=1e-4)   # with gradients: dropout again
 
 
 def test_fused_runs_the_plain_function_when_compiling_fails(caplog):

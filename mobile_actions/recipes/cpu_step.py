@@ -27,6 +27,9 @@ throughput on CPU"):
 - **The held prompt's gradient in attention.** With `--no-prompt-gradients` the answer's pass reads a prompt
   run forward only, and SDPA's backward would compute the gradient of all its keys and values for autograd to
   drop. `HeldPastAttention` computes the query's and the new positions' only (inside `past_held()`).
+- **LoRA where no gradient is taken.** That prompt ran LoRA's two narrow products and its dropout on every
+  position. Passes without gradients run without dropout (as at inference), and on an fp32 base each LoRA
+  linear is one product with its merged weight, merged again after every update.
 - **Elementwise chains.** Gemma's RMSNorm (six per layer, in fp32), the rotary embedding and the MLP's
   gelu(gate) * up are chains of 5-15 small ops, each a pass over memory, forward and backward; together
   they were about a fifth of a step. `Fused` compiles each chain into one loop (`torch.compile`,
@@ -255,17 +258,24 @@ class GapDropout(torch.nn.Module):
 def _lora_forward(self, x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     """peft's LoRA `Linear.forward` with the dropout's 1 / (1 - p) and LoRA's alpha / r applied to the
     r-wide product between A and B instead of the layer's full-width input and output (the same
-    linear map, two full-width multiplies fewer per layer, forward and backward)."""
+    linear map, two full-width multiplies fewer per layer, forward and backward).
+
+    A pass without gradients (the prompt of `--no-prompt-gradients`, evaluation) runs without dropout, as at
+    inference: in training it is the fixed context the answer reads, and no gradient is there to regularise.
+    With an fp32 base it is one product with the merged weight (`_merged_weight`)."""
     if self.disable_adapters or self.merged or args or kwargs or self.lora_variant:
         return type(self).forward(self, x, *args, **kwargs)
-    if not torch.is_grad_enabled() and (merged := _merged_weight(self)) is not None:
+    grad = torch.is_grad_enabled()
+    if not grad and (merged := _merged_weight(self)) is not None:
         return F.linear(x, merged, self.base_layer.bias)
     result = self.base_layer(x)
     for name in self.active_adapters:
         if name not in self.lora_A:
             continue
         drop = self.lora_dropout[name]
-        if isinstance(drop, GapDropout):
+        if not grad:
+            a = self.lora_A[name](x) * self.scaling[name]
+        elif isinstance(drop, GapDropout):
             a = self.lora_A[name](drop.keep(x)) * (self.scaling[name] * drop.scale())
         else:
             a = self.lora_A[name](drop(x)) * self.scaling[name]
@@ -280,8 +290,7 @@ def _merged_weight(self) -> torch.Tensor | None:
     Why: `--no-prompt-gradients` runs most of a step's positions (the prompt) forward only, where LoRA's two
     narrow products, its dropout's copy of the input and the add cost ~a fifth of the frozen product for
     nothing a gradient needs. Merged, a layer is one product; the merge is ~0.1 % of a step's multiply-adds.
-    Those passes run without dropout, as the prompt runs at inference (in training they are the fixed
-    context the answer reads). A bf16 weight would round the small LoRA products away: None (the plain path)."""
+    A bf16 weight would round the small LoRA products away: None (LoRA's products run apart)."""
     weight = self.base_layer.weight
     names = [n for n in self.active_adapters if n in self.lora_A]
     if weight.dtype != torch.float32 or not names:
