@@ -74,8 +74,9 @@ class CallerSFTConfig:
     prompt_gradients: bool = field(default=True, metadata={
         "help": "with --shared-prefix: gradients flow back through the prompt's positions too (the exact gradient); "
                 "--no-prompt-gradients runs the prompt forward only and back-propagates through the answer's "
-                "positions alone (the prompt's keys and values held fixed, as Transformer-XL holds its memory): "
-                "the same loss, a truncated gradient, ~0.7 of the exact step's time on the long run's rows"})
+                "positions alone (the prompt's keys and values held fixed, as Transformer-XL holds its memory; "
+                "the prompt runs as at inference, without LoRA dropout): the same function, a truncated gradient, "
+                "~0.6 of the exact step's time on the long run's rows"})
     attn: str = field(default="sdpa", metadata={"help": "attention implementation: sdpa | eager"})
     cpu_fast_path: bool = field(default=True, metadata={
         "help": "on a CPU, LoRA: the head and the control rows without gradients for the frozen table, the head "
