@@ -119,9 +119,11 @@ def test_head_min_prob_out_of_range_is_an_error_before_loading(tmp_path):
 
     with pytest.raises(ValueError, match=r"--head-min-prob must be in \[0, 1\), got 1.5"):
         train(CallerSFTConfig(data=str(tmp_path / "none.jsonl"), out=str(tmp_path / "out"), head_min_prob=1.5))
-    with pytest.raises(ValueError, match="--no-prompt-gradients needs --shared-prefix"):
+    with pytest.raises(ValueError, match="--prompt-gradients own needs --shared-prefix"):
         train(CallerSFTConfig(data=str(tmp_path / "none.jsonl"), out=str(tmp_path / "out"), shared_prefix=False,
-                              prompt_gradients=False))
+                              prompt_gradients="own"))
+    with pytest.raises(ValueError, match="--prompt-gradients must be one of all, own, none, got 'some'"):
+        train(CallerSFTConfig(data=str(tmp_path / "none.jsonl"), out=str(tmp_path / "out"), prompt_gradients="some"))
 
 
 def test_resuming_with_other_trained_weights_is_an_error_before_loading(tmp_path):
@@ -355,12 +357,14 @@ def test_step_prefixes_run_each_catalogues_declarations_once_with_the_plain_grad
 
 
 @pytest.mark.parametrize("held_attention", [False, True])
-def test_without_prompt_gradients_the_loss_is_exact_and_only_the_prompts_keys_and_values_are_held(
-        tiny_ckpt, rows_file, monkeypatch, held_attention):
-    """`shared_prefix_trainer(..., prompt_gradients=False)`: the step's loss is the plain forward's, and its
-    gradients are those of the plain forward with every key and value before each microbatch's first answer
-    detached (and no others): the prompt is read, not trained through. So with the attention that computes no
-    gradient for the held keys and values (`hold_past_attention`)."""
+@pytest.mark.parametrize("prompt_gradients", ["none", "own"])
+def test_held_prompt_gradients_keep_the_loss_exact_and_hold_only_the_prompts_keys_and_values(
+        tiny_ckpt, rows_file, monkeypatch, held_attention, prompt_gradients):
+    """`shared_prefix_trainer(..., prompt_gradients=...)`: the step's loss is the plain forward's, and its
+    gradients are those of the plain forward with the held keys and values detached (and no others): "none",
+    every one before each microbatch's first answer (the prompt is read, not trained through); "own", those of
+    the prefix the step's rows share (each row's datetime and request still train). So with the attention that
+    computes no gradient for the held keys and values (`hold_past_attention`)."""
     import torch
     from transformers import AutoModelForCausalLM
     from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
@@ -394,9 +398,13 @@ def test_without_prompt_gradients_the_loss_is_exact_and_only_the_prompts_keys_an
         return out
 
     plain = sum(loss(b) for b in batches).detach()
-    # the reference: the plain forward, keys and values of the columns before the first answer detached
+    # the reference: the plain forward, keys and values of the held columns detached
+    prefixes = step_prefixes(batches)
+    assert len(prefixes) == 1
     first = [int((b["labels"] != -100).int().argmax(1).min()) - 1 for b in batches]
-    assert min(first) > len(step_prefixes(batches)[0]) + MIN_PROMPT_COLUMNS     # the prompts past the prefix are cut
+    assert min(first) > len(prefixes[0]) + MIN_PROMPT_COLUMNS     # the prompts past the prefix are cut in "none"
+    if prompt_gradients == "own":
+        first = [len(prefixes[0])] * len(batches)
     held = []
     for b, cut in zip(batches, first):
         # (the keys after their norm, [batch, heads, positions, dim]; the values as projected, [batch, positions, width])
@@ -415,9 +423,9 @@ def test_without_prompt_gradients_the_loss_is_exact_and_only_the_prompts_keys_an
 
     passes = []
     losses = one_step(train_caller.shared_prefix_trainer(stand_in_sft_trainer(batches, items, passes),
-                                                          prompt_gradients=False)(), model)
+                                                          prompt_gradients)(), model)
     g_cut = gradients()
-    assert [shape[1] for shape in passes] == [b["input_ids"].shape[1] - cut for b, cut in zip(batches, first)]   # only the answers' columns
+    assert [shape[1] for shape in passes] == [b["input_ids"].shape[1] - cut for b, cut in zip(batches, first)]   # only what trains
     assert len(held_calls) == (len(batches) * model.config.num_hidden_layers if held_attention else 0)
     assert torch.allclose(sum(losses), plain, atol=1e-6), (plain, losses)
     assert g_cut.keys() == g_held.keys() == g_plain.keys()
@@ -652,7 +660,7 @@ def test_cpu_fast_path_gives_the_plain_steps_loss_and_gradients(tiny_ckpt, rows_
 
 @pytest.mark.parametrize("merged", [True, False])
 def test_lora_passes_without_gradients_draw_no_dropout_and_follow_each_update(tiny_ckpt, monkeypatch, merged):
-    """`cheap_cpu_step`: a training pass without gradients (the prompt of `--no-prompt-gradients`) runs LoRA as at
+    """`cheap_cpu_step`: a training pass without gradients (a prompt held by `--prompt-gradients`) runs LoRA as at
     inference, without dropout: on an fp32 base as one product with W + alpha/r B A (merged), else with LoRA's
     products apart (a bf16 base). Either gives peft's output in eval mode, and follows every update of the weights."""
     import torch

@@ -24,8 +24,8 @@ throughput on CPU"):
   alpha / r, each a pass over a full-width activation; the r-wide product between A and B takes both.
 - **Attention's repeated keys.** transformers repeats the one key/value head 4x for SDPA whenever
   there is a mask (ours: padding); SDPA's own GQA path does the same product without the copies.
-- **The held prompt's gradient in attention.** With `--no-prompt-gradients` the answer's pass reads a prompt
-  run forward only, and SDPA's backward would compute the gradient of all its keys and values for autograd to
+- **The held prompt's gradient in attention.** With `--prompt-gradients own|none` a suffix pass reads a
+  prompt run forward only, and SDPA's backward would compute the gradient of all its keys and values for autograd to
   drop. `HeldPastAttention` computes the query's and the new positions' only (inside `past_held()`).
 - **LoRA where no gradient is taken.** That prompt ran LoRA's two narrow products and its dropout on every
   position. Passes without gradients run without dropout (as at inference), and on an fp32 base each LoRA
@@ -260,7 +260,7 @@ def _lora_forward(self, x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Ten
     r-wide product between A and B instead of the layer's full-width input and output (the same
     linear map, two full-width multiplies fewer per layer, forward and backward).
 
-    A pass without gradients (the prompt of `--no-prompt-gradients`, evaluation) runs without dropout, as at
+    A pass without gradients (a prompt held by `--prompt-gradients`, evaluation) runs without dropout, as at
     inference: in training it is the fixed context the answer reads, and no gradient is there to regularise.
     With an fp32 base it is one product with the merged weight (`_merged_weight`)."""
     if self.disable_adapters or self.merged or args or kwargs or self.lora_variant:
@@ -287,7 +287,7 @@ def _merged_weight(self) -> torch.Tensor | None:
     """The base weight with the active LoRA products added in (W + alpha/r · B A), for passes without gradients,
     kept until one of those weights changes (an optimizer step or a load bumps their version counters).
 
-    Why: `--no-prompt-gradients` runs most of a step's positions (the prompt) forward only, where LoRA's two
+    Why: `--prompt-gradients none` runs most of a step's positions (the prompt) forward only, where LoRA's two
     narrow products, its dropout's copy of the input and the add cost ~a fifth of the frozen product for
     nothing a gradient needs. Merged, a layer is one product; the merge is ~0.1 % of a step's multiply-adds.
     A bf16 weight would round the small LoRA products away: None (LoRA's products run apart)."""
@@ -308,7 +308,7 @@ def _merged_weight(self) -> torch.Tensor | None:
 
 class HeldPastAttention(torch.autograd.Function):
     """Attention whose cached (past) keys and values take no gradient: only the query and the new positions' keys
-    and values do. The answer's pass of `--no-prompt-gradients` reads a prompt run forward only; SDPA's backward
+    and values do. The suffix pass of `--prompt-gradients own|none` reads a prompt run forward only; SDPA's backward
     would still compute the gradient of every cached key and value (most of its work: 576 of 641 positions)
     for autograd to drop. Here the backward is the query's product and the new positions' two small ones, from
     the probabilities kept by the forward (a batch x 4 x 65 x 641 step: 40 % less time forward and backward).

@@ -71,12 +71,13 @@ class CallerSFTConfig:
         "help": "run the prompt prefix every row of a step shares (cache layout: instruction + declarations) "
                 "once per optimizer step instead of once per row (once per microbatch across processes); "
                 "turns gradient checkpointing off"})
-    prompt_gradients: bool = field(default=True, metadata={
-        "help": "with --shared-prefix: gradients flow back through the prompt's positions too (the exact gradient); "
-                "--no-prompt-gradients runs the prompt forward only and back-propagates through the answer's "
-                "positions alone (the prompt's keys and values held fixed, as Transformer-XL holds its memory; "
-                "the prompt runs as at inference, without LoRA dropout): the same function, a truncated gradient, "
-                "~0.6 of the exact step's time on the long run's rows"})
+    prompt_gradients: str = field(default="all", metadata={
+        "help": "with --shared-prefix, which prompt positions gradients flow back through: all (the exact "
+                "gradient) | own (each row's own prompt, its datetime and request; the prefixes rows share run "
+                "forward only, their keys and values held fixed) | none (the whole prompt runs forward only, "
+                "back-propagation through the answer's positions alone, as Transformer-XL holds its memory). "
+                "Held positions run as at inference, without LoRA dropout: the same function, a truncated "
+                "gradient, for less time per step (none: ~0.6 of all's on the long run's rows)"})
     attn: str = field(default="sdpa", metadata={"help": "attention implementation: sdpa | eager"})
     cpu_fast_path: bool = field(default=True, metadata={
         "help": "on a CPU, LoRA: the head and the control rows without gradients for the frozen table, the head "
@@ -324,6 +325,7 @@ def _score_only_completion_positions_on_cpu() -> None:
     trl_utils._use_triton = compact
 
 
+PROMPT_GRADIENTS = ("all", "own", "none")
 MIN_SHARED_PREFIX = 32  # tokens; below this a second forward costs more than it saves
 
 
@@ -545,16 +547,18 @@ class StepPrefix:
             torch.autograd.backward([g for g, _ in pairs], [d for _, d in pairs])
 
 
-def shared_prefix_trainer(base: type, prompt_gradients: bool = True) -> type:
+def shared_prefix_trainer(base: type, prompt_gradients: str = "all") -> type:
     """`base` (trl's SFTTrainer) running the prompt prefixes its rows share once: once per optimizer step
     (`StepPrefix`, `step_prefixes`) in one process, once per microbatch (`shared_prefix_inputs`) where
-    gradients are reduced across processes as each microbatch's backward runs. Without `prompt_gradients`
-    the prefixes and the rest of each prompt run forward only (`answer_inputs`)."""
+    gradients are reduced across processes as each microbatch's backward runs. `prompt_gradients` (`PROMPT_GRADIENTS`):
+    "own" runs the shared prefixes forward only, "none" the rest of each prompt too (`answer_inputs`)."""
     import contextlib
 
     import torch
 
     from mobile_actions.recipes.cpu_step import past_held
+
+    exact = prompt_gradients == "all"
 
     class SharedPrefixTrainer(base):
         def __init__(self, *args, **kwargs):
@@ -573,29 +577,29 @@ def shared_prefix_trainer(base: type, prompt_gradients: bool = True) -> type:
             if not parts:
                 return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
             # Each part's loss is its labelled tokens' share of the step's mean: the parts add up to the batch's.
-            # Without prompt gradients no part's past takes a gradient: attention may skip computing it.
-            with contextlib.nullcontext() if prompt_gradients else past_held():
+            # Where the prompt is held no part's past takes a gradient: attention may skip computing it.
+            with contextlib.nullcontext() if exact else past_held():
                 return sum(super(SharedPrefixTrainer, self).compute_loss(model, part, False, num_items_in_batch)
                            for part in parts)
 
         def _suffix_parts(self, model, inputs: dict) -> list[dict] | None:
             """The microbatch as suffix passes after the step's prefixes: one per prefix its rows take."""
-            groups = rows_by_prefix(inputs["input_ids"], self._prefixes) if self._prefixes and (
-                model.training and torch.is_grad_enabled()) else None
+            training = model.training and torch.is_grad_enabled()
+            groups = rows_by_prefix(inputs["input_ids"], self._prefixes) if self._prefixes and training else None
             if groups is None:
                 with self._prompt_grad():
                     shared = shared_prefix_inputs(model, inputs)
-                parts = [shared] if shared else None if prompt_gradients else [inputs]
+                parts = [shared] if shared else None if exact else [inputs]
             else:
                 whole = len(groups) == 1
                 parts = [with_prefix(inputs if whole else take_rows(inputs, rows), self._run(model, k).leaves,
                                      len(self._prefixes[k])) for k, rows in groups.items()]
-            if prompt_gradients or not (model.training and torch.is_grad_enabled()):
+            if prompt_gradients != "none" or not training:
                 return parts
             return [answer_inputs(model, part) for part in parts]
 
         def _prompt_grad(self):
-            return contextlib.nullcontext() if prompt_gradients else torch.no_grad()
+            return contextlib.nullcontext() if exact else torch.no_grad()
 
         def _run(self, model, k: int) -> StepPrefix:
             if k not in self._runs:
@@ -792,8 +796,11 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
         raise ValueError(f"--layout must be one of {', '.join(wire.LAYOUTS)}, got {cfg.layout!r}")
     if not 0 <= cfg.head_min_prob < 1:
         raise ValueError(f"--head-min-prob must be in [0, 1), got {cfg.head_min_prob}")
-    if not (cfg.shared_prefix or cfg.prompt_gradients):
-        raise ValueError("--no-prompt-gradients needs --shared-prefix (the prompt runs apart from the answer)")
+    if cfg.prompt_gradients not in PROMPT_GRADIENTS:
+        raise ValueError(f"--prompt-gradients must be one of {', '.join(PROMPT_GRADIENTS)}, got {cfg.prompt_gradients!r}")
+    if cfg.prompt_gradients != "all" and not cfg.shared_prefix:
+        raise ValueError(f"--prompt-gradients {cfg.prompt_gradients} needs --shared-prefix "
+                         "(the prompt runs apart from the answer)")
     cfg = with_init_adapter_shape(cfg)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
