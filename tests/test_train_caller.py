@@ -401,12 +401,11 @@ def test_held_prompt_gradients_keep_the_loss_exact_and_hold_only_the_prompts_key
     # the reference: the plain forward, keys and values of the held columns detached
     prefixes = step_prefixes(batches)
     assert len(prefixes) == 1
-    first = [int((b["labels"] != -100).int().argmax(1).min()) - 1 for b in batches]
-    assert min(first) > len(prefixes[0]) + MIN_PROMPT_COLUMNS     # the prompts past the prefix are cut in "none"
-    if prompt_gradients == "own":
-        first = [len(prefixes[0])] * len(batches)
+    before_answer = [int((b["labels"] != -100).int().argmax(1).min()) - 1 for b in batches]
+    assert min(before_answer) > len(prefixes[0]) + MIN_PROMPT_COLUMNS     # "none" holds more than the prefix
+    cuts = before_answer if prompt_gradients == "none" else [len(prefixes[0])] * len(batches)
     held = []
-    for b, cut in zip(batches, first):
+    for b, cut in zip(batches, cuts):
         # (the keys after their norm, [batch, heads, positions, dim]; the values as projected, [batch, positions, width])
         hooks = [m.register_forward_hook(lambda mod, args, out, cut=cut, dim=2 if name.endswith("k_norm") else 1:
                                          torch.cat([out.narrow(dim, 0, cut).detach(),
@@ -425,7 +424,7 @@ def test_held_prompt_gradients_keep_the_loss_exact_and_hold_only_the_prompts_key
     losses = one_step(train_caller.shared_prefix_trainer(stand_in_sft_trainer(batches, items, passes),
                                                           prompt_gradients)(), model)
     g_cut = gradients()
-    assert [shape[1] for shape in passes] == [b["input_ids"].shape[1] - cut for b, cut in zip(batches, first)]   # only what trains
+    assert [shape[1] for shape in passes] == [b["input_ids"].shape[1] - cut for b, cut in zip(batches, cuts)]   # only what trains
     assert len(held_calls) == (len(batches) * model.config.num_hidden_layers if held_attention else 0)
     assert torch.allclose(sum(losses), plain, atol=1e-6), (plain, losses)
     assert g_cut.keys() == g_held.keys() == g_plain.keys()
