@@ -78,7 +78,8 @@ class CallerSFTConfig:
                 "back-propagation through the answer's positions alone, as Transformer-XL holds its memory). "
                 "Held positions run as at inference, without LoRA dropout: the same function, a truncated "
                 "gradient, for less time per step (on the long run's rows, bf16: own ~0.73 of all's, none ~0.65; "
-                "own kept all's loss curve over 200 steps of a continuation, none ran ~3.5 %% higher)"})
+                "own kept all's loss curve over 200 steps of a continuation, none ran ~3.5 %% higher; from the base "
+                "own learned slower per step)"})
     attn: str = field(default="sdpa", metadata={"help": "attention implementation: sdpa | eager"})
     cpu_fast_path: bool = field(default=True, metadata={
         "help": "on a CPU, LoRA: the head and the control rows without gradients for the frozen table, the head "
