@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -17,7 +18,7 @@ from urllib.parse import unquote
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from mobile_actions import jsontext
+from mobile_actions import jsontext, lexicon
 from mobile_actions.errors import CatalogueError
 
 CATALOGS_DIR = Path(__file__).resolve().parent / "catalogs"  # the bundled catalogues (package data)
@@ -32,6 +33,9 @@ _FOREIGN_REF_KEYS = ("$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recurs
 _NAMED_SCHEMAS = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
 # With `$ref`s followed, a schema must stay a finite tree this small (a DAG of refs can double at each level).
 MAX_SCHEMA_NODES = 10_000
+# What calling a tool does, from least to most consequential: reads or shows something; changes the phone's
+# state (a switch, a new contact or event, a deletion); reaches someone else (an email, a message, a payment).
+EFFECTS = ("none", "changes", "sends")
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,14 @@ class Tool:
     @property
     def required(self) -> list[str]:
         return list(self.parameters.get("required", []))
+
+    @property
+    def effect(self) -> str:
+        """What calling the tool does (`EFFECTS`): its parameters' ``"x-effect"``, else read from the words of its
+        name with the lexicon (`name_effect`). Why it matters: the toolkit never forces a call that changes
+        anything, asks before dispatching one, and refuses one the request does not ask for."""
+        given = self.parameters.get("x-effect")
+        return given if given in EFFECTS else name_effect(self.name)
 
     def to_mobile_actions(self) -> dict:
         """The Mobile Actions row shape (Gemini upper-case types, no wrapper type)."""
@@ -125,10 +137,26 @@ def parse_tool(entry: Any, where: str = "<tool>") -> Tool:
     if params.get("type") != "object":
         raise CatalogueError(f"{where}: field 'parameters.type' must be OBJECT/object, got {params.get('type')!r}")
     params.setdefault("properties", {})
+    if "x-effect" in params and params["x-effect"] not in EFFECTS:
+        raise CatalogueError(f"{where}: field 'parameters.x-effect' must be one of {', '.join(EFFECTS)}, "
+                             f"got {params['x-effect']!r}")
     problem = _schema_problem(json.dumps(params, sort_keys=True))
     if problem:
         raise CatalogueError(f"{where}: parameters: {problem}")
     return Tool(name=name, description=description, parameters=params)
+
+
+def name_effect(name: str) -> str:
+    """A tool's effect from its name: the first word of it the lexicon lists as sending or as reading decides
+    ("get_emails": none, "email_team": sends); a name with neither changes state, the safe default."""
+    words = lexicon.load().effect
+    for word in re.findall(r"[a-z]+|[A-Z][a-z]*", name):
+        word = word.lower()
+        if word in words.sends:
+            return "sends"
+        if word in words.none:
+            return "none"
+    return "changes"
 
 
 @lru_cache(maxsize=1024)

@@ -109,13 +109,13 @@ def test_readme_request_with_the_bundled_caller(session, phone, tmp_path):
 def test_invalid_call_is_refused_and_never_dispatched(session, phone, tmp_path):
     caller = ScriptedCaller(raw_calls(("send_email", {"to": "ana@example.com"}),          # subject missing
                                       ("create_contact", {"first_name": "Ana", "last_name": "Lima", "age": 3})))
-    rep = runner(session, tmp_path, caller).run("email ana and add her")
+    rep = runner(session, tmp_path, caller).run("email ana@example.com and add her")
     assert phone.snapshot()["outbox"] == [] and phone.snapshot()["contacts"] == []
     assert not any(c[:2] == ["am", "start"] for c in phone.snapshot()["commands"])
     assert [i.status for i in rep.items] == ["refused", "refused", "not_done"]
     assert "subject" in rep.items[0].reason and "age" in rep.items[1].reason
     # no valid call: the request goes to the navigator (none here, so that is reported, not hidden)
-    assert rep.items[2].what == "GUI: email ana and add her" and "no navigator" in rep.items[2].reason
+    assert rep.items[2].what == "GUI: email ana@example.com and add her" and "no navigator" in rep.items[2].reason
 
 
 def test_unparseable_output_runs_nothing(session, phone, tmp_path):
@@ -131,11 +131,11 @@ def test_send_needs_confirmation(session, phone, tmp_path):
     asked = []
     r = runner(session, tmp_path, ScriptedCaller(call), yes=False)
     r.confirm = lambda what, details: asked.append((what, details)) or False
-    rep = r.run("email bob")
+    rep = r.run("email bob@example.com")
     assert phone.snapshot()["outbox"] == [] and rep.refused and "confirmation" in rep.refused[0].reason
     assert asked and asked[0][0].startswith("send_email") and "mailto:bob@example.com" in " ".join(asked[0][1])
     # no confirm callback and no --yes (no terminal): refused too
-    rep = runner(session, tmp_path, ScriptedCaller(call), yes=False).run("email bob")
+    rep = runner(session, tmp_path, ScriptedCaller(call), yes=False).run("email bob@example.com")
     assert rep.refused and phone.snapshot()["outbox"] == []
 
 
@@ -255,7 +255,7 @@ def _interrupted_run(session, phone, tmp_path):
         if rec.get("key") == "call:0.0" and rec.get("status") == "done":
             phone.fail_next = "disconnect"          # the phone's test hook: the next shell loses the transport
     r.on_event = drop_after_first_call
-    rep = r.run("torch on, add Ana, email her")
+    rep = r.run("torch on, add Ana, email her at ana@example.com")
     assert rep.status == "interrupted" and "disconnected" in rep.error
     assert phone.snapshot()["torch"] is True and phone.snapshot()["contacts"] == []
     return rep
@@ -399,7 +399,7 @@ SEND = raw_calls(("send_email", {"to": "ana@example.com", "subject": "Lunch", "b
 def _send_lost_mid_call(session, phone, tmp_path, **cfg):
     """The Send tap runs on the phone, then the link drops before its result comes back."""
     phone.drop_after = "input tap"
-    rep = runner(session, tmp_path, ScriptedCaller(SEND), yes=True, **cfg).run("email ana about lunch")
+    rep = runner(session, tmp_path, ScriptedCaller(SEND), yes=True, **cfg).run("email ana@example.com about lunch")
     assert rep.status == "interrupted" and len(phone.snapshot()["outbox"]) == 1
     return rep
 

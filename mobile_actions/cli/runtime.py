@@ -74,6 +74,8 @@ def _print_result(res, as_json: bool) -> int:
             print(res.text)
         for p in res.problems:
             print(f"problem: {p}", file=sys.stderr)
+        for r in res.refused:
+            print(r, file=sys.stderr)
     return 1 if res.problems else 0
 
 
@@ -118,10 +120,14 @@ def _call_torch(args: argparse.Namespace, now: datetime | None) -> int:
     if args.stream:
         print("error: --stream is for the ONNX runtime", file=sys.stderr)
         return 2
+    from mobile_actions.runtime import result_from_raw
+
     caller = resolve_caller(args.model or "default", torch=True, constrained=args.constrained)
     messages = [developer_message(now),
                 {"role": "user", "content": args.request}]
-    return _print_result(caller.call_messages(messages, load_catalogue(args.tools)), args.json)
+    tools = load_catalogue(args.tools)
+    res = caller.call_messages(messages, tools)
+    return _print_result(result_from_raw(res.raw, tools, res.timings, messages), args.json)   # gated, as `call`
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

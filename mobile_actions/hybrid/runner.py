@@ -38,6 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from mobile_actions.acting import Refusal, gate_messages
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
                                           screencap)
@@ -353,6 +354,8 @@ class Runner:
             if turn == 0:
                 self._first_text = " ".join(str(rec.get("text") or rec.get("raw") or "").split())
             calls = [ToolCall.from_json(c) for c in rec.get("calls", [])]
+            for r in map(Refusal.from_json, rec.get("refused", [])):
+                self._item(describe_call(r.call), "refused", f"refused: {r.why}")
             validation = [[Problem(**p) for p in v["problems"]] for v in rec["validation"]]
             if turn == 0 and self._all_screen_work(calls, validation):
                 # No tool is asked for: the request in the user's own words is the goal. A 270M router
@@ -401,7 +404,10 @@ class Runner:
         ms = (time.perf_counter() - t0) * 1e3
         layout = getattr(caller, "layout", "official")
         prompt = wire.render(messages, tools, add_generation_prompt=True, layout=layout)
-        calls = list(res.calls)
+        # The gate before any dispatch, whatever the caller did already: a call the request does not ask for
+        # (negated, a question, taken back, ...) or whose recipient the person did not write is refused here.
+        calls, refused = gate_messages(list(res.calls), messages, tools)
+        refused = [*getattr(res, "refused", []), *refused]
         validation = [{"call": c.to_json(), "problems": [asdict(p) for p in validate_call(c, tools)]}
                       for c in calls]
         output_problems = [str(p) for p in res.problems if p.tool == "<output>"]
@@ -409,6 +415,7 @@ class Runner:
         return self._write(StepRecord("caller", key, "done", ms=ms, data={
             "turn": turn, "messages": messages, "prompt": prompt, "raw": res.raw, "text": res.text,
             "calls": [c.to_json() for c in calls], "validation": validation,
+            "refused": [r.to_json() for r in refused],
             "output_problems": output_problems, "timings": dict(res.timings or {})}))
 
     # ------------------------------------------------------------------ calls

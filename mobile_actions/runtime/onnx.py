@@ -26,6 +26,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from mobile_actions import wire
+from mobile_actions.acting import Refusal, gate_messages
 from mobile_actions.calls import Problem, ToolCall, turn_calls, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.errors import ExportFormatError
@@ -313,11 +314,12 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 # ============================================================================================ caller
 @dataclass
 class CallResult:
-    calls: list[ToolCall] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)   # what may be dispatched: valid or not, never refused
     text: str = ""
     problems: list[Problem] = field(default_factory=list)
     raw: str = ""
     timings: dict = field(default_factory=dict)
+    refused: list[Refusal] = field(default_factory=list)   # calls the request does not ask for (`acting.gate`)
 
     @property
     def ok(self) -> bool:
@@ -325,12 +327,14 @@ class CallResult:
 
     def to_json(self) -> dict:
         return {"calls": [c.to_json() for c in self.calls], "text": self.text,
-                "problems": [str(p) for p in self.problems], "raw": self.raw, "timings": self.timings}
+                "problems": [str(p) for p in self.problems], "refused": [r.to_json() for r in self.refused],
+                "raw": self.raw, "timings": self.timings}
 
 
-def result_from_raw(raw: str, tools: Catalogue, timings: dict) -> CallResult:
+def result_from_raw(raw: str, tools: Catalogue, timings: dict, messages: Sequence[dict] | None = None) -> CallResult:
     """Parse and validate raw model output: the one place a caller's text becomes a `CallResult` (each
-    call once, no argument echoing another: `turn_calls`)."""
+    call once, no argument echoing another: `turn_calls`). With the conversation (`messages`), calls its
+    request does not ask for are moved to `refused` (`acting.gate`), whatever decoded them."""
     problems: list[Problem] = []
     try:
         parsed = wire.parse(raw)
@@ -338,9 +342,12 @@ def result_from_raw(raw: str, tools: Catalogue, timings: dict) -> CallResult:
     except wire.WireParseError as e:
         calls, text = [], ""
         problems.append(Problem("<output>", None, f"not a well-formed call: {e}"))
+    refused: list[Refusal] = []
+    if messages is not None:
+        calls, refused = gate_messages(calls, messages, tools)
     for c in calls:
         problems += validate_call(c, tools)
-    return CallResult(list(calls), text, problems, raw, timings)
+    return CallResult(list(calls), text, problems, raw, timings, refused)
 
 
 @dataclass
@@ -526,7 +533,9 @@ class Caller:
         stats["decode_tok_s"] = (n_out - 1) / (stats["decode_ms"] / 1e3) if n_out > 1 and stats["decode_ms"] > 0 else None
 
     def call_messages(self, messages: list[dict], tools: Catalogue | list | None = None) -> CallResult:
-        """Calls for a conversation (developer + user messages as in a Mobile Actions row)."""
+        """Calls for a conversation (developer + user messages as in a Mobile Actions row), as decoded: whoever
+        acts on them gates them (`acting.gate_messages`; the hybrid runner does), since the conversation may
+        be a navigator's screen rather than a person's request."""
         tools = self._catalogue(tools)
         t0 = time.perf_counter()
         ids = self.encode(self.render(messages, tools))
@@ -535,14 +544,15 @@ class Caller:
         return self._finish(out, tools, stats, t0)
 
     def call(self, request: str, tools: Catalogue | list | None = None, now: datetime | None = None) -> CallResult:
-        """Calls (validated) or a text reply for one request, with the developer turn for `now`."""
+        """Calls (validated) or a text reply for one person's request, with the developer turn for `now`; calls
+        the request does not ask for are in `refused` (`acting.gate`), never in `calls`."""
         tools = self._catalogue(tools)
         t0 = time.perf_counter()
         messages = self.messages(request, now)
         ids = self.encode(self.render(messages, tools))
         stats: dict = {"tokenize_ms": (time.perf_counter() - t0) * 1e3}
         out = list(self.generate(ids, tools, stats, messages))
-        return self._finish(out, tools, stats, t0)
+        return self._finish(out, tools, stats, t0, messages)
 
     def stream(self, request: str, tools: Catalogue | list | None = None, now: datetime | None = None) -> Iterator[str]:
         """Text pieces as they are decoded (incomplete UTF-8 held back until it completes)."""
@@ -569,8 +579,9 @@ class Caller:
             return load_catalogue(tools)
         return Catalogue.from_json(list(tools))
 
-    def _finish(self, out: list[int], tools: Catalogue, stats: dict, t0: float) -> CallResult:
+    def _finish(self, out: list[int], tools: Catalogue, stats: dict, t0: float,
+                messages: list[dict] | None = None) -> CallResult:
         raw = self.tokenizer.decode(out, skip_special_tokens=False)
         stats["total_ms"] = (time.perf_counter() - t0) * 1e3
         return result_from_raw(raw, tools, {k: (round(v, 2) if isinstance(v, float) else v)
-                                            for k, v in stats.items()})
+                                            for k, v in stats.items()}, messages)

@@ -1,0 +1,315 @@
+"""Whether the request asks for the calls a caller wrote: the gate between a caller's output and the phone.
+
+A 270M caller acts on mentions: "please don't switch the torch on" gives `turn_on_flashlight()`, "should I save
+Marta 555 0142?" a new contact. Doing nothing is always safer than doing what the person said not to do, so
+every call passes this gate before it is dispatched, whatever decoded it. The request is read into pieces
+(sentences, and the parts of one between joining words and commas); each piece gets a `Polarity` from the
+lexicon's cues (`mobile_actions/lexicon/en.json`: "don't", "should I", "if", "already", "told me to", "never
+mind", ...). A call belongs to the pieces that write its values or name its tool; it is refused when none of
+them is asked -- except that a question may be answered by a tool that changes nothing. A call that reaches
+someone (``sends``) must also take its recipient from the person's own words, never from a tool result or a
+screen. The gate knows no tool and no English of its own: the words are the lexicon's, the tool's keywords
+are the catalogue's, and every refusal names the cue and the piece that decided it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Sequence
+
+from mobile_actions import lexicon as lexicons
+from mobile_actions.calls import ToolCall, argument_schema, value_kind
+from mobile_actions.catalog import Catalogue
+from mobile_actions.decoding.coverage import PHONE_RE, keywords, mask_quotes
+
+_WORD_RE = re.compile(r"[\w'@.+-]*\w")
+_SENTENCE_RE = re.compile(r"[.!?;\n]+(?=\s|$)|\.{2,}|\u2026|\s[-\u2013\u2014]{1,2}\s|\s*\(|\)")
+
+
+class Polarity(str, Enum):
+    """How a piece of a request stands to the action it names."""
+    ASKED = "asked"
+    NEGATED = "negated"
+    QUESTION = "question"
+    HYPOTHETICAL = "hypothetical"
+    REPORTED = "reported"
+    PAST = "past"
+    CANCELLED = "cancelled"
+
+
+REASONS = {Polarity.NEGATED: "the request says not to", Polarity.QUESTION: "the request only asks a question",
+           Polarity.HYPOTHETICAL: "the request only supposes it", Polarity.REPORTED: "it reports someone else's words",
+           Polarity.PAST: "the request says it was already done", Polarity.CANCELLED: "the request takes it back"}
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A part of the request and how it stands to its action; `cue` is the lexicon phrase that decided."""
+    text: str
+    start: int
+    polarity: Polarity = Polarity.ASKED
+    cue: str = ""
+    sentence: int = 0
+
+    @property
+    def asked(self) -> bool:
+        return self.polarity is Polarity.ASKED
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A call the gate kept from the phone, and why (shown in `call --json`, run reports and traces)."""
+    call: ToolCall
+    reason: str
+    cue: str = ""
+    piece: str = ""
+
+    @property
+    def why(self) -> str:
+        """The reason with the cue and the piece that decided it."""
+        return self.reason + (f" ({self.cue!r} in {self.piece!r})" if self.cue else "")
+
+    def __str__(self) -> str:
+        return f"refused {self.call.name}: {self.why}"
+
+    def to_json(self) -> dict:
+        return {"call": self.call.to_json(), "reason": self.reason, "cue": self.cue, "piece": self.piece}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Refusal":
+        return cls(ToolCall.from_json(data["call"]), str(data.get("reason", "")), str(data.get("cue", "")),
+                   str(data.get("piece", "")))
+
+
+# ============================================================================================ reading
+def read(request: str, lexicon: lexicons.Lexicon | None = None) -> tuple[Piece, ...]:
+    """The pieces of `request`, each with its polarity (quoted text is a value, never a cue)."""
+    words = (lexicon or lexicons.load()).polarity
+    masked = lexicons.normalise(mask_quotes(request))
+    split_re = re.compile(r"\s*,\s*|\s+(?:" + "|".join(re.escape(w) for w in words.split.words) + r")(?![\w'])\s*")
+    pieces: list[Piece] = []
+    for n, (s0, s1) in enumerate(_spans(masked, _SENTENCE_RE, 0, len(masked))):
+        for a, b in _spans(masked, split_re, s0, s1):
+            text = masked[a:b]
+            if _content_words(text, words.interjections):
+                pol, cue = _polarity(text, words)
+                pieces.append(Piece(request[a:b], a, pol, cue, n))
+    return tuple(_carried(pieces, masked, words))
+
+
+def _spans(text: str, cut: re.Pattern, start: int, end: int) -> list[tuple[int, int]]:
+    out, at = [], start
+    for m in cut.finditer(text, start, end):
+        if m.start() > at:
+            out.append((at, m.start()))
+        at = max(at, m.end())
+    if end > at:
+        out.append((at, end))
+    return [(a + len(text[a:b]) - len(text[a:b].lstrip()), b - len(text[a:b]) + len(text[a:b].rstrip()))
+            for a, b in out if text[a:b].strip()]
+
+
+def _content_words(text: str, skip: lexicons.Phrases) -> list[str]:
+    return [w for w in _WORD_RE.findall(text) if w not in skip]
+
+
+def _index(text: str, pos: int, interjections: lexicons.Phrases) -> int:
+    """How many words other than interjections come before `pos`: where a cue stands in its piece."""
+    return len(_content_words(text[:pos], interjections))
+
+
+def _polarity(text: str, w: lexicons.PolarityWords) -> tuple[Polarity, str]:
+    """A piece's polarity and the cue that decided it (in the order that lets "don't forget to" ask and "can you
+    not" refuse)."""
+    marker = next((m for m in w.content_markers.all(text) if _WORD_RE.search(text, m.end())), None)
+    head = text[:marker.start()] if marker else text
+
+    def early(phrases: lexicons.Phrases, within: int = w.cue_within_words) -> str:
+        for m in phrases.all(head):
+            if _index(head, m.start(), w.interjections) <= within:
+                return m.group()
+        return ""
+
+    if cue := early(w.still_asks):
+        return Polarity.ASKED, cue
+    for phrases, pol in ((w.cancelled, Polarity.CANCELLED), (w.negated, Polarity.NEGATED),
+                         (w.reported, Polarity.REPORTED), (w.past, Polarity.PAST)):
+        if cue := early(phrases):
+            return pol, cue
+    if cue := _past_action(head, w):
+        return Polarity.PAST, cue
+    if cue := early(w.request_openers):
+        return Polarity.ASKED, cue
+    if cue := early(w.hypothetical):
+        return Polarity.HYPOTHETICAL, cue
+    if cue := early(w.question_openers, 0):
+        return Polarity.QUESTION, cue
+    return Polarity.ASKED, ""
+
+
+def _past_action(head: str, w: lexicons.PolarityWords) -> str:
+    """"I emailed ...", "we just set ...": a subject early in the piece, then a verb in the past."""
+    toks = [t for t in _WORD_RE.findall(head) if t not in w.interjections]
+    for i, tok in enumerate(toks[:w.cue_within_words + 1]):
+        if tok in w.past_subjects:
+            j = i + 1
+            while j < len(toks) and toks[j] in w.past_adverbs:
+                j += 1
+            if j < len(toks) and toks[j] in w.past_verbs:
+                return f"{tok} {toks[j]}"
+    return ""
+
+
+def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords) -> list[Piece]:
+    """Polarity that reaches past its own piece: "if it rains, text Leo" (a condition governs the piece after
+    it); "type Lena 555 0161 but don't save it" and "add lunch friday, scratch that" (a "don't" of "it", or a
+    cancellation, reaches the piece before; "I found it" is no refusal of anything); "don't, under any circumstances, email Ana" (a bare "don't"
+    reaches the piece after)."""
+    out = list(pieces)
+    for i, p in enumerate(pieces):
+        if p.asked:
+            continue
+        own = masked[p.start:p.start + len(p.text)]
+        rest = _rest(own, p.cue, w)
+        opens = w.governs_next.find(own)
+        prev = i - 1 if i > 0 else None
+        nxt = i + 1 if i + 1 < len(pieces) and pieces[i + 1].sentence == p.sentence else None
+        targets: list[int] = []
+        if not rest:            # the cue is all the piece says
+            if p.polarity is Polarity.NEGATED and nxt is not None:
+                targets = [nxt]
+            elif prev is not None:
+                targets = [prev]
+        elif (p.polarity in (Polarity.NEGATED, Polarity.CANCELLED) and rest[-1] in w.back_references
+              and len(rest) <= 3 and prev is not None):
+            targets = [prev]
+        elif (p.polarity is Polarity.HYPOTHETICAL and opens is not None and nxt is not None
+              and _index(own, opens.start(), w.interjections) == 0):
+            targets = [nxt]
+        for t in targets:
+            if out[t].asked and not out[t].cue:
+                out[t] = replace(out[t], polarity=p.polarity, cue=p.cue)
+            elif out[t].asked and p.polarity is Polarity.CANCELLED:
+                out[t] = replace(out[t], polarity=p.polarity, cue=p.cue)
+    return out
+
+
+def _rest(text: str, cue: str, w: lexicons.PolarityWords) -> list[str]:
+    """The words of a piece besides its cue, interjections and trailing words ("don't send it yet": send, it)."""
+    at = text.find(cue) if cue else -1
+    if at >= 0:
+        text = text[:at] + " " + text[at + len(cue):]
+    toks = [t for t in _WORD_RE.findall(text) if t not in w.interjections]
+    while toks and toks[-1] in w.trailing:
+        toks.pop()
+    return toks
+
+
+# ============================================================================================ the gate
+def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_text: str | None = None,
+         lexicon: lexicons.Lexicon | None = None) -> tuple[list[ToolCall], list[Refusal]]:
+    """The calls `request` asks for, and the others refused with their reason. `user_text` is everything the
+    person wrote in the conversation (default: `request`): the only place a recipient may come from."""
+    pieces = read(request, lexicon)
+    said = lexicons.normalise(user_text if user_text is not None else request)
+    kept: list[ToolCall] = []
+    refused: list[Refusal] = []
+    for call in calls:
+        tool = catalogue[call.name] if call.name in catalogue else None
+        effect = tool.effect if tool is not None else "changes"
+        why = _recipient_problem(call, tool, said) if effect == "sends" else None
+        if why is None:
+            why = _polarity_problem(call, tool, effect, pieces, request)
+        if why is None:
+            kept.append(call)
+        else:
+            refused.append(why)
+    return kept, refused
+
+
+# Polarities that tell a story rather than refuse: a value written there may still be asked for elsewhere ("I met
+# Arjun Khalil, add him to my contacts"); a "don't" or a "never mind" is never overruled.
+NARRATIVE = frozenset({Polarity.PAST, Polarity.REPORTED, Polarity.QUESTION, Polarity.HYPOTHETICAL})
+
+
+def gate_messages(calls: Sequence[ToolCall], messages: Sequence[dict], catalogue: Catalogue
+                  ) -> tuple[list[ToolCall], list[Refusal]]:
+    """`gate` for a conversation: the request is its last user message; recipients may come from any of the
+    person's messages, never from a tool's response."""
+    said = [m.get("content") for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    if not said:
+        return list(calls), []
+    return gate(calls, said[-1], catalogue, "\n".join(said))
+
+
+def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece], request: str) -> Refusal | None:
+    """Why `call` is not asked for, or None. Its owners are the pieces that write the most of its values;
+    else every piece that names its tool; else the whole request. It is asked when an owner is asked, or when
+    its values are only told about (`NARRATIVE`) and an asked piece names its tool or, after them, refers back
+    to them ("I met Inés Pham, save them")."""
+    by_value, by_name = _owners(call, tool, pieces)
+    owners = by_value or by_name or list(pieces)
+    if not owners or any(p.asked for p in owners):
+        return None
+    if by_value and all(p.polarity in NARRATIVE for p in by_value) and (
+            any(p.asked for p in by_name) or any(p.asked and _refers_back(p) for p in pieces if p.start > by_value[0].start)):
+        return None
+    first = owners[0]
+    if first.polarity is Polarity.QUESTION and effect == "none":
+        return None
+    return Refusal(call, REASONS[first.polarity], first.cue, first.text)
+
+
+def _refers_back(piece: Piece, lexicon: lexicons.Lexicon | None = None) -> bool:
+    """Whether a piece speaks of something said before it ("save them", "add that")."""
+    w = (lexicon or lexicons.load()).polarity
+    return any(t in w.back_references for t in _WORD_RE.findall(lexicons.normalise(piece.text)))
+
+
+def _owners(call: ToolCall, tool, pieces: Sequence[Piece]) -> tuple[list[Piece], list[Piece]]:
+    """The pieces that write the most of `call`'s values, and the pieces that name its tool (its keywords or
+    the words of its name)."""
+    values = [lexicons.normalise(str(v)) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
+    names = [lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())]
+    names += [w for w in re.split(r"[^a-z]+", lexicons.normalise(call.name)) if len(w) >= 3]
+    patterns = [re.compile(rf"(?<!\w){re.escape(k)}(?!\w)") for k in dict.fromkeys(names)]
+    texts = [lexicons.normalise(p.text) for p in pieces]
+    hits = [sum(v in t for v in values) for t in texts]
+    best = max(hits, default=0)
+    by_value = [p for p, h in zip(pieces, hits) if h == best] if best > 0 else []
+    by_name = [p for p, t in zip(pieces, texts) if any(r.search(t) for r in patterns)]
+    return by_value, by_name
+
+
+def _scalars(value) -> list:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _scalars(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _scalars(v)]
+    return [] if isinstance(value, bool) or value is None else [value]
+
+
+def _recipient_problem(call: ToolCall, tool, said: str) -> Refusal | None:
+    """A call that reaches someone takes its address or number from what the person wrote, never from a tool
+    result or a screen (a Maps card that says "evil@attacker.test" chooses no recipient)."""
+    if tool is None:
+        return None
+    props = argument_schema(tool).get("properties") or {}
+    for name, value in call.arguments.items():
+        sub = props.get(name)
+        if not isinstance(sub, dict) or value_kind(name, sub) not in ("email", "phone"):
+            continue
+        for v in (value if isinstance(value, list) else [value]):
+            if isinstance(v, str) and not _written(v, said):
+                return Refusal(call, f"the recipient {v!r} is not one the person wrote", "", "")
+    return None
+
+
+def _written(value: str, said: str) -> bool:
+    """Whether `value` is in the person's words (a number may be written with other spaces or dashes)."""
+    v = lexicons.normalise(value.strip())
+    if v and v in said:
+        return True
+    digits = re.sub(r"\D", "", v)
+    return len(digits) >= 5 and any(re.sub(r"\D", "", m) == digits for m in PHONE_RE.findall(said))

@@ -1,0 +1,104 @@
+"""The words the toolkit reads requests with, as data: one JSON file per language, one loader.
+
+Why data: which words say "don't", "should I ...?" or "never mind" is a property of a language, not of the
+code that acts on it. Keeping them in `en.json` lets a reader see every word that changes what the phone
+does, lets a language be added without touching Python, and keeps the reading code free of English.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from pathlib import Path
+
+from mobile_actions.errors import CatalogueError
+
+LEXICON_DIR = Path(__file__).resolve().parent
+
+
+def normalise(text: str) -> str:
+    """Lower case with curly apostrophes read as straight ones: the form lexicon phrases are matched in."""
+    return text.replace("\u2019", "'").replace("\u2018", "'").lower()
+
+
+@dataclass(frozen=True)
+class Phrases:
+    """A list of phrases matched whole-word (longest first), e.g. "do not" before "do"."""
+    words: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        alts = "|".join(re.escape(w) for w in sorted(self.words, key=len, reverse=True))
+        object.__setattr__(self, "_re", re.compile(rf"(?<![\w'@./-])(?:{alts})(?![\w'@/-]|\.\w)" if alts else r"(?!)"))
+
+    def find(self, text: str, start: int = 0) -> re.Match | None:
+        """The first phrase in `text` (already `normalise`d) at or after `start`."""
+        return self._re.search(text, start)  # type: ignore[attr-defined]
+
+    def all(self, text: str) -> list[re.Match]:
+        return list(self._re.finditer(text))  # type: ignore[attr-defined]
+
+    def __contains__(self, word: object) -> bool:
+        return word in self.words
+
+
+@dataclass(frozen=True)
+class PolarityWords:
+    """The phrase lists that tell how a piece of a request stands to its action (en.json says what each means)."""
+    split: Phrases
+    interjections: Phrases
+    content_markers: Phrases
+    still_asks: Phrases
+    request_openers: Phrases
+    cancelled: Phrases
+    negated: Phrases
+    reported: Phrases
+    past: Phrases
+    past_subjects: Phrases
+    past_verbs: Phrases
+    past_adverbs: Phrases
+    hypothetical: Phrases
+    question_openers: Phrases
+    governs_next: Phrases
+    back_references: Phrases
+    trailing: Phrases
+    cue_within_words: int
+
+
+@dataclass(frozen=True)
+class EffectWords:
+    """Words of a tool's name that say what calling it does when its catalogue does not say (``x-effect``)."""
+    sends: frozenset[str]
+    none: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    language: str
+    polarity: PolarityWords
+    effect: EffectWords
+
+
+@lru_cache(maxsize=None)
+def load(language: str = "en") -> Lexicon:
+    """The lexicon of `language` (`<language>.json` beside this module), checked against its shape."""
+    path = LEXICON_DIR / f"{language}.json"
+    if not re.fullmatch(r"[a-z]{2,3}(?:-[A-Za-z0-9]+)?", language) or not path.is_file():
+        raise CatalogueError(f"no lexicon for language {language!r} (looked for {path})")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    pol, eff = data.get("polarity"), data.get("effect")
+    if not isinstance(pol, dict) or not isinstance(eff, dict):
+        raise CatalogueError(f"{path}: a lexicon has objects 'polarity' and 'effect'")
+    lists = [f.name for f in fields(PolarityWords) if f.type == "Phrases"]
+    for section, names, where in ((pol, lists, "polarity"), (eff, ("sends", "none"), "effect")):
+        for name in names:
+            words = section.get(name)
+            if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
+                raise CatalogueError(f"{path}: {where}.{name} must be a list of non-empty strings")
+    within = pol.get("cue_within_words")
+    if not isinstance(within, int) or within < 0:
+        raise CatalogueError(f"{path}: polarity.cue_within_words must be a non-negative integer")
+    polarity = PolarityWords(**{n: Phrases(tuple(normalise(w) for w in pol[n])) for n in lists},
+                             cue_within_words=within)
+    effect = EffectWords(**{n: frozenset(normalise(w) for w in eff[n]) for n in ("sends", "none")})
+    return Lexicon(str(data.get("language", language)), polarity, effect)
