@@ -206,6 +206,24 @@ def _rest(text: str, cue: str, w: lexicons.PolarityWords) -> list[str]:
     return toks
 
 
+def unasked(request: str, texts: Sequence[str], lexicon: lexicons.Lexicon | None = None) -> frozenset[int]:
+    """The indexes of `texts` (parts of `request`, e.g. coverage's clauses) that lie only in pieces the person
+    does not ask for: what a turn never owes ("turn on the torch. Send no email to carla@x.com")."""
+    pieces = read(request, lexicon)
+    out, at = set(), 0
+    for i, text in enumerate(texts):
+        start = request.find(text, at)
+        if start < 0:
+            start = request.find(text)
+        if start < 0:
+            continue
+        at = start + len(text)
+        over = [p for p in pieces if p.start < start + len(text) and start < p.start + len(p.text)]
+        if over and not any(p.asked for p in over):
+            out.add(i)
+    return frozenset(out)
+
+
 # ============================================================================================ the gate
 def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_text: str | None = None,
          lexicon: lexicons.Lexicon | None = None) -> tuple[list[ToolCall], list[Refusal]]:

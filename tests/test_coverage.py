@@ -210,14 +210,15 @@ def test_a_user_catalogue_names_its_tools_by_their_words_and_x_keywords():
     assert owed("Set an alarm for 7 and check the charge", [ToolCall("set_alarm", {})], cat) == ("get_battery",)
 
 
-def decode(constraint, tok, bias: dict[int, float], max_tokens: int = 600) -> list[ToolCall]:
-    """A model that starts a call, then wants to stop (stop tokens far ahead); otherwise random."""
+def decode(constraint, tok, bias: dict[int, float], max_tokens: int = 600, calls: int = 1) -> list[ToolCall]:
+    """A model that starts `calls` calls by itself, then wants to stop (stop tokens far ahead); otherwise random."""
     rng = np.random.default_rng(0)
     start, esc = wire.CONTROL_TOKEN_IDS[wire.START_CALL], wire.CONTROL_TOKEN_IDS[wire.ESCAPE]
     out = []
     for _ in range(max_tokens):
         logits = rng.normal(size=constraint.t.size).astype(np.float32)
-        for i, b in {**bias, **{s: 80.0 for s in STOP}, start: 100.0 if not out else 0.0, esc: 3.0}.items():
+        begun = out.count(start)
+        for i, b in {**bias, **{s: 80.0 for s in STOP}, start: 100.0 if begun < calls else 0.0, esc: 3.0}.items():
             logits[i] += b
         tid = constraint.settle(pick(logits, constraint.allowed()))
         if tid in STOP:
@@ -229,18 +230,23 @@ def decode(constraint, tok, bias: dict[int, float], max_tokens: int = 600) -> li
     return wire.parse(tok.decode(out, skip_special_tokens=False)).calls
 
 
-@pytest.mark.parametrize("request_, first, then", [
-    ("Turn off the flashlight and show me Union Station on the map", "turn_off_flashlight", {"show_map"}),
-    ("Show the Louvre on the map and switch on the torch", "show_map", {"turn_on_flashlight", "turn_off_flashlight"}),
+def test_the_grammar_makes_the_owed_call_that_changes_nothing(tok, table):
+    request_ = "Turn off the flashlight and show me Union Station on the map"
+    con = Constraints(table, policies=POLICIES).for_tools(TOOLS, [DEV, {"role": "user", "content": request_}])
+    calls = decode(con, tok, {i: 20.0 for i in tok.encode("turn_off_flashlight", add_special_tokens=False).ids})
+    assert [c.name for c in calls] == ["turn_off_flashlight", "show_map"], calls
+    assert all(not validate_call(c, TOOLS) for c in calls) and calls[1].arguments["query"] in request_
+
+
+@pytest.mark.parametrize("request_, first", [
+    ("Show the Louvre on the map and switch on the torch", "show_map"),                 # a switch changes state
+    ("turn on the flashlight. Send no email to carla@example.com.", "turn_on_flashlight"),   # and it is refused
+    ("Turn off the flashlight and don't show me Union Station on the map", "turn_off_flashlight"),   # not asked
 ])
-def test_the_grammar_makes_the_owed_call(tok, table, request_, first, then):
-    messages = [DEV, {"role": "user", "content": request_}]
-    con = Constraints(table, policies=POLICIES).for_tools(TOOLS, messages)
+def test_a_call_that_changes_state_or_is_not_asked_is_never_forced(tok, table, request_, first):
+    con = Constraints(table, policies=POLICIES).for_tools(TOOLS, [DEV, {"role": "user", "content": request_}])
     calls = decode(con, tok, {i: 20.0 for i in tok.encode(first, add_special_tokens=False).ids})
-    assert len(calls) == 2 and calls[0].name == first and calls[1].name in then, calls
-    assert all(not validate_call(c, TOOLS) for c in calls)
-    if calls[1].name == "show_map":
-        assert calls[1].arguments["query"] in request_
+    assert [c.name for c in calls] == [first], calls
 
 
 def test_without_grounding_or_a_clause_the_model_may_stop(tok, table):
@@ -250,11 +256,16 @@ def test_without_grounding_or_a_clause_the_model_may_stop(tok, table):
         assert len(decode(con, tok, {})) == 1
 
 
-def test_a_forced_gui_step_says_its_clause(tok, table):
-    """The routing tool forced for a clause no tool names gets the clause as its goal, word for word."""
+def test_a_gui_step_the_model_starts_says_its_clause_and_is_never_forced(tok, table):
+    """A GUI step changes the phone, so it is not forced; when the model goes on to it by itself, the routing
+    tool's goal is the clause no tool names, word for word."""
     request_ = "Add a contact Omar Said 555-0142 and write a note saying call Omar"
-    con = Constraints(table, policies=POLICIES).for_tools(ROUTING, [DEV, {"role": "user", "content": request_}])
+    msgs = [DEV, {"role": "user", "content": request_}]
+    con = Constraints(table, policies=POLICIES).for_tools(ROUTING, msgs)
     calls = decode(con, tok, {i: 20.0 for i in tok.encode("create_contact", add_special_tokens=False).ids})
+    assert [c.name for c in calls] == ["create_contact"], calls
+    con = Constraints(table, policies=POLICIES).for_tools(ROUTING, msgs)
+    calls = decode(con, tok, {i: 20.0 for i in tok.encode("create_contact", add_special_tokens=False).ids}, calls=2)
     assert [c.name for c in calls] == ["create_contact", "operate_screen"], calls
     assert calls[1].arguments == {"goal": "write a note saying call Omar"}
 
@@ -340,8 +351,8 @@ def test_a_call_owed_for_a_clause_takes_the_datetime_it_says(tok, table):
     for tid in tok.encode(wire.render_call(standup), add_special_tokens=False).ids:
         con.advance(tid)
     start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
-    assert con.settle(STOP[0]) == start
-    con.advance(start)
+    assert con.settle(STOP[0]) == STOP[0]     # an event changes the phone: never forced
+    con.advance(start)                        # the model goes on by itself: the call is the clause's
     grammar = con.state.cont.g
     assert set(grammar.tools) == {"create_calendar_event"}
     assert grammar.tools["create_calendar_event"].props["datetime"]["enum"] == ["2025-08-29T16:00:00"]
@@ -374,8 +385,8 @@ def test_the_first_call_takes_the_first_list_items_datetime(tok, table):
 
 
 def test_a_call_owed_for_a_list_item_takes_its_address_and_its_words(tok, table):
-    """The mail owed for the second address of "Email a, b and c" goes to b; the event owed for the second item
-    of a comma list is titled from that item."""
+    """The mail the model goes on to after the first of "Email a, b and c" goes to b; the event after the first
+    of a comma list is titled from the second item."""
     from mobile_actions.decoding.grammar import StrSpec
 
     def owed_grammar(request_: str, first: ToolCall):
@@ -385,8 +396,8 @@ def test_a_call_owed_for_a_list_item_takes_its_address_and_its_words(tok, table)
         for tid in tok.encode(wire.render_call(first), add_special_tokens=False).ids:
             con.advance(tid)
         start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
-        assert con.settle(STOP[0]) == start
-        con.advance(start)
+        assert con.settle(STOP[0]) == STOP[0]     # never forced: these calls change or send something
+        con.advance(start)                        # the model's own next call takes the item's values
         return con.state.cont.g
 
     g = owed_grammar("Email sales@eco.co.uk, hello@bean.com and info@milk.co.uk, subject Opening hours",

@@ -102,11 +102,11 @@ def test_tool_results_are_sources_too(table):
     assert con.g.tools["send_email"].props["to"]["enum"] == ["ana@example.com"]
 
 
-def test_a_follow_up_that_still_owes_an_address_makes_a_call(table):
-    """After the map's answer, "email the address of the Louvre to ana@example.com" is not done: the turn
-    must start a call (no text reply). Once the calls cover the request (the address used, or a request
-    that only asked for the map), the follow-up is a text reply and no call; the user's own turn is never
-    forced either way."""
+def test_a_follow_up_that_still_owes_an_address_is_the_models_call_to_make(table):
+    """After the map's answer, "email the address of the Louvre to ana@example.com" is not done, but an email is
+    never forced: the turn may start the call or reply in text. Once the calls cover the request (the address
+    used, or a request that only asked for the map), the follow-up is a text reply and no call; the user's own
+    turn is never forced either way."""
     cat = load_catalogue("mobile_actions")
     start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
     ask = [DEV, {"role": "user", "content": "email the address of the Louvre to ana@example.com"}]
@@ -116,7 +116,7 @@ def test_a_follow_up_that_still_owes_an_address_makes_a_call(table):
         "to": "ana@example.com", "subject": "Address of the Louvre"}}}]},
         {"role": "tool", "name": "send_email", "content": '{"response": {"status": "done"}}'}]
     owed = Constraints(table, policies=POLICIES).for_tools(cat, mapped).allowed()
-    assert list(owed) == [start]
+    assert owed.dtype == bool and owed[start] and owed.sum() > 1
     allowed = Constraints(table, policies=POLICIES).for_tools(cat, ask).allowed()
     assert allowed.dtype == bool and allowed[start] and allowed.sum() > 1          # a call or text
     for done in (sent, [DEV, {"role": "user", "content": "show the Louvre"}] + mapped[2:]):

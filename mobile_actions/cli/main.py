@@ -268,11 +268,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layout", default="official", choices=LAYOUTS)
     p.set_defaults(func=cmd_render)
 
-    p = sub.add_parser("bench", help="benchmarks that print a table: caller | hybrid | android | train")
+    p = sub.add_parser("bench", help="benchmarks that print a table: caller | act | hybrid | android | train")
     bench = p.add_subparsers(dest="bench_kind", required=True, metavar="KIND")
     p = bench.add_parser("android", help="latency of one dispatched call through the real adb server")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the android benchmark's own options (bench android -- --help)")
     p.set_defaults(func=lambda a: importlib.import_module("mobile_actions.recipes.bench_android").main(a.args))
+    p = bench.add_parser("act", help="whether the caller acts only when asked: unrequested calls, before and after the gate")
+    bench_act = importlib.import_module("mobile_actions.recipes.bench_act")
+    bench_act.add_arguments(p)
+    p.set_defaults(func=bench_act.run)
 
     for name in PART_CLIS:
         try:

@@ -35,6 +35,7 @@ import numpy as np
 
 from mobile_actions.calls import argument_schema, is_datetime
 from mobile_actions.catalog import Catalogue
+from mobile_actions import acting
 from mobile_actions.decoding import coverage
 from mobile_actions.decoding.datetimes import expression_spans, resolve
 from mobile_actions.errors import GrammarDeadEnd
@@ -645,19 +646,24 @@ class CallGrammar:
         # wrote an address): the prompt stays the same, the grammar refuses it.
         # The request's clauses (`coverage`): what a turn must cover, and which values belong to which tool.
         self.clauses = coverage.clauses(grounding.request, catalogue) if grounding is not None else []
+        # Clauses the person does not ask for ("send no email to ...", "should I save ...?") are never owed.
+        self.unasked = (acting.unasked(grounding.request, [c.text for c in self.clauses])
+                        if grounding is not None else frozenset())
         self.fallback = coverage.fallback_tool(catalogue)   # the GUI-step tool, if offered
         schemas = {t.name: grounding.tool_schema(t, self.clauses) if grounding is not None else argument_schema(t)
                    for t in catalogue}
         schemas = {name: s for name, s in schemas.items() if s.get("x-callable", True) is not False}
         self.tools = {name: _obj(s) for name, s in schemas.items()}
-        # A follow-up that still owes an address the user wrote, to a tool that takes it: a call, not text.
+        # A follow-up that still owes an address the user wrote, to a tool that takes it and changes nothing: a
+        # call, not text. A call that changes or sends something is never forced: the model makes it or not.
         owed = set(grounding.owed_emails) if grounding is not None else set()
-        self.must_call = bool(owed) and any(owed & set(p.get("enum") or ()) for s in schemas.values()
+        self.must_call = bool(owed) and any(owed & set(p.get("enum") or ()) for name, s in schemas.items()
+                                            if catalogue[name].effect == "none"
                                             for p in (s.get("properties") or {}).values() if isinstance(p, dict))
         # A follow-up whose request the earlier calls have covered, owing no address: a text reply. A 270M
         # model otherwise answers "All done" results with one more call, e.g. the map's answer mailed to an
         # address the request gave a contact.
-        self.must_answer = (grounding is not None and grounding.after_results and not self.must_call
+        self.must_answer = (grounding is not None and grounding.after_results and not owed
                             and bool(self.clauses) and coverage.owed(self.clauses, grounding.calls, self.tools,
                                                                      self.fallback, True) is None)
 
@@ -843,8 +849,8 @@ class Constraint:
             return None
         text = "".join(_SYM_CTRL.get(c, c) for c in "".join(self._syms))
         calls = [*gr.calls, *parse(text).calls]
-        return coverage.owed(self.g.clauses, calls, self.g.tools, self.g.fallback, gr.after_results, self._forced,
-                             gr.request if in_order else None)
+        return coverage.owed(self.g.clauses, calls, self.g.tools, self.g.fallback, gr.after_results,
+                             self._forced | self.g.unasked, gr.request if in_order else None)
 
     def _clause_values(self, i: int, tools: tuple[str, ...]) -> dict[str, dict[str, list[str] | dict]]:
         """What a call made for clause `i` takes from that clause. A GUI step says the clause: its goal
@@ -906,16 +912,22 @@ class Constraint:
     def settle(self, token_id: int) -> int:
         """The token to take instead of the model's greedy choice `token_id`: a call's start when the model
         would end the turn (or answer tool results in text) while a clause of the request is owed
-        (`coverage`); that call is then restricted to the clause's tools. Every runtime calls this on its
-        choice, so the model keeps the turn whenever it continues by itself."""
+        (`coverage`) and a tool that changes nothing can answer it; that call is then restricted to those tools.
+        A call that changes or sends something is never forced. Every runtime calls this on its choice, so the
+        model keeps the turn whenever it continues by itself."""
         s, start = self.state, self._ctrl_id[S_START]
         if token_id == start or not isinstance(s, Start):
             return token_id
         gr = self.g.grounding
         if not isinstance(s, AfterCall) and not (gr is not None and gr.after_results):
             return token_id   # the turn's first choice: the model decides whether this is a request for tools
-        self._owed = self._owed_call()
-        return start if self._owed is not None else token_id
+        owed = self._owed_call()
+        if owed is not None:   # only a call that changes nothing is forced (`Tool.effect`); others are the model's
+            i, tools = owed
+            tools = tuple(t for t in tools if self.g.catalogue[t].effect == "none")
+            owed = (i, tools) if tools else None
+        self._owed = owed
+        return start if owed is not None else token_id
 
     # ------------------------------------------------------------------ allowed
     def allowed(self) -> np.ndarray:

@@ -455,6 +455,8 @@ class Grounding:
             values = self.values(policy)
             if values is None:
                 continue
+            if policy in ("email", "phone") and tool.effect == "sends":   # a recipient: the person's own words only,
+                values = tuple(v for v in values if v in self.user_text)    # never a tool result's or a screen's
             if arg not in required:
                 values = tuple(v for v in values if not claimed_elsewhere(self.request, clauses, tool, v))
             if values:
