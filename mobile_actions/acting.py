@@ -21,7 +21,7 @@ from typing import Sequence
 from mobile_actions import lexicon as lexicons
 from mobile_actions.calls import ToolCall, argument_schema, value_kind
 from mobile_actions.catalog import Catalogue
-from mobile_actions.decoding.coverage import PHONE_RE, keywords, mask_quotes
+from mobile_actions.decoding.coverage import EMAIL_RE, PHONE_RE, keywords, mask_quotes
 
 _WORD_RE = re.compile(r"[\w'@.+-]*\w")
 _SENTENCE_RE = re.compile(r"[.!?;\n]+(?=\s|$)|\.{2,}|\u2026|\s[-\u2013\u2014]{1,2}\s|\s*\(|\)")
@@ -36,9 +36,10 @@ class Polarity(str, Enum):
     REPORTED = "reported"
     PAST = "past"
     CANCELLED = "cancelled"
+    STATED = "stated"       # "I know where Tesco is": asks only if nothing refuses the tool it names
 
 
-REASONS = {Polarity.NEGATED: "the request says not to", Polarity.QUESTION: "the request only asks a question",
+REASONS = {Polarity.STATED: "the request only says something about it", Polarity.NEGATED: "the request says not to", Polarity.QUESTION: "the request only asks a question",
            Polarity.HYPOTHETICAL: "the request only supposes it", Polarity.REPORTED: "it reports someone else's words",
            Polarity.PAST: "the request says it was already done", Polarity.CANCELLED: "the request takes it back"}
 
@@ -54,7 +55,8 @@ class Piece:
 
     @property
     def asked(self) -> bool:
-        return self.polarity is Polarity.ASKED
+        """Whether the piece may ask for an action (a statement may: "I need the torch")."""
+        return self.polarity in (Polarity.ASKED, Polarity.STATED)
 
 
 @dataclass(frozen=True)
@@ -85,17 +87,22 @@ class Refusal:
 # ============================================================================================ reading
 def read(request: str, lexicon: lexicons.Lexicon | None = None) -> tuple[Piece, ...]:
     """The pieces of `request`, each with its polarity (quoted text is a value, never a cue)."""
-    words = (lexicon or lexicons.load()).polarity
+    w = (lexicon or lexicons.load()).polarity
     masked = lexicons.normalise(mask_quotes(request))
-    split_re = re.compile(r"\s*,\s*|\s+(?:" + "|".join(re.escape(w) for w in words.split.words) + r")(?![\w'])\s*")
+    split_re = re.compile(r"\s*,\s*|\s+(?:" + "|".join(re.escape(x) for x in w.split.words) + r")(?![\w'])\s*|\s+(?=(?:"
+                          + "|".join(re.escape(x) for x in w.split_before.words) + r")(?![\w']))")
     pieces: list[Piece] = []
     for n, (s0, s1) in enumerate(_spans(masked, _SENTENCE_RE, 0, len(masked))):
+        asks = not masked[s1:s1 + 3].lstrip().startswith("?")   # a sentence that does not end in "?"
         for a, b in _spans(masked, split_re, s0, s1):
             text = masked[a:b]
-            if _content_words(text, words.interjections):
-                pol, cue = _polarity(text, words)
+            if _content_words(text, w.interjections) or w.cancelled.find(text) or w.cancel_verbs.find(text):
+                pol, cue = _polarity(text, w, asks)
+                if not asks and pieces and pieces[-1].sentence == n and pieces[-1].polarity is Polarity.QUESTION \
+                        and pol in (Polarity.ASKED, Polarity.STATED) and not cue:
+                    pol, cue = Polarity.QUESTION, pieces[-1].cue   # "which note was it, Groceries or Groceries 2?"
                 pieces.append(Piece(request[a:b], a, pol, cue, n))
-    return tuple(_carried(pieces, masked, words))
+    return tuple(_carried(pieces, masked, w))
 
 
 def _spans(text: str, cut: re.Pattern, start: int, end: int) -> list[tuple[int, int]]:
@@ -111,7 +118,7 @@ def _spans(text: str, cut: re.Pattern, start: int, end: int) -> list[tuple[int, 
 
 
 def _content_words(text: str, skip: lexicons.Phrases) -> list[str]:
-    return [w for w in _WORD_RE.findall(text) if w not in skip]
+    return [x for x in _WORD_RE.findall(text) if x not in skip]
 
 
 def _index(text: str, pos: int, interjections: lexicons.Phrases) -> int:
@@ -119,9 +126,10 @@ def _index(text: str, pos: int, interjections: lexicons.Phrases) -> int:
     return len(_content_words(text[:pos], interjections))
 
 
-def _polarity(text: str, w: lexicons.PolarityWords) -> tuple[Polarity, str]:
-    """A piece's polarity and the cue that decided it (in the order that lets "don't forget to" ask and "can you
-    not" refuse)."""
+def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[Polarity, str]:
+    """A piece's polarity and the cue that decided it, read in an order that lets "don't forget to" ask, "can you
+    not" refuse and "delete the note hmm no scratch that" take itself back. `asks`: its sentence does not end
+    in "?" (then "Can Öztürk 0541 ..." is a name, not a question)."""
     marker = next((m for m in w.content_markers.all(text) if _WORD_RE.search(text, m.end())), None)
     head = text[:marker.start()] if marker else text
 
@@ -133,8 +141,11 @@ def _polarity(text: str, w: lexicons.PolarityWords) -> tuple[Polarity, str]:
 
     if cue := early(w.still_asks):
         return Polarity.ASKED, cue
-    for phrases, pol in ((w.cancelled, Polarity.CANCELLED), (w.negated, Polarity.NEGATED),
-                         (w.reported, Polarity.REPORTED), (w.past, Polarity.PAST)):
+    if m := w.cancelled.find(head):
+        return Polarity.CANCELLED, m.group()
+    if (cue := early(w.cancel_verbs)) and set(_rest(head, cue, w)) <= set(w.back_references.words):
+        return Polarity.CANCELLED, cue     # "nah cancel", "forget it"; not "cancel my 3pm"
+    for phrases, pol in ((w.negated, Polarity.NEGATED), (w.reported, Polarity.REPORTED), (w.past, Polarity.PAST)):
         if cue := early(phrases):
             return pol, cue
     if cue := _past_action(head, w):
@@ -143,54 +154,58 @@ def _polarity(text: str, w: lexicons.PolarityWords) -> tuple[Polarity, str]:
         return Polarity.ASKED, cue
     if cue := early(w.hypothetical):
         return Polarity.HYPOTHETICAL, cue
-    if cue := early(w.question_openers, 0):
+    if (cue := early(w.question_openers, 0)) and (" " in cue or not asks):
         return Polarity.QUESTION, cue
+    if early(w.statement_openers, 0):
+        return Polarity.STATED, ""
     return Polarity.ASKED, ""
 
 
 def _past_action(head: str, w: lexicons.PolarityWords) -> str:
-    """"I emailed ...", "we just set ...": a subject early in the piece, then a verb in the past."""
+    """"Sent Olga the address", "I emailed ...", "we just cranked ...": a verb in the past opening the piece (not
+    one spelt like a request: "set", "put"), or after a subject early in it."""
     toks = [t for t in _WORD_RE.findall(head) if t not in w.interjections]
+    if toks and toks[0] in w.past_verbs and toks[0] not in w.past_verbs_base_form:
+        return toks[0]
     for i, tok in enumerate(toks[:w.cue_within_words + 1]):
         if tok in w.past_subjects:
             j = i + 1
             while j < len(toks) and toks[j] in w.past_adverbs:
                 j += 1
-            if j < len(toks) and toks[j] in w.past_verbs:
-                return f"{tok} {toks[j]}"
+            verb = toks[j] if j < len(toks) else ""
+            if verb in w.past_verbs or (w.past_suffix and verb.endswith(w.past_suffix)
+                                        and len(verb) > len(w.past_suffix) + 3 and verb not in w.not_past):
+                return f"{tok} {verb}"
     return ""
 
 
 def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords) -> list[Piece]:
-    """Polarity that reaches past its own piece: "if it rains, text Leo" (a condition governs the piece after
-    it); "type Lena 555 0161 but don't save it" and "add lunch friday, scratch that" (a "don't" of "it", or a
-    cancellation, reaches the piece before; "I found it" is no refusal of anything); "don't, under any circumstances, email Ana" (a bare "don't"
-    reaches the piece after)."""
+    """Polarity that reaches past its own piece:
+    - a cancellation takes back the piece before it when it opens its own ("add lunch friday, scratch that",
+      "turn on the flashlight -- oh nvm the lights came back");
+    - a "don't" of "it" refuses the piece before ("type Lena 555 0161 but don't save it"; "I found it" refuses
+      nothing), and a piece that is nothing but a "don't" refuses its neighbours ("open wifi. no wait, don't");
+    - a condition governs the piece after it ("if it rains, text Leo")."""
     out = list(pieces)
     for i, p in enumerate(pieces):
-        if p.asked:
+        if p.polarity in (Polarity.ASKED, Polarity.STATED):
             continue
         own = masked[p.start:p.start + len(p.text)]
         rest = _rest(own, p.cue, w)
-        opens = w.governs_next.find(own)
-        prev = i - 1 if i > 0 else None
-        nxt = i + 1 if i + 1 < len(pieces) and pieces[i + 1].sentence == p.sentence else None
+        opens_with = lambda phrases: (m := phrases.find(own)) is not None and _index(own, m.start(), w.interjections) == 0  # noqa: E731
+        prev = [i - 1] if i > 0 else []
+        nxt = [i + 1] if i + 1 < len(pieces) and pieces[i + 1].sentence == p.sentence else []
         targets: list[int] = []
-        if not rest:            # the cue is all the piece says
-            if p.polarity is Polarity.NEGATED and nxt is not None:
-                targets = [nxt]
-            elif prev is not None:
-                targets = [prev]
-        elif (p.polarity in (Polarity.NEGATED, Polarity.CANCELLED) and rest[-1] in w.back_references
-              and len(rest) <= 3 and prev is not None):
-            targets = [prev]
-        elif (p.polarity is Polarity.HYPOTHETICAL and opens is not None and nxt is not None
-              and _index(own, opens.start(), w.interjections) == 0):
-            targets = [nxt]
+        if p.polarity is Polarity.CANCELLED and (not rest or opens_with(w.cancelled) or opens_with(w.cancel_verbs)):
+            targets = prev
+        elif p.polarity is Polarity.NEGATED and not rest:
+            targets = prev + nxt
+        elif p.polarity is Polarity.NEGATED and rest[-1] in w.back_references and len(rest) <= 3:
+            targets = prev
+        elif p.polarity is Polarity.HYPOTHETICAL and opens_with(w.governs_next):
+            targets = nxt
         for t in targets:
-            if out[t].asked and not out[t].cue:
-                out[t] = replace(out[t], polarity=p.polarity, cue=p.cue)
-            elif out[t].asked and p.polarity is Polarity.CANCELLED:
+            if out[t].polarity in (Polarity.ASKED, Polarity.STATED) and (not out[t].cue or p.polarity is Polarity.CANCELLED):
                 out[t] = replace(out[t], polarity=p.polarity, cue=p.cue)
     return out
 
@@ -246,11 +261,6 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
     return kept, refused
 
 
-# Polarities that tell a story rather than refuse: a value written there may still be asked for elsewhere ("I met
-# Arjun Khalil, add him to my contacts"); a "don't" or a "never mind" is never overruled.
-NARRATIVE = frozenset({Polarity.PAST, Polarity.REPORTED, Polarity.QUESTION, Polarity.HYPOTHETICAL})
-
-
 def gate_messages(calls: Sequence[ToolCall], messages: Sequence[dict], catalogue: Catalogue
                   ) -> tuple[list[ToolCall], list[Refusal]]:
     """`gate` for a conversation: the request is its last user message; recipients may come from any of the
@@ -261,22 +271,49 @@ def gate_messages(calls: Sequence[ToolCall], messages: Sequence[dict], catalogue
     return gate(calls, said[-1], catalogue, "\n".join(said))
 
 
+# Polarities that tell a story rather than refuse: a value written there may still be asked for elsewhere ("I met
+# Arjun Khalil, add him to my contacts"); a "don't" or a "never mind" is never overruled.
+NARRATIVE = frozenset({Polarity.PAST, Polarity.REPORTED, Polarity.QUESTION, Polarity.HYPOTHETICAL})
+REFUSING = frozenset({Polarity.NEGATED, Polarity.CANCELLED})
+
+
 def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece], request: str) -> Refusal | None:
-    """Why `call` is not asked for, or None. Its owners are the pieces that write the most of its values;
-    else every piece that names its tool; else the whole request. It is asked when an owner is asked, or when
-    its values are only told about (`NARRATIVE`) and an asked piece names its tool or, after them, refers back
-    to them ("I met Inés Pham, save them")."""
+    """Why `call` is not asked for, or None. Its owners are the pieces that write the most of its values, else
+    every piece that names its tool, else the whole request:
+    - a "don't" or a "never mind" among the pieces writing its values refuses it, whatever else writes them
+      ("email jan ... and DON'T add him");
+    - an asked owner asks for it;
+    - owners that only state something ask for it, unless a piece that names its tool refuses or tells of it
+      ("no map needed, I know where Tesco is");
+    - values only told about (`NARRATIVE`) are asked for when an asked piece names the tool or, after them,
+      refers back to them ("I met Inés Pham, save them");
+    - a question may be answered by a tool that changes nothing."""
     by_value, by_name = _owners(call, tool, pieces)
     owners = by_value or by_name or list(pieces)
-    if not owners or any(p.asked for p in owners):
+    if not owners:
         return None
-    if by_value and all(p.polarity in NARRATIVE for p in by_value) and (
-            any(p.asked for p in by_name) or any(p.asked and _refers_back(p) for p in pieces if p.start > by_value[0].start)):
+    refusing = [p for p in by_value if p.polarity in REFUSING]
+    if refusing:
+        return _refusal(call, refusing[0])
+    if any(p.polarity is Polarity.ASKED for p in owners):
         return None
-    first = owners[0]
+    if all(p.polarity is Polarity.STATED for p in owners):
+        against = [p for p in by_name if p.polarity not in (Polarity.ASKED, Polarity.STATED)]
+        if not against or any(p.polarity is Polarity.ASKED for p in by_name):
+            return None
+        owners = against
+    elif by_value and all(p.polarity in NARRATIVE | {Polarity.STATED} for p in by_value) and (
+            any(p.polarity is Polarity.ASKED for p in by_name)
+            or any(p.polarity is Polarity.ASKED and _refers_back(p) for p in pieces if p.start > by_value[0].start)):
+        return None
+    first = next(p for p in owners if p.polarity is not Polarity.STATED)
     if first.polarity is Polarity.QUESTION and effect == "none":
         return None
-    return Refusal(call, REASONS[first.polarity], first.cue, first.text)
+    return _refusal(call, first)
+
+
+def _refusal(call: ToolCall, piece: Piece) -> Refusal:
+    return Refusal(call, REASONS[piece.polarity], piece.cue, piece.text)
 
 
 def _refers_back(piece: Piece, lexicon: lexicons.Lexicon | None = None) -> bool:
@@ -310,17 +347,23 @@ def _scalars(value) -> list:
 
 def _recipient_problem(call: ToolCall, tool, said: str) -> Refusal | None:
     """A call that reaches someone takes its address or number from what the person wrote, never from a tool
-    result or a screen (a Maps card that says "evil@attacker.test" chooses no recipient)."""
+    result or a screen (a Maps card that says "evil@attacker.test" chooses no recipient), and it is an address
+    or a number ("Osaka" is not a phone number even if the person wrote it)."""
     if tool is None:
         return None
     props = argument_schema(tool).get("properties") or {}
     for name, value in call.arguments.items():
         sub = props.get(name)
-        if not isinstance(sub, dict) or value_kind(name, sub) not in ("email", "phone"):
+        kind = value_kind(name, sub) if isinstance(sub, dict) else ""
+        if kind not in ("email", "phone"):
             continue
         for v in (value if isinstance(value, list) else [value]):
-            if isinstance(v, str) and not _written(v, said):
-                return Refusal(call, f"the recipient {v!r} is not one the person wrote", "", "")
+            if not isinstance(v, str):
+                continue
+            if not (EMAIL_RE if kind == "email" else PHONE_RE).fullmatch(v.strip()):
+                return Refusal(call, f"the recipient {v!r} is not an {'email address' if kind == 'email' else 'phone number'}")
+            if not _written(v, said):
+                return Refusal(call, f"the recipient {v!r} is not one the person wrote")
     return None
 
 

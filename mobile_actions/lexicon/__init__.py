@@ -22,14 +22,22 @@ def normalise(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'").lower()
 
 
+_WORD = r"[\w'@.+-]+"
+
+
 @dataclass(frozen=True)
 class Phrases:
-    """A list of phrases matched whole-word (longest first), e.g. "do not" before "do"."""
+    """A list of phrases matched whole-word (longest first), e.g. "do not" before "do"; in a phrase, "*" stands
+    for one word other than `excluded` ("* told me": "Ana told me", not "I told me")."""
     words: tuple[str, ...]
+    excluded: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        alts = "|".join(re.escape(w) for w in sorted(self.words, key=len, reverse=True))
-        object.__setattr__(self, "_re", re.compile(rf"(?<![\w'@./-])(?:{alts})(?![\w'@/-]|\.\w)" if alts else r"(?!)"))
+        other = (rf"(?:(?!(?:{'|'.join(map(re.escape, self.excluded))})(?![\w'])){_WORD})" if self.excluded
+                 else _WORD)
+        alts = "|".join(re.escape(w).replace(r"\*", other) for w in sorted(self.words, key=len, reverse=True))
+        pattern = rf"(?<![\w'@./-])(?:{alts})(?![\w'@/-]|\.\w)" if alts else r"(?!)"
+        object.__setattr__(self, "_re", re.compile(pattern))
 
     def find(self, text: str, start: int = 0) -> re.Match | None:
         """The first phrase in `text` (already `normalise`d) at or after `start`."""
@@ -46,6 +54,7 @@ class Phrases:
 class PolarityWords:
     """The phrase lists that tell how a piece of a request stands to its action (en.json says what each means)."""
     split: Phrases
+    split_before: Phrases
     interjections: Phrases
     content_markers: Phrases
     still_asks: Phrases
@@ -62,7 +71,13 @@ class PolarityWords:
     governs_next: Phrases
     back_references: Phrases
     trailing: Phrases
+    cancel_verbs: Phrases
+    wildcard_excludes: Phrases
+    past_verbs_base_form: Phrases
+    not_past: Phrases
+    statement_openers: Phrases
     cue_within_words: int
+    past_suffix: str
 
 
 @dataclass(frozen=True)
@@ -95,10 +110,13 @@ def load(language: str = "en") -> Lexicon:
             words = section.get(name)
             if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
                 raise CatalogueError(f"{path}: {where}.{name} must be a list of non-empty strings")
-    within = pol.get("cue_within_words")
+    within, suffix = pol.get("cue_within_words"), pol.get("past_suffix")
     if not isinstance(within, int) or within < 0:
         raise CatalogueError(f"{path}: polarity.cue_within_words must be a non-negative integer")
-    polarity = PolarityWords(**{n: Phrases(tuple(normalise(w) for w in pol[n])) for n in lists},
-                             cue_within_words=within)
+    if not isinstance(suffix, str):
+        raise CatalogueError(f"{path}: polarity.past_suffix must be a string")
+    excluded = tuple(normalise(w) for w in pol["wildcard_excludes"])
+    polarity = PolarityWords(**{n: Phrases(tuple(normalise(w) for w in pol[n]), excluded) for n in lists},
+                             cue_within_words=within, past_suffix=normalise(suffix))
     effect = EffectWords(**{n: frozenset(normalise(w) for w in eff[n]) for n in ("sends", "none")})
     return Lexicon(str(data.get("language", language)), polarity, effect)
