@@ -2,8 +2,8 @@
 
 Why plan and run are separate: ``--dry-run`` must print exactly what would run, and tests can check
 the argv lists without a device. Only calls that pass ``validate_call`` against the catalogue are
-dispatched; send-type tools (``"confirm": true`` in the bindings) run only after the caller's
-``confirm`` callback agrees.
+dispatched; a tool that changes or sends something (`Tool.effect`, or ``"confirm": true`` in the bindings)
+runs only after the caller's ``confirm`` callback agrees.
 
 Time zone choice for calendar times: a Mobile Actions datetime (``YYYY-MM-DDTHH:MM:SS``) has no zone
 and means wall-clock time on the phone, so ``epoch_ms`` converts it in the *device's* zone
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Callable
 from urllib.parse import quote
@@ -230,9 +230,13 @@ def dispatch(call, device: Device | None, *, bindings: Bindings, catalogue,
         return DispatchResult(p, [StepOutcome(s) for s in p.steps], dry_run=True)
     if device is None:
         raise DispatchError(f"{call.name}: no device to dispatch to")
+    effect = catalogue[call.name].effect if call.name in catalogue else "changes"
+    if effect != "none" and not p.confirm:   # every state change is confirmed, not only the bindings' own list
+        p = replace(p, confirm=True)
     if p.confirm and (confirm is None or not confirm(p)):
-        raise ConfirmationRequired(f"{call.name} sends something on the user's behalf: not run without "
-                                   "confirmation (use --yes to skip the question)")
+        what = "sends something on the user's behalf" if effect == "sends" else "changes the phone"
+        raise ConfirmationRequired(f"{call.name} {what}: not run without confirmation (use --yes to skip the "
+                                   "question)")
     out = DispatchResult(p)
     for step in p.steps:
         if isinstance(step, ShellStep):

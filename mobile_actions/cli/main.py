@@ -183,7 +183,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         weights = [float(w) for w in args.call_weights.split(",")]
         rows = generate_rows(catalogue, args.n, seed=args.seed, families=args.families, refusal_rate=args.refusal_rate,
                              tool_order=args.tool_order, chain_rate=args.chain_rate, call_count_weights=weights,
-                             tool_weights=_tool_weights(args.tool_weights))
+                             tool_weights=_tool_weights(args.tool_weights), declined_rate=args.declined_rate)
     except ValueError as e:
         _err(f"error: {e}")
         return 2
@@ -250,6 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chain-rate", type=float, default=0.1,
                    help="share of address-chain rows (show_map now, send_email once the map's answer is back); "
                         "half are first turns, half follow-ups with tool results")
+    p.add_argument("--declined-rate", type=float, default=0.0,
+                   help="share of rows where a clause names an action without asking for it (\"don't email Ana\", "
+                        "\"should I ...?\", \"... never mind\"): its call is left out of the gold")
     p.add_argument("--call-weights", default="0.70,0.22,0.08",
                    help="relative weights of 1, 2, 3, ... calls per request")
     p.add_argument("--tool-weights", default="",

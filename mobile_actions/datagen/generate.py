@@ -46,7 +46,7 @@ from typing import Iterator, Mapping, Sequence
 
 from mobile_actions.catalog import Catalogue, Tool
 from mobile_actions.dataset import developer_message
-from mobile_actions.datagen import generic, mobile, refusals
+from mobile_actions.datagen import declined, generic, mobile, refusals
 from mobile_actions.datagen.dates import random_now
 from mobile_actions.datagen.templates import Segment, Template
 from mobile_actions.datagen.style import Style, compose, sample_style
@@ -136,6 +136,10 @@ def _refusal_families(catalogue: Catalogue) -> list[Family]:
             for t in refusals.usable_topics(texts)]
 
 
+def _declined_families() -> list[Family]:
+    return [Family(i, "declined", "free") for i in declined.frame_ids()]
+
+
 def catalogue_families(catalogue: Catalogue) -> list[Family]:
     """Every phrasing family this catalogue's rows can use, each labelled train or heldout."""
     fams: list[Family] = []
@@ -149,7 +153,7 @@ def catalogue_families(catalogue: Catalogue) -> list[Family]:
     if needs_generic:
         fams += _generic_families()
     fams += _chain_families(catalogue) + _shared_families(catalogue) + _refusal_families(catalogue)
-    return _with_splits(fams)
+    return _with_splits(fams + _declined_families())
 
 
 # ---------------------------------------------------------------------------------------------- plan
@@ -173,6 +177,7 @@ class _Plan:
     tool_json: dict[str, dict]
     conflicts: frozenset[tuple[str, str]] = frozenset()
     refusal_weights: list[float] | None = None   # per refusal family; None = uniform (the rows of old seeds)
+    declined_families: list[Family] = field(default_factory=list)
 
 
 def _plan(catalogue: Catalogue, families: str, tool_weights: Mapping[str, float] | None = None) -> _Plan:
@@ -216,14 +221,15 @@ def _plan(catalogue: Catalogue, families: str, tool_weights: Mapping[str, float]
         raise ValueError("tool_weights give every refusal topic weight 0 (use refusal_rate=0 for no refusals)")
     return _Plan(catalogue, tools, refusal_fams, chains,
                  [f for f in keep if f.group == "shared"], {t.name: t.to_mobile_actions() for t in catalogue}, conflicts,
-                 refusal_weights)
+                 refusal_weights, [f for f in keep if f.group == "declined"])
 
 
 # ---------------------------------------------------------------------------------------------- rows
 def generate_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "all", refusal_rate: float = 0.1,
                   start: datetime = DEFAULT_START, end: datetime = DEFAULT_END,
                   call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS, tool_order: str = "shuffled",
-                  chain_rate: float = CHAIN_RATE, tool_weights: Mapping[str, float] | None = None) -> list[dict]:
+                  chain_rate: float = CHAIN_RATE, tool_weights: Mapping[str, float] | None = None,
+                  declined_rate: float = 0.0) -> list[dict]:
     """`n` rows in Mobile Actions format for `catalogue`; see the module docstring for the row shape.
 
     families: "train" or "heldout" restricts every clause to that side of the phrasing partition; "all" uses both.
@@ -235,20 +241,24 @@ def generate_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str 
     tool_weights: per-tool sampling weights by name (others keep their defaults), to drill the tools a model
       gets wrong without changing the phrasing families or the held-out split; `refusal/<topic>` keys weight
       the refusal topics the same way (e.g. `refusal/sms`).
+    declined_rate: share of rows where one or more clauses name an action without asking for it (`declined`:
+      negated, asked about, supposed, reported, told as done, taken back); their calls are left out of the gold.
+      0 (the default) draws nothing, so the rows of earlier seeds stay as they were.
     """
     return list(iter_rows(catalogue, n, seed, families=families, refusal_rate=refusal_rate, start=start, end=end,
                           call_count_weights=call_count_weights, tool_order=tool_order, chain_rate=chain_rate,
-                          tool_weights=tool_weights))
+                          tool_weights=tool_weights, declined_rate=declined_rate))
 
 
 def iter_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "all", refusal_rate: float = 0.1,
               start: datetime = DEFAULT_START, end: datetime = DEFAULT_END,
               call_count_weights: Sequence[float] = CALL_COUNT_WEIGHTS, tool_order: str = "shuffled",
-              chain_rate: float = CHAIN_RATE, tool_weights: Mapping[str, float] | None = None) -> Iterator[dict]:
+              chain_rate: float = CHAIN_RATE, tool_weights: Mapping[str, float] | None = None,
+              declined_rate: float = 0.0) -> Iterator[dict]:
     """`generate_rows` as a stream (same rows, same order)."""
     if tool_order not in TOOL_ORDERS:
         raise ValueError(f"tool_order must be one of {', '.join(TOOL_ORDERS)}, got {tool_order!r}")
-    for name, rate in (("refusal_rate", refusal_rate), ("chain_rate", chain_rate)):
+    for name, rate in (("refusal_rate", refusal_rate), ("chain_rate", chain_rate), ("declined_rate", declined_rate)):
         if not 0 <= rate <= 1:
             raise ValueError(f"{name} must be in [0, 1], got {rate}")
     if len(call_count_weights) < 1 or min(call_count_weights) < 0 or not sum(call_count_weights) > 0:
@@ -258,11 +268,12 @@ def iter_rows(catalogue: Catalogue, n: int, seed: int = 0, *, families: str = "a
     plan = _plan(catalogue, families, tool_weights)
     for i in range(n):
         yield _row(plan, Random(f"mobile-actions/{seed}/{i}"), seed, i, families, refusal_rate, start, end,
-                   call_count_weights, tool_order, chain_rate)
+                   call_count_weights, tool_order, chain_rate, declined_rate)
 
 
 def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal_rate: float,
-         start: datetime, end: datetime, weights: Sequence[float], tool_order: str, chain_rate: float) -> dict:
+         start: datetime, end: datetime, weights: Sequence[float], tool_order: str, chain_rate: float,
+         declined_rate: float = 0.0) -> dict:
     now = random_now(rng, start, end).replace(microsecond=0)
     style = sample_style(rng)
     refusal = bool(plan.refusal_families) and rng.random() < refusal_rate
@@ -270,8 +281,16 @@ def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal
     chain = not refusal and chain_rate > 0 and bool(plan.chain_families) and rng.random() < chain_rate
     # Drawn only for routing catalogues, so the rows of any other catalogue stay as they were.
     shared = not refusal and not chain and bool(plan.shared_families) and rng.random() < SHARED_RATE
+    # Drawn only when asked for, so declined_rate=0 keeps the rows of earlier seeds.
+    decline = (not refusal and not chain and not shared and declined_rate > 0 and bool(plan.declined_families)
+               and rng.random() < declined_rate)
     followup: dict | None = None
-    if chain:
+    kinds: list[str] = []
+    if decline:
+        clauses, used, calls, kinds = _declined(rng, plan, now, style, weights)
+        assistant = ({"role": "assistant", "tool_calls": calls} if calls
+                     else {"role": "assistant", "content": rng.choice(declined.REPLIES)})
+    elif chain:
         clauses, used, calls, followup = _chain(rng, plan, now, style, weights)
         assistant = {"role": "assistant", "tool_calls": calls}
     elif shared:
@@ -299,6 +318,8 @@ def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal
         messages, turn = _follow_up(messages, followup), "followup"
     meta = {"families": [f.id for f in used], "split": split, "refusal": refusal, "style": style.tags(),
             "seed": seed, "index": index}
+    if kinds:
+        meta["declined"] = kinds
     if followup is not None:
         meta["turn"] = turn
     return {
@@ -322,6 +343,27 @@ def _chain(rng: Random, plan: _Plan, now: datetime, style: Style,
     used.insert(at, fam)
     calls.insert(at, {"function": {"name": "show_map", "arguments": {"query": query}}})
     return clauses, used, calls, {"kind": "email", "to": to, "said": said}
+
+
+def _declined(rng: Random, plan: _Plan, now: datetime, style: Style,
+              weights: Sequence[float]) -> tuple[list, list[Family], list[dict], list[str]]:
+    """Ordinary clauses, at least one of them framed so that it asks for nothing (`declined`); the calls are
+    those of the others: (clauses, families, calls, the frame kinds used)."""
+    clauses, used, calls = _clauses(rng, _pick_tools(rng, plan, weights), now, style)
+    framable = [i for i, (_, mode) in enumerate(clauses) if mode == "imp"]
+    if not framable:
+        return clauses, used, calls, []
+    chosen = {rng.choice(framable)} | {i for i in framable if rng.random() < 0.25}
+    kinds, keep = [], []
+    for i, (segs, mode) in enumerate(clauses):
+        if i not in chosen:
+            keep.append(calls[i])
+            continue
+        fam = rng.choice(plan.declined_families)
+        clauses[i] = (declined.declined(rng, declined.frame(fam.id), segs), "free")
+        used.append(fam)
+        kinds.append(fam.id.split("/")[1])
+    return clauses, used, keep, kinds
 
 
 def _clauses(rng: Random, tools: Sequence[_ToolPlan], now: datetime,
