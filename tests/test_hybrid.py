@@ -84,12 +84,14 @@ def test_mixed_request_chains_a_tool_result_into_the_follow_up(session, phone, t
     assert follow_up.endswith("<end_function_response>")          # the model continues its own turn
     t = Trace.read(rep.run_dir)
     kinds = [r["type"] for r in t.records]
-    assert kinds == ["run", "caller", "dispatch", "dispatch", "caller", "dispatch", "report"]
+    # every call's intent is on disk before it acts on the phone, its outcome after
+    assert kinds == ["run", "caller", "intent", "dispatch", "intent", "dispatch", "caller", "intent", "dispatch",
+                     "report"]
     first = t.records[1]
     assert first["prompt"].startswith("<bos><start_of_turn>developer")
     assert first["raw"].startswith("<start_function_call>")
     assert all(v["problems"] == [] for v in first["validation"])
-    flash = t.records[2]
+    flash = t.records[3]
     assert flash["route"] == "gui" and any(c.get("argv", [])[:2] == ["input", "tap"] for c in flash["commands"])
     assert (rep.run_dir / "phone_state.json").is_file()
 
@@ -271,7 +273,9 @@ def test_resume_after_disconnect_does_not_redo_done_steps(session, phone, tmp_pa
     assert sum(c[:3] == ["cmd", "statusbar", "expand-settings"] for c in st["commands"]) == taps_before
     assert [i.status for i in rep2.items] == ["done", "done", "done"]
     t = Trace.read(rep.run_dir)
-    assert [r["status"] for r in t.records if r.get("key") == "call:0.1"] == ["interrupted", "done"]
+    # the call was under way when the link dropped: the phone was asked (no contact yet), then it ran again
+    assert [(r["type"], r.get("status")) for r in t.records if r.get("key") == "call:0.1"] == [
+        ("intent", None), ("dispatch", "interrupted"), ("intent", None), ("dispatch", "done")]
     assert [r["type"] for r in t.records].count("resume") == 1 and not t.interrupted
 
 
@@ -280,7 +284,9 @@ def test_resume_from_the_cli_in_a_fresh_virtual_phone(session, phone, tmp_path, 
     from mobile_actions.cli.main import main
 
     rep = _interrupted_run(session, phone, tmp_path)
-    assert main(["run", "--resume", str(rep.run_dir), "--yes", "--quiet", "--navigator", "none"]) == 0
+    assert main(["run", "--resume", str(rep.run_dir), "--yes", "--quiet", "--navigator", "none"]) == 2
+    assert "this run used --navigator default, not --navigator none" in capsys.readouterr().err
+    assert main(["run", "--resume", str(rep.run_dir), "--yes", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "finished" in out and "done (3)" in out
     state = json.loads((rep.run_dir / "phone_state.json").read_text())
