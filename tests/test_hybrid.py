@@ -456,3 +456,84 @@ def test_text_navigator_reads_the_hierarchy_and_acts_by_label(session, phone, tm
     rep = runner(session, tmp_path, ScriptedCaller("no"), TextNavigator(bad)).run("teleport")
     assert "not acted on" in rep.not_done[0].reason and "Teleport" in rep.not_done[0].reason
     assert not [c for c in phone.snapshot()["commands"] if c[:1] == ["input"]]
+
+
+# ------------------------------------------------------------------------------------------ write-ahead intents
+class Killed(BaseException):
+    """The process dies here (SIGKILL): nothing after this line runs, not even the run's own bookkeeping."""
+
+
+@pytest.mark.parametrize("stop", [Killed, KeyboardInterrupt])
+def test_a_run_stopped_right_after_the_send_tap_never_sends_again_on_resume(session, phone, tmp_path,
+                                                                            monkeypatch, stop):
+    """The Send tap lands, then the process dies before the call's outcome is written: the intent written
+    before the first step says the call may have happened, so resume asks the phone and does not send again."""
+    import mobile_actions.android.dispatch as dispatch_module
+
+    tap = dispatch_module.run_tap_step
+
+    def tap_then_die(device, step, tool):
+        out = tap(device, step, tool)
+        raise stop()
+    monkeypatch.setattr(dispatch_module, "run_tap_step", tap_then_die)
+    r = runner(session, tmp_path, ScriptedCaller(SEND))
+    with pytest.raises(stop):
+        r.run("email ana about lunch")
+    monkeypatch.setattr(dispatch_module, "run_tap_step", tap)
+    assert len(phone.snapshot()["outbox"]) == 1
+    rep = Runner(RunConfig(yes=True), caller=NoCaller(), navigator=None, session=session).resume(r.writer.dir)
+    assert len(phone.snapshot()["outbox"]) == 1
+    assert [i.status for i in rep.items] == ["done"] and "not repeated" in rep.items[0].reason
+    records = [rec for rec in Trace.read(r.writer.dir).records if rec.get("key") == "call:0.0"]
+    assert [rec["type"] for rec in records] == ["intent", "dispatch"]      # the resumed run asked the phone
+
+
+def test_any_call_in_doubt_is_never_repeated_without_someone_saying_so(session, phone, tmp_path, monkeypatch):
+    """Not only send-type tools: show_map has no way to tell whether it ran, so with nobody to ask (under
+    --yes too) it is reported unknown rather than run a second time."""
+    import mobile_actions.android.dispatch as dispatch_module
+
+    shell_step = dispatch_module.run_shell_step
+
+    def run_then_die(device, step, tool):
+        shell_step(device, step, tool)
+        raise Killed()
+    monkeypatch.setattr(dispatch_module, "run_shell_step", run_then_die)
+    r = runner(session, tmp_path, ScriptedCaller(raw_calls(("show_map", {"query": "Louvre"}))))
+    with pytest.raises(Killed):
+        r.run("show the Louvre")
+    monkeypatch.setattr(dispatch_module, "run_shell_step", shell_step)
+    assert phone.snapshot()["map_searches"] == ["Louvre"]
+    rep = Runner(RunConfig(yes=True), caller=NoCaller(), navigator=None, session=session).resume(r.writer.dir)
+    assert phone.snapshot()["map_searches"] == ["Louvre"]
+    assert [i.status for i in rep.items] == ["unknown"] and "not repeated" in rep.items[0].reason
+
+
+@pytest.mark.parametrize("person", [None, True])
+def test_a_navigator_action_in_doubt_is_not_replayed_and_a_guarded_tap_needs_a_person(session, phone, tmp_path,
+                                                                                      person):
+    """The run dies after recording its intent to tap Send: on resume that action is recorded unknown and
+    given to the navigator as history; it looks at the screen again, and tapping Send again needs a person
+    even under --yes (with nobody to ask it is refused; a person who says yes gets it sent once)."""
+    phone.open("compose", to="ana@example.com", subject="Hi")
+
+    def die_at_the_nav_intent(rec):
+        if rec.get("type") == "intent" and rec.get("key", "").startswith("nav:"):
+            raise Killed()
+    r = runner(session, tmp_path, ScriptedCaller("no"), ScriptedNavigator(phone, ("tap", "Send")))
+    r.on_event = die_at_the_nav_intent
+    with pytest.raises(Killed):
+        r.run("send it")
+    assert phone.snapshot()["outbox"] == []
+    nav = ScriptedNavigator(phone, ("tap", "Send"), "COMPLETE")
+    asked = []
+    confirm = None if person is None else (lambda what, details: asked.append(what) or person)
+    rep = Runner(RunConfig(yes=True), caller=NoCaller(), navigator=nav, session=session,
+                 confirm=confirm).resume(r.writer.dir)
+    assert nav.calls[0] == ("send it", 1)              # it saw the action in doubt, and the screen as it is now
+    if person is None:
+        assert phone.snapshot()["outbox"] == [] and [i.status for i in rep.items] == ["refused"]
+    else:
+        assert len(asked) == 1 and len(phone.snapshot()["outbox"]) == 1 and [i.status for i in rep.items] == ["done"]
+    navs = [rec for rec in Trace.read(r.writer.dir).records if rec["type"] == "nav"]
+    assert navs[0]["status"] == "unknown" and navs[0]["step"] == 0 and "not repeated" in navs[0]["note"]
