@@ -153,3 +153,12 @@ def test_a_folder_signed_with_another_key_or_open_to_others_is_refused(tmp_path,
     os.chmod(mine / "trace.jsonl", 0o666)
     with pytest.raises(TraceError, match="others can write it"):
         Trace.read_own(mine)
+
+
+def test_a_run_key_that_cannot_be_made_is_a_clear_error(tmp_path, monkeypatch):
+    from mobile_actions.hybrid.trace import RUN_KEY_ENV
+
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv(RUN_KEY_ENV, str(tmp_path / "file" / "run-key"))     # under a file: no folder there
+    with pytest.raises(TraceError, match="cannot make or read the run key"):
+        TraceWriter(tmp_path / "run")

@@ -59,28 +59,36 @@ def run_key(create: bool = True) -> bytes:
     Why a secret of the user's own: a folder's records decide what `resume` does next; one copied from
     elsewhere or edited must not be able to choose them. A key file others can read is refused, not used."""
     path = run_key_path()
-    if not path.exists() and create:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-        with _private(tmp, "wb") as f:
-            f.write(secrets.token_bytes(32))
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)            # never replaces a key another process made meanwhile
-        except FileExistsError:
-            pass
-        finally:
-            tmp.unlink()
-    if not path.is_file():
-        raise TraceError(f"{path}: no run key (set ${RUN_KEY_ENV} to use another file)")
-    st = path.stat()
-    if st.st_uid != _uid() or st.st_mode & 0o077:
-        raise TraceError(f"{path}: the run key must be yours and private (chmod 600 {path})")
-    key = path.read_bytes()
+    try:
+        if not path.exists() and create:
+            _make_key(path)
+        if not path.is_file():
+            raise TraceError(f"{path}: no run key (set ${RUN_KEY_ENV} to use another file)")
+        st = path.stat()
+        if st.st_uid != _uid() or st.st_mode & 0o077:
+            raise TraceError(f"{path}: the run key must be yours and private (chmod 600 {path})")
+        key = path.read_bytes()
+    except OSError as e:
+        raise TraceError(f"{path}: cannot make or read the run key: {e.strerror} (set ${RUN_KEY_ENV} to use "
+                         "another file)") from e
     if len(key) < 32:
         raise TraceError(f"{path}: the run key is damaged ({len(key)} bytes); remove it to make a new one")
     return key
+
+
+def _make_key(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    with _private(tmp, "wb") as f:
+        f.write(secrets.token_bytes(32))
+        f.flush()
+        os.fsync(f.fileno())
+    try:
+        os.link(tmp, path)            # never replaces a key another process made meanwhile
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
 
 
 def _uid() -> int:
