@@ -9,3 +9,19 @@ FIXTURES = Path(__file__).parent / "fixtures"
 @pytest.fixture
 def examples_path() -> Path:
     return FIXTURES / "mobile_actions_examples.jsonl"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _run_key(tmp_path_factory):
+    """Run folders are signed with a per-user key; tests use one of their own, never the user's."""
+    import os
+
+    from mobile_actions.hybrid.trace import RUN_KEY_ENV
+
+    old = os.environ.get(RUN_KEY_ENV)
+    os.environ[RUN_KEY_ENV] = str(tmp_path_factory.mktemp("config") / "run-key")
+    yield
+    if old is None:
+        os.environ.pop(RUN_KEY_ENV, None)
+    else:
+        os.environ[RUN_KEY_ENV] = old

@@ -84,12 +84,14 @@ def test_mixed_request_chains_a_tool_result_into_the_follow_up(session, phone, t
     assert follow_up.endswith("<end_function_response>")          # the model continues its own turn
     t = Trace.read(rep.run_dir)
     kinds = [r["type"] for r in t.records]
-    assert kinds == ["run", "caller", "dispatch", "dispatch", "caller", "dispatch", "report"]
+    # every call's intent is on disk before it acts on the phone, its outcome after
+    assert kinds == ["run", "caller", "intent", "dispatch", "intent", "dispatch", "caller", "intent", "dispatch",
+                     "report"]
     first = t.records[1]
     assert first["prompt"].startswith("<bos><start_of_turn>developer")
     assert first["raw"].startswith("<start_function_call>")
     assert all(v["problems"] == [] for v in first["validation"])
-    flash = t.records[2]
+    flash = t.records[3]
     assert flash["route"] == "gui" and any(c.get("argv", [])[:2] == ["input", "tap"] for c in flash["commands"])
     assert (rep.run_dir / "phone_state.json").is_file()
 
@@ -271,7 +273,9 @@ def test_resume_after_disconnect_does_not_redo_done_steps(session, phone, tmp_pa
     assert sum(c[:3] == ["cmd", "statusbar", "expand-settings"] for c in st["commands"]) == taps_before
     assert [i.status for i in rep2.items] == ["done", "done", "done"]
     t = Trace.read(rep.run_dir)
-    assert [r["status"] for r in t.records if r.get("key") == "call:0.1"] == ["interrupted", "done"]
+    # the call was under way when the link dropped: the phone was asked (no contact yet), then it ran again
+    assert [(r["type"], r.get("status")) for r in t.records if r.get("key") == "call:0.1"] == [
+        ("intent", None), ("dispatch", "interrupted"), ("intent", None), ("dispatch", "done")]
     assert [r["type"] for r in t.records].count("resume") == 1 and not t.interrupted
 
 
@@ -280,7 +284,9 @@ def test_resume_from_the_cli_in_a_fresh_virtual_phone(session, phone, tmp_path, 
     from mobile_actions.cli.main import main
 
     rep = _interrupted_run(session, phone, tmp_path)
-    assert main(["run", "--resume", str(rep.run_dir), "--yes", "--quiet", "--navigator", "none"]) == 0
+    assert main(["run", "--resume", str(rep.run_dir), "--yes", "--quiet", "--navigator", "none"]) == 2
+    assert "this run used --navigator default, not --navigator none" in capsys.readouterr().err
+    assert main(["run", "--resume", str(rep.run_dir), "--yes", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "finished" in out and "done (3)" in out
     state = json.loads((rep.run_dir / "phone_state.json").read_text())
@@ -450,3 +456,84 @@ def test_text_navigator_reads_the_hierarchy_and_acts_by_label(session, phone, tm
     rep = runner(session, tmp_path, ScriptedCaller("no"), TextNavigator(bad)).run("teleport")
     assert "not acted on" in rep.not_done[0].reason and "Teleport" in rep.not_done[0].reason
     assert not [c for c in phone.snapshot()["commands"] if c[:1] == ["input"]]
+
+
+# ------------------------------------------------------------------------------------------ write-ahead intents
+class Killed(BaseException):
+    """The process dies here (SIGKILL): nothing after this line runs, not even the run's own bookkeeping."""
+
+
+@pytest.mark.parametrize("stop", [Killed, KeyboardInterrupt])
+def test_a_run_stopped_right_after_the_send_tap_never_sends_again_on_resume(session, phone, tmp_path,
+                                                                            monkeypatch, stop):
+    """The Send tap lands, then the process dies before the call's outcome is written: the intent written
+    before the first step says the call may have happened, so resume asks the phone and does not send again."""
+    import mobile_actions.android.dispatch as dispatch_module
+
+    tap = dispatch_module.run_tap_step
+
+    def tap_then_die(device, step, tool):
+        tap(device, step, tool)              # the Send tap lands on the phone
+        raise stop()
+    monkeypatch.setattr(dispatch_module, "run_tap_step", tap_then_die)
+    r = runner(session, tmp_path, ScriptedCaller(SEND))
+    with pytest.raises(stop):
+        r.run("email ana about lunch")
+    monkeypatch.setattr(dispatch_module, "run_tap_step", tap)
+    assert len(phone.snapshot()["outbox"]) == 1
+    rep = Runner(RunConfig(yes=True), caller=NoCaller(), navigator=None, session=session).resume(r.writer.dir)
+    assert len(phone.snapshot()["outbox"]) == 1
+    assert [i.status for i in rep.items] == ["done"] and "not repeated" in rep.items[0].reason
+    records = [rec for rec in Trace.read(r.writer.dir).records if rec.get("key") == "call:0.0"]
+    assert [rec["type"] for rec in records] == ["intent", "dispatch"]      # the resumed run asked the phone
+
+
+def test_any_call_in_doubt_is_never_repeated_without_someone_saying_so(session, phone, tmp_path, monkeypatch):
+    """Not only send-type tools: show_map has no way to tell whether it ran, so with nobody to ask (under
+    --yes too) it is reported unknown rather than run a second time."""
+    import mobile_actions.android.dispatch as dispatch_module
+
+    shell_step = dispatch_module.run_shell_step
+
+    def run_then_die(device, step, tool):
+        shell_step(device, step, tool)
+        raise Killed()
+    monkeypatch.setattr(dispatch_module, "run_shell_step", run_then_die)
+    r = runner(session, tmp_path, ScriptedCaller(raw_calls(("show_map", {"query": "Louvre"}))))
+    with pytest.raises(Killed):
+        r.run("show the Louvre")
+    monkeypatch.setattr(dispatch_module, "run_shell_step", shell_step)
+    assert phone.snapshot()["map_searches"] == ["Louvre"]
+    rep = Runner(RunConfig(yes=True), caller=NoCaller(), navigator=None, session=session).resume(r.writer.dir)
+    assert phone.snapshot()["map_searches"] == ["Louvre"]
+    assert [i.status for i in rep.items] == ["unknown"] and "not repeated" in rep.items[0].reason
+
+
+@pytest.mark.parametrize("person", [None, True])
+def test_a_navigator_action_in_doubt_is_not_replayed_and_a_guarded_tap_needs_a_person(session, phone, tmp_path,
+                                                                                      person):
+    """The run dies after recording its intent to tap Send: on resume that action is recorded unknown and
+    given to the navigator as history; it looks at the screen again, and tapping Send again needs a person
+    even under --yes (with nobody to ask it is refused; a person who says yes gets it sent once)."""
+    phone.open("compose", to="ana@example.com", subject="Hi")
+
+    def die_at_the_nav_intent(rec):
+        if rec.get("type") == "intent" and rec.get("key", "").startswith("nav:"):
+            raise Killed()
+    r = runner(session, tmp_path, ScriptedCaller("no"), ScriptedNavigator(phone, ("tap", "Send")))
+    r.on_event = die_at_the_nav_intent
+    with pytest.raises(Killed):
+        r.run("send it")
+    assert phone.snapshot()["outbox"] == []
+    nav = ScriptedNavigator(phone, ("tap", "Send"), "COMPLETE")
+    asked = []
+    confirm = None if person is None else (lambda what, details: asked.append(what) or person)
+    rep = Runner(RunConfig(yes=True), caller=NoCaller(), navigator=nav, session=session,
+                 confirm=confirm).resume(r.writer.dir)
+    assert nav.calls[0] == ("send it", 1)              # it saw the action in doubt, and the screen as it is now
+    if person is None:
+        assert phone.snapshot()["outbox"] == [] and [i.status for i in rep.items] == ["refused"]
+    else:
+        assert len(asked) == 1 and len(phone.snapshot()["outbox"]) == 1 and [i.status for i in rep.items] == ["done"]
+    navs = [rec for rec in Trace.read(r.writer.dir).records if rec["type"] == "nav"]
+    assert navs[0]["status"] == "unknown" and navs[0]["step"] == 0 and "not repeated" in navs[0]["note"]

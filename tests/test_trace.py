@@ -72,3 +72,93 @@ def test_nav_steps_latest_per_step(tmp_path):
     w.append({"type": "nav", "task": "other", "step": 0, "status": "done"})
     t = Trace.read(tmp_path)
     assert [r["step"] for r in t.nav_steps("request")] == [0, 1]
+
+
+# ------------------------------------------------------------------------------------------ signed folders
+def _signed(tmp_path):
+    w = TraceWriter(tmp_path / "run")
+    w.append({"type": "run", "request": "email ana", "config": {}})
+    w.append({"type": "intent", "key": "call:0.0", "call": {"name": "send_email"}})
+    return tmp_path / "run"
+
+
+def test_the_run_key_is_made_once_private_and_a_shared_one_is_refused(tmp_path, monkeypatch):
+    import os
+    import stat
+
+    from mobile_actions.hybrid.trace import RUN_KEY_ENV, run_key
+
+    monkeypatch.setenv(RUN_KEY_ENV, str(tmp_path / "cfg" / "run-key"))
+    with pytest.raises(TraceError, match="no run key"):
+        run_key(create=False)
+    key = run_key()
+    assert len(key) == 32 and run_key() == key
+    assert stat.S_IMODE(os.stat(tmp_path / "cfg" / "run-key").st_mode) == 0o600
+    os.chmod(tmp_path / "cfg" / "run-key", 0o644)
+    with pytest.raises(TraceError, match="must be yours and private"):
+        run_key()
+
+
+def test_own_folders_read_back_and_show_what_is_in_doubt(tmp_path):
+    run = _signed(tmp_path)
+    with open(run / "trace.jsonl", "a") as f:
+        f.write('{"type": "nav", "ste')                       # a torn tail is no reason to refuse
+    t = Trace.read_own(run)
+    assert [r["type"] for r in t.records] == ["run", "intent"] and "mac" not in t.records[0]
+    assert t.in_doubt("call:0.0")["call"] == {"name": "send_email"}
+    w = TraceWriter(run)                                        # resume continues the chain
+    w.append({"type": "dispatch", "key": "call:0.0", "status": "done"})
+    t = Trace.read_own(run)
+    assert t.in_doubt("call:0.0") is None and t.finished("call:0.0")["status"] == "done"
+
+
+@pytest.mark.parametrize("edit", ["change", "drop_mac", "insert", "reorder"])
+def test_an_edited_record_is_refused_with_its_line(tmp_path, edit):
+    run = _signed(tmp_path)
+    path = run / "trace.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    if edit == "change":
+        lines[1] = lines[1].replace("send_email", "show_map")
+    elif edit == "drop_mac":
+        rec = json.loads(lines[1])
+        del rec["mac"]
+        lines[1] = json.dumps(rec) + "\n"
+    elif edit == "insert":
+        lines.insert(1, json.dumps({"type": "dispatch", "key": "call:0.0", "status": "done"}) + "\n")
+    else:
+        lines.reverse()
+    path.write_text("".join(lines))
+    with pytest.raises(TraceError, match=r"trace\.jsonl:[12]: not signed by your run key"):
+        Trace.read_own(run)
+    if edit != "reorder":
+        assert Trace.read(run).request == "email ana"                       # replay still shows it
+
+
+def test_a_folder_signed_with_another_key_or_open_to_others_is_refused(tmp_path, monkeypatch):
+    import os
+
+    from mobile_actions.hybrid.trace import RUN_KEY_ENV
+
+    monkeypatch.setenv(RUN_KEY_ENV, str(tmp_path / "someone-else"))
+    run = _signed(tmp_path)
+    monkeypatch.setenv(RUN_KEY_ENV, str(tmp_path / "mine"))
+    TraceWriter(tmp_path / "other")                             # makes my key
+    with pytest.raises(TraceError, match="not signed by your run key"):
+        Trace.read_own(run)
+    mine = _signed(tmp_path / "x")
+    os.chmod(mine, 0o777)
+    with pytest.raises(TraceError, match="others can write it"):
+        Trace.read_own(mine)
+    os.chmod(mine, 0o700)
+    os.chmod(mine / "trace.jsonl", 0o666)
+    with pytest.raises(TraceError, match="others can write it"):
+        Trace.read_own(mine)
+
+
+def test_a_run_key_that_cannot_be_made_is_a_clear_error(tmp_path, monkeypatch):
+    from mobile_actions.hybrid.trace import RUN_KEY_ENV
+
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv(RUN_KEY_ENV, str(tmp_path / "file" / "run-key"))     # under a file: no folder there
+    with pytest.raises(TraceError, match="cannot make or read the run key"):
+        TraceWriter(tmp_path / "run")

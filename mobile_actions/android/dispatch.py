@@ -215,10 +215,12 @@ def device_timezone(device: Device) -> str:
 
 def dispatch(call, device: Device | None, *, bindings: Bindings, catalogue,
              confirm: Callable[[Plan], bool] | None = None, tz: str | None = None,
-             dry_run: bool = False) -> DispatchResult:
+             dry_run: bool = False, on_start: Callable[[Plan], None] | None = None) -> DispatchResult:
     """Validate, plan, confirm if the tool needs it, then run each step (or only plan, with dry_run).
 
     ``device`` may be None only for a dry run (the time zone then defaults to UTC unless ``tz``).
+    ``on_start`` is called once everything is decided, just before the first step acts on the phone: where
+    a caller records its intent, so a run that dies mid-call knows the call may have happened.
     """
     validate(call, catalogue)
     if call.name not in bindings:
@@ -237,6 +239,8 @@ def dispatch(call, device: Device | None, *, bindings: Bindings, catalogue,
         what = "sends something on the user's behalf" if effect == "sends" else "changes the phone"
         raise ConfirmationRequired(f"{call.name} {what}: not run without confirmation (use --yes to skip the "
                                    "question)")
+    if on_start is not None:
+        on_start(p)
     out = DispatchResult(p)
     for step in p.steps:
         if isinstance(step, ShellStep):

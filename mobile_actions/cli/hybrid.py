@@ -34,9 +34,11 @@ def register(subparsers) -> None:
     p.add_argument("--max-steps", type=int, default=15, help="navigator actions per GUI task (default 15)")
     p.add_argument("--max-turns", type=int, default=3, help="caller turns incl. follow-ups with tool results")
     p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file")
+    p.add_argument("--bindings", metavar="FILE", help="how each tool is done on Android (default: the tools' own)")
     p.add_argument("--now", help="the caller's clock, YYYY-MM-DDTHH:MM:SS (default: now)")
     p.add_argument("--runs-dir", default="runs", help="where run folders go (default ./runs)")
-    p.add_argument("--resume", metavar="RUN", help="continue an interrupted run from its trace")
+    p.add_argument("--resume", metavar="RUN", help="continue an interrupted run of yours from its trace (with the "
+                                                   "same --tools, --bindings, --model, --navigator, --serial)")
     p.add_argument("--html", action="store_true", help="also write RUN/replay.html")
     p.add_argument("--json", action="store_true", help="print the final report as JSON")
     p.add_argument("--quiet", action="store_true", help="no step-by-step progress on stderr")
@@ -92,7 +94,7 @@ def _progress(quiet: bool):
         if rec.get("type") == "message":
             print(f"· {rec['text']}", file=sys.stderr, flush=True)
             return
-        if quiet or rec.get("type") in ("run", "report"):
+        if quiet or rec.get("type") in ("run", "report", "intent"):
             return
         kind, status, summary = describe(rec)
         print(f"  {kind:<18} {status:<9} {summary}", file=sys.stderr, flush=True)
@@ -126,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"error: --now {args.now!r} is not YYYY-MM-DDTHH:MM:SS", file=sys.stderr)
             return EXIT_SETUP
     cfg = RunConfig(model=torch_spec(args.model, args.torch), navigator=None if args.navigator == "none" else args.navigator,
-                    serial=args.serial, tools=args.tools, dry_run=args.dry_run, yes=args.yes,
+                    serial=args.serial, tools=args.tools, bindings=args.bindings, dry_run=args.dry_run, yes=args.yes,
                     max_steps=args.max_steps, max_turns=args.max_turns, navigate=args.navigate, route=args.route, now=args.now,
                     runs_dir=args.runs_dir)
     runner = None

@@ -66,6 +66,8 @@ def describe(rec: dict[str, Any]) -> tuple[str, str, str]:
         note = rec.get("note") or rec.get("error") or ""
         return (f"nav {rec.get('task')} #{rec.get('step')}", st,
                 f"{act}" + (f" → {argv}" if argv else "") + (f" ({note})" if note else ""))
+    if t == "intent":
+        return "intent", "", f"about to act: {rec.get('what') or ' '.join(rec.get('argv') or [])}"
     if t == "nav_end":
         return f"nav {rec.get('task')} end", rec.get("item_status", st), f"{rec.get('outcome')}: {rec.get('reason')}"
     if t == "interrupted":
@@ -95,7 +97,7 @@ def report_lines(trace: Trace) -> Iterator[str]:
         yield "no final report: the run did not finish (mobile-actions run --resume RUN)"
         return
     yield f"status: {rep['status']}" + (f" ({rep['error']})" if rep.get("error") else "")
-    for title, statuses in (("done", ("done",)), ("not done", ("not_done", "skipped", "planned")),
+    for title, statuses in (("done", ("done",)), ("not done", ("not_done", "skipped", "planned", "unknown")),
                             ("refused", ("refused",))):
         items = [i for i in rep["items"] if i["status"] in statuses]
         yield f"{title}: {len(items)}"

@@ -21,7 +21,9 @@ How a request is split between tools and GUI (the honest route; see docs/hybrid.
 
 Safety: send-type tools (``confirm`` in the bindings) and navigator taps on send/delete-type buttons are
 asked for (``RunConfig.yes`` or the ``confirm`` callback); refused otherwise. The step limit bounds the
-navigator. `RunReport` lists what was done, not done and refused, with reasons.
+navigator. `RunReport` lists what was done, not done and refused, with reasons. Before anything acts on the
+phone an ``intent`` record is on disk, so `resume` never repeats blindly what may already have happened;
+and `resume` only continues a folder this user's runs signed, with this invocation's tools, models and device.
 
 The caller and the navigator are injected (anything with ``call_messages(messages, tools)`` /
 ``next_action(...)``; `models` builds the shipped defaults); the device side (session, screens,
@@ -32,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 import time
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
@@ -42,8 +45,8 @@ from mobile_actions.acting import Refusal, gate_messages
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
                                           screencap)
-from mobile_actions.hybrid.models import (CallerLike, NavigatorLike, PredictorNavigator, resolve_caller,
-                                          resolve_navigator)
+from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
+                                          resolve_caller, resolve_navigator)
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
@@ -70,7 +73,13 @@ SCREEN_TOOL = "operate_screen"   # the routing tool (catalogs/operate_screen.jso
 # ============================================================================================ config / records
 @dataclass
 class RunConfig:
-    """Everything that shapes a run; recorded in the trace header so `resume` repeats it."""
+    """Everything that shapes a run; recorded in the trace header.
+
+    On `resume` the run's shape (clock, limits, routing) comes from the header, but what the run is done
+    *with* (`IDENTITY`: tools, bindings, caller, navigator; and the device) is always the current
+    invocation's: the header is compared with it and a mismatch refused, never obeyed, so a run folder
+    cannot choose what runs, where screenshots go or which phone is driven.
+    """
 
     model: str = "default"              # caller: default | DIR (ONNX export or PyTorch checkpoint/adapter)
     navigator: str | None = "default"   # default | DIR | http(s)://URL | none
@@ -89,6 +98,8 @@ class RunConfig:
     now: str | None = None              # the caller's clock, YYYY-MM-DDTHH:MM:SS (default: the run's start)
     runs_dir: str = "runs"
 
+    IDENTITY = ("tools", "bindings", "model", "navigator")
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("yes")
@@ -98,6 +109,28 @@ class RunConfig:
     def from_json(cls, data: dict[str, Any]) -> "RunConfig":
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+    def mismatches(self, recorded: "RunConfig") -> list[str]:
+        """How this invocation differs from a recorded run in `IDENTITY`, each as the flag to pass."""
+        return [f"this run used {_flag(name, getattr(recorded, name))}, not {_flag(name, getattr(self, name))}"
+                for name in self.IDENTITY if getattr(recorded, name) != getattr(self, name)]
+
+    def resumed(self, recorded: "RunConfig") -> "RunConfig":
+        """The config a resumed run goes on with: the recorded shape, this invocation's identity, serial and
+        --yes; a dry run stays dry whichever of the two asked for it."""
+        keep = {"serial", "yes", "runs_dir", *self.IDENTITY}
+        out = RunConfig(**{f.name: getattr(self if f.name in keep else recorded, f.name) for f in fields(self)})
+        out.dry_run = self.dry_run or recorded.dry_run
+        return out
+
+
+def _flag(name: str, value: str | None) -> str:
+    """A config value as the `run` flag that sets it (what the user types to match a recorded run)."""
+    if value is None:
+        return "--navigator none" if name == "navigator" else f"no --{name}"
+    if name == "model" and value.startswith(TORCH_PREFIX):
+        return f"--model {shlex.quote(value[len(TORCH_PREFIX):])} --torch"
+    return f"--{name} {shlex.quote(str(value))}"
 
 
 @dataclass
@@ -283,30 +316,34 @@ class Runner:
         return self._execute(request)
 
     def resume(self, run_dir: str | Path) -> RunReport:
-        """Continue an interrupted run: steps recorded as finished are not done again; the device is
-        re-established (a virtual phone comes back in the state the run left it)."""
-        prior = Trace.read(run_dir)
+        """Continue an interrupted run of this user's: steps recorded as finished are not done again, steps
+        in doubt are settled (`_settle_interrupted`), the device is re-established (a virtual phone comes
+        back in the state the run left it). The folder must be signed by this user's run key, and the
+        run's tools, bindings, models and device must be this invocation's (`RunConfig.mismatches`)."""
+        prior = Trace.read_own(run_dir)
         if not prior.interrupted:
             raise HybridError(f"{run_dir}: the run already finished (nothing to resume)")
         header = prior.header
-        cfg = RunConfig.from_json(header.get("config", {}))
-        cfg.yes = self.config.yes
-        for name in ("model", "navigator", "serial"):   # explicit overrides win (e.g. a new --serial)
-            if getattr(self.config, name) != getattr(RunConfig(), name):
-                setattr(cfg, name, getattr(self.config, name))
-        self.config = cfg
-        self._load_tools()
+        recorded = RunConfig.from_json(header.get("config") or {})
         dev = header.get("device") or {}
-        if self.session is not None:
+        serial = self.config.serial
+        problems = self.config.mismatches(recorded)
+        if self.session is None and dev.get("virtual") and serial:
+            problems.append(f"this run was on the virtual phone, not --serial {shlex.quote(serial)}")
+        elif self.session is None and not dev.get("virtual") and dev.get("serial") and serial != dev["serial"]:
+            problems.append(f"this run used --serial {shlex.quote(str(dev['serial']))}")
+        if problems:
+            raise HybridError(f"{run_dir}: " + "; ".join(problems) + ": pass the same to resume it "
+                              "(a run folder's settings are compared, never taken)")
+        cfg = self.config = self.config.resumed(recorded)
+        if self.session is not None:            # given by the caller: used as given
             self.session.reconnect()
         elif cfg.dry_run:
             pass
-        elif dev.get("virtual") and not cfg.serial:
-            state_file = prior.dir / "phone_state.json"
-            state = json.loads(state_file.read_text(encoding="utf-8")) if state_file.is_file() else None
-            self._ensure_session(state=state, virtual=True)
-        elif cfg.serial or dev.get("serial"):
-            self.session = DeviceSession(None, cfg.serial or dev["serial"])   # the same phone, reconnected
+        elif dev.get("virtual"):
+            self._ensure_session(state=prior.saved_phone_state(), virtual=True)
+        elif serial:
+            self.session = DeviceSession(None, serial)   # the same phone (checked above), reconnected
             self._own_session = True
             self.session.reconnect()
             self._say(f"device: {self.session.serial} (reconnected)")
@@ -336,13 +373,15 @@ class Runner:
     def _finish(self, t0: float) -> None:
         rep = self.report
         rep.seconds = time.perf_counter() - t0
+        state_sha256 = None
         if self.session is not None:
             rep.phone_state = self.session.state()
             if rep.phone_state is not None:
-                self.writer.write_json("phone_state.json", rep.phone_state)
+                state_sha256 = self.writer.write_json("phone_state.json", rep.phone_state)
         if rep.status == "interrupted":
             self._write(StepRecord("interrupted", data={"error": rep.error}))
-        self._write(StepRecord("report", status=rep.status, data={"report": rep.to_json()}))
+        self._write(StepRecord("report", status=rep.status, data={"report": rep.to_json(),
+                                                                  "phone_state_sha256": state_sha256}))
 
     def _flow(self, request: str) -> None:
         cfg = self.config
@@ -452,18 +491,20 @@ class Runner:
         binding = self.bindings[call.name] if call.name in self.bindings else None
         data["route"] = binding.route if binding else None
         serial = self.session.serial if self.session else "-"
-        last = self.prior.last(key) if self.prior else None
-        if last is not None and last.get("status") == "interrupted" and binding is not None and binding.confirm:
+        if self.prior is not None and binding is not None and self.prior.in_doubt(key) is not None:
             settled = self._settle_interrupted(key, what, call, binding, data)
             if settled is not None:
                 return settled
 
         def confirm(plan: Any) -> bool:
             return self._confirm(f"{plan.tool} on {serial}", plan.describe())
+
+        def intent(plan: Any) -> None:   # write-ahead: on disk before the first step acts on the phone
+            self._write(StepRecord("intent", key, data={**data, "what": what, "plan": plan.describe()}))
         t0 = time.perf_counter()
         try:
             res = dispatch(call, self.device, bindings=self.bindings, catalogue=self.catalogue, confirm=confirm,
-                           dry_run=self.config.dry_run)
+                           dry_run=self.config.dry_run, on_start=intent)
         except ConfirmationRequired as e:
             return self._call_end(key, what, "refused", str(e), data, {"status": "refused", "reason": str(e)})
         except StepFailedError as e:
@@ -506,9 +547,10 @@ class Runner:
         return out
 
     def _settle_interrupted(self, key: str, what: str, call: ToolCall, binding: Any, data: dict) -> dict | None:
-        """A send-type call whose connection dropped mid-way may have happened: never run it again without
-        proof it did not. The phone is asked (the binding's `was_done` check); if it cannot tell, a person is
-        asked again, even under --yes; with nobody to ask the call is reported unknown. None: run it."""
+        """A call whose intent was recorded but not its outcome (the connection dropped, or the process was
+        killed, while it ran) may have happened: never run it again without proof it did not. The phone is
+        asked (the binding's `was_done` check); if it cannot tell, a person is asked again, even under --yes;
+        with nobody to ask the call is reported unknown. None: run it."""
         from mobile_actions.android.device import DeviceError
         from mobile_actions.android.dispatch import was_done
 
@@ -522,11 +564,11 @@ class Runner:
             return self._call_end(key, what, "done", reason, data, {"status": "done"})
         if happened is False:
             return None
-        details = ["the connection dropped while it ran, and the phone cannot tell whether it happened",
+        details = ["the run stopped while it ran, and the phone cannot tell whether it happened",
                    "run it again (it may then happen twice)?"]
-        if self.confirm is not None and self.confirm(f"{what} may already have been done", details):
+        if self._confirm(f"{what} may already have been done", details, again=True):
             return None
-        reason = "unknown: the connection dropped mid-call and nobody confirmed a retry; not repeated"
+        reason = "unknown: the run stopped mid-call and nobody confirmed a retry; not repeated"
         return self._call_end(key, what, "unknown", reason, data, {"status": "unknown", "reason": reason})
 
     def _call_end(self, key: str, what: str, status: str, reason: str, data: dict, result: dict, *,
@@ -556,8 +598,10 @@ class Runner:
                 out[name] = node.get("text") or node.get("content-desc")
         return out
 
-    def _confirm(self, what: str, details: Sequence[str]) -> bool:
-        if self.config.yes:
+    def _confirm(self, what: str, details: Sequence[str], again: bool = False) -> bool:
+        """Go ahead? --yes answers, except ``again``: something that may already have happened is only
+        repeated when a person says so."""
+        if self.config.yes and not again:
             return True
         return bool(self.confirm and self.confirm(what, list(details)))
 
@@ -589,6 +633,7 @@ class Runner:
         if nav is None:
             return end("no_navigator", "not_done", f"no navigator model ({why}); GUI work not done")
         prior_steps = self.prior.nav_steps(task) if self.prior else []
+        doubt = self._nav_in_doubt(task, prior_steps)
         history: list[tuple[str, bytes]] = []
         hashes: list[str] = []
         for r in prior_steps:
@@ -645,9 +690,11 @@ class Runner:
                 guard = self._guard(pred.action, argv)
                 if guard is not None:
                     rec["guard"] = guard
-                    if not self._confirm(f"navigator wants to tap {guard!r}", [" ".join(argv)]):
+                    if not self._confirm(f"navigator wants to tap {guard!r}", [" ".join(argv)],
+                                         again=bool(doubt and doubt.get("guard"))):
                         self._write(StepRecord("nav", key, "refused", data=rec))
                         return end("refused", "refused", f"tap on {guard!r} (send/delete-type) not confirmed")
+                self._write(StepRecord("intent", key, data=rec))   # write-ahead, before the device acts
                 t1 = time.perf_counter()
                 r = self.device.shell(argv)
                 rec.update(exit_code=r.exit_code, stderr=r.stderr[:RESULT_LIMIT])
@@ -658,6 +705,20 @@ class Runner:
         except DeviceError as e:
             raise Interrupted(f"navigator ({task}): {e}") from e
         return end("step_limit", "not_done", f"step limit ({cfg.max_steps}) reached")
+
+    def _nav_in_doubt(self, task: str, steps: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The navigator action a stopped run set out to do (its intent, no outcome): it may or may not have
+        happened, so it is never replayed. It is recorded *unknown* and joins `steps` (the navigator's
+        history), and the navigator looks at the screen as it is now. Returns that record, else None."""
+        key = f"nav:{task}:{len(steps)}"
+        intent = self.prior.in_doubt(key) if self.prior else None
+        if intent is None:
+            return None
+        data = {k: v for k, v in intent.items() if k not in ("seq", "t", "type", "key", "status")}
+        rec = self._write(StepRecord("nav", key, "unknown", data={
+            **data, "note": "the run stopped while this action ran: it may or may not have happened; not repeated"}))
+        steps.append(rec)
+        return rec
 
     def _guard(self, action: Any, argv: list[str] | None) -> str | None:
         """The label of a send/delete-type button a tap would hit, else None."""
