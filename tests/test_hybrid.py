@@ -478,7 +478,7 @@ def test_a_run_stopped_right_after_the_send_tap_never_sends_again_on_resume(sess
     monkeypatch.setattr(dispatch_module, "run_tap_step", tap_then_die)
     r = runner(session, tmp_path, ScriptedCaller(SEND))
     with pytest.raises(stop):
-        r.run("email ana about lunch")
+        r.run("email ana@example.com about lunch")
     monkeypatch.setattr(dispatch_module, "run_tap_step", tap)
     assert len(phone.snapshot()["outbox"]) == 1
     rep = Runner(RunConfig(yes=True), caller=NoCaller(), navigator=None, session=session).resume(r.writer.dir)
