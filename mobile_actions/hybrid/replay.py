@@ -66,6 +66,12 @@ def describe(rec: dict[str, Any]) -> tuple[str, str, str]:
         note = rec.get("note") or rec.get("error") or ""
         return (f"nav {rec.get('task')} #{rec.get('step')}", st,
                 f"{act}" + (f" → {argv}" if argv else "") + (f" ({note})" if note else ""))
+    if t == "nav_start":
+        phone = rec.get("phone") or {}
+        seen = [w for w, v in (("state", phone.get("state")), ("screen", phone.get("screen"))) if v is not None]
+        return f"nav {rec.get('task')} start", st, f"the phone as the task began ({' and '.join(seen) or 'unreadable'})"
+    if t == "check":
+        return f"nav {rec.get('task')} check", st, str(rec.get("reason", ""))
     if t == "nav_end":
         return f"nav {rec.get('task')} end", rec.get("item_status", st), f"{rec.get('outcome')}: {rec.get('reason')}"
     if t == "interrupted":
