@@ -81,6 +81,34 @@ def test_an_added_entry_must_say_what_the_goal_says(check, phone):
     assert verdict.status == "unknown" and "fits the goal" in verdict.reason
 
 
+def test_a_goal_about_one_part_of_the_phone_is_judged_on_that_part(check, phone):
+    """"copy 'hello' to the clipboard", and the navigator searched the web for hello instead."""
+    before = view(phone)
+    phone.visit("https://www.google.com/search?q=hello")
+    verdict = check.judge("copy 'hello' to the clipboard", before, view(phone))
+    assert verdict.status == "not_done" and "clipboard" in verdict.reason
+
+
+def test_what_the_screen_stopped_showing_is_not_what_the_goal_opens(check, phone):
+    phone.expand_settings()
+    before = view(phone)
+    phone.collapse()
+    assert check.judge("open the Quick Settings", before, view(phone)).status == "unknown"
+    assert check.judge("open the Quick Settings", view(phone), before).status == "done"
+
+
+def test_each_step_of_a_goal_is_read_on_its_own(check, phone):
+    """"create an event ... and open example.com": the event came from a tool before the task; the page is
+    the navigator's. A step that adds to a part it names, which did not change, is plainly not met."""
+    before = view(phone)
+    phone.launch(CHROME)
+    phone.visit("https://example.com")
+    assert check.judge("Create an event Yoga class tomorrow at 6pm and open example.com in Chrome",
+                       before, view(phone)).status == "done"
+    verdict = check.judge("Add a contact Omar Said and write a note saying call Omar", before, view(phone))
+    assert verdict.status == "not_done" and "contacts" in verdict.reason
+
+
 def test_an_unrelated_change_is_no_evidence(check, phone):
     before = view(phone)
     phone.launch(CHROME)

@@ -12,7 +12,8 @@ the screen's accessibility tree (`uiautomator dump`, read as the text navigator 
 appeared, disappeared or switched. A change *fits* the goal when a word of the goal names the field that
 changed or is in what changed ("write a note saying buy milk": notes gained "buy milk"; "turn on Bluetooth":
 bluetooth went from false to true). A goal whose verb adds or removes something ("write", "delete") needs that
-kind of change to something the phone keeps: opening the Notes app is not deleting the notes.
+kind of change to the part of the phone it names (naming none, to something the phone keeps): opening the
+Notes app is not deleting the notes, and a web search for "hello" is not copying it to the clipboard.
 
 The check knows no app: the words are data (`goal_words.json`, `decoding.coverage.SYNONYMS`), the fields are
 the state's own (`android.phone.state.VIEW_FIELDS` says which ones only describe the screen).
@@ -208,16 +209,20 @@ class GoalCheck:
         by_state = before.state is not None and after.state is not None
         if not by_state and (before.screen is None or after.screen is None):
             return Verdict("unknown", "the phone's state and its screen could not be read")
-        g = self._goal(goal, after.state if by_state else ())
+        from mobile_actions.decoding.coverage import steps
+
+        # "create an event Yoga and open example.com": each step of the goal is read on its own
+        clauses = [self._goal(step, after.state if by_state else ()) for step in steps(goal)]
         found = self.changes(before, after)
-        fits = [c for c in found if self._fits(c, g, by_state)]
+        fits = [c for c in found if any(self._fits(c, g, by_state) for g in clauses)]
         fitting = set(fits)
         seen = tuple(c.describe() for c in fits + [c for c in found if c not in fitting])[:50]
         if fits:
             return Verdict("done", "the phone shows it: " + "; ".join(c.describe() for c in fits[:SHOWN]), seen)
         where = "state" if by_state else "screen"
-        if g.kinds and by_state and g.named and not any(c.where in g.named for c in found) \
-                and not self._already(g, after.state):
+        unmet = [g for g in clauses if by_state and g.kinds and g.named and self._unchanged(g, found, after.state)]
+        if unmet:
+            g = unmet[0]
             verb = " and ".join(("gain" if k == ADDS else "lose") + " something" for k in sorted(g.kinds))
             return Verdict("not_done", f"the goal asks {', '.join(g.named)} to {verb}, and the phone's state shows "
                                        f"no change there ({_summary(after.state, g.named)})", seen)
@@ -228,25 +233,31 @@ class GoalCheck:
                                   f"{', '.join(changed)})", seen)
 
     def _fits(self, c: Change, g: _Goal, by_state: bool) -> bool:
-        want = g.content or g.keys
+        """Whether one change is evidence for the goal (see the module docstring)."""
         if not g.kinds:                                      # "open my contacts", "turn on Bluetooth"
+            if by_state and not c.kept and c.kind == "removed":
+                return False                                 # what the screen stopped showing: Maps left, not shown
             return not g.keys or bool(self._change_keys(c) & g.keys)
         allowed = {"changed"} | ({"added"} if ADDS in g.kinds else set()) | ({"removed"} if REMOVES in g.kinds else set())
         if c.kind not in allowed:
             return False
-        if c.where is not None and c.where in g.named:       # "delete all my notes": the notes lost some
+        if g.named:                                          # "delete all my notes": the notes, and only they
             # what a goal adds, it says ("write a note saying buy milk"): an entry with other words is not it
-            return c.kind != "added" or not g.content or bool(self.keys(self.words(c.text)) & g.content)
+            return c.where in g.named and (c.kind != "added" or not g.content
+                                           or bool(self.keys(self.words(c.text)) & g.content))
         if by_state and not c.kept:                          # an app opened, a form typed: nothing kept yet
             return False
-        return bool(self._change_keys(c) & want) if want else not g.named
+        return not g.keys or bool(self._change_keys(c) & g.keys)
 
-    def _already(self, g: _Goal, state: dict[str, Any]) -> bool:
-        """The named parts already look as asked (nothing left to remove, or the text is already there)."""
+    def _unchanged(self, g: _Goal, found: Sequence[Change], state: dict[str, Any]) -> bool:
+        """The parts the goal names did not change, and they do not already look as asked (nothing left to
+        remove, or the text it adds already there): the goal is plainly not met."""
+        if any(c.where in g.named for c in found):
+            return False
         if REMOVES in g.kinds and all(not state.get(f) for f in g.named):
-            return True
-        return ADDS in g.kinds and bool(g.content) and any(
-            self.keys(self.words(_text(state.get(f)))) & g.content for f in g.named)
+            return False
+        return not (ADDS in g.kinds and g.content and any(
+            self.keys(self.words(_text(state.get(f)))) & g.content for f in g.named))
 
 
 def _tokens(text: str) -> list[str]:
