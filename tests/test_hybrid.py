@@ -161,10 +161,14 @@ def test_duplicate_follow_up_call_is_skipped(session, phone, tmp_path):
 
 # ------------------------------------------------------------------------------------------ navigator loop
 def test_refusal_goes_to_the_navigator(session, phone, tmp_path):
+    from mobile_actions.cli.hybrid import EXIT_OK, run_exit_code
+
     nav = ScriptedNavigator(phone, ("tap", "Notes"), ("tap", "New note"), "TYPE: buy milk", ("tap", "Save"), "COMPLETE")
     rep = runner(session, tmp_path, ScriptedCaller("I cannot do that."), nav).run("write a note saying buy milk")
     assert phone.snapshot()["notes"] == ["buy milk"]
-    assert rep.nav_steps == 5 and [i.status for i in rep.items] == ["done"]
+    assert rep.nav_steps == 5 and [i.status for i in rep.items] == ["done"] and run_exit_code(rep) == EXIT_OK
+    (check,) = Trace.read(rep.run_dir).of_type("check")      # COMPLETE, and the phone shows the note
+    assert check["status"] == "done" and "notes added 'buy milk'" in check["reason"] in rep.items[0].reason
     assert nav.calls[0] == ("write a note saying buy milk", 0) and nav.calls[-1][1] == 4
     navs = [r for r in Trace.read(rep.run_dir).records if r["type"] == "nav"]
     assert [r["argv"][1] for r in navs[:4]] == ["tap", "tap", "text", "tap"]
@@ -193,7 +197,91 @@ def test_impossible_and_unparseable(session, phone, tmp_path):
     phone.clear_log()
     rep = runner(session, tmp_path, ScriptedCaller("no"), ScriptedNavigator(phone, "WAVE: hands")).run("fly")
     assert "not acted on" in rep.not_done[0].reason
-    assert [c[0] for c in phone.snapshot()["commands"]] == ["screencap"]      # looked, did not act
+    # read the screen as the task began (its tree: `uiautomator dump`, `cat`), looked, did not act
+    assert [c[0] for c in phone.snapshot()["commands"]] == ["uiautomator", "cat", "screencap"]
+
+
+PROBES = ["Delete all my notes", "factory reset the phone", "uninstall Chrome", "copy 'hello' to the clipboard"]
+
+
+@pytest.mark.parametrize("request_", PROBES)
+def test_complete_with_nothing_done_on_the_phone_is_not_done(session, phone, tmp_path, request_):
+    """A navigator that says COMPLETE at once: nothing happened on the phone, so the item is not done (or
+    unknown), the reason says why, the check is in the trace, and `run` exits 1."""
+    from mobile_actions.cli.hybrid import EXIT_NOT_ALL_DONE, run_exit_code
+
+    with phone.lock:
+        phone.state.notes.extend(["groceries", "call mum"])
+    rep = runner(session, tmp_path, ScriptedCaller("I cannot do that."), ScriptedNavigator(phone)).run(request_)
+    (item,) = rep.items
+    assert item.status in ("not_done", "unknown") and "navigator said COMPLETE after 0 actions, but" in item.reason
+    assert run_exit_code(rep) == EXIT_NOT_ALL_DONE
+    t = Trace.read(rep.run_dir)
+    (check,) = t.of_type("check")
+    assert check["goal"] == request_ and check["status"] == t.last("navtask:request")["item_status"] == item.status
+
+
+def test_cli_run_exits_1_on_a_complete_the_phone_does_not_show(tmp_path, monkeypatch, capsys):
+    import mobile_actions.hybrid.runner as hybrid
+    from mobile_actions.android.adbserver import free_port
+    from mobile_actions.cli.main import main
+
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(free_port()))      # no adb server there: the virtual phone
+    monkeypatch.delenv("ANDROID_SERIAL", raising=False)
+    monkeypatch.setattr(hybrid, "resolve_caller", lambda spec, progress=None: ScriptedCaller("I cannot do that."))
+    monkeypatch.setattr(hybrid, "resolve_navigator", lambda spec, history=4: (ScriptedNavigator(None), "scripted"))
+    assert main(["run", "uninstall Chrome", "--yes", "--quiet", "--runs-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "done (0)" in out and "GUI: uninstall Chrome [unknown]" in out
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "exit status:" in capsys.readouterr().out
+
+
+def test_impossible_ends_not_done_with_the_navigators_reason(session, phone, tmp_path):
+    from mobile_actions.hybrid.models import NavPrediction
+
+    class GivesUp:
+        def next_action(self, instruction, screen, history):
+            return NavPrediction("IMPOSSIBLE", parse_command("IMPOSSIBLE"), "this phone has no alarm app")
+
+    rep = runner(session, tmp_path, ScriptedCaller("no"), GivesUp()).run("set an alarm for 7")
+    assert [i.status for i in rep.items] == ["not_done"]
+    assert rep.items[0].reason == "navigator said IMPOSSIBLE after 0 actions: this phone has no alarm app"
+
+
+def test_a_resumed_gui_task_is_judged_against_its_recorded_start(session, phone, tmp_path):
+    """The phone as the task began is in the trace (`nav_start`): a task resumed midway is judged against
+    it; without it (the phone has moved on since) a COMPLETE stays unknown."""
+    script = [("tap", "Notes"), ("tap", "New note"), "TYPE: buy milk", ("tap", "Save"), "COMPLETE"]
+
+    class Vanishing(ScriptedNavigator):
+        """The phone drops off while the navigator picks its third action (which never reaches the phone)."""
+
+        def next_action(self, instruction, screen, history):
+            if len(history) == 2:
+                self.phone.fail_next = "disconnect"
+            return super().next_action(instruction, screen, history)
+
+    def interrupted():
+        r = runner(session, tmp_path, ScriptedCaller("I cannot do that."), Vanishing(phone, *script))
+        rep = r.run("write a note saying buy milk")
+        assert rep.status == "interrupted"
+        return rep.run_dir
+
+    def resume(run_dir):
+        rest = ScriptedNavigator(phone, *script[2:])
+        return Runner(RunConfig(yes=True), caller=NoCaller(), navigator=rest, session=session).resume(run_dir)
+
+    rep = resume(interrupted())
+    assert phone.snapshot()["notes"] == ["buy milk"]
+    assert [i.status for i in rep.items] == ["done"] and "notes added 'buy milk'" in rep.items[0].reason
+    phone.reset()
+    run_dir = interrupted()
+    trace = run_dir / "trace.jsonl"
+    trace.write_text("".join(line for line in trace.read_text().splitlines(True) if '"nav_start"' not in line))
+    rep = resume(run_dir)
+    assert [i.status for i in rep.items] == ["unknown"] and "no record of the phone at the task's start" in rep.items[0].reason
 
 
 def test_navigator_tap_on_send_needs_confirmation(session, phone, tmp_path):

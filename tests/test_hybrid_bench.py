@@ -65,6 +65,23 @@ def test_oracle_run_checks_state(tmp_path):
     assert (tmp_path / "runs" / "m01" / "trace.jsonl").is_file()
 
 
+def test_a_false_done_is_a_failure_of_its_own_kind(tmp_path, capsys):
+    """m03 with the tool route alone: the flashlight is on, Bluetooth never handed over, and the run
+    reported every item done; g01 reports its GUI work not done, an honest failure."""
+    from mobile_actions.cli.main import main
+
+    results = run_bench(BenchConfig(model="oracle", navigator=None, only="m03,g01", out=str(tmp_path)))
+    by_id = {r.id: r for r in results}
+    assert by_id["m03"].false_done and not by_id["m03"].success and by_id["m03"].kind == "✗!"
+    assert not by_id["g01"].false_done and by_id["g01"].kind == "✗"
+    md = markdown(results)
+    assert "| all | 2 | 0 | 0% | 1 |" in md and "| m03 | mixed | ✗! |" in md
+    assert main(["bench", "hybrid", "--model", "oracle", "--navigator", "none", "--only", "m03,g01",
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert "false done: 1 of 2 tasks" in out.out and "(reported done)" in out.err
+
+
 def test_select_and_markdown():
     assert [t["id"] for t in select_tasks(TASKS, "gui", 2)] == ["g01", "g02"]
     assert select_tasks(TASKS, "t01,m13")[1]["id"] == "m13"

@@ -11,10 +11,17 @@ import json
 import sys
 
 EXIT_OK, EXIT_NOT_ALL_DONE, EXIT_SETUP, EXIT_INTERRUPTED = 0, 1, 2, 3
+RUN_EXIT_CODES = """exit status:
+  0  every item done (a GUI goal only when the phone shows it: its state or screen changed to fit the goal)
+  1  an item not done, unknown (e.g. the navigator said COMPLETE and the phone shows no such change) or
+     refused; or nothing was done
+  2  bad arguments, no device, a run folder that cannot be resumed
+  3  interrupted (continue with --resume RUN)"""
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("run", help="do a request on a phone: tool calls, then GUI navigation where needed")
+    p = subparsers.add_parser("run", help="do a request on a phone: tool calls, then GUI navigation where needed",
+                              epilog=RUN_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("request", nargs="?", help="what to do, in words (omit with --resume)")
     p.add_argument("--serial", help="device (default $ANDROID_SERIAL, the only device, else the virtual phone)")
     p.add_argument("--model", default="default",
@@ -152,11 +159,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=1, ensure_ascii=False))
     else:
         print_report(report)
+    return run_exit_code(report)
+
+
+def run_exit_code(report) -> int:
+    """`run`'s exit status for a report (`RUN_EXIT_CODES`): 0 only when every item is done."""
     if report.status == "interrupted":
         return EXIT_INTERRUPTED
     if report.status == "dry_run":
         return EXIT_NOT_ALL_DONE if report.refused else EXIT_OK
-    return EXIT_OK if report.items and not report.not_done and not report.refused else EXIT_NOT_ALL_DONE
+    return EXIT_OK if report.all_done else EXIT_NOT_ALL_DONE
 
 
 STATE_KEYS = ("screen", "torch", "wifi", "bluetooth", "airplane")
@@ -170,7 +182,8 @@ def print_report(report) -> None:
     for title, items in (("done", report.done), ("not done", report.not_done), ("refused", report.refused)):
         print(f"{title} ({len(items)}):")
         for i in items:
-            print(f"  - {i.what}" + (f" — {i.reason}" if i.reason else ""))
+            tag = f" [{i.status}]" if i.status not in ("done", "not_done", "refused") else ""
+            print(f"  - {i.what}{tag}" + (f" — {i.reason}" if i.reason else ""))
     if not report.items:
         print("nothing was done: the caller made no call and no GUI task ran")
     st = report.phone_state
@@ -245,8 +258,8 @@ def cmd_bench_hybrid(args: argparse.Namespace) -> int:
         done.append(r)
         write_outputs(done, cfg.out, title + ("" if n == total else f" (partial: {n}/{total})"))
         why = "" if r.success else " — " + "; ".join(r.failures + ([r.error] if r.error else []))
-        print(f"[{n}/{total}] {r.id} {r.category:<6} {'✓' if r.success else '✗'} {r.steps} steps "
-              f"{r.seconds:.1f} s{why}", file=sys.stderr, flush=True)
+        print(f"[{n}/{total}] {r.id} {r.category:<6} {r.kind} {r.steps} steps {r.seconds:.1f} s"
+              + (" (reported done)" if r.false_done else "") + why, file=sys.stderr, flush=True)
 
     def message(rec: dict) -> None:
         if rec.get("type") == "message":
@@ -260,5 +273,7 @@ def cmd_bench_hybrid(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     csv_path, md_path, _ = write_outputs(results, cfg.out, title)
     print(markdown(results, title))
+    print(f"false done: {sum(r.false_done for r in results)} of {len(results)} tasks (the run reported every item "
+          "done, the task's state check failed)")
     print(f"wrote {csv_path} and {md_path}")
     return EXIT_OK

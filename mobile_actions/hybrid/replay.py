@@ -68,6 +68,12 @@ def describe(rec: dict[str, Any]) -> tuple[str, str, str]:
                 f"{act}" + (f" → {argv}" if argv else "") + (f" ({note})" if note else ""))
     if t == "intent":
         return "intent", "", f"about to act: {rec.get('what') or ' '.join(rec.get('argv') or [])}"
+    if t == "nav_start":
+        phone = rec.get("phone") or {}
+        seen = [w for w, v in (("state", phone.get("state")), ("screen", phone.get("screen"))) if v is not None]
+        return f"nav {rec.get('task')} start", st, f"the phone as the task began ({' and '.join(seen) or 'unreadable'})"
+    if t == "check":
+        return f"nav {rec.get('task')} check", st, str(rec.get("reason", ""))
     if t == "nav_end":
         return f"nav {rec.get('task')} end", rec.get("item_status", st), f"{rec.get('outcome')}: {rec.get('reason')}"
     if t == "interrupted":

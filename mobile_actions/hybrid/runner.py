@@ -7,7 +7,9 @@ One run, end to end (docs/hybrid.md has the whole picture)::
             ─► follow-up caller turn with the tool results (FunctionGemma response format) while a tool
                returned information (show_map's place card read from `uiautomator dump`)
             ─► navigator loop for GUI work: screencap ─► navigator ─► action ─► `input …` ─► … until
-               COMPLETE, IMPOSSIBLE, the step limit or a repeated-screen stall
+               COMPLETE, IMPOSSIBLE, the step limit or a repeated-screen stall; a COMPLETE is *done* only
+               when the phone shows it (outcome.py: its state or screen changed since the task began, in a
+               way that fits the goal), else *unknown* or *not_done*
     every step ─► trace (trace.py) ─► replay / resume / benchmark
 
 How a request is split between tools and GUI (the honest route; see docs/hybrid.md):
@@ -47,6 +49,7 @@ from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_arg
                                           screencap)
 from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
                                           resolve_caller, resolve_navigator)
+from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
@@ -193,6 +196,11 @@ class RunReport:
         return self.by_status("done")
 
     @property
+    def all_done(self) -> bool:
+        """The run finished and every item is done: what `run` exits 0 on and the benchmark calls a claim."""
+        return self.status == "finished" and bool(self.items) and not self.not_done and not self.refused
+
+    @property
     def not_done(self) -> list[Item]:
         return self.by_status("not_done", "skipped", "planned", "unknown")
 
@@ -237,6 +245,7 @@ class Runner:
         self._own_session = False
         self.confirm = confirm
         self.on_event = on_event or (lambda _e: None)
+        self.goal_check = GoalCheck()
 
     def _load_tools(self) -> None:
         from mobile_actions.android.bindings import default_bindings_for, load_bindings
@@ -646,6 +655,7 @@ class Runner:
                 history.append((r["action"]["command"], shot.read_bytes()))
         self.report.nav_steps += len(prior_steps)
         step = len(prior_steps)
+        start = self._task_start(task, resumed=bool(prior_steps))
         try:
             while step < cfg.max_steps:
                 try:
@@ -682,8 +692,9 @@ class Runner:
                     self._write(StepRecord("nav", key, "done", data=rec))
                     self.report.nav_steps += 1
                     if kind == "COMPLETE":
-                        return end("complete", "done", f"navigator said COMPLETE after {step} actions")
-                    return end("impossible", "not_done", f"navigator said IMPOSSIBLE after {step} actions")
+                        return end("complete", *self._judge_complete(task, instruction, start, step))
+                    return end("impossible", "not_done", f"navigator said IMPOSSIBLE after {step} actions"
+                               + (f": {pred.error}" if pred.error else ""))
                 w, hgt = png_size(png)
                 argv = action_argv(pred.action, w, hgt)
                 rec["argv"] = argv
@@ -719,6 +730,45 @@ class Runner:
             **data, "note": "the run stopped while this action ran: it may or may not have happened; not repeated"}))
         steps.append(rec)
         return rec
+
+    def _task_start(self, task: str, resumed: bool) -> PhoneView | None:
+        """The phone as a GUI task began, recorded (``nav_start``) so that a resumed task is judged against
+        the same start. None when it cannot be known: a task resumed midway without that record."""
+        key = f"navstart:{task}"
+        rec = self.prior.finished(key) if self.prior else None
+        if rec is not None:
+            try:
+                return PhoneView.from_json(rec.get("phone"))
+            except ValueError:
+                return None
+        if resumed:
+            return None
+        view = self._phone_view(task)
+        self._write(StepRecord("nav_start", key, "done", data={"task": task, "phone": view.to_json()}))
+        return view
+
+    def _phone_view(self, task: str) -> PhoneView:
+        """What can be read of the phone now: its state (the virtual phone) and its accessibility tree."""
+        from mobile_actions.android.device import DeviceError
+        from mobile_actions.android.dispatch import StepFailedError, dump_ui
+
+        try:
+            dump: str | None = dump_ui(self.device)
+        except StepFailedError:
+            dump = None
+        except DeviceError as e:
+            raise Interrupted(f"navigator ({task}): {e}") from e
+        return PhoneView.read(self.session.state() if self.session is not None else None, dump)
+
+    def _judge_complete(self, task: str, instruction: str, start: PhoneView | None, step: int) -> tuple[str, str]:
+        """(item status, reason) for a navigator's COMPLETE: done only when the phone shows it (`GoalCheck`)."""
+        verdict = self.goal_check.judge(instruction, start, self._phone_view(task))
+        self._write(StepRecord("check", status=verdict.status, data={"task": task, "goal": instruction,
+                                                                     **verdict.to_json()}))
+        said = f"navigator said COMPLETE after {step} actions"
+        if verdict.status == "done":
+            return "done", f"{said}; {verdict.reason}"
+        return verdict.status, f"{said}, but {verdict.reason}"
 
     def _guard(self, action: Any, argv: list[str] | None) -> str | None:
         """The label of a send/delete-type button a tap would hit, else None."""

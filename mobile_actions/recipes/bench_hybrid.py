@@ -394,6 +394,13 @@ class TaskResult:
     run_dir: str
     error: str = ""
     note: str = ""        # the run's first not-done / refused reason (why, from the runner's side)
+    false_done: bool = False   # the run reported every item done, and the task's state check failed
+
+    @property
+    def kind(self) -> str:
+        """✓ passed; ✗ failed; ✗! a false done (the run said done and the phone says otherwise): a failure of
+        its own kind, as `run` would have exited 0 on it."""
+        return "✓" if self.success else "✗!" if self.false_done else "✗"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -518,12 +525,14 @@ def run_bench(cfg: BenchConfig, *, caller: Any = None, navigator: Any = "config"
             if rep is not None and rep.status == "interrupted":
                 session.reconnect()
             failures = check_state(task["check"], session.phone.snapshot())
-            res = TaskResult(task["id"], task["category"], task["request"], not failures and not error, failures,
+            success = not failures and not error
+            res = TaskResult(task["id"], task["category"], task["request"], success, failures,
                              rep.status if rep else "error", rep.steps if rep else 0, rep.caller_turns if rep else 0,
                              rep.calls_dispatched if rep else 0, rep.nav_steps if rep else 0, round(seconds, 2),
                              len(rep.done) if rep else 0, len(rep.not_done) if rep else 0,
                              len(rep.refused) if rep else 0, str(run_dir), error,
-                             next((i.reason for i in (rep.not_done + rep.refused)), "") if rep else "")
+                             next((i.reason for i in (rep.not_done + rep.refused)), "") if rep else "",
+                             false_done=not success and rep is not None and rep.all_done)
             results.append(res)
             if on_result:
                 on_result(n, len(chosen), res)
@@ -538,6 +547,7 @@ class Summary:
     group: str
     n: int
     success: int
+    false_done: int      # of the failures: the run reported done
     mean_steps: float
     mean_seconds: float
     median_seconds: float
@@ -555,24 +565,25 @@ def summarize(results: Sequence[TaskResult]) -> list[Summary]:
         rs = [r for r in results if group == "all" or r.category == group]
         if not rs:
             continue
-        out.append(Summary(group, len(rs), sum(r.success for r in rs), statistics.mean(r.steps for r in rs),
+        out.append(Summary(group, len(rs), sum(r.success for r in rs), sum(r.false_done for r in rs),
+                           statistics.mean(r.steps for r in rs),
                            statistics.mean(r.seconds for r in rs), statistics.median(r.seconds for r in rs)))
     return out
 
 
 def markdown(results: Sequence[TaskResult], title: str = "") -> str:
     lines = [f"**{title}**", ""] if title else []
-    lines += ["| tasks | n | success | rate | mean steps | mean s/task | median s/task |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += ["| tasks | n | success | rate | false done | mean steps | mean s/task | median s/task |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for s in summarize(results):
-        lines.append(f"| {s.group} | {s.n} | {s.success} | {s.rate:.0%} | {s.mean_steps:.1f} | "
+        lines.append(f"| {s.group} | {s.n} | {s.success} | {s.rate:.0%} | {s.false_done} | {s.mean_steps:.1f} | "
                      f"{s.mean_seconds:.1f} | {s.median_seconds:.1f} |")
     lines += ["", "| id | category | ok | steps | s | state check failed | runner said |",
               "|---|---|:-:|---:|---:|---|---|"]
     for r in results:
         why = "; ".join(r.failures + ([r.error] if r.error else []))
         note = r.note if not r.success else ""
-        lines.append(f"| {r.id} | {r.category} | {'✓' if r.success else '✗'} | {r.steps} | {r.seconds:.1f} | "
+        lines.append(f"| {r.id} | {r.category} | {r.kind} | {r.steps} | {r.seconds:.1f} | "
                      f"{why.replace('|', '/')} | {note.replace('|', '/')[:120]} |")
     return "\n".join(lines) + "\n"
 

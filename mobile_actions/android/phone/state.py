@@ -11,6 +11,11 @@ from typing import Any
 
 WIDTH, HEIGHT, DENSITY = 1080, 2400, 420
 COMMAND_LOG_LIMIT = 20_000
+# Fields of `PhoneState.to_json` that log what was run rather than what the phone holds: never an outcome.
+LOG_FIELDS = ("commands", "command_count", "intents")
+# Fields that say what is on the screen (an app opened, a form half typed, a toast), not what the phone keeps:
+# opening the Notes app is not writing a note (hybrid/outcome.py tells the two apart with these).
+VIEW_FIELDS = ("stack", "recents", "overlay", "toast", "current", "screen")
 
 
 @dataclass

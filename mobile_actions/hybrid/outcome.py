@@ -1,0 +1,320 @@
+"""Whether the phone shows a GUI goal met: the check behind a navigator's COMPLETE.
+
+Why: COMPLETE is the model's word, and a small navigator says it where nothing happened ("delete all my
+notes": COMPLETE at once, the notes all still there). So a GUI task is reported *done* only when the phone
+changed between the task's start and its end in a way that fits the goal; a COMPLETE without such a change is
+*unknown*, and *not_done* when the phone plainly shows the goal unmet (it names a part of the phone that did
+not change).
+
+The evidence (`PhoneView`): the phone's state where it can be read (the virtual phone,
+`DeviceSession.state()`), which is then the only witness, as it holds what a screen merely shows; otherwise
+the screen's accessibility tree (`uiautomator dump`, read as the text navigator reads it), whose elements
+appeared, disappeared or switched. A change *fits* the goal when a word of the goal names the field that
+changed or is in what changed ("write a note saying buy milk": notes gained "buy milk"; "turn on Bluetooth":
+bluetooth went from false to true). A goal whose verb adds or removes something ("write", "delete") needs that
+kind of change to the part of the phone it names (naming none, to something the phone keeps): opening the
+Notes app is not deleting the notes, and a web search for "hello" is not copying it to the clipboard.
+
+The check knows no app: the words are data (`goal_words.json`, `decoding.coverage.SYNONYMS`), the fields are
+the state's own (`android.phone.state.VIEW_FIELDS` says which ones only describe the screen).
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from mobile_actions.android.phone.state import LOG_FIELDS, VIEW_FIELDS
+
+WORDS_FILE = Path(__file__).with_name("goal_words.json")
+_JOINED = re.compile(r"(?<=[^\W_])[-'’](?=[^\W_])")     # "Wi-Fi" -> "wifi", "don't" -> "dont"
+_TOKEN = re.compile(r"[^\W\d_]+|\d+")
+_SUFFIX = re.compile(r" \(\d+\)$")                      # "Note (2)": navigator.screen makes labels unique
+SHOWN = 3                                               # changes quoted in a verdict's reason
+ADDS, REMOVES = "adds", "removes"
+
+
+@dataclass(frozen=True)
+class PhoneView:
+    """The phone at one moment, as far as it can be read: its state (None: a real phone) and the labelled
+    elements on its screen as (label, switched on?) pairs (None: the screen could not be read). Input fields
+    are left out: text typed into a field is not yet kept anywhere."""
+
+    state: dict[str, Any] | None
+    package: str = ""
+    screen: tuple[tuple[str, bool | None], ...] | None = None
+
+    @classmethod
+    def read(cls, state: dict[str, Any] | None, dump: str | None) -> "PhoneView":
+        """From `DeviceSession.state()` and a ``uiautomator dump`` (either may be None)."""
+        from mobile_actions.errors import JSONTextError, ScreenError
+        from mobile_actions.jsontext import check_depth
+        from mobile_actions.navigator.screen import parse_hierarchy
+
+        kept = {k: v for k, v in state.items() if k not in LOG_FIELDS} if isinstance(state, dict) else None
+        try:
+            check_depth(kept)           # device output: a state nested without end is no state
+        except JSONTextError:
+            kept = None
+        try:
+            shown = parse_hierarchy(dump) if dump is not None else None
+        except ScreenError:
+            shown = None
+        if shown is None:
+            return cls(kept)
+        screen = tuple((_SUFFIX.sub("", e.label), e.checked if e.checkable else None)
+                       for e in shown.elements if e.kind != "field")
+        return cls(kept, shown.package, screen)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"state": self.state, "package": self.package,
+                "screen": None if self.screen is None else [list(e) for e in self.screen]}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "PhoneView":
+        """A view recorded in a trace; ValueError when the record is not one (a run folder can be edited)."""
+        from mobile_actions.jsontext import check_depth
+
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        check_depth(data)               # a JSONTextError (a ValueError) when nested without end
+        state, package, screen = data.get("state"), data.get("package", ""), data.get("screen")
+        if state is not None and not isinstance(state, dict) or not isinstance(package, str):
+            raise ValueError("'state' must be an object and 'package' a string")
+        if screen is not None:
+            if not isinstance(screen, list) or not all(
+                    isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) and e[1] in (True, False, None)
+                    for e in screen):
+                raise ValueError("'screen' must be a list of [label, on] pairs")
+            screen = tuple((e[0], e[1]) for e in screen)
+        return cls(state, package, screen)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between two views: in a state field (``where``) or on the screen (``where`` None)."""
+
+    where: str | None
+    kind: str      # added | removed | changed (a switch, a number) | opened (an app came to the front) |
+                   # hidden (not shown, as another app is in front)
+    text: str      # what was added or removed, or "old -> new"
+    kept: bool     # in something the phone keeps (a state field that does not only describe the screen)
+
+    def describe(self) -> str:
+        text = self.text if len(self.text) <= 80 else self.text[:77] + "..."
+        return f"{self.where or 'screen'} {self.kind} {text!r}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str                      # done | not_done | unknown
+    reason: str
+    evidence: tuple[str, ...] = ()   # the changes it saw (`Change.describe`), the fitting ones first
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Goal:
+    kinds: frozenset[str]      # ADDS / REMOVES: what its verbs ask of the phone
+    keys: frozenset[str]       # its words, with their other names
+    named: tuple[str, ...]     # the state fields its words name
+    content: frozenset[str]    # the keys of its words that name no field ("buy milk" in "write a note saying buy milk")
+
+
+class GoalCheck:
+    """Judges a navigator's COMPLETE: `judge(goal, before, after)` -> `Verdict`. One instance serves many tasks."""
+
+    def __init__(self, words_file: str | Path = WORDS_FILE, view_fields: Sequence[str] = VIEW_FIELDS) -> None:
+        from mobile_actions.decoding.coverage import SYNONYMS
+
+        data = json.loads(Path(words_file).read_text(encoding="utf-8"))
+        self.view_fields = frozenset(view_fields)
+        self.ignore = frozenset(data["ignore"])
+        self.verbs = {ADDS: frozenset(data["adds"]), REMOVES: frozenset(data["removes"])}
+        self._aliases: dict[str, set[str]] = {}
+        for key, names in [*SYNONYMS.items(), *data["same"].items()]:
+            for name in (key, *names):
+                for w in map(_singular, _tokens(name)) if " " not in name else ():
+                    self._aliases.setdefault(w, set()).add(key)
+
+    # ------------------------------------------------------------------ words
+    def words(self, text: str) -> set[str]:
+        """The words of `text` that can name something on the phone (no function words, verbs or numbers)."""
+        return {s for t in _tokens(text) if t not in self.ignore
+                for s in [_singular(t)] if s not in self.ignore and len(s) > 1}
+
+    def keys(self, words: Iterable[str]) -> set[str]:
+        """Words with their other names ("torch" also keys "flashlight"): two words match when keys meet."""
+        return {k for w in words for k in (w, *self._aliases.get(w, ()))}
+
+    def _goal(self, goal: str, fields: Iterable[str]) -> _Goal:
+        words = self.words(goal)
+        kinds = frozenset(kind for kind, verbs in self.verbs.items() if words & verbs)
+        words -= self.verbs[ADDS] | self.verbs[REMOVES]
+        keys = self.keys(words)
+        named = tuple(f for f in fields if self._field_keys(f) & keys)
+        content = self.keys(w for w in words if not any(self.keys([w]) & self._field_keys(f) for f in named))
+        return _Goal(kinds, frozenset(keys), named, frozenset(content))
+
+    def _field_keys(self, field: str) -> set[str]:
+        return self.keys(self.words(field.replace("_", " ")))
+
+    def _change_keys(self, c: Change) -> set[str]:
+        return self.keys(self.words(c.text)) | (self._field_keys(c.where) if c.where else set())
+
+    # ------------------------------------------------------------------ changes
+    def changes(self, before: PhoneView, after: PhoneView) -> list[Change]:
+        """What differs: the state's fields when both states were read, else the screens' elements."""
+        if before.state is not None and after.state is not None:
+            return self._state_changes(before.state, after.state)
+        if before.screen is not None and after.screen is not None:
+            return _screen_changes(before, after)
+        return []
+
+    def _state_changes(self, a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
+        out: list[Change] = []
+        for key in sorted(set(a) | set(b)):
+            old, new = a.get(key), b.get(key)
+            if key in LOG_FIELDS or old == new:
+                continue
+            kept = key not in self.view_fields
+            if isinstance(old, list) or isinstance(new, list):
+                olds, news = (Counter(json.dumps(x, sort_keys=True) for x in v) if isinstance(v, list) else Counter()
+                              for v in (old, new))
+                out += [Change(key, "added", _text(json.loads(x)), kept) for x in (news - olds).elements()]
+                out += [Change(key, "removed", _text(json.loads(x)), kept) for x in (olds - news).elements()]
+            elif isinstance(old, dict) or isinstance(new, dict):
+                flat_a, flat_b = _flatten(old), _flatten(new)
+                out += [Change(key, "changed", f"{p}: {flat_a.get(p)} -> {flat_b.get(p)}", kept)
+                        for p in sorted(set(flat_a) | set(flat_b)) if flat_a.get(p) != flat_b.get(p)]
+            elif isinstance(old, (str, type(None))) and isinstance(new, (str, type(None))):
+                # a text replaced is one text gone and another come ("copy X": the clipboard gained X)
+                out += [Change(key, "removed", old, kept)] if old else []
+                out += [Change(key, "added", new, kept)] if new else []
+            else:
+                out.append(Change(key, "changed", f"{old} -> {new}", kept))
+        return out
+
+    # ------------------------------------------------------------------ the verdict
+    def judge(self, goal: str, before: PhoneView | None, after: PhoneView) -> Verdict:
+        """done: a change since `before` fits the goal; not_done: the goal adds to or removes from a part of
+        the phone it names and that part did not change; unknown: anything else (no change, or none that fits)."""
+        if before is None:
+            return Verdict("unknown", "there is no record of the phone at the task's start to compare with")
+        by_state = before.state is not None and after.state is not None
+        if not by_state and (before.screen is None or after.screen is None):
+            return Verdict("unknown", "the phone's state and its screen could not be read")
+        from mobile_actions.decoding.coverage import steps
+
+        # "create an event Yoga and open example.com": each step of the goal is read on its own
+        clauses = [self._goal(step, after.state if by_state else ()) for step in steps(goal)]
+        found = self.changes(before, after)
+        fits = [c for c in found if any(self._fits(c, g, by_state) for g in clauses)]
+        fitting = set(fits)
+        seen = tuple(c.describe() for c in fits + [c for c in found if c not in fitting])[:50]
+        if fits:
+            return Verdict("done", "the phone shows it: " + "; ".join(c.describe() for c in fits[:SHOWN]), seen)
+        where = "state" if by_state else "screen"
+        unmet = [g for g in clauses if by_state and g.kinds and g.named and self._unchanged(g, found, after.state)]
+        if unmet:
+            g = unmet[0]
+            verb = " and ".join(("gain" if k == ADDS else "lose") + " something" for k in sorted(g.kinds))
+            return Verdict("not_done", f"the goal asks {', '.join(g.named)} to {verb}, and the phone's state shows "
+                                       f"no change there ({_summary(after.state, g.named)})", seen)
+        if not found:
+            return Verdict("unknown", f"nothing in the phone's {where} changed since the task began", seen)
+        changed = sorted({c.where or "screen" for c in found})
+        return Verdict("unknown", f"nothing that changed in the phone's {where} fits the goal (changed: "
+                                  f"{', '.join(changed)})", seen)
+
+    def _fits(self, c: Change, g: _Goal, by_state: bool) -> bool:
+        """Whether one change is evidence for the goal (see the module docstring)."""
+        if not g.kinds:                                      # "open my contacts", "turn on Bluetooth"
+            if by_state and not c.kept and c.kind == "removed":
+                return False                                 # what the screen stopped showing: Maps left, not shown
+            return not g.keys or bool(self._change_keys(c) & g.keys)
+        allowed = {"changed"} | ({"added"} if ADDS in g.kinds else set()) | ({"removed"} if REMOVES in g.kinds else set())
+        if c.kind not in allowed:
+            return False
+        if g.named:                                          # "delete all my notes": the notes, and only they
+            # what a goal adds, it says ("write a note saying buy milk"): an entry with other words is not it
+            return c.where in g.named and (c.kind != "added" or not g.content
+                                           or bool(self.keys(self.words(c.text)) & g.content))
+        if by_state and not c.kept:                          # an app opened, a form typed: nothing kept yet
+            return False
+        return not g.keys or bool(self._change_keys(c) & g.keys)
+
+    def _unchanged(self, g: _Goal, found: Sequence[Change], state: dict[str, Any]) -> bool:
+        """The parts the goal names did not change, and they do not already look as asked (nothing left to
+        remove, or the text it adds already there): the goal is plainly not met."""
+        if any(c.where in g.named for c in found):
+            return False
+        if REMOVES in g.kinds and all(not state.get(f) for f in g.named):
+            return False
+        return not (ADDS in g.kinds and g.content and any(
+            self.keys(self.words(_text(state.get(f)))) & g.content for f in g.named))
+
+
+def _tokens(text: str) -> list[str]:
+    """Lower-case words and no numbers ("Wi-Fi" is "wifi"; a clock's "10:42" is nothing)."""
+    return [t for t in _TOKEN.findall(_JOINED.sub("", text.lower())) if not t.isdigit()]
+
+
+def _singular(w: str) -> str:
+    """"notes" -> "note", "searches" -> "search", "entries" -> "entry" ("this", "bus", "address" stay)."""
+    if len(w) <= 3 or w.endswith(("ss", "us", "is")):
+        return w
+    if w.endswith("ies"):
+        return w[:-3] + "y"
+    if w.endswith(("ches", "shes", "sses", "xes")):
+        return w[:-2]
+    return w[:-1] if w.endswith("s") else w
+
+
+def _screen_changes(a: PhoneView, b: PhoneView) -> list[Change]:
+    """Elements that appeared, went (hidden when another app came to the front) or switched on/off."""
+    before, after = Counter(label for label, _ in a.screen or ()), Counter(label for label, _ in b.screen or ())
+    gone = "removed" if a.package == b.package else "hidden"
+    out = [Change(None, "added", label, False) for label in (after - before).elements()]
+    out += [Change(None, gone, label, False) for label in (before - after).elements()]
+    on_a, on_b = dict(reversed(a.screen or ())), dict(reversed(b.screen or ()))
+    out += [Change(None, "changed", f"{label}: {_on(on_a[label])} -> {_on(on_b[label])}", False)
+            for label in on_a if label in on_b and None not in (on_a[label], on_b[label]) and on_a[label] != on_b[label]]
+    if a.package != b.package:
+        out.append(Change(None, "opened", b.package, False))
+    return out
+
+
+def _on(value: bool | None) -> str:
+    return "on" if value else "off"
+
+
+def _text(value: Any) -> str:
+    """The readable text of a state value: its strings and numbers, depth first."""
+    if isinstance(value, dict):
+        return " ".join(filter(None, (_text(v) for v in value.values())))
+    if isinstance(value, list):
+        return " ".join(filter(None, (_text(v) for v in value)))
+    return "" if value is None else str(value)
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return {prefix: value} if prefix else {}
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+def _summary(state: dict[str, Any], fields: Sequence[str]) -> str:
+    parts = []
+    for f in fields:
+        v = state.get(f)
+        parts.append(f"{f}: {len(v)} entries" if isinstance(v, (list, dict)) else f"{f}: {v!r}")
+    return "; ".join(parts)

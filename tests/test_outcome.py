@@ -1,0 +1,173 @@
+"""The GUI goal check (hybrid/outcome.py): a navigator's COMPLETE is done only when the phone shows it.
+
+Views are read straight from an in-process virtual phone (its state, and its uiautomator XML for the
+screen-only path a real phone takes), so every case is a few milliseconds."""
+import pytest
+
+from mobile_actions.android.phone import VirtualPhone
+from mobile_actions.android.phone.render import ui_xml
+from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
+
+NOTES, CHROME = "com.mobileactions.notes", "com.android.chrome"
+
+
+@pytest.fixture(scope="module")
+def check():
+    return GoalCheck()
+
+
+@pytest.fixture
+def phone():
+    p = VirtualPhone()
+    with p.lock:
+        p.state.notes.extend(["groceries", "call mum"])
+    return p
+
+
+def view(phone, state=True):
+    """What the runner reads: the state (None on a real phone) and the screen's accessibility tree."""
+    return PhoneView.read(phone.snapshot() if state else None, ui_xml(phone))
+
+
+# ------------------------------------------------------------------------------------------ COMPLETE, nothing done
+@pytest.mark.parametrize("goal, status, why", [
+    ("Delete all my notes", "not_done", "notes: 2 entries"),
+    ("factory reset the phone", "unknown", "nothing in the phone's state changed"),
+    ("uninstall Chrome", "unknown", "nothing in the phone's state changed"),
+    ("copy 'hello' to the clipboard", "not_done", "clipboard: ''"),
+])
+def test_a_goal_the_phone_does_not_show_is_never_done(check, phone, goal, status, why):
+    before = view(phone)
+    verdict = check.judge(goal, before, view(phone))
+    assert verdict.status == status and why in verdict.reason
+
+
+def test_opening_the_app_is_not_doing_what_the_goal_asks(check, phone):
+    """The goal's object on screen is not enough when its verb removes or adds something the phone keeps."""
+    before = view(phone)
+    phone.launch(NOTES)
+    assert check.judge("Delete all my notes", before, view(phone)).status == "not_done"
+    assert check.judge("open my notes", before, view(phone)).status == "done"       # there, opening is the goal
+    phone.tap(*next(w.center for w in phone.screen().interactive if w.desc == "New note" or w.text == "New note"))
+    phone.type_text("buy milk")                                                        # typed, never saved
+    assert check.judge("write a note saying buy milk", before, view(phone)).status != "done"
+
+
+# ------------------------------------------------------------------------------------------ done, and why
+def test_a_change_that_fits_the_goal_is_done(check, phone):
+    before = view(phone)
+    with phone.lock:
+        phone.state.notes.append("buy milk and eggs")
+    verdict = check.judge("Write a note saying buy milk and eggs", before, view(phone))
+    assert verdict.status == "done" and "notes added 'buy milk and eggs'" in verdict.reason
+
+    before = view(phone)
+    phone.set_flag("torch", True)                    # the state says torch; the goal says flashlight
+    assert check.judge("Turns the flashlight on", before, view(phone)).status == "done"
+    phone.launch(NOTES)
+    before = view(phone)
+    phone.home()
+    assert check.judge("go home", before, view(phone)).status == "done"   # home screen: the launcher
+    before = view(phone)
+    phone.clear_recents()
+    assert check.judge("Clear all recent apps", before, view(phone)).status == "done"
+
+
+def test_an_added_entry_must_say_what_the_goal_says(check, phone):
+    before = view(phone)
+    with phone.lock:
+        phone.state.notes.append("hello")
+    verdict = check.judge("write a note saying buy milk", before, view(phone))
+    assert verdict.status == "unknown" and "fits the goal" in verdict.reason
+
+
+def test_a_goal_about_one_part_of_the_phone_is_judged_on_that_part(check, phone):
+    """"copy 'hello' to the clipboard", and the navigator searched the web for hello instead."""
+    before = view(phone)
+    phone.visit("https://www.google.com/search?q=hello")
+    verdict = check.judge("copy 'hello' to the clipboard", before, view(phone))
+    assert verdict.status == "not_done" and "clipboard" in verdict.reason
+
+
+def test_what_the_screen_stopped_showing_is_not_what_the_goal_opens(check, phone):
+    phone.expand_settings()
+    before = view(phone)
+    phone.collapse()
+    assert check.judge("open the Quick Settings", before, view(phone)).status == "unknown"
+    assert check.judge("open the Quick Settings", view(phone), before).status == "done"
+
+
+def test_each_step_of_a_goal_is_read_on_its_own(check, phone):
+    """"create an event ... and open example.com": the event came from a tool before the task; the page is
+    the navigator's. A step that adds to a part it names, which did not change, is plainly not met."""
+    before = view(phone)
+    phone.launch(CHROME)
+    phone.visit("https://example.com")
+    assert check.judge("Create an event Yoga class tomorrow at 6pm and open example.com in Chrome",
+                       before, view(phone)).status == "done"
+    verdict = check.judge("Add a contact Omar Said and write a note saying call Omar", before, view(phone))
+    assert verdict.status == "not_done" and "contacts" in verdict.reason
+
+
+def test_an_unrelated_change_is_no_evidence(check, phone):
+    before = view(phone)
+    phone.launch(CHROME)
+    verdict = check.judge("Turn on Bluetooth", before, view(phone))
+    assert verdict.status == "unknown" and "current" in verdict.reason and verdict.evidence
+
+
+def test_already_as_asked_is_unknown_not_not_done(check):
+    phone = VirtualPhone()                           # no notes at all: nothing was left to delete
+    before = view(phone)
+    assert check.judge("Delete all my notes", before, view(phone)).status == "unknown"
+
+
+# ------------------------------------------------------------------------------------------ a real phone: the screen
+def test_without_state_the_screen_is_the_evidence(check, phone):
+    before = view(phone, state=False)
+    assert check.judge("Turn on Bluetooth", before, view(phone, state=False)).status == "unknown"
+    phone.expand_settings()
+    shade = view(phone, state=False)
+    phone.set_flag("bluetooth", True)
+    verdict = check.judge("Turn on Bluetooth", shade, view(phone, state=False))
+    assert verdict.status == "done" and "Bluetooth: off -> on" in verdict.reason
+    # Chrome's icon is no longer shown once Chrome is in front: hidden, not uninstalled
+    phone.collapse()
+    before = view(phone, state=False)
+    phone.launch(CHROME)
+    verdict = check.judge("uninstall Chrome", before, view(phone, state=False))
+    assert verdict.status == "unknown" and "screen hidden 'Chrome'" in verdict.evidence
+
+
+def test_no_start_record_or_nothing_readable_is_unknown(check, phone):
+    assert check.judge("turn on Bluetooth", None, view(phone)).status == "unknown"
+    blind = PhoneView(None)
+    assert "could not be read" in check.judge("turn on Bluetooth", blind, blind).reason
+
+
+def test_a_view_survives_the_trace_and_a_bad_record_is_refused(phone):
+    v = view(phone)
+    assert PhoneView.from_json(v.to_json()) == v
+    deep: dict = {}
+    inner = deep
+    for _ in range(100):
+        inner["x"] = inner = {}
+    for bad in (None, [], {"state": 3}, {"screen": [["Notes"]]}, {"screen": [[1, True]]}, {"package": 5},
+                {"state": deep}):
+        with pytest.raises(ValueError):
+            PhoneView.from_json(bad)
+
+
+def test_the_words_are_data(tmp_path, phone):
+    """A goal word the data file ignores names nothing: the check has no English of its own."""
+    import json
+
+    from mobile_actions.hybrid.outcome import WORDS_FILE
+
+    data = json.loads(WORDS_FILE.read_text())
+    data["ignore"].append("bluetooth")
+    path = tmp_path / "words.json"
+    path.write_text(json.dumps(data))
+    before = view(phone)
+    phone.launch(CHROME)
+    assert GoalCheck(path).judge("Turn on Bluetooth", before, view(phone)).status == "done"   # no words: any change
