@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from mobile_actions.errors import TraceError
 from mobile_actions import wire
 from mobile_actions.catalog import CATALOGS_DIR
 from mobile_actions.calls import ToolCall
@@ -251,8 +252,8 @@ def test_impossible_ends_not_done_with_the_navigators_reason(session, phone, tmp
 
 
 def test_a_resumed_gui_task_is_judged_against_its_recorded_start(session, phone, tmp_path):
-    """The phone as the task began is in the trace (`nav_start`): a task resumed midway is judged against
-    it; without it (the phone has moved on since) a COMPLETE stays unknown."""
+    """The phone as the task began is in the trace (`nav_start`): a task resumed midway is judged against it, and
+    a trace without it has been edited and is not resumed."""
     script = [("tap", "Notes"), ("tap", "New note"), "TYPE: buy milk", ("tap", "Save"), "COMPLETE"]
 
     class Vanishing(ScriptedNavigator):
@@ -278,10 +279,11 @@ def test_a_resumed_gui_task_is_judged_against_its_recorded_start(session, phone,
     assert [i.status for i in rep.items] == ["done"] and "notes added 'buy milk'" in rep.items[0].reason
     phone.reset()
     run_dir = interrupted()
-    trace = run_dir / "trace.jsonl"
+    trace = run_dir / "trace.jsonl"   # a trace without its start record is an edited one: never resumed
     trace.write_text("".join(line for line in trace.read_text().splitlines(True) if '"nav_start"' not in line))
-    rep = resume(run_dir)
-    assert [i.status for i in rep.items] == ["unknown"] and "no record of the phone at the task's start" in rep.items[0].reason
+    with pytest.raises(TraceError, match="not signed"):
+        resume(run_dir)
+    session.reconnect()   # the phone dropped off in the interrupted run; the next tests share it
 
 
 def test_navigator_tap_on_send_needs_confirmation(session, phone, tmp_path):
