@@ -13,25 +13,22 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
-from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
+from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema.protocols import Validator
 from referencing import Registry
 
 from mobile_actions import jsontext
-from mobile_actions.catalog import PATTERN_TIMEOUT_S, Catalogue, Tool, schema_regex
+from mobile_actions.catalog import PATTERN_TIMEOUT_S, Catalogue, Tool, format_checker, schema_regex
 
 # Mobile Actions writes datetimes as `YYYY-MM-DDTHH:MM:SS` and says so only in the description.
 DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 DATETIME_HINT = "YYYY-MM-DDTHH:MM:SS"
 DATETIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
-_FORMATS = FormatChecker()
+_FORMATS = format_checker()
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-# a value with format "regex" is compiled, as a schema's `pattern` is: with the engine that bounds it
-_FORMATS.checks("regex", raises=ValueError)(lambda value: not isinstance(value, str) or bool(schema_regex(value)))
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Iterable[ValidationError]:
+def _pattern(validator: Validator, pattern: str, instance: Any, schema: dict) -> Iterable[ValidationError]:
     """jsonschema's `pattern`, but matched by the `regex` engine within PATTERN_TIMEOUT_S: the schema and
     the value both come from outside, and `^(a+)+$` on 41 characters keeps stdlib `re` busy for hours."""
     if not validator.is_type(instance, "string"):
@@ -205,12 +202,12 @@ def _with_datetime_format(schema: dict) -> dict:
     return out
 
 
-def _validator(tool: Tool) -> Any:
+def _validator(tool: Tool) -> Validator:
     return _compiled(json.dumps(argument_schema(tool), sort_keys=True))
 
 
 @lru_cache(maxsize=256)
-def _compiled(schema_json: str) -> Any:
+def _compiled(schema_json: str) -> Validator:
     """One validator per distinct schema (by content, so memory stays constant however many rows repeat
     the same tools). The empty registry means a `$ref` is never fetched or read from disk, even for a
     Tool built in code that bypassed the catalogue's checks: only references inside the schema resolve."""

@@ -106,8 +106,7 @@ class Catalogue:
             data = data["tools"]
         if not isinstance(data, list):
             raise CatalogueError(f"{source}: a catalogue is a JSON list of tools, got {type(data).__name__}")
-        if len(data) > MAX_TOOLS:   # before any tool is parsed
-            raise CatalogueError(f"{source}: {len(data):,} tools; a catalogue holds at most {MAX_TOOLS}")
+        _check_count(len(data), source)   # before any tool is parsed
         tools: list[Tool] = []
         seen: set[str] = set()
         for i, entry in enumerate(data):
@@ -123,13 +122,17 @@ class Catalogue:
         """A catalogue within MAX_TOOLS and MAX_DECLARATION_CHARS: a caller renders every declaration into
         its prompt, whose KV cache grows with it (5,000 tools asked for 11 GB), so the size is refused
         here, where the catalogue is loaded, before any prompt, grammar or cache is built for it."""
-        if len(tools) > MAX_TOOLS:
-            raise CatalogueError(f"{source}: {len(tools):,} tools; a catalogue holds at most {MAX_TOOLS}")
+        _check_count(len(tools), source)
         chars = sum(declaration_chars(t) for t in tools)
         if chars > MAX_DECLARATION_CHARS:
             raise CatalogueError(f"{source}: the tool declarations are {chars:,} characters; a catalogue's "
                                  f"are at most {MAX_DECLARATION_CHARS:,} (offer fewer tools, or shorter descriptions)")
         return cls(tuple(tools))
+
+
+def _check_count(n: int, source: str) -> None:
+    if n > MAX_TOOLS:
+        raise CatalogueError(f"{source}: {n:,} tools; a catalogue holds at most {MAX_TOOLS}")
 
 
 def declaration_chars(tool: Tool) -> int:
@@ -148,10 +151,10 @@ def parse_tool(entry: Any, where: str = "<tool>") -> Tool:
         raise CatalogueError(f"{where}: field 'function' must be an object")
     name = fn.get("name")
     if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
-        lookalike = ", ".join(f"{c!r} (U+{ord(c):04X})" for c in dict.fromkeys(str(name)) if not c.isascii())
+        foreign = [c for c in dict.fromkeys(name) if not c.isascii()][:5] if isinstance(name, str) else []
         raise CatalogueError(f"{where}: field 'name': {name!r:.80} is not a tool name (ASCII letters, digits, "
                              "'_', '.' and '-', starting with a letter or '_', at most 64 characters)"
-                             + (f"; not ASCII: {lookalike:.100}" if isinstance(name, str) and lookalike else ""))
+                             + "".join(f"; {c!r} is U+{ord(c):04X}, not ASCII" for c in foreign))
     where = f"{where.rsplit(': tool #', 1)[0]}: tool {name!r}"
     description = fn.get("description", "")
     if not isinstance(description, str):
@@ -179,8 +182,15 @@ def schema_regex(pattern: str) -> "regex.Pattern":
         raise ValueError(f"{pattern!r:.60} is not a regular expression: nested too deeply") from None
 
 
-SCHEMA_FORMATS = FormatChecker()   # the checks a schema's own values get: every `pattern` compiles
-SCHEMA_FORMATS.checks("regex", raises=ValueError)(lambda value: not isinstance(value, str) or bool(schema_regex(value)))
+def format_checker() -> FormatChecker:
+    """jsonschema's format checks, with "regex" compiled by the engine that runs `pattern` (`schema_regex`):
+    for a schema's patterns when it is loaded, and for argument values whose format is "regex"."""
+    checker = FormatChecker()
+    checker.checks("regex", raises=ValueError)(lambda value: not isinstance(value, str) or bool(schema_regex(value)))
+    return checker
+
+
+SCHEMA_FORMATS = format_checker()
 
 
 @lru_cache(maxsize=1024)

@@ -47,8 +47,8 @@ def _int(text: str) -> int:
 
 
 def _float(text: str) -> float:
-    value = float(text)
-    if len(text) > MAX_NUMBER_CHARS or not math.isfinite(value):   # 1e400 would be Infinity
+    value = float(text) if len(text) <= MAX_NUMBER_CHARS else math.inf
+    if not math.isfinite(value):   # 1e400 would be Infinity
         raise _Refused
     return value
 
@@ -180,7 +180,7 @@ def _refusal(text: str) -> tuple[str, int | None]:
             keys.append(set())
         elif first == "[":
             keys.append(None)
-        elif first in "}]":
+        elif first in "}]" and keys:
             keys.pop()
         elif token in ("NaN", "Infinity", "-Infinity"):
             reason = f"{token} is not a JSON number"
