@@ -13,18 +13,40 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema.protocols import Validator
 from referencing import Registry
 
 from mobile_actions import jsontext
-from mobile_actions.catalog import Catalogue, Tool
+from mobile_actions.catalog import PATTERN_TIMEOUT_S, Catalogue, Tool, format_checker, schema_regex
 
 # Mobile Actions writes datetimes as `YYYY-MM-DDTHH:MM:SS` and says so only in the description.
 DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 DATETIME_HINT = "YYYY-MM-DDTHH:MM:SS"
 DATETIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
-_FORMATS = FormatChecker()
+_FORMATS = format_checker()
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _pattern(validator: Validator, pattern: str, instance: Any, schema: dict) -> Iterable[ValidationError]:
+    """jsonschema's `pattern`, but matched by the `regex` engine within PATTERN_TIMEOUT_S: the schema and
+    the value both come from outside, and `^(a+)+$` on 41 characters keeps stdlib `re` busy for hours."""
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        found = schema_regex(pattern).search(instance, timeout=PATTERN_TIMEOUT_S)
+    except ValueError as e:   # a Tool built in code, whose schema no catalogue checked
+        yield ValidationError(str(e))
+    except TimeoutError:
+        yield ValidationError("pattern check took too long")
+    else:
+        if found is None:
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+# Draft 2020-12 with `pattern` bounded in time. The only other keyword that runs a schema's regex on a
+# value, `patternProperties`, is refused when the catalogue is loaded.
+_Validator = validators.extend(Draft202012Validator, {"pattern": _pattern})
 
 
 @_FORMATS.checks("mobile-actions-datetime", raises=ValueError)
@@ -180,16 +202,16 @@ def _with_datetime_format(schema: dict) -> dict:
     return out
 
 
-def _validator(tool: Tool) -> Draft202012Validator:
+def _validator(tool: Tool) -> Validator:
     return _compiled(json.dumps(argument_schema(tool), sort_keys=True))
 
 
 @lru_cache(maxsize=256)
-def _compiled(schema_json: str) -> Draft202012Validator:
+def _compiled(schema_json: str) -> Validator:
     """One validator per distinct schema (by content, so memory stays constant however many rows repeat
     the same tools). The empty registry means a `$ref` is never fetched or read from disk, even for a
     Tool built in code that bypassed the catalogue's checks: only references inside the schema resolve."""
-    return Draft202012Validator(json.loads(schema_json), format_checker=_FORMATS, registry=Registry())
+    return _Validator(json.loads(schema_json), format_checker=_FORMATS, registry=Registry())
 
 
 def validate_call(call: ToolCall, catalogue: Catalogue) -> list[Problem]:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import unquote
 
-from jsonschema import Draft202012Validator
+import regex
+from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError
 
 from mobile_actions import jsontext, lexicon
@@ -30,12 +31,23 @@ _SCHEMA_KEYS = {"type", "description", "properties", "required", "enum", "items"
 # Keys that make the validator resolve references somewhere other than inside the tool's own parameters.
 _FOREIGN_REF_KEYS = ("$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor")
 # Keys whose value maps names (property names, definition names) to schemas: the names are not keywords.
-_NAMED_SCHEMAS = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+_NAMED_SCHEMAS = {"properties", "$defs", "definitions", "dependentSchemas"}
 # With `$ref`s followed, a schema must stay a finite tree this small (a DAG of refs can double at each level).
 MAX_SCHEMA_NODES = 10_000
 # What calling a tool does, from least to most consequential: reads or shows something; changes the phone's
 # state (a switch, a new contact or event, a deletion); reaches someone else (an email, a message, a payment).
 EFFECTS = ("none", "changes", "sends")
+# Tool names: ASCII, so that no two tools look alike ("ѕend_email" with a Cyrillic ѕ beside "send_email");
+# Gemini's rule for function names (dots: BFCL's `math.factorial`), at most 64 characters.
+TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+# A catalogue is checked against these before anything is built from it (a prompt, a grammar, a KV cache):
+# OpenAI's limit on tools per request, and declarations (name, description and parameters as JSON) far
+# longer than any model here can read (the bundled catalogue is ~3,000 characters for 7 tools).
+MAX_TOOLS = 128
+MAX_DECLARATION_CHARS = 256 << 10
+# A schema's `pattern` runs on untrusted values: with the `regex` engine, which can stop a match that
+# backtracks without end (`^(a|aa)+$` on forty a's and a "!"); `calls` turns the timeout into a problem.
+PATTERN_TIMEOUT_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -105,6 +117,7 @@ class Catalogue:
             data = data["tools"]
         if not isinstance(data, list):
             raise CatalogueError(f"{source}: a catalogue is a JSON list of tools, got {type(data).__name__}")
+        _check_count(len(data), source)   # before any tool is parsed
         tools: list[Tool] = []
         seen: set[str] = set()
         for i, entry in enumerate(data):
@@ -113,7 +126,29 @@ class Catalogue:
                 raise CatalogueError(f"{source}: tool {tool.name!r}: duplicate tool name")
             seen.add(tool.name)
             tools.append(tool)
+        return cls.checked(tools, source)
+
+    @classmethod
+    def checked(cls, tools: list[Tool], source: str) -> "Catalogue":
+        """A catalogue within MAX_TOOLS and MAX_DECLARATION_CHARS: a caller renders every declaration into
+        its prompt, whose KV cache grows with it (5,000 tools asked for 11 GB), so the size is refused
+        here, where the catalogue is loaded, before any prompt, grammar or cache is built for it."""
+        _check_count(len(tools), source)
+        chars = sum(declaration_chars(t) for t in tools)
+        if chars > MAX_DECLARATION_CHARS:
+            raise CatalogueError(f"{source}: the tool declarations are {chars:,} characters; a catalogue's "
+                                 f"are at most {MAX_DECLARATION_CHARS:,} (offer fewer tools, or shorter descriptions)")
         return cls(tuple(tools))
+
+
+def _check_count(n: int, source: str) -> None:
+    if n > MAX_TOOLS:
+        raise CatalogueError(f"{source}: {n:,} tools; a catalogue holds at most {MAX_TOOLS}")
+
+
+def declaration_chars(tool: Tool) -> int:
+    """A tool's size as the model reads it: name, description and parameters (as JSON)."""
+    return len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters, ensure_ascii=False))
 
 
 def parse_tool(entry: Any, where: str = "<tool>") -> Tool:
@@ -126,8 +161,11 @@ def parse_tool(entry: Any, where: str = "<tool>") -> Tool:
     if not isinstance(fn, dict):
         raise CatalogueError(f"{where}: field 'function' must be an object")
     name = fn.get("name")
-    if not isinstance(name, str) or not name.isidentifier():
-        raise CatalogueError(f"{where}: field 'name' must be an identifier-like string, got {name!r}")
+    if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+        foreign = [c for c in dict.fromkeys(name) if not c.isascii()][:5] if isinstance(name, str) else []
+        raise CatalogueError(f"{where}: field 'name': {name!r:.80} is not a tool name (ASCII letters, digits, "
+                             "'_', '.' and '-', starting with a letter or '_', at most 64 characters)"
+                             + "".join(f"; {c!r} is U+{ord(c):04X}, not ASCII" for c in foreign))
     where = f"{where.rsplit(': tool #', 1)[0]}: tool {name!r}"
     description = fn.get("description", "")
     if not isinstance(description, str):
@@ -159,6 +197,29 @@ def name_effect(name: str) -> str:
     return "changes"
 
 
+@lru_cache(maxsize=256)
+def schema_regex(pattern: str) -> "regex.Pattern":
+    """A schema's `pattern`, compiled with the `regex` engine (which `calls` runs with PATTERN_TIMEOUT_S).
+    ValueError for one that does not compile, nested too deep included (a RecursionError otherwise)."""
+    try:
+        return regex.compile(pattern)
+    except (regex.error, OverflowError) as e:
+        raise ValueError(f"{pattern!r:.60} is not a regular expression: {e}") from None
+    except RecursionError:
+        raise ValueError(f"{pattern!r:.60} is not a regular expression: nested too deeply") from None
+
+
+def format_checker() -> FormatChecker:
+    """jsonschema's format checks, with "regex" compiled by the engine that runs `pattern` (`schema_regex`):
+    for a schema's patterns when it is loaded, and for argument values whose format is "regex"."""
+    checker = FormatChecker()
+    checker.checks("regex", raises=ValueError)(lambda value: not isinstance(value, str) or bool(schema_regex(value)))
+    return checker
+
+
+SCHEMA_FORMATS = format_checker()
+
+
 @lru_cache(maxsize=1024)
 def _schema_problem(schema_json: str) -> str | None:
     """Why a parameters schema (canonical JSON) cannot be used, or None. Checked once per distinct
@@ -166,10 +227,10 @@ def _schema_problem(schema_json: str) -> str | None:
     `minimum: "zero"`) or a reference it would have to fetch; keyed by content because every row of a
     dataset repeats the same tools."""
     schema = json.loads(schema_json)
-    try:
-        Draft202012Validator.check_schema(schema)  # also compiles every `pattern` (format "regex")
-    except SchemaError as e:
-        return f"field {'.'.join(map(str, e.absolute_path)) or '(top)'!r}: {e.message:.200}"
+    try:  # also compiles every `pattern` (format "regex", with the engine that will run it)
+        Draft202012Validator.check_schema(schema, format_checker=SCHEMA_FORMATS)
+    except SchemaError as e:   # a format check's own reason (why a pattern does not compile) says more
+        return f"field {'.'.join(map(str, e.absolute_path)) or '(top)'!r}: {str(e.cause or e.message):.200}"
     try:
         _check_references(schema)
     except ValueError as e:
@@ -216,6 +277,8 @@ def _references_below(node: Any, at: str, root: dict) -> list[tuple[Any, str]]:
     for key, value in node.items():
         if key in _FOREIGN_REF_KEYS:
             raise ValueError(f"field {key!r} at {at!r}: not supported (only '#/...' references inside the tool's parameters)")
+        if key == "patternProperties":   # jsonschema matches these with `re`, which no time limit stops
+            raise ValueError(f"field 'patternProperties' at {at!r}: not supported (name the arguments in 'properties')")
         if key == "$ref":
             target = _local_target(value, at, root)
             if isinstance(target, (dict, list)):
@@ -322,7 +385,7 @@ def read_named_json(name_or_path: str | os.PathLike, suffix: str, error: type[Ex
             dirs = ", ".join(str(d) for d in catalogue_search_path())
             raise error(f"no {what} named {text!r} (looked for {text}{suffix} in {dirs})")
     try:
-        return jsontext.loads(path.read_bytes()), path
+        return jsontext.load_file(path), path
     except FileNotFoundError:
         raise error(f"{path}: no such {what} file") from None
     except OSError as e:  # a directory, no permission
@@ -344,7 +407,7 @@ def load_catalogue(name_or_path: str | os.PathLike = "mobile_actions") -> Catalo
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise CatalogueError(f"{text}: tool(s) {', '.join(dup)} declared twice")
-        return Catalogue(tuple(tools))
+        return Catalogue.checked(tools, text)
     data, path = read_named_json(name_or_path, ".json", CatalogueError, "catalogue")
     catalogue = Catalogue.from_json(data, source=str(path))
     if not catalogue:

@@ -66,6 +66,11 @@ class NotPreparedError(MobileActionsError, RuntimeError):
     """The default caller's export is missing or stale; the message says what to run."""
 
 
+class PromptTooLongError(MobileActionsError, ValueError):
+    """A prompt longer than the model can take (its context, or the runtime's cap); refused before a KV cache
+    is allocated for it."""
+
+
 class ExportFormatError(MobileActionsError, ValueError):
     """An exported folder this runtime cannot read (an older export format)."""
 

@@ -143,7 +143,7 @@ def invented_values(row: Row, pred: Prediction) -> int:
     from mobile_actions.decoding.grounding import conversation_sources
 
     sources = conversation_sources(row.messages)   # user turns and tool results only
-    gold = {(c.name, k, v) for c in row.calls for k, v in c.arguments.items()}
+    gold = {(c.name, k, v) for c in row.calls for k, v in c.arguments.items() if isinstance(v, str)}
     return sum(1 for c in pred.calls for k, v in c.arguments.items()
                if isinstance(v, str) and v and not DATETIME_RE.fullmatch(v) and (c.name, k, v) not in gold
                and not any(v in s for s in sources))

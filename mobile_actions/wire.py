@@ -18,11 +18,11 @@ Three developer-turn layouts exist:
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from mobile_actions import jsontext
 from mobile_actions.calls import ToolCall
 from mobile_actions.catalog import Catalogue, Tool, parse_tool
 from mobile_actions.errors import WireError, WireParseError
@@ -159,8 +159,8 @@ def _responses_of(message: dict) -> list[tuple[str, Any]]:
     content = message.get("content")
     if isinstance(content, str):
         try:
-            content = json.loads(content)
-        except json.JSONDecodeError:
+            content = jsontext.loads(content)
+        except jsontext.JSONTextError:   # text, or JSON no file may hold (a 5,000-digit number, NaN)
             return [(message.get("name", "tool"), content)]
     items = content if isinstance(content, list) else [content]
     out = []
@@ -307,9 +307,12 @@ class _Parser:
                 return val
         m = _NUMBER_RE.match(t, p)
         if m:
+            s = m.group()   # as jsontext reads numbers: at most MAX_NUMBER_CHARS, and finite
+            number = int(s) if re.fullmatch(r"-?\d+", s) and len(s) <= jsontext.MAX_NUMBER_CHARS else float(s)
+            if len(s) > jsontext.MAX_NUMBER_CHARS or number in (float("inf"), float("-inf")):
+                self.fail(f"a number of at most {jsontext.MAX_NUMBER_CHARS} characters that a double can hold")
             self.pos = m.end()
-            s = m.group()
-            return int(s) if re.fullmatch(r"-?\d+", s) else float(s)
+            return number
         self.fail(f"a value ({ESCAPE}string{ESCAPE}, number, true, false, null, {{...}} or [...])")
 
     def obj(self) -> dict:

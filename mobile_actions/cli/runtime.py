@@ -8,6 +8,10 @@ import argparse
 import json
 import sys
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mobile_actions.catalog import Catalogue
 
 
 def register(subparsers) -> None:
@@ -82,12 +86,19 @@ def _print_result(res, as_json: bool) -> int:
 def cmd_call(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from mobile_actions.catalog import CatalogueError, load_catalogue
+    from mobile_actions.errors import PromptTooLongError
     from mobile_actions.runtime import Caller, ExportFormatError
     from mobile_actions.runtime.prepared import NotPreparedError, prepared_export
 
     now = datetime.fromisoformat(args.now) if args.now else None
+    try:   # first: a bad or oversized catalogue is refused before any model is loaded for it
+        tools = load_catalogue(args.tools)
+    except CatalogueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if args.torch:
-        return _call_torch(args, now)
+        return _call_torch(args, now, tools)
     try:
         if args.model in (None, "default"):
             model = prepared_export()
@@ -98,34 +109,36 @@ def cmd_call(args: argparse.Namespace) -> int:
                       f"{model}); for a PyTorch checkpoint or adapter add --torch", file=sys.stderr)
                 return 2
         caller = Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained,
-                                        prefix_reuse=args.prefix_reuse, tools=args.tools, sparse_head=args.sparse_head,
+                                        prefix_reuse=args.prefix_reuse, tools=tools, sparse_head=args.sparse_head,
                                         grounded=args.grounded)
     except (NotPreparedError, ExportFormatError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if args.stream:
-        for piece in caller.stream(args.request, now=now):
-            print(piece, end="", flush=True)
-        print()
-        return 0
-    return _print_result(caller.call(args.request, now=now), args.json)
+    try:
+        if args.stream:
+            for piece in caller.stream(args.request, now=now):
+                print(piece, end="", flush=True)
+            print()
+            return 0
+        return _print_result(caller.call(args.request, now=now), args.json)
+    except PromptTooLongError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
 
 
-def _call_torch(args: argparse.Namespace, now: datetime | None) -> int:
+def _call_torch(args: argparse.Namespace, now: datetime | None, tools: Catalogue) -> int:
     """`call --torch`: the same request through the PyTorch caller (grammar-constrained unless --no-constrain)."""
-    from mobile_actions.catalog import load_catalogue
     from mobile_actions.dataset import developer_message
     from mobile_actions.hybrid.models import resolve_caller
+    from mobile_actions.runtime import result_from_raw
 
     if args.stream:
         print("error: --stream is for the ONNX runtime", file=sys.stderr)
         return 2
-    from mobile_actions.runtime import result_from_raw
 
     caller = resolve_caller(args.model or "default", torch=True, constrained=args.constrained)
     messages = [developer_message(now),
                 {"role": "user", "content": args.request}]
-    tools = load_catalogue(args.tools)
     res = caller.call_messages(messages, tools)
     return _print_result(result_from_raw(res.raw, tools, res.timings, messages), args.json)   # gated, as `call`
 

@@ -25,8 +25,18 @@ def _literal(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _rule_name(text: str) -> str:
-    return re.sub(r"[^a-zA-Z0-9-]", "-", text)
+def _rule_names(catalogue: Catalogue) -> dict[str, str]:
+    """A GBNF rule name per tool: its name with every character GBNF does not take as `-`, numbered
+    where two would meet (`math.factorial` and `math_factorial`)."""
+    out: dict[str, str] = {}
+    for tool in catalogue:
+        base = name = re.sub(r"[^a-zA-Z0-9-]", "-", tool.name)
+        n = 1
+        while name in out.values():
+            n += 1
+            name = f"{base}-{n}"
+        out[tool.name] = name
+    return out
 
 
 def _value_rule(schema: Any) -> str:
@@ -46,13 +56,14 @@ def call_gbnf(catalogue: Catalogue) -> str:
     end-of-generation token, which llama.cpp allows once the grammar is complete (after any whole call, or
     text): `<end_of_turn>`, and `<start_function_response>` (FunctionGemma's end of a turn of calls) where the
     GGUF marks it as one (`--special-token-by-id eom 50`, docs/runtime.md)."""
+    rule = _rule_names(catalogue)
     lines = [
         "root ::= call+ | text",
-        f"call ::= {_tok(wire.START_CALL)} \"call:\" (" + " | ".join(f"tool-{_rule_name(t.name)}" for t in catalogue)
+        f"call ::= {_tok(wire.START_CALL)} \"call:\" (" + " | ".join(f"tool-{rule[t.name]}" for t in catalogue)
         + f") {_tok(wire.END_CALL)}",
     ]
     for tool in catalogue:
-        name = _rule_name(tool.name)
+        name = rule[tool.name]
         props = tool.properties
         if props:
             pairs = " | ".join(f"{_literal(k + ':')} {_value_rule(v)}" for k, v in props.items())

@@ -38,6 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from mobile_actions import jsontext
 from mobile_actions.calls import argument_schema, value_kind
 from mobile_actions.decoding.coverage import (EMAIL_RE, PHONE_RE, QUOTED_RE, VERBS, claimed_elsewhere, outside_others,
                                               switched)
@@ -96,8 +97,8 @@ def conversation_sources(messages: Sequence[dict]) -> list[str]:
 def _strings(value: Any) -> Iterable[str]:
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
+            parsed = jsontext.loads(value)
+        except jsontext.JSONTextError:   # text (or JSON no file may hold): the string itself
             yield value
             return
         if isinstance(parsed, str):

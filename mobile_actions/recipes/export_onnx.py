@@ -42,12 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mobile_actions.runtime.onnx import FORMAT_VERSION  # what the runtime reads is what the export writes
+# what the runtime reads is what the export writes
+from mobile_actions.runtime.onnx import FORMAT_VERSION, GENAI_CONFIG
 from mobile_actions.wire import LAYOUTS, MAX_CALL_TOKENS
 
 MANIFEST = "manifest.json"
 ONNX_NAME = "model.onnx"
-GENAI_CONFIG = "genai_config.json"
 QUANTS = ("fp32", "int8", "int4", "mixed", "q8")
 
 # int4/int8 block along the input dimension. 16, not 32: on 40 held-out rows the bundled caller's int4

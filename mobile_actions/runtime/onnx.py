@@ -29,7 +29,7 @@ from mobile_actions import wire
 from mobile_actions.acting import Refusal, gate_messages
 from mobile_actions.calls import Problem, ToolCall, turn_calls, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
-from mobile_actions.errors import ExportFormatError
+from mobile_actions.errors import ExportFormatError, PromptTooLongError
 
 DEFAULT_THREADS = 2
 PREFILL_CHUNK = 128       # tokens per run when the stable prompt prefix is prefilled (`Caller.warm`)
@@ -42,6 +42,10 @@ SPARSE_INPUT, SPARSE_MAX_ROWS = "head_ids", 512
 # new KV every step; 1: `past_key_i` names). Older folders are refused with a message to re-export.
 FORMAT_VERSION = 3
 CACHE_ROOM = 160          # positions a new cache holds beyond its prompt (max new tokens + forced runs)
+# Positions (prompt and answer) a KV cache may hold, whatever the model's context: ~37 KB each for the 270M
+# caller (302 MB at the cap), whose prompts are ~600 tokens; onnxruntime-genai's `max_length` is 4,096.
+MAX_POSITIONS = 8192
+GENAI_CONFIG = "genai_config.json"
 REEXPORT = ("re-export it: `mobile-actions model prepare --force` (the default caller's export) or "
             "`mobile-actions export --model SPEC --out DIR`")
 
@@ -218,6 +222,15 @@ def busy_cores(window_s: float = 0.1) -> float | None:
     return max(0.0, (busy1 - busy0) / ticks * cores - (own1 - own0) / window_s)
 
 
+def context_length(folder: Path) -> int:
+    """The model's context in positions, from the export's genai_config.json (MAX_POSITIONS without one)."""
+    try:
+        config = json.loads((folder / GENAI_CONFIG).read_text(encoding="utf-8"))
+        return int(config["model"]["context_length"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return MAX_POSITIONS
+
+
 def read_manifest(folder: str | Path) -> dict:
     """An exported folder's manifest.json, refusing folders of an older export format."""
     folder = Path(folder)
@@ -371,12 +384,15 @@ class Caller:
 
         self.folder = Path(folder)
         m = read_manifest(self.folder)
+        # the catalogue before the model: a bad or oversized one is refused at once, nothing loaded for it
+        self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
         # The tokenizer first: parsing Gemma's tokenizer.json peaks at ~180 MB (~370 MB for the 33 MB file
         # exports before the compact one wrote) of which ~90 MB stay; returning the rest to the OS before the
         # session loads keeps the process peak down.
         self.tokenizer = Tokenizer.from_file(str(self.folder / m.get("tokenizer", "tokenizer.json")))
         release_free_memory()
         self.decoder = Decoder(folder, threads, spin)
+        self.max_positions = min(MAX_POSITIONS, context_length(self.folder))   # prompt and answer
         self.layout = layout or m.get("layout", "official")
         self.routes = bool(m.get("routes"))   # trained to route GUI steps (operate_screen)
         self.stop_ids = tuple(m["stop_token_ids"])
@@ -384,7 +400,6 @@ class Caller:
         # logits for the grammar's allowed ids only, when they are few and the export has the sparse head
         self.sparse_head = sparse_head and constrained and self.decoder.sparse_head
         self.max_new_tokens = max_new_tokens
-        self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
         self.policies = read_policies(self.folder) if grounded else None
         self._constraints = None  # grammar.Constraints, built on first use (the token table takes a while)
         self._prefixes: list[_Prefix] = []   # stable prefixes (cache layout), one per tool set
@@ -431,11 +446,21 @@ class Caller:
         ids = tuple(self.encode(text))
         if any(p.ids == ids for p in self._prefixes):
             return len(ids)
+        self._check_fits(len(ids), tools)
         cache = self.decoder.new_cache(len(ids))
         for i in range(0, len(ids), PREFILL_CHUNK):   # in chunks: a 500-token run's buffers cost ~90 MB at peak
             self.decoder.forward(ids[i:i + PREFILL_CHUNK], cache)
         self._remember(_Prefix(ids, cache))
         return len(ids)
+
+    def _check_fits(self, n_prompt: int, tools: Catalogue) -> None:
+        """PromptTooLongError unless `n_prompt` tokens and an answer fit `max_positions`: checked before any
+        KV cache is allocated, whose size follows the prompt's."""
+        room = self.max_positions - self.max_new_tokens - CACHE_ROOM
+        if n_prompt > room:
+            raise PromptTooLongError(
+                f"the prompt is {n_prompt:,} tokens; this model takes at most {room:,} with room for its answer "
+                f"(the {len(tools)} tool declarations are part of it: offer fewer tools, or a shorter request)")
 
     def _remember(self, entry: _Prefix, keep: int = 4) -> None:
         self._prefixes = [entry] + [p for p in self._prefixes if p.ids != entry.ids][: keep - 1]
@@ -468,6 +493,7 @@ class Caller:
         from mobile_actions.decoding.grammar import pick
         from mobile_actions.errors import GrammarDeadEnd
 
+        self._check_fits(len(prompt_ids), tools)
         if self.constrained and self._constraints is None:
             self._constraint(tools)  # load the token table once, outside the timed region
         if self.prefix_reuse and self.layout in wire.PREFIX_LAYOUTS:
