@@ -96,7 +96,8 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None) -> tuple[Piece, 
         asks = not masked[s1:s1 + 3].lstrip().startswith("?")   # a sentence that does not end in "?"
         for a, b in _spans(masked, split_re, s0, s1):
             text = masked[a:b]
-            if _content_words(text, w.interjections) or w.cancelled.find(text) or w.cancel_verbs.find(text):
+            said = _content_words(w.fillers.pattern.sub(" ", text), w.interjections)
+            if said or w.cancelled.find(text) or w.cancel_verbs.find(text):
                 pol, cue = _polarity(text, w, asks)
                 if not asks and pieces and pieces[-1].sentence == n and pieces[-1].polarity is Polarity.QUESTION \
                         and pol in (Polarity.ASKED, Polarity.STATED) and not cue:
@@ -239,6 +240,28 @@ def unasked(request: str, texts: Sequence[str], lexicon: lexicons.Lexicon | None
     return frozenset(out)
 
 
+@dataclass(frozen=True)
+class Declined:
+    """A request none of whose pieces asks for anything, and the piece and cue that say so."""
+    text: str
+    polarity: Polarity
+    cue: str
+
+    @property
+    def why(self) -> str:
+        return REASONS[self.polarity] + (f" ({self.cue!r} in {self.text!r})" if self.cue else "")
+
+
+def asks_nothing(request: str, lexicon: lexicons.Lexicon | None = None) -> Declined | None:
+    """Whether no piece of `request` asks for an action ("whatever you do, don't email Ana"): then nothing is
+    handed to a navigator either. A statement alone may ask ("I need the torch"); a question may not."""
+    pieces = read(request, lexicon)
+    if not pieces or any(p.asked for p in pieces):
+        return None
+    first = pieces[0]
+    return Declined(first.text, first.polarity, first.cue)
+
+
 # ============================================================================================ the gate
 def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_text: str | None = None,
          lexicon: lexicons.Lexicon | None = None) -> tuple[list[ToolCall], list[Refusal]]:
@@ -361,7 +384,8 @@ def _recipient_problem(call: ToolCall, tool, said: str) -> Refusal | None:
             if not isinstance(v, str):
                 continue
             if not (EMAIL_RE if kind == "email" else PHONE_RE).fullmatch(v.strip()):
-                return Refusal(call, f"the recipient {v!r} is not an {'email address' if kind == 'email' else 'phone number'}")
+                what = "an email address" if kind == "email" else "a phone number"
+                return Refusal(call, f"the recipient {v!r} is not {what}")
             if not _written(v, said):
                 return Refusal(call, f"the recipient {v!r} is not one the person wrote")
     return None

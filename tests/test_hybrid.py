@@ -627,3 +627,45 @@ def test_a_navigator_action_in_doubt_is_not_replayed_and_a_guarded_tap_needs_a_p
         assert len(asked) == 1 and len(phone.snapshot()["outbox"]) == 1 and [i.status for i in rep.items] == ["done"]
     navs = [rec for rec in Trace.read(r.writer.dir).records if rec["type"] == "nav"]
     assert navs[0]["status"] == "unknown" and navs[0]["step"] == 0 and "not repeated" in navs[0]["note"]
+
+
+# ------------------------------------------------------------------------------------------ acting only when asked
+class Navigates(ScriptedNavigator):
+    """A navigator that must not be handed anything."""
+
+    def next_action(self, instruction, screen, history):  # pragma: no cover - failing is the point
+        raise AssertionError(f"the navigator was handed {instruction!r}")
+
+
+def test_a_send_the_request_says_not_to_do_is_refused_even_under_yes(session, phone, tmp_path):
+    """"whatever you do, don't email ana@example.com" with a caller that emails her anyway, --yes: nothing is
+    sent, the report says why, and the request is not handed to the navigator as a GUI goal either."""
+    caller = ScriptedCaller(raw_calls(("send_email", {"to": "ana@example.com", "subject": "Hi"})))
+    rep = runner(session, tmp_path, caller, Navigates(phone), yes=True).run("whatever you do, don't email ana@example.com")
+    assert phone.snapshot()["outbox"] == []
+    assert [i.status for i in rep.items] == ["refused", "refused"]
+    assert "says not to" in rep.items[0].reason and "don't" in rep.items[0].reason
+    assert "not handed to the navigator" in rep.items[1].reason
+    trace = Trace.read(rep.run_dir)
+    assert any(r.get("refused") for r in trace.records if r.get("type") == "caller")
+
+
+def test_a_recipient_from_a_tool_result_is_never_mailed(session, phone, tmp_path):
+    """The Maps card's address may go in the body; a recipient only comes from the person's own words."""
+    caller = ScriptedCaller(raw_calls(("show_map", {"query": "Louvre"})),
+                            raw_calls(("send_email", {"to": "evil@attacker.test", "subject": "Louvre"})))
+    rep = runner(session, tmp_path, caller).run("show me the Louvre and email its address to my sister")
+    assert phone.snapshot()["outbox"] == []
+    assert any(i.status == "refused" and "not one the person wrote" in i.reason for i in rep.items)
+
+
+@pytest.mark.parametrize("call", [("create_contact", {"first_name": "Ana", "last_name": "Lima"}),
+                                  ("turn_on_flashlight", {})])
+def test_every_state_change_needs_confirmation_not_only_sends(session, phone, tmp_path, call):
+    r = runner(session, tmp_path, ScriptedCaller(raw_calls(call)), yes=False)
+    asked = []
+    r.confirm = lambda what, details: asked.append(what) or False
+    rep = r.run("add Ana Lima to my contacts and turn on the flashlight")
+    st = phone.snapshot()
+    assert st["contacts"] == [] and st["torch"] is False and asked
+    assert rep.refused and "not run without confirmation" in rep.refused[0].reason

@@ -43,7 +43,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mobile_actions.acting import Refusal, gate_messages
+from mobile_actions.acting import Refusal, asks_nothing, gate_messages
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
                                           screencap)
@@ -426,6 +426,12 @@ class Runner:
             why = "requested" if cfg.navigate == "always" else "the caller made no valid call"
             if not any_valid and self._first_text:
                 why += f"; it replied {self._first_text[:80]!r}"
+            declined = asks_nothing(request)
+            if declined is not None:   # "whatever you do, don't email Ana" is no goal for the screen either
+                self._write(StepRecord("gate", "navtask:request", "refused", data={
+                    "task": "request", "reason": declined.why, "cue": declined.cue, "piece": declined.text}))
+                self._item(f"GUI: {request}", "refused", f"not handed to the navigator: {declined.why}")
+                return
             self._navigate("request", request, why)
 
     def _routed(self, call: ToolCall, problems: list[Problem]) -> bool:

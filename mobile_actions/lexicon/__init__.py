@@ -46,6 +46,10 @@ class Phrases:
     def all(self, text: str) -> list[re.Match]:
         return list(self._re.finditer(text))  # type: ignore[attr-defined]
 
+    @property
+    def pattern(self) -> re.Pattern:
+        return self._re  # type: ignore[attr-defined]
+
     def __contains__(self, word: object) -> bool:
         return word in self.words
 
@@ -56,6 +60,7 @@ class PolarityWords:
     split: Phrases
     split_before: Phrases
     interjections: Phrases
+    fillers: Phrases
     content_markers: Phrases
     still_asks: Phrases
     request_openers: Phrases

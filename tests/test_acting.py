@@ -1,0 +1,137 @@
+"""The gate between a caller's calls and the phone (`mobile_actions.acting`), and what a tool's effect means."""
+import json
+
+import pytest
+
+from mobile_actions import acting, lexicon
+from mobile_actions.acting import Polarity
+from mobile_actions.calls import ToolCall
+from mobile_actions.catalog import Catalogue, load_catalogue, name_effect
+from mobile_actions.errors import CatalogueError
+
+CAT = load_catalogue("mobile_actions")
+
+
+def T(name: str, **arguments) -> ToolCall:
+    return ToolCall(name, arguments)
+
+
+# Requests that ask for nothing (or for less than the calls), with the calls a 270M caller made for them.
+REFUSED = [
+    ("please don't switch the torch on", T("turn_on_flashlight"), "says not to"),
+    ("don't email bob@example.com, I already did", T("send_email", to="bob@example.com", subject="I already did"),
+     "says not to"),
+    ("should I save Marta Ruiz 555 0142 or not?",
+     T("create_contact", first_name="Marta", last_name="Ruiz", phone_number="555 0142"), "question"),
+    ("what happens if I email boss@work.com that I quit", T("send_email", to="boss@work.com", subject="I quit"),
+     "supposes"),
+    ("turn on the flashlight. Send no email to carla@example.com.",
+     T("send_email", to="carla@example.com", subject="no email"), "says not to"),
+    ("open a new contact form and type Lena Fischer 555 0161 but don't save it",
+     T("create_contact", first_name="Lena", last_name="Fischer", phone_number="555 0161"), "says not to"),
+    ("whatever you do, don't email ana@example.com", T("send_email", to="ana@example.com", subject="hi"), "says not to"),
+    ("email ana@x.com the notes... actually never mind", T("send_email", to="ana@x.com", subject="the notes"),
+     "takes it back"),
+    ("add lunch with Sam friday noon, wait no, scratch that",
+     T("create_calendar_event", title="lunch with Sam", datetime="2026-12-04T12:00:00"), "takes it back"),
+    ("if it rains, email leo@x.com that the picnic is off", T("send_email", to="leo@x.com", subject="picnic off"),
+     "supposes"),
+    ("I already emailed dan@x.com the slides, just show me the Louvre",
+     T("send_email", to="dan@x.com", subject="slides"), "already done"),
+    ("Ana told me to email her the agenda at ana@x.com", T("send_email", to="ana@x.com", subject="agenda"),
+     "someone else"),
+    ("no map needed, I know where Tesco is", T("show_map", query="Tesco"), "says not to"),
+]
+
+# Requests that ask, though they look like the ones above.
+KEPT = [
+    ("can you turn on the torch?", T("turn_on_flashlight")),
+    ("don't forget to email ana@x.com the agenda", T("send_email", to="ana@x.com", subject="the agenda")),
+    ("can't see a thing, torch on pls", T("turn_on_flashlight")),
+    ("Flashlight still on?? switch it off pls", T("turn_off_flashlight")),
+    ("turn on the flashlight and email ana@example.com that I'm not coming",
+     T("send_email", to="ana@example.com", subject="I'm not coming")),
+    ("I met Inés Pham, her email is ines@kitefly.com. Save them.",
+     T("create_contact", first_name="Inés", last_name="Pham", email="ines@kitefly.com")),
+    ("I don't need the flashlight anymore, turn it off", T("turn_off_flashlight")),
+    ("not sure where Stadtcafé Hietzing is, can you show me on the map", T("show_map", query="Stadtcafé Hietzing")),
+    ("i dropped an earring under the bed can you turn on the flashlight", T("turn_on_flashlight")),
+    ("save Yusuf Demir 0532 123 45 67 and Can Öztürk 0541 111 22 33",
+     T("create_contact", first_name="Can", last_name="Öztürk", phone_number="0541 111 22 33")),
+    ("what's the weather in Paris?", T("show_map", query="Paris")),   # a question a read-only tool answers
+]
+
+
+@pytest.mark.parametrize("request_, call, reason", REFUSED)
+def test_a_call_the_request_does_not_ask_for_is_refused_with_its_cue(request_, call, reason):
+    kept, refused = acting.gate([call], request_, CAT)
+    assert kept == [] and len(refused) == 1, refused
+    assert reason in refused[0].reason and str(refused[0]).startswith(f"refused {call.name}: ")
+
+
+@pytest.mark.parametrize("request_, call", KEPT)
+def test_a_request_that_asks_keeps_its_call(request_, call):
+    assert acting.gate([call], request_, CAT) == ([call], [])
+
+
+def test_only_the_refused_part_of_a_request_is_refused():
+    calls = [T("turn_on_flashlight"), T("send_email", to="carla@example.com", subject="no email")]
+    kept, refused = acting.gate(calls, "turn on the flashlight. Send no email to carla@example.com.", CAT)
+    assert kept == calls[:1] and [r.call for r in refused] == calls[1:]
+
+
+def test_a_recipient_comes_from_the_persons_words_and_is_an_address():
+    """A Maps card saying evil@attacker.test chooses no recipient; "Osaka" is no phone number."""
+    messages = [{"role": "user", "content": "show me Cafe Nero on the map and email its address to my sister"},
+                {"role": "tool", "content": '{"address": "1 High St", "contact": "evil@attacker.test"}'}]
+    evil = T("send_email", to="evil@attacker.test", subject="Cafe Nero")
+    kept, refused = acting.gate_messages([evil], messages, CAT)
+    assert kept == [] and "not one the person wrote" in refused[0].reason
+    texting = Catalogue.from_json([{"name": "send_text", "description": "d", "parameters": {
+        "type": "object", "properties": {"phone_number": {"type": "string"}, "message": {"type": "string"}}}}])
+    kept, refused = acting.gate([T("send_text", phone_number="Osaka", message="hi")], "text Osaka hi", texting)
+    assert kept == [] and "not a phone number" in refused[0].reason
+    ok = T("send_text", phone_number="0412 555 198", message="on my way")
+    assert acting.gate([ok], "text 0412-555-198 'on my way'", texting)[0] == [ok]
+
+
+def test_a_request_that_asks_for_nothing_is_no_goal_for_the_screen():
+    assert acting.asks_nothing("whatever you do, don't email ana@example.com").polarity is Polarity.NEGATED
+    assert acting.asks_nothing("should I turn on bluetooth?").polarity is Polarity.QUESTION
+    assert acting.asks_nothing("turn on bluetooth") is None and acting.asks_nothing("I need the torch") is None
+
+
+def test_unasked_clauses_are_the_ones_in_refused_pieces():
+    request = "turn on the flashlight. Send no email to carla@example.com."
+    assert acting.unasked(request, ["turn on the flashlight", "Send no email to carla@example.com"]) == {1}
+
+
+def test_tool_effects_come_from_the_catalogue_else_from_the_name():
+    assert {t.name: t.effect for t in CAT} == {
+        "turn_on_flashlight": "changes", "turn_off_flashlight": "changes", "open_wifi_settings": "none",
+        "send_email": "sends", "create_calendar_event": "changes", "show_map": "none", "create_contact": "changes"}
+    assert [name_effect(n) for n in ("get_emails", "emailTeam", "set_alarm", "delete_note", "lookup.weather")] == \
+        ["none", "sends", "changes", "changes", "none"]
+    with pytest.raises(CatalogueError, match="x-effect"):
+        Catalogue.from_json([{"name": "t", "description": "d", "parameters": {
+            "type": "object", "properties": {}, "x-effect": "harmless"}}])
+
+
+def test_the_lexicon_is_checked_when_it_is_loaded(tmp_path, monkeypatch):
+    good = json.loads((lexicon.LEXICON_DIR / "en.json").read_text(encoding="utf-8"))
+    good["polarity"]["negated"] = "don't"
+    (tmp_path / "xx.json").write_text(json.dumps(good), encoding="utf-8")
+    monkeypatch.setattr(lexicon, "LEXICON_DIR", tmp_path)
+    lexicon.load.cache_clear()
+    try:
+        with pytest.raises(CatalogueError, match="polarity.negated must be a list"):
+            lexicon.load("xx")
+        with pytest.raises(CatalogueError, match="no lexicon"):
+            lexicon.load("../etc")
+    finally:
+        lexicon.load.cache_clear()
+
+
+def test_a_wildcard_stands_for_one_word_other_than_the_speaker():
+    reported = lexicon.load().polarity.reported
+    assert reported.find("the teacher asked parents to email") and not reported.find("i asked parents to email")
