@@ -124,3 +124,15 @@ def test_a_days_shorthand_is_a_date_expression_where_it_is_written():
 
     text = "add bday party 4 Leo 2moro 4pm & gym tmrw"
     assert [text[a:b] for a, b in expression_spans(text)] == ["2moro", "4pm", "tmrw"]
+
+
+def test_an_hour_written_with_h_is_a_24_hour_clock_after_any_date():
+    """"on 2025-07-02 at 14h" is 14:00 on that day (it was midnight); "a 4h drive" is a length, not a time."""
+    from datetime import datetime
+
+    from mobile_actions.decoding.datetimes import resolve
+
+    now = datetime(2025, 6, 30, 9, 0)
+    assert resolve("create an event on 2025-07-02 at 14h", now) == ["2025-07-02T14:00:00"]
+    assert resolve("tomorrow at 9h", now) == ["2025-07-01T09:00:00"]
+    assert resolve("the 4h drive tomorrow", now) == ["2025-07-01T00:00:00"]

@@ -19,7 +19,7 @@ def run_dir(session, phone, tmp_path):
     nav = ScriptedNavigator(phone, ("tap", "Copy"), "COMPLETE")
     r = Runner(RunConfig(runs_dir=str(tmp_path), yes=True, navigate="always", now="2025-06-02T10:00:00"),
                caller=caller, navigator=nav, session=session)
-    return r.run("show the Louvre and copy its name").run_dir
+    return r.run("show the Louvre, copy its name and email ana@example.com").run_dir
 
 
 def test_text_replay(run_dir):
@@ -63,5 +63,5 @@ def test_html_in_headless_chromium(run_dir):
     dom = subprocess.run(cmd, capture_output=True, text=True, timeout=90).stdout
     assert f'data-images="{n_screens - 1}/{n_screens}"' in dom     # every other screenshot loaded from disk
     assert 'class="shot broken"' in dom and "missing screens/001.png" in dom
-    assert "show the Louvre and copy its name" in dom
+    assert "show the Louvre, copy its name and email ana@example.com" in dom
     shutil.rmtree(run_dir.parent / "chromium-profile", ignore_errors=True)

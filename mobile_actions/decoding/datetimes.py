@@ -435,6 +435,13 @@ def _clock_time(m: re.Match, now: datetime, text: str) -> Mention | None:
     return _time(m, int(raw), int(m["m"]), exact24=raw.startswith("0") or m["sep"] == "h")
 
 
+@rule(r"(?:\b(?:at|around|by|from|until|till)\s+|@\s*)(?P<h>\d{1,2})h(?![\w:])" + TIME_PART)
+def _h_hour(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"at 14h", "@ 9h": the hour of a 24-hour clock, as much of Europe writes it ("14h30" is `_clock_time`; "a
+    4h drive" is a length)."""
+    return _time(m, int(m["h"]), 0, exact24=True)
+
+
 @rule(r"(?:\b(?:at|around|about|by|from|until|till)\s+|@\s*)(?:around\s+|about\s+|like\s+)?(?P<h>\d{1,2})"
       r"(?:[. ](?P<m>[0-5]\d))?(?![\d:/])(?:\s*o'clock)?" + TIME_PART)
 def _bare_hour(m: re.Match, now: datetime, text: str) -> Mention | None:

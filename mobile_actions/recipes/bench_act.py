@@ -12,8 +12,9 @@ would dispatch, each state change then still confirmed by a person unless ``--ye
 - exact: the row's calls exactly right; asked kept: gold calls made exactly, of all gold calls;
 - false refusals: calls the gate refused that the gold has.
 
-Variants: ``grounded`` (the on-device ONNX caller, grounded grammar: what `call` and `run` decode) and, with
-``--alone``, the bundled model on PyTorch without a grammar (the model itself).
+Variants: ``grounded`` (the on-device ONNX caller, grounded grammar: what `call` and `run` decode; ``--model``
+an export folder) and, with ``--alone``, the model on PyTorch without a grammar (the model itself;
+``--alone-model`` an adapter folder).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import platform
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -148,7 +149,8 @@ def table(variants: Sequence[Variant], kinds: Sequence[str]) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", nargs="+", default=[str(d) for d in DEFAULT_DATA], help="rows (Mobile Actions JSONL)")
     p.add_argument("--model", default="default", help="the ONNX export for the grounded variant (default: prepared)")
-    p.add_argument("--alone", action="store_true", help="also the bundled model on PyTorch, no grammar (slow)")
+    p.add_argument("--alone", action="store_true", help="also the model on PyTorch without a grammar (slow)")
+    p.add_argument("--alone-model", default="default", help="the PyTorch model for --alone: default, or an adapter dir")
     p.add_argument("--limit", type=int, default=None, help="only the first N rows of each file")
     p.add_argument("--out", default="bench-act", help="folder for per-row predictions and report.json")
     p.add_argument("--json", action="store_true")
@@ -172,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         variants = [run_variant("grounded", resolve_caller(args.model, say), rows, out, say)]
         if args.alone:
-            variants.append(run_variant("alone", resolve_caller("default", say, torch=True, constrained=False),
+            variants.append(run_variant("alone", resolve_caller(args.alone_model, say, torch=True, constrained=False),
                                         rows, out, say))
     except (HybridError, MobileActionsError) as e:
         print(f"error: {e}", file=sys.stderr)
