@@ -21,6 +21,7 @@ from typing import Sequence
 from mobile_actions import lexicon as lexicons
 from mobile_actions.calls import ToolCall, argument_schema, value_kind
 from mobile_actions.catalog import Catalogue
+from mobile_actions.decoding import coverage
 from mobile_actions.decoding.coverage import EMAIL_RE, PHONE_RE, keywords, mask_quotes
 
 _WORD_RE = re.compile(r"[\w'@.+-]*\w")
@@ -260,6 +261,27 @@ def asks_nothing(request: str, lexicon: lexicons.Lexicon | None = None) -> Decli
         return None
     first = pieces[0]
     return Declined(first.text, first.polarity, first.cue)
+
+
+def left_out(messages: Sequence[dict], calls: Sequence[ToolCall], catalogue: Catalogue) -> list[str]:
+    """The clauses of the person's request (`coverage.clauses`) that ask for something a tool that changes or
+    sends something could do and that no call of the turn answers ("Add Lee Chen, 555-0199, to my contacts and
+    email lee@example.com saying hello" with only the contact made: "email lee@example.com saying hello").
+    Decoding never forces such a call; a caller may ask the model about the clause on its own instead, and the
+    model decides. Clauses the person does not ask for (`unasked`) and those after tool results are left alone."""
+    if not messages or messages[-1].get("role") != "user" or not isinstance(messages[-1].get("content"), str):
+        return []
+    request = messages[-1]["content"]
+    parts = coverage.clauses(request, catalogue)
+    done = set(unasked(request, [p.text for p in parts]))
+    names, fallback = set(catalogue.names), coverage.fallback_tool(catalogue)
+    out = []
+    while (owed := coverage.owed(parts, list(calls), names, fallback, False, done)) is not None:
+        i, tools = owed
+        done.add(i)
+        if any(catalogue[t].effect != "none" for t in tools):
+            out.append(parts[i].text)
+    return out
 
 
 # ============================================================================================ the gate

@@ -135,3 +135,27 @@ def test_the_lexicon_is_checked_when_it_is_loaded(tmp_path, monkeypatch):
 def test_a_wildcard_stands_for_one_word_other_than_the_speaker():
     reported = lexicon.load().polarity.reported
     assert reported.find("the teacher asked parents to email") and not reported.find("i asked parents to email")
+
+
+def test_a_clause_left_out_is_asked_about_on_its_own_and_the_model_decides():
+    """Decoding never forces "email lee@..." after the contact; the model is asked about that clause alone. A
+    clause the person does not ask for, or one a tool that changes nothing answers (decoding forces those), is not."""
+    from mobile_actions.runtime import CallResult, with_left_out
+
+    contact = T("create_contact", first_name="Lee", last_name="Chen", phone_number="555-0199")
+    mail = T("send_email", to="lee@example.com", subject="hello")
+    request = "Add Lee Chen, 555-0199, to my contacts and email lee@example.com saying hello"
+    assert acting.left_out([{"role": "user", "content": request}], [contact], CAT) == \
+        ["email lee@example.com saying hello"]
+    asked = []
+
+    def ask(messages):
+        asked.append(messages[-1]["content"])
+        return CallResult([mail] if "email" in messages[-1]["content"] else [], raw="<more>")
+
+    res = with_left_out(CallResult([contact], raw="<first>"), [{"role": "user", "content": request}], CAT, ask)
+    assert res.calls == [contact, mail] and res.raw == "<first><more>" and asked == ["email lee@example.com saying hello"]
+    declined = "add Lee Chen 555-0199 to my contacts but don't email lee@example.com"
+    assert acting.left_out([{"role": "user", "content": declined}], [contact], CAT) == []
+    mapped = "Turn off the flashlight and show me Union Station on the map"
+    assert acting.left_out([{"role": "user", "content": mapped}], [T("turn_off_flashlight")], CAT) == []

@@ -89,6 +89,15 @@ class TorchCaller:
         self._constraints = None  # decoding.grammar.Constraints, built on the first call
 
     def call_messages(self, messages: list[dict], tools: Any):
+        """As the ONNX runtime's: grounded, a left-out clause is asked about on its own (`with_left_out`)."""
+        from mobile_actions.runtime import with_left_out
+
+        res = self._turn(messages, tools)
+        if self.constrained and self.policies is not None:
+            res = with_left_out(res, messages, tools, lambda m: self._turn(m, tools))
+        return res
+
+    def _turn(self, messages: list[dict], tools: Any):
         from mobile_actions import wire
         from mobile_actions.caller.evaluate import hf_constraints
         from mobile_actions.runtime import result_from_raw

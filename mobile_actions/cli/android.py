@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     p.add_argument("--bindings", default=None, help="Android bindings name or file (default: <tools>.android.json)")
     p.add_argument("--serial", help="device serial (default $ANDROID_SERIAL, else the only device)")
     p.add_argument("--dry-run", action="store_true", help="print the exact device commands; run nothing")
-    p.add_argument("--yes", action="store_true", help="do not ask before send-type or destructive tools")
+    p.add_argument("--yes", action="store_true", help="do not ask before a call that changes the phone or sends something (the tool's x-effect in the catalogue: none | changes | sends; without it, read from its name) nor before a navigator tap on a send/delete-type button; calls the request does not ask for are refused even so")
     p.add_argument("--tz", help="time zone for datetimes (default: the device's, else UTC)")
     p.set_defaults(func=cmd_dispatch)
 

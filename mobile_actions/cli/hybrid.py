@@ -37,7 +37,7 @@ def register(subparsers) -> None:
                    help="auto: GUI only when the caller makes no valid call or a GUI-bound tool's steps fail; "
                         "always: also hand the request to the navigator after the tool calls")
     p.add_argument("--dry-run", action="store_true", help="ask the caller and plan the device commands; run nothing")
-    p.add_argument("--yes", action="store_true", help="do not ask before send/delete-type actions")
+    p.add_argument("--yes", action="store_true", help="do not ask before a call that changes the phone or sends something (the tool's x-effect in the catalogue: none | changes | sends; without it, read from its name) nor before a navigator tap on a send/delete-type button; calls the request does not ask for are refused even so")
     p.add_argument("--max-steps", type=int, default=15, help="navigator actions per GUI task (default 15)")
     p.add_argument("--max-turns", type=int, default=3, help="caller turns incl. follow-ups with tool results")
     p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file")

@@ -130,7 +130,6 @@ def _call_torch(args: argparse.Namespace, now: datetime | None, tools: Catalogue
     """`call --torch`: the same request through the PyTorch caller (grammar-constrained unless --no-constrain)."""
     from mobile_actions.dataset import developer_message
     from mobile_actions.hybrid.models import resolve_caller
-    from mobile_actions.runtime import result_from_raw
 
     if args.stream:
         print("error: --stream is for the ONNX runtime", file=sys.stderr)
@@ -139,8 +138,7 @@ def _call_torch(args: argparse.Namespace, now: datetime | None, tools: Catalogue
     caller = resolve_caller(args.model or "default", torch=True, constrained=args.constrained)
     messages = [developer_message(now),
                 {"role": "user", "content": args.request}]
-    res = caller.call_messages(messages, tools)
-    return _print_result(result_from_raw(res.raw, tools, res.timings, messages), args.json)   # gated, as `call`
+    return _print_result(caller.call_messages(messages, tools).gated(messages, tools), args.json)   # as `call`
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

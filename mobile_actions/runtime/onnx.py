@@ -21,12 +21,12 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from mobile_actions import wire
-from mobile_actions.acting import Refusal, gate_messages
+from mobile_actions.acting import Refusal, gate_messages, left_out
 from mobile_actions.calls import Problem, ToolCall, turn_calls, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.errors import ExportFormatError, PromptTooLongError
@@ -343,6 +343,31 @@ class CallResult:
                 "problems": [str(p) for p in self.problems], "refused": [r.to_json() for r in self.refused],
                 "raw": self.raw, "timings": self.timings}
 
+    def gated(self, messages: Sequence[dict], tools: Catalogue) -> "CallResult":
+        """This result with the calls the conversation's request does not ask for moved to `refused`
+        (`acting.gate_messages`); the problems are those of the output and of the calls kept."""
+        kept, refused = gate_messages(self.calls, messages, tools)
+        problems = [p for p in self.problems if p.tool == "<output>"] + [p for c in kept for p in validate_call(c, tools)]
+        return CallResult(kept, self.text, problems, self.raw, self.timings, [*self.refused, *refused])
+
+
+def with_left_out(res: CallResult, messages: Sequence[dict], tools: Catalogue,
+                  ask: Callable[[list[dict]], CallResult]) -> CallResult:
+    """`res` with the calls the model makes when asked about each clause the turn left out (`acting.left_out`)
+    on its own: the same conversation with that clause as the person's message. Decoding never forces a call
+    that changes something; here the model sees the clause alone and decides (a text reply adds nothing). Its
+    raw output is appended to `raw` (the trace shows it) and `timings["asked_again"]` lists the clauses."""
+    clauses = left_out(messages, res.calls, tools)
+    if not clauses:
+        return res
+    calls, problems, raw = list(res.calls), list(res.problems), res.raw
+    for clause in clauses:
+        more = ask([*messages[:-1], {"role": "user", "content": clause}])
+        calls += [c for c in more.calls if c not in calls]
+        problems += [p for p in more.problems if p not in problems]
+        raw += more.raw
+    return CallResult(calls, res.text, problems, raw, {**res.timings, "asked_again": clauses}, list(res.refused))
+
 
 def result_from_raw(raw: str, tools: Catalogue, timings: dict, messages: Sequence[dict] | None = None) -> CallResult:
     """Parse and validate raw model output: the one place a caller's text becomes a `CallResult` (each
@@ -355,12 +380,10 @@ def result_from_raw(raw: str, tools: Catalogue, timings: dict, messages: Sequenc
     except wire.WireParseError as e:
         calls, text = [], ""
         problems.append(Problem("<output>", None, f"not a well-formed call: {e}"))
-    refused: list[Refusal] = []
-    if messages is not None:
-        calls, refused = gate_messages(calls, messages, tools)
     for c in calls:
         problems += validate_call(c, tools)
-    return CallResult(list(calls), text, problems, raw, timings, refused)
+    res = CallResult(list(calls), text, problems, raw, timings)
+    return res.gated(messages, tools) if messages is not None else res
 
 
 @dataclass
@@ -561,8 +584,15 @@ class Caller:
     def call_messages(self, messages: list[dict], tools: Catalogue | list | None = None) -> CallResult:
         """Calls for a conversation (developer + user messages as in a Mobile Actions row), as decoded: whoever
         acts on them gates them (`acting.gate_messages`; the hybrid runner does), since the conversation may
-        be a navigator's screen rather than a person's request."""
+        be a navigator's screen rather than a person's request. Grounded, a clause the turn left out that only
+        a call that changes something answers is asked about on its own (`with_left_out`)."""
         tools = self._catalogue(tools)
+        res = self._turn(messages, tools)
+        if self.policies is not None and self.constrained:
+            res = with_left_out(res, messages, tools, lambda m: self._turn(m, tools))
+        return res
+
+    def _turn(self, messages: list[dict], tools: Catalogue) -> CallResult:
         t0 = time.perf_counter()
         ids = self.encode(self.render(messages, tools))
         stats: dict = {"tokenize_ms": (time.perf_counter() - t0) * 1e3}
@@ -573,12 +603,8 @@ class Caller:
         """Calls (validated) or a text reply for one person's request, with the developer turn for `now`; calls
         the request does not ask for are in `refused` (`acting.gate`), never in `calls`."""
         tools = self._catalogue(tools)
-        t0 = time.perf_counter()
         messages = self.messages(request, now)
-        ids = self.encode(self.render(messages, tools))
-        stats: dict = {"tokenize_ms": (time.perf_counter() - t0) * 1e3}
-        out = list(self.generate(ids, tools, stats, messages))
-        return self._finish(out, tools, stats, t0, messages)
+        return self.call_messages(messages, tools).gated(messages, tools)
 
     def stream(self, request: str, tools: Catalogue | list | None = None, now: datetime | None = None) -> Iterator[str]:
         """Text pieces as they are decoded (incomplete UTF-8 held back until it completes)."""
