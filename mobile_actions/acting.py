@@ -263,7 +263,14 @@ def asks_nothing(request: str, lexicon: lexicons.Lexicon | None = None) -> Decli
     return Declined(first.text, first.polarity, first.cue)
 
 
-def left_out(messages: Sequence[dict], calls: Sequence[ToolCall], catalogue: Catalogue) -> list[str]:
+@dataclass(frozen=True)
+class LeftOut:
+    """A clause of the request no call answered, as the model is asked about it, and the tools that answer it."""
+    text: str
+    tools: tuple[str, ...]
+
+
+def left_out(messages: Sequence[dict], calls: Sequence[ToolCall], catalogue: Catalogue) -> list[LeftOut]:
     """The clauses of the person's request (`coverage.clauses`) that ask for something a tool that changes or
     sends something could do and that no call of the turn answers ("Add Lee Chen, 555-0199, to my contacts and
     email lee@example.com saying hello" with only the contact made: "email lee@example.com saying hello").
@@ -280,7 +287,10 @@ def left_out(messages: Sequence[dict], calls: Sequence[ToolCall], catalogue: Cat
         i, tools = owed
         done.add(i)
         if any(catalogue[t].effect != "none" for t in tools):
-            out.append(parts[i].text)
+            head = next((p for p in reversed(parts[:i]) if not p.listed), None)
+            # a list item says no verb of its own: "add Dentist Monday 9am, Haircut Wed 4pm" -> "add Haircut Wed 4pm"
+            text = f"{coverage.verb_phrase(head.text)} {parts[i].text}" if parts[i].listed and head else parts[i].text
+            out.append(LeftOut(text, tools))
     return out
 
 

@@ -146,15 +146,19 @@ def test_a_clause_left_out_is_asked_about_on_its_own_and_the_model_decides():
     mail = T("send_email", to="lee@example.com", subject="hello")
     request = "Add Lee Chen, 555-0199, to my contacts and email lee@example.com saying hello"
     assert acting.left_out([{"role": "user", "content": request}], [contact], CAT) == \
-        ["email lee@example.com saying hello"]
+        [acting.LeftOut("email lee@example.com saying hello", ("send_email",))]
     asked = []
 
     def ask(messages):
         asked.append(messages[-1]["content"])
-        return CallResult([mail] if "email" in messages[-1]["content"] else [], raw="<more>")
+        return CallResult([mail, T("show_map", query="Lee")], raw="<more>")   # only the clause's tool is taken
 
     res = with_left_out(CallResult([contact], raw="<first>"), [{"role": "user", "content": request}], CAT, ask)
     assert res.calls == [contact, mail] and res.raw == "<first><more>" and asked == ["email lee@example.com saying hello"]
+    listed = "add Dentist Monday 9am, Haircut Wed 4pm"
+    first = T("create_calendar_event", title="Dentist", datetime="2025-09-01T09:00:00")
+    assert [c.text for c in acting.left_out([{"role": "user", "content": listed}], [first], CAT)] == \
+        ["add Haircut Wed 4pm"]     # a list item is asked about with the list's verb
     declined = "add Lee Chen 555-0199 to my contacts but don't email lee@example.com"
     assert acting.left_out([{"role": "user", "content": declined}], [contact], CAT) == []
     mapped = "Turn off the flashlight and show me Union Station on the map"

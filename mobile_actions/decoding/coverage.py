@@ -346,7 +346,7 @@ def steps(goal: str) -> list[str]:
             out.append(text)
         elif (why == "not a request" and out and len(text.split()) <= ELLIPSIS_WORDS
               and re.search(rf"\bthen\s+{re.escape(text)}", goal, re.I)):   # "buy milk and eggs" is one value
-            out.append(f"{_verb_phrase(out[-1])} {text}")
+            out.append(f"{verb_phrase(out[-1])} {text}")
         else:
             return [goal]
     return out if len(out) > 1 else [goal]
@@ -356,7 +356,7 @@ ELLIPSIS_WORDS = 3   # "then Chrome", "then the Wi-Fi settings": an object, not 
 _VERB_TAIL = frozenset("on off up down out back to into".split())
 
 
-def _verb_phrase(step: str) -> str:
+def verb_phrase(step: str) -> str:
     """The verb a step starts with and the particles after it ("turn on", "go to", "open")."""
     words = step.split()
     n = 1

@@ -361,12 +361,13 @@ def with_left_out(res: CallResult, messages: Sequence[dict], tools: Catalogue,
     if not clauses:
         return res
     calls, problems, raw = list(res.calls), list(res.problems), res.raw
-    for clause in clauses:
-        more = ask([*messages[:-1], {"role": "user", "content": clause}])
-        calls += [c for c in more.calls if c not in calls]
-        problems += [p for p in more.problems if p not in problems]
+    for clause in clauses:   # only the clause's own tools: "email Giulia ..." with no address is no map search
+        more = ask([*messages[:-1], {"role": "user", "content": clause.text}])
+        calls += [c for c in more.calls if c.name in clause.tools and c not in calls]
+        problems += [p for p in more.problems if p.tool in clause.tools and p not in problems]
         raw += more.raw
-    return CallResult(calls, res.text, problems, raw, {**res.timings, "asked_again": clauses}, list(res.refused))
+    return CallResult(calls, res.text, problems, raw, {**res.timings, "asked_again": [c.text for c in clauses]},
+                      list(res.refused))
 
 
 def result_from_raw(raw: str, tools: Catalogue, timings: dict, messages: Sequence[dict] | None = None) -> CallResult:
