@@ -66,6 +66,8 @@ def describe(rec: dict[str, Any]) -> tuple[str, str, str]:
         note = rec.get("note") or rec.get("error") or ""
         return (f"nav {rec.get('task')} #{rec.get('step')}", st,
                 f"{act}" + (f" → {argv}" if argv else "") + (f" ({note})" if note else ""))
+    if t == "gate":
+        return "gate", st, f"not handed to the navigator: {rec.get('reason', '')}"
     if t == "intent":
         return "intent", "", f"about to act: {rec.get('what') or ' '.join(rec.get('argv') or [])}"
     if t == "nav_start":
