@@ -40,9 +40,10 @@ class Polarity(str, Enum):
     STATED = "stated"       # "I know where Tesco is": asks only if nothing refuses the tool it names
 
 
-REASONS = {Polarity.STATED: "the request only says something about it", Polarity.NEGATED: "the request says not to", Polarity.QUESTION: "the request only asks a question",
-           Polarity.HYPOTHETICAL: "the request only supposes it", Polarity.REPORTED: "it reports someone else's words",
-           Polarity.PAST: "the request says it was already done", Polarity.CANCELLED: "the request takes it back"}
+REASONS = {Polarity.STATED: "the request only says something about it", Polarity.NEGATED: "the request says not to",
+           Polarity.QUESTION: "the request only asks a question", Polarity.HYPOTHETICAL: "the request only supposes it",
+           Polarity.REPORTED: "it reports someone else's words", Polarity.PAST: "the request says it was already done",
+           Polarity.CANCELLED: "the request takes it back"}
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,7 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords) -> lis
     - a condition governs the piece after it ("if it rains, text Leo")."""
     out = list(pieces)
     for i, p in enumerate(pieces):
-        if p.polarity in (Polarity.ASKED, Polarity.STATED):
+        if p.asked:
             continue
         own = masked[p.start:p.start + len(p.text)]
         rest = _rest(own, p.cue, w)
@@ -207,7 +208,7 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords) -> lis
         elif p.polarity is Polarity.HYPOTHETICAL and opens_with(w.governs_next):
             targets = nxt
         for t in targets:
-            if out[t].polarity in (Polarity.ASKED, Polarity.STATED) and (not out[t].cue or p.polarity is Polarity.CANCELLED):
+            if out[t].asked and (not out[t].cue or p.polarity is Polarity.CANCELLED):
                 out[t] = replace(out[t], polarity=p.polarity, cue=p.cue)
     return out
 
@@ -353,7 +354,7 @@ def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece]
     if any(p.polarity is Polarity.ASKED for p in owners):
         return None
     if all(p.polarity is Polarity.STATED for p in owners):
-        against = [p for p in by_name if p.polarity not in (Polarity.ASKED, Polarity.STATED)]
+        against = [p for p in by_name if not p.asked]
         if not against or any(p.polarity is Polarity.ASKED for p in by_name):
             return None
         owners = against
