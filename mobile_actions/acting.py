@@ -187,22 +187,25 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords) -> lis
     - a cancellation takes back the piece before it when it opens its own ("add lunch friday, scratch that",
       "turn on the flashlight -- oh nvm the lights came back");
     - a "don't" of "it" refuses the piece before ("type Lena 555 0161 but don't save it"; "I found it" refuses
-      nothing), and a piece that is nothing but a "don't" refuses its neighbours ("open wifi. no wait, don't");
+      nothing), and a piece that is nothing but a "don't" refuses the piece before and the rest of its sentence
+      ("open wifi. no wait, don't"; "do not, under any circumstances, email Ana");
     - a condition governs the piece after it ("if it rains, text Leo")."""
     out = list(pieces)
-    for i, p in enumerate(pieces):
+    for i in range(len(out)):
+        p = out[i]
         if p.asked:
             continue
         own = masked[p.start:p.start + len(p.text)]
         rest = _rest(own, p.cue, w)
         opens_with = lambda phrases: (m := phrases.find(own)) is not None and _index(own, m.start(), w.interjections) == 0  # noqa: E731
         prev = [i - 1] if i > 0 else []
-        nxt = [i + 1] if i + 1 < len(pieces) and pieces[i + 1].sentence == p.sentence else []
+        nxt = [i + 1] if i + 1 < len(out) and out[i + 1].sentence == p.sentence else []
+        rest_of_sentence = [j for j in range(i + 1, len(out)) if out[j].sentence == p.sentence]
         targets: list[int] = []
         if p.polarity is Polarity.CANCELLED and (not rest or opens_with(w.cancelled) or opens_with(w.cancel_verbs)):
             targets = prev
-        elif p.polarity is Polarity.NEGATED and not rest:
-            targets = prev + nxt
+        elif p.polarity is Polarity.NEGATED and not rest:   # "do not, under any circumstances, email Ana"
+            targets = prev + rest_of_sentence
         elif p.polarity is Polarity.NEGATED and rest[-1] in w.back_references and len(rest) <= 3:
             targets = prev
         elif p.polarity is Polarity.HYPOTHETICAL and opens_with(w.governs_next):
@@ -309,7 +312,7 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
         effect = tool.effect if tool is not None else "changes"
         why = _recipient_problem(call, tool, said) if effect == "sends" else None
         if why is None:
-            why = _polarity_problem(call, tool, effect, pieces, request)
+            why = _polarity_problem(call, tool, effect, pieces, lexicon)
         if why is None:
             kept.append(call)
         else:
@@ -322,8 +325,8 @@ def gate_messages(calls: Sequence[ToolCall], messages: Sequence[dict], catalogue
     """`gate` for a conversation: the request is its last user message; recipients may come from any of the
     person's messages, never from a tool's response."""
     said = [m.get("content") for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
-    if not said:
-        return list(calls), []
+    if not said or not isinstance(messages[-1].get("content"), str) and messages[-1].get("role") == "user":
+        return [], [Refusal(c, "the request has no text to read it from") for c in calls]
     return gate(calls, said[-1], catalogue, "\n".join(said))
 
 
@@ -333,22 +336,25 @@ NARRATIVE = frozenset({Polarity.PAST, Polarity.REPORTED, Polarity.QUESTION, Pola
 REFUSING = frozenset({Polarity.NEGATED, Polarity.CANCELLED})
 
 
-def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece], request: str) -> Refusal | None:
+def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece],
+                      lexicon: lexicons.Lexicon | None = None) -> Refusal | None:
     """Why `call` is not asked for, or None. Its owners are the pieces that write the most of its values, else
     every piece that names its tool, else the whole request:
-    - a "don't" or a "never mind" among the pieces writing its values refuses it, whatever else writes them
-      ("email jan ... and DON'T add him");
+    - a "don't" or a "never mind" among the pieces writing its values refuses it, whatever else does ("email jan
+      ... and DON'T add him"); without values, so do the pieces naming its tool the most when all of them refuse
+      ("... Actually, don't turn on the flashlight"; not "I don't need the flashlight anymore, switch it off");
     - an asked owner asks for it;
     - owners that only state something ask for it, unless a piece that names its tool refuses or tells of it
       ("no map needed, I know where Tesco is");
     - values only told about (`NARRATIVE`) are asked for when an asked piece names the tool or, after them,
       refers back to them ("I met Inés Pham, save them");
     - a question may be answered by a tool that changes nothing."""
-    by_value, by_name = _owners(call, tool, pieces)
+    by_value, by_name, most = _owners(call, tool, pieces)
     owners = by_value or by_name or list(pieces)
     if not owners:
-        return None
-    refusing = [p for p in by_value if p.polarity in REFUSING]
+        return Refusal(call, "the request asks for nothing")
+    refusing = ([p for p in by_value if p.polarity in REFUSING] if by_value
+                else most if most and all(p.polarity in REFUSING for p in most) else [])
     if refusing:
         return _refusal(call, refusing[0])
     if any(p.polarity is Polarity.ASKED for p in owners):
@@ -360,7 +366,8 @@ def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece]
         owners = against
     elif by_value and all(p.polarity in NARRATIVE | {Polarity.STATED} for p in by_value) and (
             any(p.polarity is Polarity.ASKED for p in by_name)
-            or any(p.polarity is Polarity.ASKED and _refers_back(p) for p in pieces if p.start > by_value[0].start)):
+            or any(p.polarity is Polarity.ASKED and _refers_back(p, lexicon) for p in pieces
+                   if p.start > by_value[0].start)):
         return None
     first = next(p for p in owners if p.polarity is not Polarity.STATED)
     if first.polarity is Polarity.QUESTION and effect == "none":
@@ -378,19 +385,23 @@ def _refers_back(piece: Piece, lexicon: lexicons.Lexicon | None = None) -> bool:
     return any(t in w.back_references for t in _WORD_RE.findall(lexicons.normalise(piece.text)))
 
 
-def _owners(call: ToolCall, tool, pieces: Sequence[Piece]) -> tuple[list[Piece], list[Piece]]:
-    """The pieces that write the most of `call`'s values, and the pieces that name its tool (its keywords or
-    the words of its name)."""
+def _owners(call: ToolCall, tool, pieces: Sequence[Piece]) -> tuple[list[Piece], list[Piece], list[Piece]]:
+    """The pieces that write the most of `call`'s values, the pieces that name its tool (its keywords or the
+    words of its name), and those of them that name it with the most words."""
     values = [lexicons.normalise(str(v)) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
     names = [lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())]
     names += [w for w in re.split(r"[^a-z]+", lexicons.normalise(call.name)) if len(w) >= 3]
-    patterns = [re.compile(rf"(?<!\w){re.escape(k)}(?!\w)") for k in dict.fromkeys(names)]
+    # one alternation, longest first: "flash light" is one mention of the tool, not three ("flash", "light")
+    alts = "|".join(re.escape(k) for k in sorted(set(names), key=len, reverse=True))
+    mention = re.compile(rf"(?<!\w)(?:{alts})(?!\w)") if alts else None
     texts = [lexicons.normalise(p.text) for p in pieces]
     hits = [sum(v in t for v in values) for t in texts]
     best = max(hits, default=0)
     by_value = [p for p, h in zip(pieces, hits) if h == best] if best > 0 else []
-    by_name = [p for p, t in zip(pieces, texts) if any(r.search(t) for r in patterns)]
-    return by_value, by_name
+    named = [len(mention.findall(t)) if mention else 0 for t in texts]
+    top = max(named, default=0)
+    by_name = [p for p, n in zip(pieces, named) if n > 0]
+    return by_value, by_name, [p for p, n in zip(pieces, named) if n == top and n > 0]
 
 
 def _scalars(value) -> list:
@@ -425,9 +436,10 @@ def _recipient_problem(call: ToolCall, tool, said: str) -> Refusal | None:
 
 
 def _written(value: str, said: str) -> bool:
-    """Whether `value` is in the person's words (a number may be written with other spaces or dashes)."""
+    """Whether `value` is an address or a number the person wrote, whole (not "ob@gmail.com" for "bob@gmail.com";
+    a number may be written with other spaces or dashes)."""
     v = lexicons.normalise(value.strip())
-    if v and v in said:
+    if v in EMAIL_RE.findall(said):
         return True
     digits = re.sub(r"\D", "", v)
     return len(digits) >= 5 and any(re.sub(r"\D", "", m) == digits for m in PHONE_RE.findall(said))

@@ -188,7 +188,7 @@ def name_effect(name: str) -> str:
     """A tool's effect from its name: the first word of it the lexicon lists as sending or as reading decides
     ("get_emails": none, "email_team": sends); a name with neither changes state, the safe default."""
     words = lexicon.load().effect
-    for word in re.findall(r"[a-z]+|[A-Z][a-z]*", name):
+    for word in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name):   # send_email, sendEmail, SEND_EMAIL
         word = word.lower()
         if word in words.sends:
             return "sends"

@@ -41,6 +41,12 @@ REFUSED = [
     ("Ana told me to email her the agenda at ana@x.com", T("send_email", to="ana@x.com", subject="agenda"),
      "someone else"),
     ("no map needed, I know where Tesco is", T("show_map", query="Tesco"), "says not to"),
+    ("Do not, under any circumstances, email ana@x.com", T("send_email", to="ana@x.com", subject="hi"), "says not to"),
+    ("Turn on the wifi settings and the flashlight. Actually, don't turn on the flashlight", T("turn_on_flashlight"),
+     "says not to"),
+    ("thanks", T("turn_on_flashlight"), "asks for nothing"),
+    ("İ" * 42 + " ok. Don't email ana@x.com. turn on the flashlight", T("send_email", to="ana@x.com", subject="x"),
+     "says not to"),   # a character whose lower case is longer moves no cue out of its piece
 ]
 
 # Requests that ask, though they look like the ones above.
@@ -93,6 +99,14 @@ def test_a_recipient_comes_from_the_persons_words_and_is_an_address():
     assert kept == [] and "not a phone number" in refused[0].reason
     ok = T("send_text", phone_number="0412 555 198", message="on my way")
     assert acting.gate([ok], "text 0412-555-198 'on my way'", texting)[0] == [ok]
+
+
+def test_a_recipient_is_one_the_person_wrote_whole_and_tool_names_in_capitals_still_send():
+    kept, refused = acting.gate([T("send_email", to="ob@gmail.com", subject="hi")], "email bob@gmail.com hi", CAT)
+    assert kept == [] and "not one the person wrote" in refused[0].reason
+    assert name_effect("SEND_EMAIL") == "sends" and name_effect("GET_WEATHER") == "none"
+    nothing = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    assert acting.gate_messages([T("turn_on_flashlight")], nothing, CAT)[0] == []
 
 
 def test_a_request_that_asks_for_nothing_is_no_goal_for_the_screen():

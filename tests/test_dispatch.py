@@ -202,3 +202,12 @@ def test_a_refused_send_exits_non_zero_from_the_cli(fresh):
                           "--yes", call], capture_output=True, text=True, env=dict(fresh.adb.env), timeout=60)
     assert out.returncode == 1 and "Add at least one recipient" in out.stderr and "done" not in out.stdout
     assert fresh.phone.state.outbox == []
+
+
+def test_a_dry_run_says_which_calls_need_confirmation():
+    """What a dry run prints is what a real run does: every call that changes or sends something asks."""
+    cat, bindings = load_catalogue("mobile_actions"), load_bindings("mobile_actions")
+    needs = {name: dispatch(ToolCall(name, args), None, bindings=bindings, catalogue=cat, dry_run=True).plan.confirm
+             for name, args in (("turn_on_flashlight", {}), ("show_map", {"query": "Louvre"}),
+                                ("create_contact", {"first_name": "Ana", "last_name": "Lima"}))}
+    assert needs == {"turn_on_flashlight": True, "show_map": False, "create_contact": True}

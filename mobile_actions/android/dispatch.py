@@ -228,13 +228,13 @@ def dispatch(call, device: Device | None, *, bindings: Bindings, catalogue,
     if tz is None:
         tz = device_timezone(device) if (device is not None and needs_timezone(bindings[call.name])) else "UTC"
     p = plan(call, bindings, tz=tz)
+    effect = catalogue[call.name].effect if call.name in catalogue else "changes"
+    if effect != "none" and not p.confirm:   # every state change is confirmed, not only the bindings' own list
+        p = replace(p, confirm=True)
     if dry_run:
         return DispatchResult(p, [StepOutcome(s) for s in p.steps], dry_run=True)
     if device is None:
         raise DispatchError(f"{call.name}: no device to dispatch to")
-    effect = catalogue[call.name].effect if call.name in catalogue else "changes"
-    if effect != "none" and not p.confirm:   # every state change is confirmed, not only the bindings' own list
-        p = replace(p, confirm=True)
     if p.confirm and (confirm is None or not confirm(p)):
         what = "sends something on the user's behalf" if effect == "sends" else "changes the phone"
         raise ConfirmationRequired(f"{call.name} {what}: not run without confirmation (use --yes to skip the "

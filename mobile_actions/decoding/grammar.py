@@ -665,7 +665,7 @@ class CallGrammar:
         # address the request gave a contact.
         self.must_answer = (grounding is not None and grounding.after_results and not owed
                             and bool(self.clauses) and coverage.owed(self.clauses, grounding.calls, self.tools,
-                                                                     self.fallback, True) is None)
+                                                                     self.fallback, True, self.unasked) is None)
 
     def start(self) -> State:
         return Start(self)
@@ -913,8 +913,9 @@ class Constraint:
         """The token to take instead of the model's greedy choice `token_id`: a call's start when the model
         would end the turn (or answer tool results in text) while a clause of the request is owed
         (`coverage`) and a tool that changes nothing can answer it; that call is then restricted to those tools.
-        A call that changes or sends something is never forced. Every runtime calls this on its choice, so the
-        model keeps the turn whenever it continues by itself."""
+        A call that changes or sends something is never forced; one the model starts by itself is restricted to
+        the owed clause's tools (`advance`). Every runtime calls this on its choice, so the model keeps the turn
+        whenever it continues by itself."""
         s, start = self.state, self._ctrl_id[S_START]
         if token_id == start or not isinstance(s, Start):
             return token_id

@@ -457,7 +457,8 @@ class Grounding:
             if values is None:
                 continue
             if policy in ("email", "phone") and tool.effect == "sends":   # a recipient: the person's own words only,
-                values = tuple(v for v in values if v in self.user_text)    # never a tool result's or a screen's
+                said = {m.strip() for m in (EMAIL_RE if policy == "email" else PHONE_RE).findall(self.user_text)}
+                values = tuple(v for v in values if v in said)                # never a tool result's or a screen's
             if arg not in required:
                 values = tuple(v for v in values if not claimed_elsewhere(self.request, clauses, tool, v))
             if values:

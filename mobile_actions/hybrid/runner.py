@@ -21,7 +21,8 @@ How a request is split between tools and GUI (the honest route; see docs/hybrid.
   gets the whole request (``navigate="auto"``); ``navigate="always"`` also hands it over after the tool
   calls, for mixed requests whose GUI half no tool covers; ``"never"`` keeps runs tool-only.
 
-Safety: send-type tools (``confirm`` in the bindings) and navigator taps on send/delete-type buttons are
+Safety: calls the request does not ask for are refused (`acting.gate_messages`, whatever the caller did);
+every call that changes or sends something (`Tool.effect`) and navigator taps on send/delete-type buttons are
 asked for (``RunConfig.yes`` or the ``confirm`` callback); refused otherwise. The step limit bounds the
 navigator. `RunReport` lists what was done, not done and refused, with reasons. Before anything acts on the
 phone an ``intent`` record is on disk, so `resume` never repeats blindly what may already have happened;
@@ -396,6 +397,7 @@ class Runner:
         cfg = self.config
         messages: list[dict] = [developer_message_for(cfg.now), {"role": "user", "content": request}]
         any_valid = False
+        refused: list[Refusal] = []   # the gate's refusals: what they asked for is no goal for the screen either
         self._first_text = ""
         for turn in range(cfg.max_turns):
             rec = self._caller_turn(turn, messages)
@@ -404,6 +406,7 @@ class Runner:
             calls = [ToolCall.from_json(c) for c in rec.get("calls", [])]
             for r in map(Refusal.from_json, rec.get("refused", [])):
                 self._item(describe_call(r.call), "refused", f"refused: {r.why}")
+                refused.append(r)
             validation = [[Problem(**p) for p in v["problems"]] for v in rec["validation"]]
             if turn == 0 and self._all_screen_work(calls, validation):
                 # No tool is asked for: the request in the user's own words is the goal. A 270M router
@@ -427,10 +430,14 @@ class Runner:
             if not any_valid and self._first_text:
                 why += f"; it replied {self._first_text[:80]!r}"
             declined = asks_nothing(request)
-            if declined is not None:   # "whatever you do, don't email Ana" is no goal for the screen either
+            if declined is not None or (refused and not any_valid):
+                # "whatever you do, don't email Ana" is no goal for the screen either, nor is a request whose
+                # calls the gate refused (the GUI would send what the gate kept from the phone)
+                reason = declined.why if declined is not None else f"its calls were refused ({refused[0].why})"
                 self._write(StepRecord("gate", "navtask:request", "refused", data={
-                    "task": "request", "reason": declined.why, "cue": declined.cue, "piece": declined.text}))
-                self._item(f"GUI: {request}", "refused", f"not handed to the navigator: {declined.why}")
+                    "task": "request", "reason": reason, "cue": declined.cue if declined else refused[0].cue,
+                    "piece": declined.text if declined else refused[0].piece}))
+                self._item(f"GUI: {request}", "refused", f"not handed to the navigator: {reason}")
                 return
             self._navigate("request", request, why)
 

@@ -18,8 +18,11 @@ LEXICON_DIR = Path(__file__).resolve().parent
 
 
 def normalise(text: str) -> str:
-    """Lower case with curly apostrophes read as straight ones: the form lexicon phrases are matched in."""
-    return text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    """Lower case with curly apostrophes read as straight ones: the form lexicon phrases are matched in. Of the
+    same length as `text` (a character whose lower case is longer, "İ", stays), so a position in one is a
+    position in the other."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
+    return "".join(c if len(low := c.lower()) != 1 else low for c in text)
 
 
 _WORD = r"[\w'@.+-]+"

@@ -327,7 +327,7 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 # ============================================================================================ caller
 @dataclass
 class CallResult:
-    calls: list[ToolCall] = field(default_factory=list)   # what may be dispatched: valid or not, never refused
+    calls: list[ToolCall] = field(default_factory=list)   # as decoded; after `gated`, only what the request asks for
     text: str = ""
     problems: list[Problem] = field(default_factory=list)
     raw: str = ""
@@ -370,10 +370,10 @@ def with_left_out(res: CallResult, messages: Sequence[dict], tools: Catalogue,
                       list(res.refused))
 
 
-def result_from_raw(raw: str, tools: Catalogue, timings: dict, messages: Sequence[dict] | None = None) -> CallResult:
+def result_from_raw(raw: str, tools: Catalogue, timings: dict) -> CallResult:
     """Parse and validate raw model output: the one place a caller's text becomes a `CallResult` (each
-    call once, no argument echoing another: `turn_calls`). With the conversation (`messages`), calls its
-    request does not ask for are moved to `refused` (`acting.gate`), whatever decoded them."""
+    call once, no argument echoing another: `turn_calls`). Not gated: `CallResult.gated` does that for a
+    person's request."""
     problems: list[Problem] = []
     try:
         parsed = wire.parse(raw)
@@ -383,8 +383,7 @@ def result_from_raw(raw: str, tools: Catalogue, timings: dict, messages: Sequenc
         problems.append(Problem("<output>", None, f"not a well-formed call: {e}"))
     for c in calls:
         problems += validate_call(c, tools)
-    res = CallResult(list(calls), text, problems, raw, timings)
-    return res.gated(messages, tools) if messages is not None else res
+    return CallResult(list(calls), text, problems, raw, timings)
 
 
 @dataclass
@@ -632,9 +631,8 @@ class Caller:
             return load_catalogue(tools)
         return Catalogue.from_json(list(tools))
 
-    def _finish(self, out: list[int], tools: Catalogue, stats: dict, t0: float,
-                messages: list[dict] | None = None) -> CallResult:
+    def _finish(self, out: list[int], tools: Catalogue, stats: dict, t0: float) -> CallResult:
         raw = self.tokenizer.decode(out, skip_special_tokens=False)
         stats["total_ms"] = (time.perf_counter() - t0) * 1e3
         return result_from_raw(raw, tools, {k: (round(v, 2) if isinstance(v, float) else v)
-                                            for k, v in stats.items()}, messages)
+                                            for k, v in stats.items()})
