@@ -8,7 +8,8 @@ from mobile_actions import wire
 from mobile_actions.calls import ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.decoding import coverage
-from mobile_actions.decoding.grammar import Constraints, pick
+from mobile_actions.decoding.tokens import pick
+from mobile_actions.decoding.turn import Constraints
 from tests.test_grammar import STOP, table, tok  # noqa: F401  (fixtures: the tiny tokenizer and its table)
 from tests.test_grounding import DEV, POLICIES
 
@@ -387,7 +388,8 @@ def test_the_first_call_takes_the_first_list_items_datetime(tok, table):
 def test_a_call_owed_for_a_list_item_takes_its_address_and_its_words(tok, table):
     """The mail the model goes on to after the first of "Email a, b and c" goes to b; the event after the first
     of a comma list is titled from the second item."""
-    from mobile_actions.decoding.grammar import StrSpec
+    from mobile_actions.decoding.grammar import span_spec
+    from mobile_actions.decoding.spans import READING
 
     def owed_grammar(request_: str, first: ToolCall):
         con = Constraints(table, policies={**POLICIES, "create_calendar_event.title": "span",
@@ -407,7 +409,7 @@ def test_a_call_owed_for_a_list_item_takes_its_address_and_its_words(tok, table)
                      "gala on the 21st at 9am in my calendar",
                      ToolCall("create_calendar_event", {"title": "School photos", "datetime": "2025-06-04T00:00:00"}))
     title = g.tools["create_calendar_event"].props["title"]
-    spec = StrSpec("span", tuple(title["x-span"]))
+    spec = span_spec(title["x-span"], bounds=READING)
     assert spec.whole_span("Parents' evening at Oakwood") and not spec.continuations("Sw")
 
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from mobile_actions import wire
 from mobile_actions.calls import ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
-from mobile_actions.decoding.grammar import (CallGrammar, Constraint, TokenTable, accepts, constrain_sequence,
-                                    datetime_prefix_ok, pick)
+from mobile_actions.decoding.grammar import CallGrammar, Constraint, accepts, constrain_sequence, datetime_prefix_ok
+from mobile_actions.decoding.tokens import TokenTable, pick
 
 STOP = (1, 106, 50)
 
@@ -138,7 +138,7 @@ def test_allowed_sets(tok, table, cat):
 
 
 def test_constraints_share_a_grammar_per_catalogue_content(table, cat):
-    from mobile_actions.decoding.grammar import Constraints
+    from mobile_actions.decoding.turn import Constraints
 
     cs = Constraints(table, keep=2)
     a, b = cs.for_tools(cat), cs.for_tools(load_catalogue("mobile_actions"))
@@ -151,7 +151,7 @@ def test_constraints_share_a_grammar_per_catalogue_content(table, cat):
 
 
 def test_allowed_mask_fits_the_head_width():
-    from mobile_actions.decoding.grammar import allowed_mask
+    from mobile_actions.decoding.tokens import allowed_mask
 
     assert allowed_mask(np.array([1, 3, 9]), 5).tolist() == [False, True, False, True, False]
     assert allowed_mask(np.array([True, False]), 4).tolist() == [True, False, False, False]
@@ -159,7 +159,7 @@ def test_allowed_mask_fits_the_head_width():
 
 
 def test_no_tools_no_call_and_dead_ends_raise(table):
-    from mobile_actions.decoding.grammar import Constraints
+    from mobile_actions.decoding.turn import Constraints
 
     none = Constraints(table).for_tools(Catalogue.from_json([]))
     start = none.allowed()
@@ -180,13 +180,14 @@ def test_a_span_never_reaches_a_dead_end(sources, wholes, unbroken, ends_before)
     each walk ends on the closing escape."""
     from random import Random
 
-    from mobile_actions.decoding.grammar import Str, StrSpec
+    from mobile_actions.decoding.grammar import Str, span_spec
+    from mobile_actions.decoding.spans import READING
 
     end = object()
     rng = Random(0)
     for _ in range(300):
-        state = Str(StrSpec("span", sources + ("Mehndi at Aunty Farah's with Liam",), wholes=wholes, unbroken=unbroken,
-                            ends_before=frozenset(ends_before)), "", end)
+        state = Str(span_spec(sources + ("Mehndi at Aunty Farah's with Liam",), wholes, unbroken,
+                              frozenset(ends_before), READING), "", end)
         for _ in range(200):
             syms = state.next_syms()
             assert syms, repr(state.content)
@@ -200,9 +201,10 @@ def test_a_span_never_reaches_a_dead_end(sources, wholes, unbroken, ends_before)
 
 
 def test_a_span_does_not_start_on_a_joining_or_filler_word():
-    from mobile_actions.decoding.grammar import StrSpec
+    from mobile_actions.decoding.grammar import span_spec
+    from mobile_actions.decoding.spans import READING
 
-    spec = StrSpec("span", ("Hmm, and email Andrea then the Andes",))
+    spec = span_spec(("Hmm, and email Andrea then the Andes",), bounds=READING)
     starts = spec.continuations("")
     assert "H" not in starts and "e" in starts and "A" in starts and "t" in starts   # "the", not "then"
     assert "n" not in spec.continuations("a") and spec.continuations("An") == {"d"}   # "and" is not, "Andrea" is
@@ -213,22 +215,24 @@ def test_a_span_source_of_only_joins_and_fillers_leaves_the_value_unconstrained(
     """"um, tomorrow at 9" less its date leaves "um, ": no value can be copied from it, so the grammar must not
     open a span that can never close (the decoder would stop on a dead end)."""
     from mobile_actions.decoding.grammar import S_ESC, Str, value_state
+    from mobile_actions.decoding.spans import READING
 
-    state = value_state({"type": "string", "x-span": ["um, ", ", and then "]}, object()).step(S_ESC)
+    state = value_state({"type": "string", "x-span": ["um, ", ", and then "]}, object(), READING).step(S_ESC)
     assert isinstance(state, Str) and state.spec.kind == "free"
-    state = value_state({"type": "string", "x-span": ["um, Ana"]}, object()).step(S_ESC)
+    state = value_state({"type": "string", "x-span": ["um, Ana"]}, object(), READING).step(S_ESC)
     assert state.spec.kind == "span" and state.next_syms() == {"A"}
 
 
 def test_an_unbroken_span_does_not_end_where_a_phrase_goes_on_with_it():
     """"pls add Mehndi at Aunty Farah's on Saturday at 5": a title ends before "on Saturday at 5", not before
     "at Aunty Farah's" (`GOES_ON_RE`); "Dinner at 7" may still be "Dinner"."""
-    from mobile_actions.decoding.grammar import StrSpec
+    from mobile_actions.decoding.grammar import span_spec
+    from mobile_actions.decoding.spans import READING
 
-    spec = StrSpec("span", ("pls add Mehndi at Aunty Farah's ", "Dinner at 7 for me"), unbroken=True)
+    spec = span_spec(("pls add Mehndi at Aunty Farah's ", "Dinner at 7 for me"), unbroken=True, bounds=READING)
     assert not spec.whole_span("Mehndi") and spec.whole_span("Mehndi at Aunty Farah's")
     assert spec.whole_span("Dinner") and spec.whole_span("Dinner at 7")
-    assert StrSpec("span", ("pls add Mehndi at Aunty Farah's ",)).whole_span("Mehndi")
+    assert span_spec(("pls add Mehndi at Aunty Farah's ",), bounds=READING).whole_span("Mehndi")
 
 
 @pytest.mark.parametrize("text, value, cls", [
@@ -249,7 +253,7 @@ def test_an_unbroken_span_does_not_end_where_a_phrase_goes_on_with_it():
     ("flight KL240 save it in the calendar", "flight KL240", "JOIN"),
     ("Pantheon pls", "Pantheon pls", "END")])
 def test_what_a_value_ends_before(text, value, cls):
-    from mobile_actions.decoding.grammar import end_class
+    from mobile_actions.decoding.spans import end_class
 
     assert end_class(text, text.index(value) + len(value)) == cls
 
@@ -258,20 +262,21 @@ def test_a_span_ends_only_before_what_its_values_end_before():
     """A title seen to end only before dates, "in" (my calendar) and punctuation is not "Dentist" in "put
     Dentist apointment for Ruby in my calender on the 12th": it goes on to the next such place. Without the
     learned classes it may end anywhere."""
-    from mobile_actions.decoding.grammar import StrSpec
+    from mobile_actions.decoding.grammar import span_spec
+    from mobile_actions.decoding.spans import READING
 
     text = ("put Dentist apointment for Ruby in my calender on the 12th at 3:15, thanks",)
-    spec = StrSpec("span", text, ends_before=frozenset({"in", "DATE"}))
+    spec = span_spec(text, ends_before=frozenset({"in", "DATE"}), bounds=READING)
     assert not spec.whole_span("Dentist") and not spec.whole_span("Dentist apointment")
     assert spec.whole_span("Dentist apointment for Ruby") and spec.whole_span("Dentist apointment for Ruby in my calender")
     assert spec.whole_span("at 3:15")                                   # before punctuation
     assert " " in spec.continuations("Dentist")
-    assert StrSpec("span", text).whole_span("Dentist")
+    assert span_spec(text, bounds=READING).whole_span("Dentist")
 
 
 def test_a_span_narrowed_to_a_clause_keeps_what_the_clause_ends_on():
     """A call owed for a clause copies from that clause; its closing "?" stays with it."""
-    from mobile_actions.decoding.grammar import _spans_within
+    from mobile_actions.decoding.turn import spans_within as _spans_within
 
     request = "open the wifi settings, then email ana@x.com subject Seat body Could I move to an aisle seat?"
     clause = "email ana@x.com subject Seat body Could I move to an aisle seat"

@@ -10,7 +10,9 @@ import pytest
 from mobile_actions import wire
 from mobile_actions.calls import ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
-from mobile_actions.decoding.grammar import Constraints, accepts, pick
+from mobile_actions.decoding.grammar import accepts
+from mobile_actions.decoding.tokens import pick
+from mobile_actions.decoding.turn import Constraints
 from mobile_actions.decoding.grounding import AFTER_RESULTS, Grounding, learn_policies
 from tests.test_grammar import STOP, table, tok  # noqa: F401  (fixtures: the tiny tokenizer and its table)
 
@@ -131,7 +133,7 @@ def test_a_follow_up_that_still_owes_an_address_is_the_models_call_to_make(table
 def test_without_policies_nothing_changes(table):
     cat = load_catalogue("mobile_actions")
     con = Constraints(table).for_tools(cat, [DEV, {"role": "user", "content": "hi"}])
-    assert not con.g.grounded
+    assert con.turn is None and not con.g.per_request
 
 
 def test_catalogue_x_grounding_overrides_what_was_learned():
@@ -172,9 +174,10 @@ def test_a_goal_in_the_users_words_may_leave_words_out(tok, table):
     for goal in goals:
         assert set(re.findall(r"[^\W_]+", goal.lower())) <= words, goal
     from mobile_actions.decoding.grammar import S_ESC, Str, value_state
+    from mobile_actions.decoding.spans import READING
 
     def typed(text: str):
-        s = value_state(con.g.tools["operate_screen"].props["goal"], None).step(S_ESC)
+        s = value_state(con.g.tools["operate_screen"].props["goal"], None, READING).step(S_ESC)
         for ch in text:
             s = s.step(ch) if s is not None else None
         return s
@@ -187,6 +190,7 @@ def test_a_goal_in_the_users_words_may_leave_words_out(tok, table):
 def test_a_goals_words_keep_the_dots_and_at_signs_inside_them(table):
     """"open example.com in Chrome" offers "open example.com", not "open example com"; a dot is only inside."""
     from mobile_actions.decoding.grammar import S_ESC, value_state
+    from mobile_actions.decoding.spans import READING
 
     cat = load_catalogue("mobile_actions+operate_screen")
     request = "Open example.com in Chrome and mail it to ana@x.org."
@@ -194,7 +198,7 @@ def test_a_goals_words_keep_the_dots_and_at_signs_inside_them(table):
     goal = con.g.tools["operate_screen"].props["goal"]
 
     def typed(text: str):
-        s = value_state(goal, None).step(S_ESC)
+        s = value_state(goal, None, READING).step(S_ESC)
         for ch in text:
             s = s.step(ch) if s is not None else None
         return s
@@ -340,6 +344,7 @@ def test_a_quoted_value_is_taken_whole_or_not_at_all():
     """"subject 'slides v2' body 'attached the updated deck, lmk'": a 270M model cuts a quoted title short
     or starts a body at its opening quote; what the user put in quotes is one value."""
     from mobile_actions.decoding.grammar import S_ESC, value_state
+    from mobile_actions.decoding.spans import READING
 
     cat = load_catalogue("mobile_actions")
     request = "pls send an email to priya@x.com subject 'slides v2' body 'attached the updated deck, lmk'"
@@ -349,7 +354,7 @@ def test_a_quoted_value_is_taken_whole_or_not_at_all():
     assert not any("'" in s or "slides" in s for s in body["x-span"])
 
     def takes(value: str) -> bool:
-        state = value_state(body, object()).step(S_ESC)
+        state = value_state(body, object(), READING).step(S_ESC)
         for c in value:
             state = state.step(c) if state is not None else None
         return state is not None and state.step(S_ESC) is not None

@@ -80,7 +80,7 @@ def test_constrained_results_are_valid_or_text(caller_factory):
 
 def test_a_grammar_dead_end_ends_the_turn_without_a_traceback(caller_factory, monkeypatch):
     """Should a constraint ever leave no token, the caller stops there and the partial call is a problem."""
-    import mobile_actions.decoding.grammar as grammar
+    import mobile_actions.decoding.tokens as grammar
     from mobile_actions.errors import GrammarDeadEnd
 
     real, n = grammar.pick, [0]
@@ -134,7 +134,7 @@ def test_forced_tokens_skip_model_steps(caller_factory):
     c = caller_factory(max_new_tokens=60, prefix_reuse=False)  # every forward() is then a request step
     cat = load_catalogue("mobile_actions")
     tok = c.tokenizer
-    from mobile_actions.decoding.grammar import TokenTable
+    from mobile_actions.decoding.tokens import TokenTable
 
     table = TokenTable.from_folder(c.folder)
     # Script (the test tokenizer is character-level): <start_function_call>, "call" is forced and

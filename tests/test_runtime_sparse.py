@@ -19,7 +19,7 @@ def _compare_along_a_call(caller, request: str) -> int:
     would often write text) under the grammar; at every step whose allowed set is small, run the step with
     and without the sparse head from the same past and compare. Returns how many steps were compared."""
     from mobile_actions import wire
-    from mobile_actions.decoding.grammar import pick
+    from mobile_actions.decoding.tokens import pick
 
     dec = caller.decoder
     con = caller._constraint(caller.tools)

@@ -93,7 +93,7 @@ class GrammarLogits:
         import numpy as np
         import torch
 
-        from mobile_actions.decoding.grammar import allowed_mask
+        from mobile_actions.decoding.tokens import allowed_mask
 
         if self.width is not None and input_ids.shape[1] > self.width:
             for con, tid in zip(self.rows, input_ids[:, -1].tolist()):
@@ -117,10 +117,11 @@ class GrammarLogits:
 
 
 def hf_constraints(tokenizer, policies: dict[str, str] | None = None):
-    """`grammar.Constraints` for a transformers tokenizer (the token table takes ~2 s for Gemma's 262k ids);
+    """`turn.Constraints` for a transformers tokenizer (the token table takes ~2 s for Gemma's 262k ids);
     `policies` turns grounding on (see `decoding.grounding`)."""
     from mobile_actions.caller.model import STOP_TOKEN_IDS
-    from mobile_actions.decoding.grammar import Constraints, TokenTable
+    from mobile_actions.decoding.tokens import TokenTable
+    from mobile_actions.decoding.turn import Constraints
 
     return Constraints(TokenTable.from_tokenizer(tokenizer, STOP_TOKEN_IDS), policies=policies)
 

@@ -30,7 +30,7 @@ def greedy(model: Any, ids: Sequence[int], *, max_new_tokens: int, stop: Sequenc
     ``give_up(tokens)`` ends decoding early (the `run` caller stops an answer that is not a call)."""
     import torch
 
-    from mobile_actions.decoding.grammar import pick
+    from mobile_actions.decoding.tokens import pick
     from mobile_actions.errors import GrammarDeadEnd
 
     t0 = time.perf_counter()

@@ -43,7 +43,7 @@ from mobile_actions.calls import argument_schema, value_kind
 from mobile_actions.decoding.coverage import (EMAIL_RE, PHONE_RE, QUOTED_RE, VERBS, claimed_elsewhere, outside_others,
                                               switched)
 from mobile_actions.decoding.datetimes import expression_spans, resolve
-from mobile_actions.decoding.grammar import ALWAYS_ENDS, END_CLASSES, GOES_ON_RE, end_class
+from mobile_actions.decoding.spans import ALWAYS_ENDS, END_CLASSES, GOES_ON_RE, end_class
 
 POLICIES = ("span", "words", "email", "phone", "datetime", "free")
 # A goal's words keep the dots, @ and slashes inside them ("example.com", "ana@x.com"): split, a goal says
@@ -76,7 +76,7 @@ class ArgumentStats:
     verbatim: int = 0
     dated: int = 0        # values that hold a date/time expression ("Dinner on Friday")
     cut: int = 0          # values that end where a phrase goes on with them ("Mehndi| at Aunty Farah's")
-    ends: Counter = field(default_factory=Counter)   # what the values end before (`grammar.end_class`)
+    ends: Counter = field(default_factory=Counter)   # what the values end before (`spans.end_class`)
 
     @property
     def share(self) -> float:
@@ -114,7 +114,7 @@ def _strings(value: Any) -> Iterable[str]:
 
 
 def _ends_before_more(value: str, text: str) -> bool:
-    """Whether `value` is written in `text` right before a phrase that goes on with it (`grammar.GOES_ON_RE`)."""
+    """Whether `value` is written in `text` right before a phrase that goes on with it (`spans.GOES_ON_RE`)."""
     i = text.find(value)
     while i >= 0:
         if GOES_ON_RE.match(text, i + len(value)):

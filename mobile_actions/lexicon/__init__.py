@@ -96,10 +96,20 @@ class EffectWords:
 
 
 @dataclass(frozen=True)
+class ValueWords:
+    """Words that tell where a value copied from the request may start and end (en.json says what each means)."""
+    joins: frozenset[str]
+    no_start: frozenset[str]
+    goes_on: tuple[str, ...]
+    not_going_on: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Lexicon:
     language: str
     polarity: PolarityWords
     effect: EffectWords
+    values: ValueWords
 
 
 @lru_cache(maxsize=None)
@@ -109,11 +119,13 @@ def load(language: str = "en") -> Lexicon:
     if not re.fullmatch(r"[a-z]{2,3}(?:-[A-Za-z0-9]+)?", language) or not path.is_file():
         raise CatalogueError(f"no lexicon for language {language!r} (looked for {path})")
     data = json.loads(path.read_text(encoding="utf-8"))
-    pol, eff = data.get("polarity"), data.get("effect")
-    if not isinstance(pol, dict) or not isinstance(eff, dict):
-        raise CatalogueError(f"{path}: a lexicon has objects 'polarity' and 'effect'")
+    pol, eff, val = data.get("polarity"), data.get("effect"), data.get("values")
+    if not all(isinstance(x, dict) for x in (pol, eff, val)):
+        raise CatalogueError(f"{path}: a lexicon has objects 'polarity', 'effect' and 'values'")
     lists = [f.name for f in fields(PolarityWords) if f.type == "Phrases"]
-    for section, names, where in ((pol, lists, "polarity"), (eff, ("sends", "none"), "effect")):
+    value_lists = [f.name for f in fields(ValueWords)]
+    for section, names, where in ((pol, lists, "polarity"), (eff, ("sends", "none"), "effect"),
+                                  (val, value_lists, "values")):
         for name in names:
             words = section.get(name)
             if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
@@ -127,4 +139,6 @@ def load(language: str = "en") -> Lexicon:
     polarity = PolarityWords(**{n: Phrases(tuple(normalise(w) for w in pol[n]), excluded) for n in lists},
                              cue_within_words=within, past_suffix=normalise(suffix))
     effect = EffectWords(**{n: frozenset(normalise(w) for w in eff[n]) for n in ("sends", "none")})
-    return Lexicon(str(data.get("language", language)), polarity, effect)
+    values = ValueWords(frozenset(val["joins"]), frozenset(val["no_start"]), tuple(val["goes_on"]),
+                        tuple(val["not_going_on"]))
+    return Lexicon(str(data.get("language", language)), polarity, effect, values)

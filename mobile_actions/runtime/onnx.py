@@ -501,7 +501,8 @@ class Caller:
 
     # ------------------------------------------------------------------ grammar
     def _constraint(self, tools: Catalogue, messages: list[dict] | None = None):
-        from mobile_actions.decoding.grammar import Constraints, TokenTable
+        from mobile_actions.decoding.tokens import TokenTable
+        from mobile_actions.decoding.turn import Constraints
 
         if self._constraints is None:
             self._constraints = Constraints(TokenTable.from_folder(self.folder),
@@ -513,7 +514,7 @@ class Caller:
                  messages: list[dict] | None = None) -> Iterator[int]:
         """Greedy token ids after the prompt (stop token excluded); fills `stats`. `messages` (what the
         prompt was rendered from) is what grounded values may be taken from."""
-        from mobile_actions.decoding.grammar import pick
+        from mobile_actions.decoding.tokens import pick
         from mobile_actions.errors import GrammarDeadEnd
 
         self._check_fits(len(prompt_ids), tools)
