@@ -30,7 +30,8 @@ def test_grammar_on_the_real_vocabulary_only_emits_valid_calls():
     from mobile_actions import wire
     from mobile_actions.calls import validate_call
     from mobile_actions.catalog import load_catalogue
-    from mobile_actions.decoding.grammar import CallGrammar, constrain_sequence
+    from mobile_actions.decoding.constraint import constrain_sequence
+    from mobile_actions.decoding.grammar import CallGrammar
     from mobile_actions.decoding.tokens import TokenTable
 
     table = TokenTable.from_folder(FOLDER)

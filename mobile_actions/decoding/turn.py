@@ -22,7 +22,8 @@ from mobile_actions.calls import argument_schema
 from mobile_actions.catalog import Catalogue
 from mobile_actions.decoding import coverage
 from mobile_actions.decoding.datetimes import resolve
-from mobile_actions.decoding.grammar import AfterCall, CallGrammar, Constraint, Start
+from mobile_actions.decoding.constraint import Constraint
+from mobile_actions.decoding.grammar import AfterCall, CallGrammar, Start
 from mobile_actions.decoding.grounding import Grounding
 from mobile_actions.decoding.spans import READING
 from mobile_actions.decoding.tokens import FORBIDDEN_IN_STRINGS, TokenTable
