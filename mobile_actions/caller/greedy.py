@@ -26,7 +26,7 @@ class Decoded:
 
 def greedy(model: Any, ids: Sequence[int], *, max_new_tokens: int, stop: Sequence[int] = STOP_TOKEN_IDS,
            constraint: Any = None, give_up: Callable[[list[int]], bool] | None = None) -> Decoded:
-    """Greedy tokens after ``ids``. ``constraint`` (a `decoding.grammar.Constraint`) restricts every choice;
+    """Greedy tokens after ``ids``. ``constraint`` (a `decoding.constraint.Constraint`) restricts every choice;
     ``give_up(tokens)`` ends decoding early (the `run` caller stops an answer that is not a call)."""
     import torch
 
@@ -86,7 +86,7 @@ class TorchCaller:
         self.max_new_tokens, self.text_tokens = max_new_tokens, text_tokens
         self.constrained = constrained
         self.policies = model_policies(spec) if grounded else None
-        self._constraints = None  # decoding.grammar.Constraints, built on the first call
+        self._constraints = None  # decoding.turn.Constraints, built on the first call
 
     def call_messages(self, messages: list[dict], tools: Any):
         """As the ONNX runtime's: grounded, a left-out clause is asked about on its own (`with_left_out`)."""
@@ -113,4 +113,4 @@ class TorchCaller:
         raw = self.tokenizer.decode(d.tokens, skip_special_tokens=False)
         timings = {"prompt_tokens": len(ids), "new_tokens": len(d.tokens), "ttft_ms": round(d.ttft_ms, 1),
                    "total_ms": round(d.total_ms, 1)}
-        return result_from_raw(raw, tools, timings)
+        return result_from_raw(raw, tools, timings, con.rules if con is not None else ())

@@ -80,6 +80,8 @@ def _print_result(res, as_json: bool) -> int:
             print(f"problem: {p}", file=sys.stderr)
         for r in res.refused:
             print(r, file=sys.stderr)
+        for rule in res.rules:
+            print(f"rule {rule}", file=sys.stderr)
     return 1 if res.problems else 0
 
 

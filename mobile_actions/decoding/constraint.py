@@ -35,6 +35,7 @@ class TurnPolicy(Protocol):
     as it starts. The engine asks; it knows nothing of requests."""
     must_call: bool
     must_answer: bool
+    fired: list   # what the policy changed in this turn, each with a `str` ("owed-call: ...")
 
     def settle(self, con: "Constraint", token_id: int) -> int: ...
 
@@ -62,6 +63,11 @@ class Constraint:
     @property
     def start_id(self) -> int:
         return self._ctrl_id[S_START]
+
+    @property
+    def rules(self) -> list[str]:
+        """The rules that changed this turn so far (`TurnPolicy.fired`), as lines for a result or a trace."""
+        return [str(f) for f in self.turn.fired] if self.turn is not None else []
 
     def settle(self, token_id: int) -> int:
         """The token to take instead of the model's greedy choice `token_id` (`TurnPolicy.settle`). Every

@@ -32,6 +32,42 @@ from mobile_actions.wire import parse
 Values = dict[str, dict[str, "list[str] | dict"]]   # per tool and argument: the values left, or a narrowed schema
 
 
+@dataclass(frozen=True)
+class Rule:
+    """One decision the toolkit makes around the model, by name: each shows in a result's `rules` when it fires,
+    can be switched off (`Constraints(off=...)`), and is measured by `mobile-actions rules --data`."""
+    name: str
+    says: str
+
+
+OWED_CALL = Rule("owed-call", "a turn that would end while a clause is still owed goes on with a call, when a tool "
+                              "that changes nothing answers that clause")
+CLAUSE_VALUES = Rule("clause-values", "a call made for a clause takes that clause's date-time, address, number and, "
+                                      "in a list, its copied words")
+FIRST_ITEM = Rule("first-item", "the first call of a request that lists items takes the first item's date-time, "
+                                "address and number, and none a later item writes")
+OWED_ADDRESS = Rule("owed-address", "a follow-up that still owes an address the person wrote, to a tool that "
+                                    "changes nothing and takes it, starts with a call")
+ANSWERED = Rule("answered", "a follow-up whose request the earlier calls have covered is answered in text")
+TURN_RULES = (OWED_CALL, CLAUSE_VALUES, FIRST_ITEM, OWED_ADDRESS, ANSWERED)
+# Around the decoded turn (the runtimes apply them, not the `Turn`):
+LEFT_OUT = Rule("left-out", "a clause the turn left out that only a call that changes something answers is asked "
+                            "about on its own, and only that clause's tools are kept (`runtime.with_left_out`)")
+GATE = Rule("gate", "a call the request does not ask for (negated, a question, hypothetical, reported, past, "
+                    "taken back) is refused before dispatch (`acting.gate`)")
+RULES = (*TURN_RULES, LEFT_OUT, GATE)
+
+
+@dataclass(frozen=True)
+class Fired:
+    """A rule that changed this turn, and how ("owed-call: clause 2 'show me the map' → show_map")."""
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.detail}"
+
+
 @dataclass
 class TurnPlan:
     """What reading one request decided before decoding: its clauses (`coverage.Clause`), the ones it does not
@@ -47,10 +83,12 @@ class TurnPlan:
     fallback: str | None
     must_call: bool
     must_answer: bool
+    off: frozenset[str] = frozenset()   # names of rules switched off
 
 
-def plan_turn(catalogue: Catalogue, grounding: Grounding) -> TurnPlan:
-    """Read `grounding`'s request against `catalogue` into a `TurnPlan`."""
+def plan_turn(catalogue: Catalogue, grounding: Grounding, off: frozenset[str] = frozenset()) -> TurnPlan:
+    """Read `grounding`'s request against `catalogue` into a `TurnPlan`; the rules named in `off` are not
+    applied."""
     clauses = coverage.clauses(grounding.request, catalogue)
     # Clauses the person does not ask for ("send no email to ...", "should I save ...?") are never owed.
     unasked = acting.unasked(grounding.request, [c.text for c in clauses])
@@ -60,15 +98,15 @@ def plan_turn(catalogue: Catalogue, grounding: Grounding) -> TurnPlan:
     # A follow-up that still owes an address the user wrote, to a tool that takes it and changes nothing: a
     # call, not text. A call that changes or sends something is never forced: the model makes it or not.
     owed = set(grounding.owed_emails)
-    must_call = bool(owed) and any(owed & set(p.get("enum") or ()) for name, s in schemas.items()
+    must_call = OWED_ADDRESS.name not in off and bool(owed) and any(owed & set(p.get("enum") or ()) for name, s in schemas.items()
                                    if name in grammar.tools and catalogue[name].effect == "none"
                                    for p in (s.get("properties") or {}).values() if isinstance(p, dict))
     # A follow-up whose request the earlier calls have covered, owing no address: a text reply. A 270M model
     # otherwise answers "All done" results with one more call, e.g. the map's answer mailed to an address the
     # request gave a contact.
-    must_answer = (grounding.after_results and not owed and bool(clauses)
+    must_answer = (ANSWERED.name not in off and grounding.after_results and not owed and bool(clauses)
                    and coverage.owed(clauses, grounding.calls, grammar.tools, fallback, True, unasked) is None)
-    return TurnPlan(catalogue, grounding, grammar, clauses, unasked, fallback, must_call, must_answer)
+    return TurnPlan(catalogue, grounding, grammar, clauses, unasked, fallback, must_call, must_answer, off)
 
 
 @dataclass
@@ -77,6 +115,17 @@ class Turn:
     plan: TurnPlan
     forced: set[int] = field(default_factory=set)              # the clauses that have forced a call
     owed: tuple[int, tuple[str, ...]] | None = None            # (clause, tools) the next call is for
+    fired: list[Fired] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        owed = ", ".join(self.plan.grounding.owed_emails)
+        if self.plan.must_call:
+            self.fired.append(Fired(OWED_ADDRESS.name, f"a call first ({owed} owed)"))
+        if self.plan.must_answer:
+            self.fired.append(Fired(ANSWERED.name, "a text reply: the tool results cover the request"))
+
+    def _on(self, rule: Rule) -> bool:
+        return rule.name not in self.plan.off
 
     @property
     def must_call(self) -> bool:
@@ -108,13 +157,17 @@ class Turn:
             return token_id
         if not isinstance(s, AfterCall) and not self.plan.grounding.after_results:
             return token_id   # the turn's first choice: the model decides whether this is a request for tools
-        owed = self._owed_call(con)
+        owed = self._owed_call(con) if self._on(OWED_CALL) else None
         if owed is not None:   # only a call that changes nothing is forced (`Tool.effect`); others are the model's
             i, tools = owed
             tools = tuple(t for t in tools if self.plan.catalogue[t].effect == "none")
             owed = (i, tools) if tools else None
         self.owed = owed
-        return start if owed is not None else token_id
+        if owed is None:
+            return token_id
+        self.fired.append(Fired(OWED_CALL.name, f"clause {owed[0]} {self.plan.clauses[owed[0]].text!r} owed: "
+                                                f"a call to {' or '.join(owed[1])}"))
+        return start
 
     def call_grammar(self, con: Constraint) -> CallGrammar:
         """The grammar of the call `con` is starting: the owed clause's tools and values, or the first call's."""
@@ -125,8 +178,12 @@ class Turn:
             i, tools = self.owed
             self.forced.add(i)
             self.owed = None
-            return grammar.only(tools, self._clause_values(i, tools))
-        if not con.syms:
+            values = self._clause_values(i, tools) if self._on(CLAUSE_VALUES) else {}
+            if values:
+                self.fired.append(Fired(CLAUSE_VALUES.name, f"clause {i} {self.plan.clauses[i].text!r}: "
+                                                            + _describe(values)))
+            return grammar.only(tools, values)
+        if not con.syms and self._on(FIRST_ITEM):
             return self._first_call()
         return grammar
 
@@ -187,7 +244,21 @@ class Turn:
                         mine[arg] = rest
             if mine:
                 values[name] = mine
-        return grammar.only(grammar.tools, values) if values else grammar
+        if not values:
+            return grammar
+        self.fired.append(Fired(FIRST_ITEM.name, _describe(values)))
+        return grammar.only(grammar.tools, values)
+
+
+def _describe(values: Values) -> str:
+    """"create_calendar_event.datetime ∈ 2 values; send_email.subject from 'retro fri 4pm'"."""
+    parts = []
+    for tool, args in values.items():
+        for arg, v in args.items():
+            what = (f"from {', '.join(map(repr, v.get('x-span') or v.get('x-span-whole') or ()))}" if isinstance(v, dict)
+                    else f"one of {len(v)}" if v else "left out")
+            parts.append(f"{tool}.{arg} {what}")
+    return "; ".join(parts)
 
 
 _CLAUSE_END = frozenset(".!?…)]\"'”’")
@@ -227,11 +298,13 @@ class Constraints:
     catalogues share one grammar and its memo. The ONNX runtime, `eval --grammar` and the PyTorch
     caller all decode through this."""
 
-    def __init__(self, table: TokenTable, tokenizer=None, keep: int = 8, policies: dict | None = None):
+    def __init__(self, table: TokenTable, tokenizer=None, keep: int = 8, policies: dict | None = None,
+                 off: frozenset[str] = frozenset()):
         """`policies` (``tool.argument -> policy``, `grounding.read_policies`) turns grounding on: every
-        request's values are then narrowed to what its messages offer; None decodes under the grammar only."""
+        request's values are then narrowed to what its messages offer; None decodes under the grammar only.
+        `off`: names of `TURN_RULES` not to apply (to measure what each does)."""
         self.table, self.tokenizer, self.keep = table, tokenizer, keep
-        self.policies = policies
+        self.policies, self.off = policies, frozenset(off)
         self._grammars: dict[str, tuple[CallGrammar, dict]] = {}
 
     def for_tools(self, tools: Catalogue, messages: Sequence[dict] | None = None) -> Constraint:
@@ -244,6 +317,6 @@ class Constraints:
             self._grammars[key] = (CallGrammar(tools, READING), {})
         grammar, memo = self._grammars[key]
         if self.policies is not None and messages is not None:
-            plan = plan_turn(tools, Grounding.from_messages(messages, self.policies))
+            plan = plan_turn(tools, Grounding.from_messages(messages, self.policies), self.off)
             return Constraint(plan.grammar, self.table, self.tokenizer, memo, Turn(plan))
         return Constraint(grammar, self.table, self.tokenizer, memo)

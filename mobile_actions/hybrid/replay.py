@@ -50,8 +50,10 @@ def describe(rec: dict[str, Any]) -> tuple[str, str, str]:
         val = f"{len(bad)} invalid" if bad else "all valid"
         probs = "; ".join(rec.get("output_problems") or [])
         text = f" text: {_short(rec['text'], 80)!r}" if rec.get("text") else ""
+        rules = "; ".join(rec.get("rules") or [])
         return f"caller turn {rec.get('turn')}", st, (f"calls: {_calls_text(rec.get('calls', []))} [{val}]{text}"
-                                                     + (f" output problem: {probs}" if probs else ""))
+                                                     + (f" output problem: {probs}" if probs else "")
+                                                     + (f" rules: {rules}" if rules else ""))
     if t == "dispatch":
         cmds = [c.get("step", "") for c in rec.get("commands", [])]
         extra = f" — {rec['reason']}" if rec.get("reason") else ""

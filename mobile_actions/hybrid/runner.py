@@ -476,7 +476,7 @@ class Runner:
         return self._write(StepRecord("caller", key, "done", ms=ms, data={
             "turn": turn, "messages": messages, "prompt": prompt, "raw": res.raw, "text": res.text,
             "calls": [c.to_json() for c in calls], "validation": validation,
-            "refused": [r.to_json() for r in refused],
+            "refused": [r.to_json() for r in refused], "rules": list(getattr(res, "rules", [])),
             "output_problems": output_problems, "timings": dict(res.timings or {})}))
 
     # ------------------------------------------------------------------ calls

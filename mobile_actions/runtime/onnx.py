@@ -29,6 +29,7 @@ from mobile_actions import wire
 from mobile_actions.acting import Refusal, gate_messages, left_out
 from mobile_actions.calls import Problem, ToolCall, turn_calls, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
+from mobile_actions.decoding.turn import LEFT_OUT
 from mobile_actions.errors import ExportFormatError, PromptTooLongError
 
 DEFAULT_THREADS = 2
@@ -333,6 +334,7 @@ class CallResult:
     raw: str = ""
     timings: dict = field(default_factory=dict)
     refused: list[Refusal] = field(default_factory=list)   # calls the request does not ask for (`acting.gate`)
+    rules: list[str] = field(default_factory=list)   # the toolkit's rules that changed this turn (`decoding.turn`)
 
     @property
     def ok(self) -> bool:
@@ -341,14 +343,14 @@ class CallResult:
     def to_json(self) -> dict:
         return {"calls": [c.to_json() for c in self.calls], "text": self.text,
                 "problems": [str(p) for p in self.problems], "refused": [r.to_json() for r in self.refused],
-                "raw": self.raw, "timings": self.timings}
+                "rules": list(self.rules), "raw": self.raw, "timings": self.timings}
 
     def gated(self, messages: Sequence[dict], tools: Catalogue) -> "CallResult":
         """This result with the calls the conversation's request does not ask for moved to `refused`
         (`acting.gate_messages`); the problems are those of the output and of the calls kept."""
         kept, refused = gate_messages(self.calls, messages, tools)
         problems = [p for p in self.problems if p.tool == "<output>"] + [p for c in kept for p in validate_call(c, tools)]
-        return CallResult(kept, self.text, problems, self.raw, self.timings, [*self.refused, *refused])
+        return CallResult(kept, self.text, problems, self.raw, self.timings, [*self.refused, *refused], self.rules)
 
 
 def with_left_out(res: CallResult, messages: Sequence[dict], tools: Catalogue,
@@ -360,17 +362,18 @@ def with_left_out(res: CallResult, messages: Sequence[dict], tools: Catalogue,
     clauses = left_out(messages, res.calls, tools)
     if not clauses:
         return res
-    calls, problems, raw = list(res.calls), list(res.problems), res.raw
+    calls, problems, raw, rules = list(res.calls), list(res.problems), res.raw, list(res.rules)
     for clause in clauses:   # only the clause's own tools: "email Giulia ..." with no address is no map search
         more = ask([*messages[:-1], {"role": "user", "content": clause.text}])
         calls += [c for c in more.calls if c.name in clause.tools and c not in calls]
         problems += [p for p in more.problems if p.tool in clause.tools and p not in problems]
         raw += more.raw
+        rules += [f"{LEFT_OUT.name}: asked again about {clause.text!r}", *more.rules]
     return CallResult(calls, res.text, problems, raw, {**res.timings, "asked_again": [c.text for c in clauses]},
-                      list(res.refused))
+                      list(res.refused), rules)
 
 
-def result_from_raw(raw: str, tools: Catalogue, timings: dict) -> CallResult:
+def result_from_raw(raw: str, tools: Catalogue, timings: dict, rules: Sequence[str] = ()) -> CallResult:
     """Parse and validate raw model output: the one place a caller's text becomes a `CallResult` (each
     call once, no argument echoing another: `turn_calls`). Not gated: `CallResult.gated` does that for a
     person's request."""
@@ -383,7 +386,7 @@ def result_from_raw(raw: str, tools: Catalogue, timings: dict) -> CallResult:
         problems.append(Problem("<output>", None, f"not a well-formed call: {e}"))
     for c in calls:
         problems += validate_call(c, tools)
-    return CallResult(list(calls), text, problems, raw, timings)
+    return CallResult(list(calls), text, problems, raw, timings, rules=list(rules))
 
 
 @dataclass
@@ -398,9 +401,10 @@ class Caller:
     def __init__(self, folder: str | Path, *, threads: int = DEFAULT_THREADS, constrained: bool = True,
                  prefix_reuse: bool = True, force_tokens: bool = True, max_new_tokens: int = wire.MAX_CALL_TOKENS,
                  layout: str | None = None, tools: Catalogue | str | None = None, spin: bool | None = None,
-                 sparse_head: bool = True, grounded: bool = True):
+                 sparse_head: bool = True, grounded: bool = True, off: frozenset[str] = frozenset()):
         """`grounded`: values narrowed to the request (`decoding.grounding`, the folder's grounding.json);
-        False keeps the call grammar only; `constrained=False` decodes the bare model."""
+        False keeps the call grammar only; `constrained=False` decodes the bare model. `off`: names of the
+        toolkit's rules not to apply (`decoding.turn.RULES`; to measure what each does)."""
         from tokenizers import Tokenizer
 
         from mobile_actions.decoding.grounding import read_policies
@@ -424,9 +428,11 @@ class Caller:
         self.sparse_head = sparse_head and constrained and self.decoder.sparse_head
         self.max_new_tokens = max_new_tokens
         self.policies = read_policies(self.folder) if grounded else None
+        self.off = frozenset(off)
         self._constraints = None  # grammar.Constraints, built on first use (the token table takes a while)
         self._prefixes: list[_Prefix] = []   # stable prefixes (cache layout), one per tool set
         self._last: _Prefix | None = None      # the previous request's prompt
+        self._rules: list[str] = []            # the rules that changed the last decoded turn
 
     @classmethod
     def from_pretrained(cls, folder: str | Path = "default", **kwargs) -> "Caller":
@@ -506,7 +512,8 @@ class Caller:
 
         if self._constraints is None:
             self._constraints = Constraints(TokenTable.from_folder(self.folder),
-                                            self.tokenizer if self.force_tokens else None, policies=self.policies)
+                                            self.tokenizer if self.force_tokens else None, policies=self.policies,
+                                            off=self.off)
         return self._constraints.for_tools(tools, messages)
 
     # ------------------------------------------------------------------ decoding
@@ -570,6 +577,7 @@ class Caller:
                         n_out += 1
                         yield f
         finally:
+            self._rules = con.rules if con is not None else []
             if self.prefix_reuse and past.length >= len(prompt_ids):
                 # The last prompt is a prefix candidate too: the next request shares at least the constant
                 # words before its datetime digits (in the official layout, all it can share). This request's
@@ -589,7 +597,7 @@ class Caller:
         a call that changes something answers is asked about on its own (`with_left_out`)."""
         tools = self._catalogue(tools)
         res = self._turn(messages, tools)
-        if self.policies is not None and self.constrained:
+        if self.policies is not None and self.constrained and LEFT_OUT.name not in self.off:
             res = with_left_out(res, messages, tools, lambda m: self._turn(m, tools))
         return res
 
@@ -636,4 +644,4 @@ class Caller:
         raw = self.tokenizer.decode(out, skip_special_tokens=False)
         stats["total_ms"] = (time.perf_counter() - t0) * 1e3
         return result_from_raw(raw, tools, {k: (round(v, 2) if isinstance(v, float) else v)
-                                            for k, v in stats.items()})
+                                            for k, v in stats.items()}, self._rules)
