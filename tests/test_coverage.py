@@ -237,6 +237,16 @@ def test_the_grammar_makes_the_owed_call_that_changes_nothing(tok, table):
     calls = decode(con, tok, {i: 20.0 for i in tok.encode("turn_off_flashlight", add_special_tokens=False).ids})
     assert [c.name for c in calls] == ["turn_off_flashlight", "show_map"], calls
     assert all(not validate_call(c, TOOLS) for c in calls) and calls[1].arguments["query"] in request_
+    assert any(r.startswith("owed-call: clause 1") and "show_map" in r for r in con.rules), con.rules
+
+
+def test_a_rule_switched_off_changes_nothing_and_says_nothing(tok, table):
+    """`off` is how `mobile-actions rules --data` measures a rule: without owed-call the model may stop."""
+    request_ = "Turn off the flashlight and show me Union Station on the map"
+    con = Constraints(table, policies=POLICIES, off=frozenset({"owed-call"})).for_tools(
+        TOOLS, [DEV, {"role": "user", "content": request_}])
+    calls = decode(con, tok, {i: 20.0 for i in tok.encode("turn_off_flashlight", add_special_tokens=False).ids})
+    assert [c.name for c in calls] == ["turn_off_flashlight"] and not con.rules
 
 
 @pytest.mark.parametrize("request_, first", [

@@ -280,6 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench_act = importlib.import_module("mobile_actions.recipes.bench_act")
     bench_act.add_arguments(p)
     p.set_defaults(func=bench_act.run)
+    p = sub.add_parser("rules", help="the toolkit's rules around the model: counted, and what each changes on rows")
+    rules = importlib.import_module("mobile_actions.recipes.rules")
+    rules.add_arguments(p)
+    p.set_defaults(func=rules.run)
 
     for name in PART_CLIS:
         try:
