@@ -174,11 +174,16 @@ def is_datetime(schema: dict) -> bool:
 
 
 def value_kind(name: str, schema: dict) -> str:
-    """The format a string argument's values have, from its name and schema: "datetime", "email", "phone" or
-    "span" (what grounding tightens a copied value to; what a request's written addresses and numbers are for)."""
+    """The format a string argument's values have, from its name and schema: "datetime", "date" (YYYY-MM-DD),
+    "time" (HH:MM), "email", "phone" or "span" (what grounding tightens a copied value to; what a request's
+    written addresses and numbers are for)."""
     text = f"{name} {schema.get('format', '')} {schema.get('description', '')}".lower()
     if schema.get("format") == "mobile-actions-datetime" or DATETIME_HINT.lower() in text:
         return "datetime"
+    if schema.get("format") == "date" or re.search(r"\byyyy-mm-dd\b", text):
+        return "date"
+    if schema.get("format") == "time" or re.search(r"\bhh:mm\b", text):
+        return "time"
     # The value *is* an address or a number: the name says so, or the format or description calls it one.
     # "The subject of the email" mentions email but is not an address.
     words = set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("e-mail", "email").lower()))

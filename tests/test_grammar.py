@@ -285,3 +285,15 @@ def test_a_span_narrowed_to_a_clause_keeps_what_the_clause_ends_on():
                                                            "move to an aisle seat?"]}, request, clause)
     assert narrowed == {"type": "string", "x-span": [" subject Seat body Could I move to an aisle seat?"]}
     assert _spans_within({"x-span": ["open the wifi settings, "]}, request, clause) is None
+
+
+def test_a_number_ends():
+    """A model that writes "1.8400000..." cannot run to the token limit: digits stop after a bound."""
+    from mobile_actions.decoding.grammar import MAX_FRACTION_DIGITS, MAX_WHOLE_DIGITS, Num
+
+    end = object()
+    s = Num(False, "1." + "0" * MAX_FRACTION_DIGITS, end)
+    assert not s._chars()
+    s = Num(True, "9" * MAX_WHOLE_DIGITS, end)
+    assert not s._chars()
+    assert "5" in Num(False, "12.5", end)._chars()

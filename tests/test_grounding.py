@@ -407,3 +407,29 @@ def test_what_a_title_ends_before_is_learned_and_a_first_name_is_not_held_to_it(
     g = Grounding.from_messages([DEV, {"role": "user", "content": "put Dentist apointment for Ruby in my calender"}], pol)
     schema = g.tool_schema(load_catalogue("mobile_actions")["create_calendar_event"])
     assert "in" in schema["properties"]["title"]["x-span-ends-before"]
+
+
+def test_an_unseen_catalogues_arguments_are_grounded_by_their_schema():
+    """No data was learned for these tools: a date, a time and an address still come from the request, and
+    a plain string follows the `unseen` policy."""
+    from mobile_actions.calls import value_kind
+
+    assert value_kind("day", {"type": "string", "description": "Date, YYYY-MM-DD"}) == "date"
+    assert value_kind("start", {"type": "string", "format": "time"}) == "time"
+    assert value_kind("when", {"type": "string", "description": "ISO 8601, YYYY-MM-DDTHH:MM:SS"}) == "datetime"
+    cat = Catalogue.from_json([{"name": "book_table", "description": "Books a table.", "parameters": {
+        "type": "object", "required": ["day"], "properties": {
+            "day": {"type": "string", "description": "Date, YYYY-MM-DD"},
+            "at": {"type": "string", "description": "Time, HH:MM"},
+            "notify": {"type": "string", "description": "Email address for the confirmation"},
+            "name": {"type": "string", "description": "Name on the booking"}}}}])
+    dev = {"role": "developer", "content": "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
+                                           "2026-03-14T09:26:53\nDay of week is Saturday\n"}
+    g = Grounding.from_messages([dev, {"role": "user", "content": "table for Ana tomorrow at 7pm, confirm to a@b.co"}],
+                                {})
+    props = g.tool_schema(cat["book_table"])["properties"]
+    assert props["day"]["enum"] == ["2026-03-15"] and props["at"]["enum"] == ["19:00"]
+    assert props["notify"]["enum"] == ["a@b.co"]
+    assert g.policy("book_table", "name", props["name"]) == "free" and "x-span" not in props["name"]
+    spans = Grounding.from_messages([dev, {"role": "user", "content": "table for Ana tomorrow"}], {"unseen": "span"})
+    assert "Ana" in " ".join(spans.tool_schema(cat["book_table"])["properties"]["name"]["x-span"])

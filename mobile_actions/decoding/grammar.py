@@ -24,6 +24,8 @@ from mobile_actions.catalog import Catalogue
 from mobile_actions.decoding.tokens import CTRL_SYM, CTRL_SYMS, FORBIDDEN_IN_STRINGS, S_END, S_ESC, S_START
 
 DATETIME_TEMPLATE = "dddd-dd-ddTdd:dd:dd"
+# A number ends: a 270M model otherwise writes "1.84000000..." to the token limit and the cut call is lost.
+MAX_WHOLE_DIGITS, MAX_FRACTION_DIGITS = 15, 6
 DIGITS = frozenset("0123456789")
 
 
@@ -342,7 +344,9 @@ class Num(State):
         last = t.lstrip("-")
         if last == "0":
             return frozenset() if self.integer else frozenset(".")
-        out = set(DIGITS) if t[-1] in DIGITS or t[-1] == "." else set()
+        whole, _, fraction = last.partition(".")
+        room = len(fraction) < MAX_FRACTION_DIGITS if "." in last else len(whole) < MAX_WHOLE_DIGITS
+        out = set(DIGITS) if room and (t[-1] in DIGITS or t[-1] == ".") else set()
         if not self.integer and "." not in t and t[-1] in DIGITS:
             out.add(".")
         return frozenset(out)
