@@ -173,6 +173,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from mobile_actions.dataset import write_rows
     from mobile_actions.datagen.generate import diversity, generate_rows
 
+    if args.seeds:
+        return _generate_from_seeds(args)
     try:
         catalogue = load_catalogue(args.tools)
     except CatalogueError as e:
@@ -192,6 +194,24 @@ def cmd_generate(args: argparse.Namespace) -> int:
     d = diversity(rows)
     print(f"wrote {n} rows to {args.out} in {dt:.1f} s (seed {args.seed}, families {args.families})")
     print(d.summary())
+    return 0
+
+
+def _generate_from_seeds(args: argparse.Namespace) -> int:
+    from mobile_actions.dataset import write_rows
+    from mobile_actions.datagen.seeds import load_seeds, seed_rows
+    from mobile_actions.errors import DatasetError
+
+    part = {"all": "all", "train": "train", "heldout": "heldout"}[args.families]
+    try:
+        rows = seed_rows(load_seeds(args.seeds), part=part, seed=args.seed)
+    except (DatasetError, ValueError) as e:
+        _err(f"error: {e}")
+        return 2
+    rows = rows[:args.n] if args.n else rows
+    n = write_rows(rows, args.out)
+    print(f"wrote {n} rows to {args.out} from the seed catalogues in {args.seeds} ({part} requests, each with its "
+          f"domain's tools alone and beside another domain's)")
     return 0
 
 
@@ -262,6 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tool-order", default="shuffled", choices=("shuffled", "catalogue"),
                    help="tool and property order per row: shuffled (as in the real data) or catalogue order "
                         "(as the runtime renders it; lets training run the shared prompt prefix once per batch)")
+    p.add_argument("--seeds", help="a folder of seed catalogues (DOMAIN.tools.json + DOMAIN.rows.jsonl, e.g. "
+                                    "datasets/seed-catalogues): their hand-written rows instead of templates; "
+                                    "--families picks train or held-out requests, --n caps the count (0: all)")
     p.add_argument("--out", default="data/generated.jsonl")
     p.set_defaults(func=cmd_generate)
 

@@ -1,0 +1,108 @@
+"""Rows from seed catalogues: requests written by hand for many domains, each shown with more than one catalogue.
+
+Why seeds: a caller that works with tools it has never seen learns it from many catalogues and from the way
+people ask (`datasets/seed-catalogues`: 50 domains, about 60 requests each, a quarter of which must get no
+call). Templates cannot write that variety; people can, and each request is then multiplied by the catalogues
+it may be asked against: its domain's tools alone, or beside a few tools of another domain the request has
+nothing to do with (a caller must not reach for a tool because it is there).
+
+A seed folder holds ``DOMAIN.tools.json`` (the catalogue) and ``DOMAIN.rows.jsonl`` (Mobile Actions rows
+without their ``tools``). Rows are split into train and held-out by a hash of domain and request, so a
+held-out score measures requests the caller never saw, on catalogues it did.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from mobile_actions.calls import validate_call
+from mobile_actions.catalog import Catalogue
+from mobile_actions.dataset import parse_row
+from mobile_actions.errors import CatalogueError, DatasetError
+
+PARTS = ("all", "train", "heldout")
+HELDOUT_SHARE = 20   # one row in this many is held out
+VARIANTS = ("alone", "distractors")
+
+
+@dataclass(frozen=True)
+class SeedDomain:
+    name: str
+    tools: list[dict]
+    rows: list[dict]
+
+
+def load_seeds(folder: str | Path) -> list[SeedDomain]:
+    """Every domain of a seed folder, each row checked against its domain's catalogue (a bad row is an error
+    naming its file and line)."""
+    folder = Path(folder)
+    paths = sorted(folder.glob("*.tools.json"))
+    if not paths:
+        raise DatasetError(f"{folder}: no seed catalogues (DOMAIN.tools.json with DOMAIN.rows.jsonl)")
+    out = []
+    for tools_path in paths:
+        name = tools_path.name[:-len(".tools.json")]
+        rows_path = folder / f"{name}.rows.jsonl"
+        try:
+            tools = json.loads(tools_path.read_text(encoding="utf-8"))
+            Catalogue.from_json(tools)
+        except (ValueError, CatalogueError) as e:
+            raise DatasetError(f"{tools_path}: {e}") from None
+        rows = []
+        for i, line in enumerate(rows_path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                data = {**json.loads(line), "tools": tools}
+                row = parse_row(data, str(rows_path), i)
+            except ValueError as e:
+                raise DatasetError(f"{rows_path}:{i}: {e}") from None
+            bad = [p for c in row.calls for p in validate_call(c, row.tools)]
+            if bad:
+                raise DatasetError(f"{rows_path}:{i}: {bad[0]}")
+            rows.append(data)
+        out.append(SeedDomain(name, tools, rows))
+    return out
+
+
+def part_of(domain: str, row: dict) -> str:
+    """"heldout" for one row in `HELDOUT_SHARE`, by a hash of its domain and request; else "train"."""
+    request = next((m.get("content") for m in row.get("messages", []) if m.get("role") == "user"), "")
+    digest = hashlib.sha256(f"{domain}\n{request}".encode("utf-8")).digest()
+    return "heldout" if digest[0] % HELDOUT_SHARE == 0 else "train"
+
+
+def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: Sequence[str] = VARIANTS,
+              distractors: int = 4, seed: int = 0) -> list[dict]:
+    """The rows of `part`, each once per variant: its domain's tools ``alone``, and with ``distractors`` tools
+    of another domain after them (the same other domain and tools for every row of a domain, so rows that
+    declare the same tools can be trained on one shared prompt prefix)."""
+    if part not in PARTS:
+        raise ValueError(f"part must be one of {', '.join(PARTS)}, not {part!r}")
+    unknown = set(variants) - set(VARIANTS)
+    if unknown:
+        raise ValueError(f"unknown variant(s) {', '.join(sorted(unknown))}; variants are {', '.join(VARIANTS)}")
+    rng = random.Random(seed)
+    out = []
+    for d in domains:
+        others = [o for o in domains if o.name != d.name]
+        extra: list[dict] = []
+        if others and distractors > 0:
+            mine = {t["function"]["name"] for t in d.tools}
+            pool = [t for t in rng.choice(others).tools if t["function"]["name"] not in mine]
+            extra = rng.sample(pool, min(distractors, len(pool)))
+        for row in d.rows:
+            if part != "all" and part_of(d.name, row) != part:
+                continue
+            for variant in variants:
+                tools = d.tools if variant == "alone" else d.tools + extra
+                if variant == "distractors" and not extra:
+                    continue
+                out.append({**row, "metadata": "train" if part != "heldout" else "eval", "tools": tools,
+                            "meta": {"domain": d.name, "variant": variant}})
+    rng.shuffle(out)
+    return out

@@ -1,0 +1,76 @@
+"""Rows from seed catalogues: every row checked, split by request, multiplied by catalogue."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mobile_actions.datagen.seeds import load_seeds, part_of, seed_rows
+from mobile_actions.errors import DatasetError
+
+DEV = {"role": "developer", "content": "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
+                                      "2026-03-14T09:26:53\nDay of week is Saturday\n"}
+
+
+def _tool(name: str, arg: str) -> dict:
+    return {"function": {"name": name, "description": f"{name}.", "parameters": {
+        "type": "OBJECT", "properties": {arg: {"type": "STRING", "description": arg}}, "required": [arg]}}}
+
+
+def _domain(folder: Path, name: str, tools: list[dict], rows: list[tuple[str, list[dict]]]) -> None:
+    (folder / f"{name}.tools.json").write_text(json.dumps(tools))
+    lines = []
+    for request, calls in rows:
+        answer = ({"role": "assistant", "tool_calls": [{"function": c} for c in calls]} if calls
+                  else {"role": "assistant", "content": "Okay."})
+        lines.append(json.dumps({"metadata": "train", "messages": [DEV, {"role": "user", "content": request}, answer]}))
+    (folder / f"{name}.rows.jsonl").write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture()
+def seeds(tmp_path: Path) -> Path:
+    _domain(tmp_path, "music", [_tool("play_song", "title"), _tool("queue.add", "title")],
+            [(f"play song {i}", [{"name": "play_song", "arguments": {"title": f"song {i}"}}]) for i in range(30)]
+            + [("my sister said she'd play it", [])])
+    _domain(tmp_path, "notes", [_tool("add_note", "text"), _tool("delete_note", "id"), _tool("pin_note", "id")],
+            [(f"note {i}", [{"name": "add_note", "arguments": {"text": f"note {i}"}}]) for i in range(30)])
+    return tmp_path
+
+
+def test_rows_come_with_their_domain_alone_and_beside_another(seeds):
+    domains = load_seeds(seeds)
+    assert [d.name for d in domains] == ["music", "notes"] and len(domains[0].rows) == 31
+    rows = seed_rows(domains, part="all", distractors=1)
+    assert len(rows) == 2 * 61
+    music = [r for r in rows if r["meta"]["domain"] == "music"]
+    sets = {tuple(t["function"]["name"] for t in r["tools"]) for r in music}
+    assert ("play_song", "queue.add") in sets and any(len(s) == 3 and s[2] in ("add_note", "delete_note", "pin_note")
+                                                      for s in sets)
+    extra = {r["tools"][-1]["function"]["name"] for r in music if r["meta"]["variant"] == "distractors"}
+    assert len(extra) == 1   # one choice per domain: its rows share a prompt prefix
+
+
+def test_train_and_heldout_split_every_request_one_way(seeds):
+    domains = load_seeds(seeds)
+    train, held = seed_rows(domains, part="train"), seed_rows(domains, part="heldout")
+    req = lambda r: r["messages"][1]["content"]   # noqa: E731
+    assert not {req(r) for r in train} & {req(r) for r in held}
+    assert len(train) + len(held) == len(seed_rows(domains, part="all"))
+    assert all(part_of(r["meta"]["domain"], r) == "heldout" for r in held)
+
+
+def test_a_bad_seed_row_names_its_file_and_line(seeds):
+    with open(seeds / "notes.rows.jsonl", "a") as f:
+        f.write(json.dumps({"messages": [DEV, {"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
+            {"function": {"name": "add_note", "arguments": {"txt": "x"}}}]}]}) + "\n")
+    with pytest.raises(DatasetError, match=r"notes\.rows\.jsonl:31"):
+        load_seeds(seeds)
+    with pytest.raises(DatasetError, match="no seed catalogues"):
+        load_seeds(seeds / "nothing")
+
+
+def test_the_shipped_seeds_load_and_validate():
+    domains = load_seeds(Path(__file__).resolve().parents[1] / "datasets" / "seed-catalogues")
+    assert len(domains) >= 50 and sum(len(d.rows) for d in domains) >= 3000
+    assert sum(len(d.tools) for d in domains) >= 500
