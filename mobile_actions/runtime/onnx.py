@@ -429,7 +429,7 @@ class Caller:
         self.max_new_tokens = max_new_tokens
         self.policies = read_policies(self.folder) if grounded else None
         self.off = frozenset(off)
-        self._constraints = None  # grammar.Constraints, built on first use (the token table takes a while)
+        self._constraints = None  # turn.Constraints, built on first use (the token table takes a while)
         self._prefixes: list[_Prefix] = []   # stable prefixes (cache layout), one per tool set
         self._last: _Prefix | None = None      # the previous request's prompt
         self._rules: list[str] = []            # the rules that changed the last decoded turn
