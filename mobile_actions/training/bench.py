@@ -170,7 +170,7 @@ def summarise(out: Path, names: list[str], steps: int, chunk: int) -> BenchTrain
     per_chunk = {n: [throughput(rows[n], b, first=a) for a, b in chunks] for n in names}
     overall = {n: throughput(rows[n], steps) for n in names}
     ratios = {n: statistics.median(x / y for x, y in zip(per_chunk[n], per_chunk[names[0]])) for n in names[1:]}
-    lines = [table, "", f"| steps | " + " | ".join(f"{n} tokens/s" for n in names) + " | "
+    lines = [table, "", "| steps | " + " | ".join(f"{n} tokens/s" for n in names) + " | "
              + " | ".join(f"{n} / {names[0]}" for n in names[1:]) + " |",
              "|---|" + "---:|" * (2 * len(names) - 1)]
     for i, (a, b) in enumerate(chunks if len(chunks) > 1 else []):

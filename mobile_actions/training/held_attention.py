@@ -46,7 +46,7 @@ class HeldPastAttention(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
         qs, k, v, p = ctx.saved_tensors
-        n, past = grad.shape[2], k.shape[2] - grad.shape[2]
+        past = k.shape[2] - grad.shape[2]
         g = grad.reshape(qs.shape)
         ds = torch.matmul(g, v.transpose(-1, -2))                # d p
         ds = ds.sub_((ds * p).sum(-1, keepdim=True)).mul_(p)    # d s = p * (d p - sum(p * d p))
