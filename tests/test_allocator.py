@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from mobile_actions.recipes import allocator
+from mobile_actions.training import allocator
 
 
 def test_choices_and_bad_values(monkeypatch, tmp_path):
@@ -60,7 +60,7 @@ def test_no_allocator_installed_keeps_malloc_and_says_how(monkeypatch, caplog):
                                                     or ctypes.util.find_library("jemalloc")),
                     reason="neither tcmalloc nor jemalloc is installed")
 def test_a_started_process_really_runs_on_it():
-    code = ("from mobile_actions.recipes.allocator import find_allocator, preloaded, use_allocator\n"
+    code = ("from mobile_actions.training.allocator import find_allocator, preloaded, use_allocator\n"
             "use_allocator('auto'); print(preloaded(find_allocator('auto')))")
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", allocator.REEXEC_MARK)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)

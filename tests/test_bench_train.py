@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from mobile_actions.recipes.bench_train import (
+from mobile_actions.training.bench import (
     BenchTrainConfig, hold, parse_turns, run_bench, summarise, turn_file,
 )
 from tests.test_train_fixtures import rows_file, tiny_ckpt  # noqa: F401  (fixtures)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -68,12 +70,31 @@ def test_core_commands_run_with_torch_unimportable(tmp_path):
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    """The wheel of a clean copy of the sources: a build in the checkout itself would leave `build/` there, and
+    setuptools packs whatever an earlier build left in it (modules since moved or removed included)."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(PKG, source / "mobile_actions", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     dist = tmp_path_factory.mktemp("dist")
     out = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                          "-w", str(dist), str(ROOT)], capture_output=True, text=True, timeout=300)
+                          "-w", str(dist), str(source)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     (whl,) = dist.glob("mobile_actions-*.whl")
     return whl
+
+
+def test_the_wheel_ships_the_package_and_its_data_but_no_plots_or_curves(wheel):
+    """Loss curves and plots live in docs/ of the repository; the wheel holds code, catalogues, the adapters and
+    their model cards."""
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    assert not [n for n in names if n.lower().endswith((".png", ".csv"))]
+    for needed in ("mobile_actions/training/cpu_step.py", "mobile_actions/catalogs/mobile_actions.json",
+                   "mobile_actions/assets/caller-lora/adapter_model.safetensors",
+                   "mobile_actions/assets/caller-lora/README.md"):
+        assert needed in names, needed
+    assert not [n for n in names if n.startswith("mobile_actions/recipes/cpu_step")]   # nothing stale from a build/
 
 
 def test_the_wheel_installs_and_runs_outside_the_source_tree(wheel, tmp_path):

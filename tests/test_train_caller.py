@@ -13,7 +13,7 @@ from tests.test_train_fixtures import rows_file, tiny_ckpt, tiny_run, write_rows
 def test_encode_rows_masks_the_prompt_and_reports_long_rows(tiny_ckpt, rows_file):
     from mobile_actions.dataset import load_rows
     from mobile_actions.caller.model import load_tokenizer
-    from mobile_actions.recipes.train_caller import encode_rows, report_too_long
+    from mobile_actions.training.caller import encode_rows, report_too_long
 
     rows, _ = load_rows(rows_file)
     tok = load_tokenizer(str(tiny_ckpt))
@@ -98,7 +98,7 @@ def test_adapter_loads_with_trained_control_rows(tiny_run, tiny_ckpt):
 def test_resume_continues_from_the_last_checkpoint(tiny_run, tmp_path):
     import shutil
 
-    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
+    from mobile_actions.training.caller import CallerSFTConfig, train
 
     cfg, res = tiny_run
     out = tmp_path / "resumed"
@@ -115,7 +115,7 @@ def test_resume_continues_from_the_last_checkpoint(tiny_run, tmp_path):
 
 
 def test_head_min_prob_out_of_range_is_an_error_before_loading(tmp_path):
-    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
+    from mobile_actions.training.caller import CallerSFTConfig, train
 
     with pytest.raises(ValueError, match=r"--head-min-prob must be in \[0, 1\), got 1.5"):
         train(CallerSFTConfig(data=str(tmp_path / "none.jsonl"), out=str(tmp_path / "out"), head_min_prob=1.5))
@@ -130,7 +130,7 @@ def test_resuming_with_other_trained_weights_is_an_error_before_loading(tmp_path
     """A checkpoint whose run trained other tensors (here the top 6 layers) names the flags that differ, before
     anything loads, rather than failing in the optimizer's state load; a missing checkpoint is named too."""
     from mobile_actions.caller.model import write_marker
-    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
+    from mobile_actions.training.caller import CallerSFTConfig, train
 
     ckpt = tmp_path / "out" / "checkpoint-40"
     ckpt.mkdir(parents=True)
@@ -149,7 +149,7 @@ def test_resuming_with_other_trained_weights_is_an_error_before_loading(tmp_path
 
 
 def test_all_rows_too_long_is_an_error(tiny_ckpt, tmp_path):
-    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
+    from mobile_actions.training.caller import CallerSFTConfig, train
 
     data = write_rows(tmp_path / "rows.jsonl", 2)
     with pytest.raises(ValueError, match="no training rows left"):
@@ -165,7 +165,8 @@ def test_shared_prefix_gives_the_plain_forwards_loss_and_gradients(tiny_ckpt, ro
 
     from mobile_actions.dataset import load_rows
     from mobile_actions.caller.model import load_tokenizer
-    from mobile_actions.recipes.train_caller import MIN_SHARED_PREFIX, encode_rows, shared_prefix_inputs, shared_prefix_length
+    from mobile_actions.training.caller import encode_rows
+    from mobile_actions.training.shared_prefix import MIN_SHARED_PREFIX, shared_prefix_inputs, shared_prefix_length
 
     def collate(enc):  # trl's collator, as the trainer feeds it: labels -100 outside the model turn
         return DataCollatorForLanguageModeling(pad_token_id=0)(
@@ -212,8 +213,9 @@ def test_step_prefix_gives_each_microbatchs_own_prefix_gradients(tiny_ckpt, rows
 
     from mobile_actions.caller.model import load_tokenizer
     from mobile_actions.dataset import load_rows
-    from mobile_actions.recipes.train_caller import (MIN_SHARED_PREFIX, StepPrefix, encode_rows, shared_prefix_inputs,
-                                                     step_prefix_length, with_prefix)
+    from mobile_actions.training.caller import encode_rows
+    from mobile_actions.training.shared_prefix import (MIN_SHARED_PREFIX, StepPrefix, shared_prefix_inputs,
+                                                       step_prefix_length, with_prefix)
 
     rows, _ = load_rows(rows_file)
     enc = encode_rows(rows[:4], load_tokenizer(str(tiny_ckpt)), layout="cache", max_length=4000)
@@ -305,8 +307,9 @@ def test_step_prefixes_run_each_catalogues_declarations_once_with_the_plain_grad
 
     from mobile_actions.caller.model import load_tokenizer
     from mobile_actions.dataset import load_rows
-    from mobile_actions.recipes import train_caller
-    from mobile_actions.recipes.train_caller import MIN_SHARED_PREFIX, encode_rows, step_prefixes
+    from mobile_actions.training import shared_prefix
+    from mobile_actions.training.caller import encode_rows
+    from mobile_actions.training.shared_prefix import MIN_SHARED_PREFIX, step_prefixes
     from tests.test_train_fixtures import TOOLS, make_row
 
     extra = {"function": {"name": "zoom_screen", "description": "Zooms the screen in on what the user names.",
@@ -344,9 +347,9 @@ def test_step_prefixes_run_each_catalogues_declarations_once_with_the_plain_grad
         prefix_passes.append(ids.shape[1] + (past.get_seq_length() if past is not None else 0))
         return plain_run_prefix(model, ids, past)
 
-    plain_run_prefix = train_caller.run_prefix
-    monkeypatch.setattr(train_caller, "run_prefix", run_prefix)
-    losses = one_step(train_caller.shared_prefix_trainer(Base)(), model)
+    plain_run_prefix = shared_prefix.run_prefix
+    monkeypatch.setattr(shared_prefix, "run_prefix", run_prefix)
+    losses = one_step(shared_prefix.shared_prefix_trainer(Base)(), model)
     g_shared = gradients()
     assert prefix_passes[0] == len(prefixes[0]) and sorted(prefix_passes) == sorted(map(len, prefixes))   # once each
     assert [s[0] for s in passes[2:]] == [1] * 4                           # each microbatch in two suffix passes
@@ -371,8 +374,9 @@ def test_held_prompt_gradients_keep_the_loss_exact_and_hold_only_the_prompts_key
 
     from mobile_actions.caller.model import load_tokenizer
     from mobile_actions.dataset import load_rows
-    from mobile_actions.recipes import cpu_step, train_caller
-    from mobile_actions.recipes.train_caller import MIN_PROMPT_COLUMNS, encode_rows, step_prefixes
+    from mobile_actions.training import cpu_step, held_attention, shared_prefix
+    from mobile_actions.training.caller import encode_rows
+    from mobile_actions.training.shared_prefix import MIN_PROMPT_COLUMNS, step_prefixes
 
     rows, _ = load_rows(rows_file)
     enc = encode_rows(rows[:4], load_tokenizer(str(tiny_ckpt)), layout="cache", max_length=4000)
@@ -383,9 +387,10 @@ def test_held_prompt_gradients_keep_the_loss_exact_and_hold_only_the_prompts_key
     model = AutoModelForCausalLM.from_pretrained(str(tiny_ckpt), dtype=torch.float32).train()
     held_calls = []
     if held_attention:
-        assert cpu_step.hold_past_attention(model) == model.config.num_hidden_layers
-        apply = cpu_step.HeldPastAttention.apply
-        monkeypatch.setattr(cpu_step.HeldPastAttention, "apply", lambda *a: held_calls.append(a[0].shape) or apply(*a))
+        assert cpu_step.hold_past_attention(model, cpu_step.Swaps()) == model.config.num_hidden_layers
+        apply = held_attention.HeldPastAttention.apply
+        monkeypatch.setattr(held_attention.HeldPastAttention, "apply",
+                            lambda *a: held_calls.append(a[0].shape) or apply(*a))
 
     def loss(inputs):
         logits = model(**{k: v for k, v in inputs.items() if k != "labels"}).logits[:, :-1]
@@ -421,8 +426,8 @@ def test_held_prompt_gradients_keep_the_loss_exact_and_hold_only_the_prompts_key
     g_plain = gradients()
 
     passes = []
-    losses = one_step(train_caller.shared_prefix_trainer(stand_in_sft_trainer(batches, items, passes),
-                                                          prompt_gradients)(), model)
+    losses = one_step(shared_prefix.shared_prefix_trainer(stand_in_sft_trainer(batches, items, passes),
+                                                           prompt_gradients)(), model)
     g_cut = gradients()
     assert [shape[1] for shape in passes] == [b["input_ids"].shape[1] - cut for b, cut in zip(batches, cuts)]   # only what trains
     assert len(held_calls) == (len(batches) * model.config.num_hidden_layers if held_attention else 0)
@@ -443,8 +448,8 @@ def test_train_top_layers_runs_the_layers_below_without_gradients_and_keeps_the_
 
     from mobile_actions.caller.model import load_tokenizer
     from mobile_actions.dataset import load_rows
-    from mobile_actions.recipes.train_caller import StepPrefix, encode_rows, step_prefix_length, train_top_layers, \
-        with_prefix
+    from mobile_actions.training.caller import encode_rows, train_top_layers
+    from mobile_actions.training.shared_prefix import StepPrefix, step_prefix_length, with_prefix
 
     rows, _ = load_rows(rows_file)
     enc = encode_rows(rows[:2], load_tokenizer(str(tiny_ckpt)), layout="cache", max_length=4000)
@@ -497,7 +502,7 @@ def test_init_adapter_starts_from_saved_weights(tiny_run, tiny_ckpt):
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    from mobile_actions.recipes.train_caller import load_adapter_weights
+    from mobile_actions.training.caller import load_adapter_weights
 
     _, res = tiny_run
     saved = load_file(str(res.out / "adapter_model.safetensors"))
@@ -525,7 +530,7 @@ def test_init_adapter_brings_its_own_lora_shape(tiny_run, caplog):
     import dataclasses
     import logging
 
-    from mobile_actions.recipes.train_caller import with_init_adapter_shape
+    from mobile_actions.training.caller import with_init_adapter_shape
 
     cfg, res = tiny_run
     plain = dataclasses.replace(cfg, lora_r=16, lora_alpha=7)
@@ -536,7 +541,7 @@ def test_init_adapter_brings_its_own_lora_shape(tiny_run, caplog):
     with caplog.at_level(logging.WARNING, logger="mobile_actions.train"):
         with_init_adapter_shape(dataclasses.replace(plain, init_adapter=str(res.out), layout="calendar"))
     assert "trained in the cache layout; this run trains in calendar" in caplog.text
-    from mobile_actions.recipes.train_caller import train
+    from mobile_actions.training.caller import train
 
     with pytest.raises(ValueError, match="--layout must be one of official, cache, calendar, got 'calender'"):
         train(dataclasses.replace(plain, layout="calender"))
@@ -547,7 +552,7 @@ def test_length_buckets_batch_similar_lengths_in_random_order():
     import random
     import statistics
 
-    from mobile_actions.recipes.train_caller import length_buckets
+    from mobile_actions.training.buckets import length_buckets
 
     lengths = [random.Random(i).randint(20, 400) for i in range(2000)]
     batches = length_buckets(lengths, 8, seed=1)
@@ -573,7 +578,7 @@ def test_bf16_lora_on_cpu_keeps_fp32_adapter_weights(tiny_ckpt, rows_file, tmp_p
     from safetensors.torch import load_file
     import torch
 
-    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
+    from mobile_actions.training.caller import CallerSFTConfig, train
 
     losses = {}
     for precision in ("fp32", "bf16"):
@@ -587,7 +592,7 @@ def test_bf16_lora_on_cpu_keeps_fp32_adapter_weights(tiny_ckpt, rows_file, tmp_p
 
 
 def test_precision_is_checked():
-    from mobile_actions.recipes.train_caller import use_bf16
+    from mobile_actions.training.caller import use_bf16
 
     assert use_bf16("fp32", has_gpu=False) is False
     assert use_bf16("bf16", has_gpu=False) is True
@@ -595,11 +600,15 @@ def test_precision_is_checked():
         use_bf16("fp16", has_gpu=False)
 
 
-def test_cpu_fast_path_gives_the_plain_steps_loss_and_gradients(tiny_ckpt, rows_file):
-    """`cheap_cpu_step` (frozen table, trainable control rows apart, no input casts, compiled elementwise
+def test_cpu_fast_path_gives_the_plain_steps_loss_and_gradients_and_puts_the_model_back(tiny_ckpt, rows_file):
+    """`cpu_fast_path` (frozen table, trainable control rows apart, no input casts, compiled elementwise
     chains) changes no loss, logged metric or gradient of a LoRA model with trainable control rows, shared
-    prefix included."""
+    prefix included; after the block the model's modules, trl and the environment are as they were."""
+    import contextlib
+    import os
+
     import torch
+    import trl.trainer.utils as trl_utils
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
     from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
@@ -608,9 +617,10 @@ def test_cpu_fast_path_gives_the_plain_steps_loss_and_gradients(tiny_ckpt, rows_
     from mobile_actions import wire
     from mobile_actions.caller.model import load_tokenizer
     from mobile_actions.dataset import load_rows
-    from mobile_actions.recipes import cpu_step
-    from mobile_actions.recipes.train_caller import _let_fused_head_see_trainable_tokens, \
-        _score_only_completion_positions_on_cpu, encode_rows, shared_prefix_inputs
+    from mobile_actions.training import cpu_step, elementwise
+    from mobile_actions.training.caller import encode_rows
+    from mobile_actions.training.fused_head import compact_head_on_cpu, head_bias_visible
+    from mobile_actions.training.shared_prefix import shared_prefix_inputs
 
     rows, _ = load_rows(rows_file)
     enc = encode_rows(rows[:4], load_tokenizer(str(tiny_ckpt)), layout="cache", max_length=4000)
@@ -629,7 +639,6 @@ def test_cpu_fast_path_gives_the_plain_steps_loss_and_gradients(tiny_ckpt, rows_
         for name, p in m.named_parameters():   # trained control rows: not what the table says
             if "trainable_tokens_delta" in name:
                 p.data += 0.1 * torch.randn_like(p)
-        _let_fused_head_see_trainable_tokens(m)
         return m.train()
 
     def step(m, inputs):
@@ -639,34 +648,49 @@ def test_cpu_fast_path_gives_the_plain_steps_loss_and_gradients(tiny_ckpt, rows_
         grads = {n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None}
         return out, grads
 
-    _score_only_completion_positions_on_cpu()
+    def state(m):   # what the fast path may change: instance attributes and the kinds of submodules
+        return [(name, sorted(vars(mod)), type(mod).__name__) for name, mod in m.named_modules()]
+
     plain = model()
     fast = model()
-    assert cpu_step.cheap_cpu_step(fast, fuse=False)
-    layers = fast.get_base_model().config.num_hidden_layers
-    assert cpu_step.fuse_elementwise(fast) == layers * 8 + 1   # 6 norms, MLP, attention per layer; final norm
-    for inputs in (batch, shared_prefix_inputs(plain, batch)):
-        (a, ga), (b, gb) = step(plain, inputs), step(fast, {**inputs, "past_key_values": shared_prefix_inputs(
-            fast, batch)["past_key_values"]} if "past_key_values" in inputs else inputs)
-        assert torch.allclose(a.loss, b.loss, atol=1e-5), (a.loss, b.loss)
-        assert torch.allclose(a.entropy, b.entropy, atol=1e-4)
-        assert torch.equal(a.is_top1, b.is_top1) and torch.equal(a.label_mask, b.label_mask)
-        assert ga.keys() == gb.keys() and any("trainable_tokens_delta" in n for n in ga)
-        for n in ga:
-            assert torch.allclose(ga[n], gb[n], atol=1e-5, rtol=1e-4), n
-    assert all(f.compiled is not None for f in (cpu_step.FUSED_NORM, cpu_step.FUSED_ROTARY, cpu_step.FUSED_GELU_MUL))
+    before, use_triton = state(fast), trl_utils._use_triton
+    with contextlib.ExitStack() as run:
+        run.enter_context(compact_head_on_cpu())
+        for m in (plain, fast):
+            run.enter_context(head_bias_visible(m))
+        assert run.enter_context(cpu_step.cpu_fast_path(fast, fuse=False))
+        assert os.environ["TRANSFORMERS_SDPA_FORCE_GQA"] == "1" and trl_utils._use_triton is not use_triton
+        layers = fast.get_base_model().config.num_hidden_layers
+        swaps = cpu_step.Swaps()
+        run.callback(swaps.undo)
+        assert cpu_step.fuse_elementwise(fast, swaps) == layers * 8 + 1   # 6 norms, MLP, attention per layer; final norm
+        for inputs in (batch, shared_prefix_inputs(plain, batch)):
+            (a, ga), (b, gb) = step(plain, inputs), step(fast, {**inputs, "past_key_values": shared_prefix_inputs(
+                fast, batch)["past_key_values"]} if "past_key_values" in inputs else inputs)
+            assert torch.allclose(a.loss, b.loss, atol=1e-5), (a.loss, b.loss)
+            assert torch.allclose(a.entropy, b.entropy, atol=1e-4)
+            assert torch.equal(a.is_top1, b.is_top1) and torch.equal(a.label_mask, b.label_mask)
+            assert ga.keys() == gb.keys() and any("trainable_tokens_delta" in n for n in ga)
+            for n in ga:
+                assert torch.allclose(ga[n], gb[n], atol=1e-5, rtol=1e-4), n
+        assert all(f.compiled is not None
+                   for f in (elementwise.FUSED_NORM, elementwise.FUSED_ROTARY, elementwise.FUSED_GELU_MUL))
+    assert state(fast) == before
+    assert "TRANSFORMERS_SDPA_FORCE_GQA" not in os.environ and trl_utils._use_triton is use_triton
+    with torch.no_grad():   # the plain forward again
+        assert torch.equal(fast(**batch).logits, plain(**batch).logits)
 
 
 @pytest.mark.parametrize("merged", [True, False])
 def test_lora_passes_without_gradients_draw_no_dropout_and_follow_each_update(tiny_ckpt, monkeypatch, merged):
-    """`cheap_cpu_step`: a training pass without gradients (a prompt held by `--prompt-gradients`) runs LoRA as at
+    """`cpu_fast_path`: a training pass without gradients (a prompt held by `--prompt-gradients`) runs LoRA as at
     inference, without dropout: on an fp32 base as one product with W + alpha/r B A (merged), else with LoRA's
     products apart (a bf16 base). Either gives peft's output in eval mode, and follows every update of the weights."""
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from mobile_actions.recipes import cpu_step
+    from mobile_actions.training import cpu_step
 
     def model():
         torch.manual_seed(0)
@@ -677,7 +701,8 @@ def test_lora_passes_without_gradients_draw_no_dropout_and_follow_each_update(ti
     if not merged:
         monkeypatch.setattr(cpu_step, "_merged_weight", lambda self: None)
     plain, fast = model().eval(), model().train()
-    assert cpu_step.cheap_cpu_step(fast, fuse=False)
+    swaps = cpu_step.Swaps()
+    assert cpu_step.swap_in_cpu_step(fast, swaps, fuse=False)
     ids = torch.randint(0, plain.config.vocab_size, (2, 12))
     loras = [m for m in fast.modules() if hasattr(m, "lora_A") and hasattr(m, "base_layer")]
     for _ in range(2):
@@ -699,7 +724,7 @@ def test_fused_runs_the_plain_function_when_compiling_fails(caplog):
     """No C++ compiler (or an op inductor lacks): `Fused` warns once and runs the function op by op."""
     import torch
 
-    from mobile_actions.recipes.cpu_step import Fused
+    from mobile_actions.training.elementwise import Fused
 
     def double(x):
         return x * 2
@@ -722,7 +747,7 @@ def test_frozen_head_log_prob_in_bf16_is_close_to_fp32():
     """The bf16 head (what a bf16 base trains with) stays within bf16's rounding of the fp32 one."""
     import torch
 
-    from mobile_actions.recipes.cpu_step import FrozenHeadLogProb, TOKEN_CHUNK
+    from mobile_actions.training.frozen_head import FrozenHeadLogProb, TOKEN_CHUNK
 
     torch.manual_seed(0)
     n, vocab, dim = TOKEN_CHUNK + 7, 3000, 64       # two chunks
@@ -752,8 +777,7 @@ def test_frozen_head_sparse_backward_keeps_the_loss_and_moves_the_gradient_by_le
     largest table row, and rows where most entries are kept (flat, early in training) are kept whole."""
     import torch
 
-    from mobile_actions.recipes import cpu_step
-    from mobile_actions.recipes.cpu_step import FrozenHeadLogProb
+    from mobile_actions.training.frozen_head import DENSE_ROW, FrozenHeadLogProb
 
     torch.manual_seed(0)
     n, vocab, dim = 300, 5000, 32
@@ -779,7 +803,7 @@ def test_frozen_head_sparse_backward_keeps_the_loss_and_moves_the_gradient_by_le
     p = torch.softmax(base @ merged.T, -1)
     left = (p * (p < 1e-4)).index_fill(1, index, 0)
     left[250:] = 0                                                 # flat rows keep all (more than DENSE_ROW) ...
-    assert ((p[250:] >= 1e-4).float().mean(1) > cpu_step.DENSE_ROW).all()
+    assert ((p[250:] >= 1e-4).float().mean(1) > DENSE_ROW).all()
     moved = -upstream[:, None] * (left @ merged)                   # ... the others lose exactly what they leave out
     assert torch.allclose(ha - hb, moved, atol=1e-5)
     assert moved[:250].norm(dim=1).max() > 1e-4                   # (10x the tolerance above)
@@ -800,7 +824,7 @@ def test_frozen_head_sparse_backward_keeps_the_loss_and_moves_the_gradient_by_le
 def test_gap_dropout_drops_each_element_with_probability_p_independently():
     import torch
 
-    from mobile_actions.recipes.cpu_step import GapDropout
+    from mobile_actions.training.gap_dropout import GapDropout
 
     torch.manual_seed(0)
     drop = GapDropout(0.05).train()
@@ -821,7 +845,7 @@ def test_gap_dropout_drops_each_element_with_probability_p_independently():
 
 
 def test_compare_loss_curves_tables_mean_loss_per_window(tmp_path):
-    from mobile_actions.recipes.curves import compare_loss_curves
+    from mobile_actions.training.curves import compare_loss_curves
 
     for name, scale in (("a", 1.0), ("b", 2.0)):
         (tmp_path / name).mkdir()
@@ -846,7 +870,7 @@ def test_faster_matmul_gives_the_same_product_through_either_blas():
     """The head's matmuls pick torch's or numpy's BLAS by timing their first full-size call; both give a @ b."""
     import torch
 
-    from mobile_actions.recipes.cpu_step import FasterMatmul
+    from mobile_actions.training.frozen_head import FasterMatmul
 
     a, table = torch.randn(130, 64), torch.randn(300, 64)
     mm = FasterMatmul(min_rows=128)
@@ -872,7 +896,7 @@ def test_held_past_attention_gives_sdpas_output_and_gradients_of_the_query_and_n
     import torch
     import torch.nn.functional as F
 
-    from mobile_actions.recipes.cpu_step import HeldPastAttention
+    from mobile_actions.training.held_attention import HeldPastAttention
 
     torch.manual_seed(0)
     b, heads, n, past, dim = 3, 4, 5, 7, 8

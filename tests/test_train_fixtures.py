@@ -69,7 +69,7 @@ def rows_file(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_run(tiny_ckpt, rows_file, tmp_path_factory):
     """A LoRA run of 2 steps (a checkpoint each step), shared by the train and eval tests."""
-    from mobile_actions.recipes.train_caller import CallerSFTConfig, train
+    from mobile_actions.training.caller import CallerSFTConfig, train
 
     out = tmp_path_factory.getbasetemp() / "tiny-run" / "lora"
     cfg = CallerSFTConfig(data=str(rows_file), eval=str(rows_file), base=str(tiny_ckpt), out=str(out),

@@ -87,8 +87,9 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     import logging
 
-    from mobile_actions.recipes.allocator import use_allocator
-    from mobile_actions.recipes.train_caller import config_from_args, format_result, train
+    from mobile_actions.recipes.train_caller import config_from_args, format_result
+    from mobile_actions.training.allocator import use_allocator
+    from mobile_actions.training.caller import train
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     cfg = config_from_args(args)

@@ -123,7 +123,7 @@ def _predict_text(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from mobile_actions.recipes.allocator import use_allocator
+    from mobile_actions.training.allocator import use_allocator
     from mobile_actions.recipes.train_navigator import config_from_args, main
 
     try:

@@ -1,7 +1,7 @@
 """Phrasing grammars for the 7 Mobile Actions tools.
 
 Each tool has a dozen *families*: one sentence structure each, with word-level alternatives inside.
-Families are the unit of the train/held-out split (see `mobile_actions.datagen.generate.split_of`), so two
+Families are the unit of the train/held-out split (see `mobile_actions.datagen.generate.heldout_ids`), so two
 families must differ in structure, not just in a synonym. Mode "imp" is an imperative verb phrase
 that takes any opener ("can you ...", "please ..."); "free" is a complete utterance of its own.
 

@@ -1,6 +1,6 @@
 """The device side of a hybrid run: the session (real phone or the virtual one), screens, and actions as argv.
 
-Why a module of its own: the runner (hybrid.py) decides *what* to do; this is *how* it reaches a phone,
+Why a module of its own: the runner (runner.py) decides *what* to do; this is *how* it reaches a phone,
 through the same adb path for a real device and for the in-process virtual phone.
 """
 from __future__ import annotations

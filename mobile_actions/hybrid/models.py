@@ -1,6 +1,6 @@
 """The caller and the navigator a hybrid run talks to: what they must provide, and the shipped defaults.
 
-Why a module of its own: the runner (hybrid.py) only needs ``call_messages`` / ``next_action``; which model
+Why a module of its own: the runner (runner.py) only needs ``call_messages`` / ``next_action``; which model
 sits behind them (PyTorch, an ONNX export, a `navigator serve` URL, a scripted test double) is decided here.
 """
 from __future__ import annotations

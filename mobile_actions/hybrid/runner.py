@@ -30,7 +30,7 @@ and `resume` only continues a folder this user's runs signed, with this invocati
 
 The caller and the navigator are injected (anything with ``call_messages(messages, tools)`` /
 ``next_action(...)``; `models` builds the shipped defaults); the device side (session, screens,
-actions as argv) is hybrid_device.py. The library never prints: progress goes to an ``on_event`` callback.
+actions as argv) is device.py. The library never prints: progress goes to an ``on_event`` callback.
 """
 from __future__ import annotations
 

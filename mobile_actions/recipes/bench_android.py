@@ -1,4 +1,4 @@
-"""Latency of one dispatched call through the real adb server, several ways (``python -m ...bench``).
+"""Latency of one dispatched call through the real adb server, several ways (``mobile-actions bench android``).
 
 Starts a private adb server and a virtual phone, connects them, and times one ``show_map`` intent
 (``am start -a VIEW -d geo:...``) per path: adbutils by serial, adbutils by transport id, our

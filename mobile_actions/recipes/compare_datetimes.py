@@ -63,8 +63,8 @@ def write_table(rows: Iterable[Row], path: Path = TABLE) -> None:
 def derive_rows(n_phrases: int = 120, n_dates: int = 30, n_requests: int = 80, seed: int = 0) -> list[Row]:
     """Rows whose gold comes from the generator itself: its date phrases and whole calendar requests."""
     from mobile_actions.catalog import load_catalogue
-    from mobile_actions.generate import DEFAULT_END, DEFAULT_START, generate_rows
-    from mobile_actions.phrases.dates import random_now, sample_when
+    from mobile_actions.datagen.dates import random_now, sample_when
+    from mobile_actions.datagen.generate import DEFAULT_END, DEFAULT_START, generate_rows
 
     rows = []
     for i in range(n_phrases + n_dates):

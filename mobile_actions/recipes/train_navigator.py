@@ -17,8 +17,8 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from mobile_actions.recipes.allocator import use_allocator
-from mobile_actions.recipes.curves import run_files_callback
+from mobile_actions.training.allocator import use_allocator
+from mobile_actions.training.curves import run_files_callback
 
 
 @dataclass
@@ -57,7 +57,7 @@ class NavigatorTrainConfig:
     progress: bool = True
     deepspeed: str | None = None  # a DeepSpeed JSON config, passed to TrainingArguments
     report_to: list[str] = field(default_factory=lambda: ["none"])
-    allocator: str = "auto"  # preloaded at start (recipes/allocator.py): auto | tcmalloc | jemalloc | system | a .so path
+    allocator: str = "auto"  # preloaded at start (mobile_actions/training/allocator.py): auto | tcmalloc | jemalloc | system | a .so path
 
 
 @dataclass(frozen=True)
