@@ -65,6 +65,7 @@ class NavPrediction:
     text: str
     action: Any | None          # navigator.actions.Action
     error: str | None = None
+    guards: tuple[Any, ...] = ()   # navigator.guards.Firing: what the toolkit narrowed on this step (text navigator)
 
 
 class NavigatorLike(Protocol):
@@ -136,16 +137,17 @@ class TextNavigator:
             shown = parse_hierarchy(hierarchy)
         except ScreenError as e:
             return NavPrediction("", None, f"unreadable screen: {e}")
-        out = text.next_call(self.caller, self._goal, shown, self._done)
+        step = text.next_call(self.caller, self._goal, shown, self._done)
+        out = step.result
         if not out.calls:
-            return NavPrediction(out.raw or out.text, None, "the navigator wrote no action")
+            return NavPrediction(out.raw or out.text, None, "the navigator wrote no action", step.guards)
         call = out.calls[0]
         try:
             action = text.to_action(call, shown)
         except ScreenError as e:
-            return NavPrediction(out.raw, None, str(e))
+            return NavPrediction(out.raw, None, str(e), step.guards)
         self._done.append(text.describe_call(call))
-        return NavPrediction(text.describe_call(call), action)
+        return NavPrediction(text.describe_call(call), action, guards=step.guards)
 
 
 def _image(png: bytes):
