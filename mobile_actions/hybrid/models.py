@@ -8,9 +8,12 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from mobile_actions.hybrid.device import HybridError
+
+if TYPE_CHECKING:
+    from mobile_actions.navigator.guards import Firing
 
 
 # ============================================================================================ callers
@@ -65,7 +68,7 @@ class NavPrediction:
     text: str
     action: Any | None          # navigator.actions.Action
     error: str | None = None
-    guards: tuple[Any, ...] = ()   # navigator.guards.Firing: what the toolkit narrowed on this step (text navigator)
+    guards: tuple[Firing, ...] = ()   # what the text navigator's guards narrowed on this step
 
 
 class NavigatorLike(Protocol):
