@@ -540,6 +540,16 @@ def test_text_navigator_reads_the_hierarchy_and_acts_by_label(session, phone, tm
     assert [i.status for i in rep.items] == ["done"] and rep.nav_steps == 3
     user = caller.seen[1][-1]["content"]
     assert user.startswith("Goal: turn on Bluetooth") and '"Bluetooth" switch off' in user and "1. swipe down" in user
+    # what the guards narrowed is in the trace, and replay shows it under the step
+    from mobile_actions.hybrid.replay import replay_lines
+
+    nav = [r for r in Trace.read(rep.run_dir).records if r["type"] == "nav"]
+    assert [f["guard"] for f in nav[1]["guards_fired"]] == ["focused-field", "switch-to-set"]
+    assert nav[1]["guards_fired"][1]["tap_targets"][1] == 1
+    lines = list(replay_lines(rep.run_dir))
+    step = next(i for i, line in enumerate(lines) if "nav request #1" in line)
+    assert lines[step + 1].split() == ["guard", "focused-field", "blocked", "type_text"]
+    assert "guard switch-to-set narrowed tap targets" in lines[step + 2] and "→ 1, blocked" in lines[step + 2]
 
     phone.clear_log()
     bad = ScriptedCaller(raw_calls(("tap", {"target": "Teleport"})))

@@ -128,7 +128,7 @@ def test_a_form_gets_the_values_the_goal_gives_its_fields_then_the_goals_button(
     """"email a@b.co about Invoice saying running late": the focused field takes its value and nothing else
     is offered; while a field lacks its value, tapping such a field is the step (no Send, no finish); once all
     hold theirs, the Send button the goal's verb names is; a field already filled is not tapped again."""
-    from mobile_actions.navigator.text import form_values
+    from mobile_actions.navigator.goals import form_values
 
     goal = "send an email to a@b.co about Invoice saying running late"
     call = lambda name, **a: wire.render_call(ToolCall(name, a))   # noqa: E731
@@ -288,9 +288,9 @@ def test_a_goal_of_several_steps_moves_on_when_one_is_finished(phone):
     goal = GoalSteps("send a@b.co an email titled Hi, then go to the home screen")
     assert goal.parts == ["send a@b.co an email titled Hi", "go to the home screen"]
     caller = Caller()
-    assert next_call(caller, goal, _screen(phone), []).calls[0].name == "press_home"
+    assert next_call(caller, goal, _screen(phone), []).result.calls[0].name == "press_home"
     assert caller.goals == ["Goal: send a@b.co an email titled Hi", "Goal: go to the home screen"]
-    assert next_call(caller, goal, _screen(phone), []).calls[0].name == "press_home"   # the last step stays
+    assert next_call(caller, goal, _screen(phone), []).result.calls[0].name == "press_home"   # the last step stays
     # an object listed after a step shares its verb; a part that is neither stays inside the goal
     assert GoalSteps("Open Notes, then Chrome, then switch back to Notes").parts == [
         "Open Notes", "Open Chrome", "switch back to Notes"]

@@ -194,14 +194,13 @@ def test_long_press_elsewhere_is_a_tap_and_no_paste_menu_without_a_clip(phone):
 
 
 def test_address_through_adb_and_the_hybrid_reader(fresh):
+    from mobile_actions.android.bindings import load_bindings
     from mobile_actions.android.dispatch import dump_ui, find_node
-    from mobile_actions.hybrid.runner import RESULT_READERS
 
     d = fresh.adbutils_device()
     d.shell(["am", "start", "-a", "android.intent.action.VIEW", "-d", "geo:0,0?q=Brandenburg Gate"])
     xml_text = dump_ui(fresh.device)
-    read = {k: (find_node(xml_text, tuple(sel.items())) or {}).get("text")
-            for k, sel in RESULT_READERS["show_map"].items()}
+    read = {r.field: (find_node(xml_text, r.selector) or {}).get("text") for r in load_bindings()["show_map"].reads}
     assert read["place"] == "Brandenburg Gate" and read["address"] == "Pariser Platz, 10117 Berlin, Germany"
     x, y = centre(node(fresh.phone, **{"resource-id": "com.google.android.apps.maps:id/address"}))
     d.shell(["input", "swipe", str(x), str(y), str(x), str(y), "800"])

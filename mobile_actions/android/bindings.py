@@ -11,7 +11,11 @@ Format (``<name>.android.json`` beside the catalogue)::
      "tools": {"TOOL": {"route": "intent"|"shell"|"gui", "confirm": false,
                         "steps": [{"shell": [ELEMENT, ...]},
                                   {"tap": {"text"|"resource-id"|"content-desc": "..."},
-                                   "unless": {"checked": "true"}, "timeout_s": 5}]}}}
+                                   "unless": {"checked": "true"}, "timeout_s": 5}],
+                        "reads": {"FIELD": {"text"|"resource-id"|"content-desc": "..."}}}}}
+
+``reads``: fields of the call's result read off the screen after it (a tool that returns information, such as a
+map's place card; the caller gets a follow-up turn with them).
 
 ``ELEMENT`` is a string with ``{arg}`` / ``{arg|filter}`` placeholders (``{{``/``}}`` for braces) or
 ``{"if": "arg", "then": [ELEMENT, ...]}``, kept only when the call has ``arg``.
@@ -75,12 +79,21 @@ class WasDoneSpec:
 
 
 @dataclass(frozen=True)
+class ResultReader:
+    """One field of a tool's result, read off the screen after the call: the first node matching `selector`
+    in ``uiautomator dump`` (its text, else its content-desc)."""
+    field: str
+    selector: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class Binding:
     tool: str
     route: str
     confirm: bool
     steps: tuple[ShellSpec | TapSpec, ...]
     was_done: WasDoneSpec | None = None
+    reads: tuple[ResultReader, ...] = ()
 
     @property
     def arguments(self) -> set[str]:
@@ -150,7 +163,22 @@ def _binding(name: str, spec: Any, where: str) -> Binding:
     confirm = spec.get("confirm", False)
     if not isinstance(confirm, bool):
         raise BindingError(f"{where}: 'confirm' must be true or false")
-    return Binding(name, route, confirm, steps, _was_done(spec.get("was_done"), f"{where}: was_done"))
+    return Binding(name, route, confirm, steps, _was_done(spec.get("was_done"), f"{where}: was_done"),
+                   _reads(spec.get("reads"), f"{where}: reads"))
+
+
+def _reads(raw: Any, where: str) -> tuple[ResultReader, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise BindingError(f"{where}: expected an object of result fields and their selectors")
+    out = []
+    for name, selector in raw.items():
+        sel = _attrs(selector, f"{where}: {name}", "selector")
+        if not sel:
+            raise BindingError(f"{where}: {name}: the selector needs at least one of {SELECTOR_KEYS}")
+        out.append(ResultReader(name, sel))
+    return tuple(out)
 
 
 def _was_done(raw: Any, where: str) -> WasDoneSpec | None:

@@ -8,9 +8,12 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from mobile_actions.hybrid.device import HybridError
+
+if TYPE_CHECKING:
+    from mobile_actions.navigator.guards import Firing
 
 
 # ============================================================================================ callers
@@ -65,6 +68,7 @@ class NavPrediction:
     text: str
     action: Any | None          # navigator.actions.Action
     error: str | None = None
+    guards: tuple[Firing, ...] = ()   # what the text navigator's guards narrowed on this step
 
 
 class NavigatorLike(Protocol):
@@ -136,16 +140,17 @@ class TextNavigator:
             shown = parse_hierarchy(hierarchy)
         except ScreenError as e:
             return NavPrediction("", None, f"unreadable screen: {e}")
-        out = text.next_call(self.caller, self._goal, shown, self._done)
+        step = text.next_call(self.caller, self._goal, shown, self._done)
+        out = step.result
         if not out.calls:
-            return NavPrediction(out.raw or out.text, None, "the navigator wrote no action")
+            return NavPrediction(out.raw or out.text, None, "the navigator wrote no action", step.guards)
         call = out.calls[0]
         try:
             action = text.to_action(call, shown)
         except ScreenError as e:
-            return NavPrediction(out.raw, None, str(e))
+            return NavPrediction(out.raw, None, str(e), step.guards)
         self._done.append(text.describe_call(call))
-        return NavPrediction(text.describe_call(call), action)
+        return NavPrediction(text.describe_call(call), action, guards=step.guards)
 
 
 def _image(png: bytes):

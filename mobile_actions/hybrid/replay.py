@@ -89,8 +89,24 @@ def describe(rec: dict[str, Any]) -> tuple[str, str, str]:
     return str(t), st, _short(json.dumps(rec, ensure_ascii=False))
 
 
+def guard_lines(rec: dict[str, Any]) -> list[str]:
+    """What the text navigator's guards narrowed on a navigator step (``guard form-field-order narrowed tap
+    targets 14 → 2``), one line each."""
+    from mobile_actions.navigator.guards import Firing
+
+    fired = rec.get("guards_fired") if rec.get("type") == "nav" else None
+    out = []
+    for item in fired if isinstance(fired, list) else []:
+        try:
+            out.append(Firing.from_json(item).describe())
+        except ValueError as e:
+            out.append(f"unreadable guard record ({e}): {_short(json.dumps(item, ensure_ascii=False), 80)}")
+    return out
+
+
 def replay_lines(run_dir: str | Path) -> Iterator[str]:
-    """The run as text: one line per step, then the final report (what was and was not done)."""
+    """The run as text: one line per step (a navigator step's guards on lines of their own below it), then the
+    final report (what was and was not done)."""
     trace = Trace.read(run_dir)
     yield f"run {trace.dir}"
     for rec in trace.records:
@@ -98,6 +114,8 @@ def replay_lines(run_dir: str | Path) -> Iterator[str]:
         ms = _ms(rec)
         screen = f" [{rec['screen']}]" if rec.get("screen") else ""
         yield f"{rec.get('seq', ''):>4} {kind:<18} {status:<10} {summary}{screen}" + (f"  ({ms})" if ms else "")
+        for line in guard_lines(rec):
+            yield f"{'':>4} {'':<18} {'':<10} {line}"
     yield from report_lines(trace)
 
 
@@ -126,6 +144,7 @@ h1{font-size:20px} .req{font-size:16px;background:#f4f4f4;padding:8px 12px;borde
 pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:6px;margin:4px 0;font-size:12px}
 img.shot{width:180px;border:1px solid #ccc;border-radius:6px}
 img.broken{outline:3px solid #c62828}
+.guard{font-size:12px;color:#555}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left}
 """
 
@@ -169,9 +188,10 @@ def render_html(run_dir: str | Path) -> str:
             src = _e(rec["screen"])
             img = f'<a href="{src}"><img class="shot" src="{src}" alt="{src}" loading="eager"></a>'
         ms = _ms(rec)
+        guards = "".join(f'<div class="guard">{_e(line)}</div>' for line in guard_lines(rec))
         rows.append(f'<div class="step {_e(status)}" id="seq{_e(rec.get("seq", ""))}">{img}<div>'
                     f'<div><span class="kind">{_e(kind)}</span> <span class="st">{_e(status)} {_e(ms)}</span></div>'
-                    f'<div>{_e(summary)}</div>{_details(rec)}</div></div>')
+                    f'<div>{_e(summary)}</div>{guards}{_details(rec)}</div></div>')
     report = "<br>".join(_e(line) for line in report_lines(trace))
     state = trace.dir / "phone_state.json"
     state_html = ""

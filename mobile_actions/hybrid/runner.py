@@ -60,16 +60,6 @@ Event = Callable[[dict[str, Any]], None]
 # Buttons whose tap sends or destroys something: a navigator tap on one needs confirmation.
 DANGEROUS_LABEL = re.compile(r"\b(send|delete|remove|discard|clear all|erase|uninstall|pay|buy|post|reset)\b", re.I)
 
-# Tool results worth giving back to the caller: what the screen shows after the call, read from
-# `uiautomator dump` by selector. A call with a reader returns information, so the caller gets a follow-up
-# turn (this is how "email the address of the Louvre" chains show_map -> send_email).
-RESULT_READERS: dict[str, dict[str, dict[str, str]]] = {
-    "show_map": {"place": {"resource-id": "com.google.android.apps.maps:id/title"},
-                 "address": {"resource-id": "com.google.android.apps.maps:id/address"},
-                 "details": {"resource-id": "com.google.android.apps.maps:id/summary"}},
-}
-
-
 
 SCREEN_TOOL = "operate_screen"   # the routing tool (catalogs/operate_screen.json): a GUI step for the navigator
 
@@ -603,8 +593,10 @@ class Runner:
         return result
 
     def _read_result(self, tool: str) -> dict[str, Any]:
-        """What the screen shows after an informative tool (`RESULT_READERS`), as tool-result fields."""
-        readers = RESULT_READERS.get(tool)
+        """What the screen shows after an informative tool (its binding's ``reads``), as tool-result fields. A
+        call with a reader returns information, so the caller gets a follow-up turn (this is how "email the
+        address of the Louvre" chains show_map -> send_email)."""
+        readers = self.bindings[tool].reads if tool in self.bindings else ()
         if not readers or self.device is None:
             return {}
         from mobile_actions.android.dispatch import StepFailedError, dump_ui, find_node
@@ -614,10 +606,10 @@ class Runner:
         except StepFailedError:
             return {}
         out = {}
-        for name, selector in readers.items():
-            node = find_node(xml_text, tuple(selector.items()))
+        for reader in readers:
+            node = find_node(xml_text, reader.selector)
             if node is not None and (node.get("text") or node.get("content-desc")):
-                out[name] = node.get("text") or node.get("content-desc")
+                out[reader.field] = node.get("text") or node.get("content-desc")
         return out
 
     def _confirm(self, what: str, details: Sequence[str], again: bool = False) -> bool:
@@ -695,6 +687,8 @@ class Runner:
                 model_ms = (time.perf_counter() - t0) * 1e3
                 rec = {**base, "raw": pred.text, "model_ms": round(model_ms, 1),
                        "action": pred.action.to_json() if pred.action is not None else None}
+                if getattr(pred, "guards", ()):   # what the text navigator's guards narrowed on this screen
+                    rec["guards_fired"] = [f.to_json() for f in pred.guards]
                 key = f"nav:{task}:{step}"
                 if pred.action is None:
                     self._write(StepRecord("nav", key, "refused", data={**rec, "error": pred.error}))

@@ -105,11 +105,37 @@ class ValueWords:
 
 
 @dataclass(frozen=True)
+class NavigatorWords:
+    """The word lists the text navigator reads a GUI goal with (en.json's ``navigator`` says what each means).
+    Plain words, not `Phrases`: `navigator.goals` builds its own patterns from them."""
+    request_verbs: tuple[str, ...]
+    switch_verbs: tuple[str, ...]
+    on_words: tuple[str, ...]
+    off_words: tuple[str, ...]
+    on_verbs: tuple[str, ...]
+    off_verbs: tuple[str, ...]
+    switch_object_ends: tuple[str, ...]
+    value_stops: tuple[str, ...]
+    value_joins: tuple[str, ...]
+    text_cues: tuple[str, ...]
+    final_verbs: tuple[str, ...]
+    silent_verbs: tuple[str, ...]
+    home_words: tuple[str, ...]
+    politeness: tuple[str, ...]
+    open_verbs: tuple[str, ...]
+    open_articles: tuple[str, ...]
+    open_app_words: tuple[str, ...]
+    back_verbs: tuple[str, ...]
+    back_not_before: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Lexicon:
     language: str
     polarity: PolarityWords
     effect: EffectWords
     values: ValueWords
+    navigator: NavigatorWords
 
 
 @lru_cache(maxsize=None)
@@ -141,4 +167,19 @@ def load(language: str = "en") -> Lexicon:
     effect = EffectWords(**{n: frozenset(normalise(w) for w in eff[n]) for n in ("sends", "none")})
     values = ValueWords(frozenset(val["joins"]), frozenset(val["no_start"]), tuple(val["goes_on"]),
                         tuple(val["not_going_on"]))
-    return Lexicon(str(data.get("language", language)), polarity, effect, values)
+    navigator = _navigator_words(data.get("navigator"), path)
+    return Lexicon(str(data.get("language", language)), polarity, effect, values, navigator)
+
+
+def _navigator_words(section: object, path: Path) -> NavigatorWords:
+    """The ``navigator`` section, checked: an object of lists of non-empty strings, in their order (a list's
+    first cue found wins)."""
+    if not isinstance(section, dict):
+        raise CatalogueError(f"{path}: a lexicon has an object 'navigator'")
+    lists: dict[str, tuple[str, ...]] = {}
+    for f in fields(NavigatorWords):
+        words = section.get(f.name)
+        if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
+            raise CatalogueError(f"{path}: navigator.{f.name} must be a list of non-empty strings")
+        lists[f.name] = tuple(normalise(w) for w in words)
+    return NavigatorWords(**lists)

@@ -1,0 +1,68 @@
+"""What the text navigator knows of stock Android apps' screens, as data (`screens.json` beside this module).
+
+Why data, and why here: a switch's label and the names people call it by ("Flashlight": torch), a form field's
+label and the words that give its value ("Subject": "about ..."), the browser's address field, the launcher's
+package are facts about the apps on the phone, like the bindings' selectors, not about English or about the
+navigator's rules (`navigator.guards`). A phone whose apps show other labels gets another file, not new code.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+from mobile_actions.errors import BindingError
+
+SCREENS_FILE = Path(__file__).resolve().with_name("screens.json")
+
+
+@dataclass(frozen=True)
+class AndroidScreens:
+    """`screens.json`, checked (its ``description`` says what each entry means). Labels are lower case."""
+    home_package: str
+    switch_aliases: Mapping[str, tuple[str, ...]]
+    field_cues: Mapping[str, tuple[str, ...]]
+    address_fields: tuple[str, ...]
+    web_address_field: str
+    web_words: tuple[str, ...]
+    app_places: tuple[str, ...]
+
+
+def _words(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(w, str) and w.strip() for w in value):
+        raise BindingError(f"{where} must be a list of non-empty strings")
+    return tuple(value)
+
+
+def _table(value: Any, where: str) -> dict[str, tuple[str, ...]]:
+    if not isinstance(value, dict):
+        raise BindingError(f"{where} must be an object of lists of words")
+    return {label.lower(): _words(words, f"{where}.{label}") for label, words in value.items()}
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise BindingError(f"{where} must be a non-empty string")
+    return value
+
+
+@lru_cache(maxsize=None)
+def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
+    """The screens file, checked against its shape (a bad entry is named, with the file)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise BindingError(f"{path}: cannot read the Android screens file: {e}") from None
+    if not isinstance(data, dict):
+        raise BindingError(f"{path}: expected an object")
+    at = f"{path}: "
+    return AndroidScreens(
+        home_package=_text(data.get("home_package"), at + "home_package"),
+        switch_aliases=_table(data.get("switch_aliases"), at + "switch_aliases"),
+        field_cues=_table(data.get("field_cues"), at + "field_cues"),
+        address_fields=tuple(w.lower() for w in _words(data.get("address_fields"), at + "address_fields")),
+        web_address_field=_text(data.get("web_address_field"), at + "web_address_field").lower(),
+        web_words=_words(data.get("web_words"), at + "web_words"),
+        app_places=_words(data.get("app_places"), at + "app_places"))

@@ -1,0 +1,216 @@
+"""What a GUI goal asks of the screen in front of the navigator: the switches it sets, the values its form
+fields take, the button its final verb names, the app it opens, the text it types, whether it ends at home.
+
+These are readings, not rules: the guards (`navigator.guards`) decide what they allow. The words are data: the
+language's in the lexicon (``navigator`` in `lexicon/en.json`), the apps' labels in `android/screens.json`.
+Here are only the patterns built from them. `done` is the actions so far, as `text.describe_call` writes them
+(``tap "Send"``, ``type_text "buy milk"``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+from mobile_actions.android.screens import AndroidScreens, load_screens
+from mobile_actions.lexicon import NavigatorWords
+from mobile_actions.lexicon import load as load_lexicon
+from mobile_actions.navigator.screen import Screen
+
+# A web address in a goal ("go to weather.example.com"): what a browser's address field takes first.
+_URL = re.compile(r"(?<![\w@.-])(?:https?://)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:/[^\s,;]*)?(?![\w@-])", re.I)
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|“[^”]*”")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _alt(words: Sequence[str]) -> str:
+    return "|".join(map(re.escape, words))
+
+
+@dataclass(frozen=True)
+class GoalWords:
+    """The lexicon's navigator words and the apps' labels, with the patterns the readings use."""
+    words: NavigatorWords
+    screens: AndroidScreens
+    request_verbs: frozenset[str]
+    switch_goal: re.Pattern
+    value_end: str        # where a typed value ends, besides the next field's cue (%s: those cues)
+    home_goal: re.Pattern
+    open_goal: re.Pattern
+    back_goal: re.Pattern
+    web: re.Pattern
+
+    @classmethod
+    def build(cls, words: NavigatorWords, screens: AndroidScreens) -> "GoalWords":
+        w = words
+        # A switch goal ("turn on Bluetooth", "turn airplane mode off", "disable NFC"): the switch's words run
+        # up to the next verb or the end of the sentence.
+        ends = _alt([*w.switch_verbs, *w.on_verbs, *w.off_verbs, *w.switch_object_ends])
+        things = rf"(?:(?!\b(?:{ends})\b)[^.;!?])*"
+        sets, states = _alt(w.switch_verbs), _alt([*w.on_words, *w.off_words])
+        state_verbs = _alt([*w.on_verbs, *w.off_verbs])
+        switch_goal = re.compile(
+            rf"\b(?:(?:{sets})\s+(?P<s1>{states})\b(?P<t1>{things})"
+            rf"|(?:{sets})\s+(?P<t2>{things}?)\s+(?P<s2>{states})\b"
+            rf"|(?P<s3>{state_verbs})\b(?P<t3>{things}))", re.I)
+        # a value ends at a comma, the sentence's end, a place it is said to go, or "and"/"then" before another
+        # request's verb ("note down pay rent and email it to ...")
+        stops = _alt([*w.value_stops, *screens.app_places]).replace("%", "%%")
+        verbs = _alt(sorted(w.request_verbs, key=len, reverse=True)).replace("%", "%%")
+        value_end = rf"[,;]|\.(?:\s|$)|\b(?:%s{stops})\b|\s(?:{_alt(w.value_joins)})\s+(?=(?:{verbs})\b)"
+        polite = rf"(?:(?:{_alt(w.politeness)})\s+)?"
+        open_goal = re.compile(rf"^\s*{polite}(?:{_alt(w.open_verbs)})\s+(?:(?:{_alt(w.open_articles)})\s+)?(.+?)"
+                               rf"(?:\s+(?:{_alt(w.open_app_words)}))?\s*[.!]?\s*$", re.I)
+        back_goal = re.compile(rf"^\s*{polite}(?:{_alt(w.back_verbs)})\b(?!\s+(?:{_alt(w.back_not_before)})\b)", re.I)
+        return cls(words, screens, frozenset(w.request_verbs), switch_goal, value_end,
+                   re.compile(rf"\b(?:{_alt(w.home_words)})\b", re.I), open_goal, back_goal,
+                   re.compile(rf"\b(?:{_alt(screens.web_words)})\b", re.I))
+
+
+@lru_cache(maxsize=None)
+def goal_words(language: str = "en") -> GoalWords:
+    return GoalWords.build(load_lexicon(language).navigator, load_screens())
+
+
+def typed(done: Sequence[str]) -> list[str]:
+    """The texts typed so far, as written."""
+    return [d[len('type_text "'):-1] for d in done if d.startswith('type_text "')]
+
+
+def tapped(done: Sequence[str]) -> list[str]:
+    """The labels tapped so far, lower case."""
+    return [d[len('tap "'):-1].lower() for d in done if d.startswith('tap "')]
+
+
+def _unquoted_words(goal: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(_QUOTED.sub(" ", goal))]
+
+
+def switch_states(goal: str, screen: Screen) -> dict[str, bool]:
+    """The state the goal asks for, per checkable element of `screen` it names: {"Airplane mode": True}. Whether
+    it is already so is read off the hierarchy, not guessed by the model (it said `finish` beside an "off" tile)."""
+    gw = goal_words()
+    on = {*gw.words.on_words, *gw.words.on_verbs}
+    asked: list[tuple[str, bool]] = []
+    for m in gw.switch_goal.finditer(goal):
+        asked.append((m["t1"] or m["t2"] or m["t3"] or "", (m["s1"] or m["s2"] or m["s3"]).lower() in on))
+    out: dict[str, bool] = {}
+    for e in screen.elements:
+        if not e.checkable:
+            continue
+        names = gw.screens.switch_aliases.get(e.label.lower(), (e.label.lower(),))
+        for things, state in asked:
+            if any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", things, re.I) for n in names):
+                out[e.label] = state
+    return out
+
+
+def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str]) -> str:
+    """The words the goal gives after the first of `cues` it says: a quoted text whole, else up to one of
+    `stops` (patterns), a comma, the sentence's end, a place it is said to go or "and"/"then" before another
+    request's verb ("" if none)."""
+    value_end = re.compile(goal_words().value_end % "".join(f"{s}|" for s in stops), re.I)
+    for cue in cues:
+        m = re.search(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])[\s:]*", goal, re.I)
+        if not m:
+            continue
+        rest = goal[m.end():]
+        quoted = re.match(r"'([^']+)'|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’", rest)
+        if quoted:
+            return next(g for g in quoted.groups() if g)
+        end = value_end.search(rest)
+        value = (rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").strip()
+        if value:
+            return value
+    return ""
+
+
+def form_values(goal: str, screen: Screen) -> dict[str, str]:
+    """What the goal asks each field of this screen to hold: {"Subject": "Invoice", "To": "a@b.com"}. A field
+    gets the words after its cue ("about Invoice": Subject) up to the next field's cue; an address field the
+    first email address written; the browser's a web address, or a search said to go to the web."""
+    sw = goal_words().screens
+    out: dict[str, str] = {}
+    fields = [e for e in screen.elements if e.kind == "field"]
+    for e in fields:
+        key = re.sub(r"\s*\(\d+\)$", "", e.label.lower())    # "Note (2)": labels are made unique on a screen
+        if key in sw.address_fields:
+            m = _EMAIL.search(goal)
+            if m:
+                out[e.label] = m.group(0)
+            continue
+        if key == sw.web_address_field:
+            url = _URL.search(goal)
+            if url:
+                out[e.label] = url.group(0)
+            if url or not goal_words().web.search(goal):
+                continue
+        stops = sorted({re.escape(c) for f in fields if f is not e for c in sw.field_cues.get(f.label.lower(), ())},
+                       key=len, reverse=True)
+        value = _value_after(goal, sw.field_cues.get(key, ()), stops)
+        if value:
+            out[e.label] = value
+    return out
+
+
+def untyped_text(goal: str, done: Sequence[str]) -> str:
+    """Text the goal says to type ("a note saying X", "google X") that no `type_text` so far has typed ("" when
+    none): a goal is not finished before it is typed."""
+    value = _value_after(goal, goal_words().words.text_cues, ())
+    done_typed = [t.lower() for t in typed(done)]
+    return value if value and not any(value.lower() in t for t in done_typed) else ""
+
+
+def goal_buttons(goal: str, screen: Screen, done: Sequence[str]) -> list[str]:
+    """The buttons on this screen that do what the goal's final verb asks and are not done yet: for each final
+    verb in the goal that no tap in `done` has used, the buttons starting with it whose words are all the
+    goal's, the most specific ones ("Copy address" before "Copy"). A button is a verb and at most one more
+    word: longer labels are content (a saved note reading "send the report"), as are quoted words."""
+    words = set(_unquoted_words(goal))
+    done_taps = tapped(done)
+    out: list[str] = []
+    for verb in sorted(words & set(goal_words().words.final_verbs)):
+        if any(t.split()[:1] == [verb] for t in done_taps):
+            continue
+        fits = [(len(lw), e.label) for e in screen.actionable
+                if (lw := _WORD.findall(e.label.lower())) and lw[0] == verb and len(lw) <= 2 and set(lw) <= words]
+        best = max((n for n, _ in fits), default=0)
+        out += [label for n, label in fits if n == best]
+    return out
+
+
+def on_home_screen(screen: Screen) -> bool:
+    """Any launcher is home."""
+    return goal_words().screens.home_package in screen.package
+
+
+def app_to_open(goal: str, screen: Screen) -> str | None:
+    """The home screen's icon for a goal that only opens that app ("open Notes", "launch the Chrome app"), or None."""
+    m = goal_words().open_goal.match(goal)
+    if not m or not on_home_screen(screen):
+        return None
+    return next((e.label for e in screen.actionable if e.label.lower() == m.group(1).lower()), None)
+
+
+def says_back(goal: str) -> bool:
+    """The goal's action is the Back key ("go back", "back out of this screen"), not a way home."""
+    return bool(goal_words().back_goal.search(goal))
+
+
+def says_home(goal: str) -> bool:
+    """The goal ends on the home screen ("... then go to the home screen")."""
+    return bool(goal_words().home_goal.search(goal))
+
+
+def last_step_done(goal: str, done: Sequence[str]) -> bool:
+    """The goal ends on a silent verb ("copy its name") and a button of that verb has been tapped: nothing is
+    left but to finish. A copy leaves the screen as it was, so a navigator that judges its progress by the
+    screen does not see it happened and goes on. A send or a save changes the screen (and an app may ask to
+    confirm it), so finishing after those stays the navigator's call."""
+    gw = goal_words()
+    verbs = [w for w in _unquoted_words(goal) if w in gw.request_verbs]
+    if not verbs or verbs[-1] not in gw.words.silent_verbs:
+        return False
+    return any(t.split()[:1] == [verbs[-1]] for t in tapped(done))

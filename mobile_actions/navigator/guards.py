@@ -1,0 +1,342 @@
+"""The text navigator's guards: what the toolkit settles on a screen so that the 270M model does not have to.
+
+Why guards: the screen's hierarchy says what a small model gets wrong (a switch already on, a field still
+empty, the Copy button not tapped yet), and the grammar can then refuse the wrong step. Each guard is a named
+object with one responsibility: it looks at a `StepView` (the goal, the screen, the actions so far) and returns
+a `Narrowing` (tools it blocks, the labels `tap` may or may not name, the texts `type_text` may type), or None
+when it has nothing to say. It never sees another guard's result, so each can be tested alone.
+
+`narrow` composes `GUARDS` in their fixed order, and the rules are the same for every pair of guards:
+
+- blocked tools: the union (no guard unblocks what another blocked);
+- the labels `tap` may name: every actionable one to begin with; ``tap_only`` lists intersect (in the order the
+  later guard gives), ``tap_never`` labels go; a guard whose ``tap_only`` shares none with the labels left is
+  overruled (recorded, never silently), as a step with nothing to tap is no step; ``tap_rather_not`` labels
+  go unless that leaves nothing;
+- texts to type: any span of the goal to begin with; ``text_only`` lists intersect.
+
+Where one guard must give way to another (a form waits while a switch the goal names is wrong), the one that
+gives way says so in its own condition. Every guard that changes the step leaves a `Firing`, which the hybrid
+runner writes into its trace (``guards_fired``) and `mobile-actions replay` shows.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar, Protocol, Sequence
+
+from mobile_actions.navigator import goals
+from mobile_actions.navigator.screen import Screen
+
+MOVES = ("tap", "long_press", "swipe", "press_back", "press_home", "show_recent_apps", "finish", "give_up")
+TOOLS = ("tap", "long_press", "type_text", "swipe", "press_back", "press_home", "show_recent_apps", "finish",
+         "give_up")
+
+
+def _but(*kept: str, also: Sequence[str] = ()) -> frozenset[str]:
+    """Every move except `kept` (plus `also`): what a guard blocks when one step is the only one."""
+    return frozenset(m for m in MOVES if m not in kept) | frozenset(also)
+
+
+@dataclass(frozen=True)
+class StepView:
+    """What a guard looks at: one step of the goal ("" for none), the screen, the actions so far (as
+    `text.describe_call` writes them). The readings several guards share are computed once, here."""
+    goal: str
+    screen: Screen
+    done: tuple[str, ...] = ()
+
+    @cached_property
+    def labels(self) -> tuple[str, ...]:
+        """What `tap` and `long_press` may name: the screen's actionable elements."""
+        return tuple(e.label for e in self.screen.actionable)
+
+    @cached_property
+    def switches(self) -> dict[str, bool]:
+        """The state the goal asks of each switch on the screen it names (`goals.switch_states`)."""
+        return goals.switch_states(self.goal, self.screen) if self.goal else {}
+
+    @cached_property
+    def wrong_switches(self) -> tuple[str, ...]:
+        """Switches the goal names that show the other state, in screen order."""
+        return tuple(label for label, state in self.switches.items() if self.screen.element(label).checked != state)
+
+    @cached_property
+    def form_values(self) -> dict[str, str]:
+        """The value the goal gives each field (`goals.form_values`); none while a switch it names is wrong
+        (the switch comes first)."""
+        return goals.form_values(self.goal, self.screen) if self.goal and not self.wrong_switches else {}
+
+    @cached_property
+    def missing_values(self) -> tuple[str, ...]:
+        """Fields that do not hold their value yet: not on the screen, not typed so far."""
+        typed = set(goals.typed(self.done))
+        return tuple(label for label, v in self.form_values.items()
+                     if v.lower() not in self.screen.element(label).text.lower() and v not in typed)
+
+    @cached_property
+    def focus(self) -> str | None:
+        """The label of the field that has the focus."""
+        return next((e.label for e in self.screen.elements if e.kind == "field" and e.focused), None)
+
+    @property
+    def awaits_text(self) -> bool:
+        """A focused field is empty: text is the step, whatever the goal's button."""
+        return self.focus is not None and not self.screen.element(self.focus).text
+
+    @property
+    def form_settled(self) -> bool:
+        """No switch is wrong, no field lacks its value, no focused field waits for text: the goal's buttons
+        and its end may be looked at."""
+        return not self.wrong_switches and not self.missing_values and not self.awaits_text
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """What one guard allows on this step. None in a field: no opinion."""
+    blocked: frozenset[str] = frozenset()           # tools not offered
+    tap_only: tuple[str, ...] | None = None         # the only labels `tap` may name, best first
+    tap_never: frozenset[str] = frozenset()         # labels `tap` may not name
+    tap_rather_not: frozenset[str] = frozenset()    # labels `tap` leaves out unless nothing else is left
+    text_only: tuple[str, ...] | None = None        # the only texts `type_text` may type
+
+
+class Guard(Protocol):
+    """A named rule with one responsibility; `narrow` reads the view and never changes anything."""
+    name: ClassVar[str]
+
+    def narrow(self, view: StepView) -> Narrowing | None: ...
+
+
+# ============================================================================================ the guards
+class FocusedField:
+    """Typed text goes nowhere without a focused field; with one, the text is not saved or sent yet (no
+    demonstration ends with text in a field), so the goal is not finished."""
+    name = "focused-field"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        return Narrowing(blocked=frozenset({"finish" if view.focus is not None else "type_text"}))
+
+
+class SwitchToSet:
+    """A switch the goal names shows the other state: tapping it is the step, and nothing else gets closer
+    (the model said `finish` beside an "off" tile, or swiped again)."""
+    name = "switch-to-set"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.wrong_switches:
+            return None
+        return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=view.wrong_switches)
+
+
+class SwitchAlreadySet:
+    """A switch the goal names is already in the asked state: a tap would undo it."""
+    name = "switch-already-set"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        right = frozenset(label for label in view.switches if label not in view.wrong_switches)
+        return Narrowing(tap_never=right) if right else None
+
+
+class FormFieldValue:
+    """The focused field lacks the value the goal gives it: typing exactly that value is the only step (the
+    model typed "Invoice saying running late" into Subject)."""
+    name = "form-field-value"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if view.focus is None or view.focus not in view.missing_values:
+            return None
+        return Narrowing(blocked=frozenset(MOVES), text_only=(view.form_values[view.focus],))
+
+
+class FormFieldOrder:
+    """While a field lacks its value, tapping such a field is the step: nothing is saved, sent or finished
+    yet (the model saved after the first field). Inside a form being filled nothing else is offered; before
+    it the keys stay (a demonstration may take the long way round to the form)."""
+    name = "form-field-order"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        focus, missing = view.focus, view.missing_values
+        if not missing or focus in missing or view.awaits_text and focus not in view.form_values:
+            return None
+        blocked = _but("tap") if focus else frozenset({"long_press", "swipe", "finish", "give_up", "type_text"})
+        return Narrowing(blocked=blocked, tap_only=missing)
+
+
+class GoalButton:
+    """Once the form is settled, the button the goal's final verb names ("copy its name": Copy; "copy the
+    address": Copy address; send; save) is the step until a button of that verb has been tapped."""
+    name = "goal-button"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        named = goals.goal_buttons(view.goal, view.screen, view.done) if view.form_settled else []
+        return Narrowing(blocked=_but("tap"), tap_only=tuple(named)) if named else None
+
+
+class FilledField:
+    """Once the form is settled, a field that holds its value is not tapped again, unless nothing else is left."""
+    name = "filled-field"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.form_settled or not view.form_values:
+            return None
+        return Narrowing(tap_rather_not=frozenset(view.form_values))
+
+
+class OpenApp:
+    """On the home screen, a goal that only opens an app taps its icon (given "open Notes, then Chrome", the
+    model tapped Chrome first)."""
+    name = "open-app"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        icon = goals.app_to_open(view.goal, view.screen) if view.goal and not view.wrong_switches else None
+        return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=(icon,)) if icon else None
+
+
+class BackGoal:
+    """A goal whose action is the Back key ("go back", "back out of this screen") is not a way home."""
+    name = "back-goal"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        return Narrowing(blocked=frozenset({"press_home"})) if view.goal and goals.says_back(view.goal) else None
+
+
+class HomeGoal:
+    """A goal that ends on the home screen is not finished elsewhere (the model said `finish` in the app)."""
+    name = "home-goal"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.goal or not goals.says_home(view.goal) or goals.on_home_screen(view.screen):
+            return None
+        return Narrowing(blocked=frozenset({"finish"}))
+
+
+class UntypedText:
+    """A goal with text to type ("a note saying X", "google X") is not finished before it is typed."""
+    name = "untyped-text"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        untyped = view.goal and goals.untyped_text(view.goal, view.done)
+        return Narrowing(blocked=frozenset({"finish"})) if untyped else None
+
+
+class LastStepDone:
+    """The goal ends on a verb whose button changes nothing on the screen ("copy its name") and that button is
+    tapped: `finish` is the only step (the model, seeing no change, went on and copied an address over the
+    name). Gives way while text to type is missing, a switch is wrong or a field lacks its value."""
+    name = "last-step-done"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if (not view.goal or view.wrong_switches or view.missing_values or goals.untyped_text(view.goal, view.done)
+                or not goals.last_step_done(view.goal, view.done)):
+            return None
+        return Narrowing(blocked=_but("finish", also=("type_text",)))
+
+
+# The fixed order: what the screen allows, then switches, the form, the goal's button, the app to open, keys and
+# the end. It is the order of the trace records; it decides a result only where a rule depends on what is left
+# (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
+GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), SwitchAlreadySet(), FormFieldValue(), FormFieldOrder(),
+                             GoalButton(), FilledField(), OpenApp(), BackGoal(), HomeGoal(), UntypedText(),
+                             LastStepDone())
+
+
+# ============================================================================================ composition
+@dataclass(frozen=True)
+class Firing:
+    """What one guard changed on one step: ``guard form-field-order narrowed tap targets 14 → 2``."""
+    guard: str
+    blocked: tuple[str, ...] = ()                   # tools it took away, in `TOOLS` order
+    tap_targets: tuple[int, int] | None = None      # how many labels `tap` could name, before → after
+    text: tuple[str, ...] | None = None             # the texts it left `type_text`
+    overruled: bool = False                         # its tap targets shared none with those left: not applied
+
+    def describe(self) -> str:
+        parts = []
+        if self.overruled:
+            parts.append("overruled (its tap targets share none with those left)")
+        if self.tap_targets is not None:
+            parts.append(f"narrowed tap targets {self.tap_targets[0]} → {self.tap_targets[1]}")
+        if self.text is not None:
+            parts.append("narrowed type_text to " + " or ".join(repr(t) for t in self.text))
+        if self.blocked:
+            parts.append("blocked " + ", ".join(self.blocked))
+        return f"guard {self.guard} " + ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"guard": self.guard}
+        if self.blocked:
+            out["blocked"] = list(self.blocked)
+        if self.tap_targets is not None:
+            out["tap_targets"] = list(self.tap_targets)
+        if self.text is not None:
+            out["text"] = list(self.text)
+        if self.overruled:
+            out["overruled"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Firing":
+        """A trace's record (any folder can be replayed): a wrong shape is a ValueError naming the field."""
+        if not isinstance(data, dict) or not isinstance(data.get("guard"), str):
+            raise ValueError("a guard record is an object with a 'guard' name")
+        blocked, taps, text = data.get("blocked", []), data.get("tap_targets"), data.get("text")
+        if not (isinstance(blocked, list) and all(isinstance(b, str) for b in blocked)):
+            raise ValueError("'blocked' must be a list of tool names")
+        if taps is not None and not (isinstance(taps, list) and len(taps) == 2
+                                     and all(isinstance(n, int) for n in taps)):
+            raise ValueError("'tap_targets' must be [before, after]")
+        if text is not None and not (isinstance(text, list) and all(isinstance(t, str) for t in text)):
+            raise ValueError("'text' must be a list of strings")
+        return cls(data["guard"], tuple(blocked), (taps[0], taps[1]) if taps is not None else None,
+                   tuple(text) if text is not None else None, bool(data.get("overruled", False)))
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What a step offers once the guards have spoken."""
+    labels: tuple[str, ...]                 # what `long_press` may name
+    tap_targets: tuple[str, ...]            # what `tap` may name
+    text: tuple[str, ...] | None            # what `type_text` may type (None: a span of the goal)
+    blocked: frozenset[str]                 # tools declared but not offered
+    firings: tuple[Firing, ...] = field(default=())
+
+
+def narrow(view: StepView, guards: Sequence[Guard] = GUARDS) -> Offer:
+    """The guards' narrowings composed in order, by the rules in the module's docstring. A tool whose argument
+    has nothing left to name is not offered either."""
+    taps: tuple[str, ...] | None = None        # None: every actionable label
+    text: tuple[str, ...] | None = None        # None: any span of the goal
+    blocked: frozenset[str] = frozenset()
+    firings: list[Firing] = []
+    for guard in guards:
+        n = guard.narrow(view)
+        if n is None:
+            continue
+        new_taps, overruled = taps, False
+        if n.tap_only is not None:
+            kept = n.tap_only if taps is None else tuple(t for t in n.tap_only if t in taps)
+            overruled = not kept
+            new_taps = taps if overruled else kept
+        if n.tap_never:
+            new_taps = tuple(t for t in (view.labels if new_taps is None else new_taps) if t not in n.tap_never)
+        if n.tap_rather_not:
+            left = view.labels if new_taps is None else new_taps
+            new_taps = tuple(t for t in left if t not in n.tap_rather_not) or left
+        new_text = text
+        if n.text_only is not None:
+            new_text = n.text_only if text is None else tuple(t for t in n.text_only if t in text)
+        added = tuple(t for t in TOOLS if t in n.blocked and t not in blocked)
+        before, after = (view.labels if x is None else x for x in (taps, new_taps))
+        if added or overruled or before != after or new_text != text:
+            firings.append(Firing(guard.name, added, (len(before), len(after)) if before != after else None,
+                                  new_text if new_text != text else None, overruled))
+        taps, text, blocked = new_taps, new_text, blocked | n.blocked
+    taps = view.labels if taps is None else taps
+    if not view.labels:
+        blocked |= {"long_press"}
+    if not taps:
+        blocked |= {"tap"}
+    if text == ():
+        blocked |= {"type_text"}
+    return Offer(view.labels, taps, text, blocked, tuple(firings))

@@ -1,0 +1,283 @@
+"""The text navigator's guards, one at a time on hand-made screens, then the rules that compose them, the records
+they leave, and the data their words come from (the lexicon's ``navigator`` section, `android/screens.json`)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mobile_actions.errors import BindingError, CatalogueError
+from mobile_actions.navigator import guards as g
+from mobile_actions.navigator.guards import MOVES, Firing, Narrowing, StepView, narrow
+from mobile_actions.navigator.screen import Element, Screen
+
+
+def el(label: str, kind: str = "button", **kw) -> Element:
+    kw.setdefault("clickable", kind != "text")
+    return Element(label, kind, (0, 0, 100, 100), **kw)
+
+
+def screen(*elements: Element, package: str = "com.example.app") -> Screen:
+    return Screen(package, elements, (1080, 2400))
+
+
+def view(goal: str, s: Screen, *done: str) -> StepView:
+    return StepView(goal, s, tuple(done))
+
+
+SHADE = screen(el("Bluetooth", "switch", checkable=True), el("Flashlight", "switch", checkable=True, checked=True),
+               el("Airplane mode", "switch", checkable=True), el("Settings"), package="com.android.systemui")
+HOME = screen(el("Notes"), el("Chrome"), el("Contacts"), el("Settings"), package="com.android.launcher3")
+
+
+def mail(to: str = "", subject: str = "", focus: str | None = None) -> Screen:
+    return screen(el("To", "field", text=to, focused=focus == "To"),
+                  el("Subject", "field", text=subject, focused=focus == "Subject"),
+                  el("Send"), el("Cancel"), package="com.google.android.gm")
+
+
+def but(*kept: str, also: tuple[str, ...] = ()) -> frozenset[str]:
+    return frozenset(MOVES) - set(kept) | set(also)
+
+
+# ============================================================================================ one guard at a time
+def test_focused_field_offers_typing_only_into_a_focused_field_and_no_finish_beside_one():
+    guard = g.FocusedField()
+    assert guard.narrow(view("", HOME)) == Narrowing(blocked=frozenset({"type_text"}))
+    assert guard.narrow(view("", mail(focus="To"))) == Narrowing(blocked=frozenset({"finish"}))
+
+
+def test_switch_to_set_makes_the_switch_in_the_other_state_the_only_step():
+    guard = g.SwitchToSet()
+    assert guard.narrow(view("turn on Bluetooth and airplane mode", SHADE)) == Narrowing(
+        blocked=but("tap", also=("type_text",)), tap_only=("Bluetooth", "Airplane mode"))
+    assert guard.narrow(view("enable flight mode please", SHADE)).tap_only == ("Airplane mode",)
+    assert guard.narrow(view("switch the torch on", SHADE)) is None          # already on
+    assert guard.narrow(view("open Chrome", SHADE)) is None
+
+
+def test_switch_already_set_is_never_tapped_back():
+    guard = g.SwitchAlreadySet()
+    assert guard.narrow(view("switch the torch on", SHADE)) == Narrowing(tap_never=frozenset({"Flashlight"}))
+    assert guard.narrow(view("turn off airplane mode", SHADE)) == Narrowing(tap_never=frozenset({"Airplane mode"}))
+    assert guard.narrow(view("turn on Bluetooth", SHADE)) is None
+
+
+def test_form_field_value_types_exactly_the_focused_fields_value():
+    guard = g.FormFieldValue()
+    goal = "send an email to a@b.co about Invoice"
+    assert guard.narrow(view(goal, mail(focus="To"))) == Narrowing(blocked=frozenset(MOVES), text_only=("a@b.co",))
+    assert guard.narrow(view(goal, mail(to="a@b.co", focus="To"))) is None      # it holds its value
+    assert guard.narrow(view(goal, mail(focus="To"), 'type_text "a@b.co"')) is None
+    assert guard.narrow(view("turn on Bluetooth", mail(focus="To"))) is None   # the goal gives no value
+
+
+def test_form_field_order_taps_a_field_that_lacks_its_value_before_anything_else():
+    guard = g.FormFieldOrder()
+    goal = "send an email to a@b.co about Invoice"
+    assert guard.narrow(view(goal, mail(to="a@b.co", focus="To"))) == Narrowing(blocked=but("tap"),
+                                                                               tap_only=("Subject",))
+    # before the form has the focus, the keys stay
+    assert guard.narrow(view(goal, mail())) == Narrowing(
+        blocked=frozenset({"long_press", "swipe", "finish", "give_up", "type_text"}), tap_only=("To", "Subject"))
+    assert guard.narrow(view(goal, mail(focus="To"))) is None                  # the focused one takes its value
+    assert guard.narrow(view(goal, mail(to="a@b.co", subject="Invoice"))) is None
+
+
+def test_goal_button_is_the_step_once_the_form_is_settled_until_it_is_tapped():
+    guard = g.GoalButton()
+    goal = "send an email to a@b.co about Invoice"
+    assert guard.narrow(view(goal, mail(to="a@b.co", subject="Invoice"))) == Narrowing(blocked=but("tap"),
+                                                                                       tap_only=("Send",))
+    assert guard.narrow(view(goal, mail(to="a@b.co", subject="Invoice"), 'tap "Send"')) is None
+    assert guard.narrow(view(goal, mail(to="a@b.co"))) is None                 # Subject still lacks its value
+    card = screen(el("Copy"), el("Copy address"), el("Directions"))
+    assert guard.narrow(view("copy its name", card)).tap_only == ("Copy",)
+    assert guard.narrow(view("copy the address", card)).tap_only == ("Copy address",)
+
+
+def test_filled_field_is_not_tapped_again_once_the_form_is_settled():
+    guard = g.FilledField()
+    goal = "send an email to a@b.co about Invoice"
+    assert guard.narrow(view(goal, mail(to="a@b.co", subject="Invoice"))) == Narrowing(
+        tap_rather_not=frozenset({"To", "Subject"}))
+    assert guard.narrow(view(goal, mail(to="a@b.co"))) is None
+    assert guard.narrow(view("turn on Bluetooth", mail(to="a@b.co"))) is None
+
+
+def test_open_app_taps_the_apps_icon_on_the_home_screen():
+    guard = g.OpenApp()
+    assert guard.narrow(view("launch the Chrome app", HOME)) == Narrowing(blocked=but("tap", also=("type_text",)),
+                                                                          tap_only=("Chrome",))
+    assert guard.narrow(view("please open Notes.", HOME)).tap_only == ("Notes",)
+    for goal in ("open Spotify", "open Notes and write buy milk"):
+        assert guard.narrow(view(goal, HOME)) is None, goal
+    assert guard.narrow(view("open Notes", screen(el("Notes")))) is None      # not the home screen
+
+
+def test_back_goal_is_not_a_way_home():
+    guard = g.BackGoal()
+    assert guard.narrow(view("back out of this screen", HOME)) == Narrowing(blocked=frozenset({"press_home"}))
+    assert guard.narrow(view("go back to the home screen", HOME)) is None
+    assert guard.narrow(view("open Notes, then go back to Chrome", HOME)) is None
+
+
+def test_home_goal_is_not_finished_outside_a_launcher():
+    guard = g.HomeGoal()
+    assert guard.narrow(view("go to the home screen", mail())) == Narrowing(blocked=frozenset({"finish"}))
+    assert guard.narrow(view("go to the home screen", HOME)) is None
+
+
+def test_untyped_text_is_typed_before_the_goal_is_finished():
+    guard = g.UntypedText()
+    assert guard.narrow(view("write a note saying buy milk", HOME)) == Narrowing(blocked=frozenset({"finish"}))
+    assert guard.narrow(view("write a note saying buy milk", HOME, 'type_text "buy milk"')) is None
+    assert guard.narrow(view("look at the notifications", HOME)) is None
+
+
+def test_last_step_done_leaves_only_finish_after_the_copy():
+    guard = g.LastStepDone()
+    card = screen(el("Copy"), el("Copy address"))
+    assert guard.narrow(view("copy its name", card, 'tap "Copy"')) == Narrowing(
+        blocked=but("finish", also=("type_text",)))
+    assert guard.narrow(view("copy its name", card)) is None
+    assert guard.narrow(view("copy the address and paste it in Notes", card, 'tap "Copy address"')) is None
+    assert guard.narrow(view("send it to a@b.co", card, 'tap "Send"')) is None   # a send changes the screen
+    # it gives way while the goal's text is not typed
+    assert guard.narrow(view("write a note saying hi and copy", card, 'tap "Copy"')) is None
+
+
+def test_every_guard_has_a_name_of_its_own():
+    names = [guard.name for guard in g.GUARDS]
+    assert len(set(names)) == len(names) == 12 and all(n == n.lower() and " " not in n for n in names)
+
+
+# ============================================================================================ composition
+class Fixed:
+    """A guard that says what it is told."""
+
+    def __init__(self, name: str, narrowing: Narrowing | None) -> None:
+        self.name, self.narrowing = name, narrowing
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        return self.narrowing
+
+
+ABC = screen(el("A"), el("B"), el("C"), el("D"))
+
+
+def test_blocked_tools_are_the_union_and_each_firing_names_only_what_it_added():
+    offer = narrow(view("", ABC), [Fixed("one", Narrowing(blocked=frozenset({"finish", "swipe"}))),
+                                   Fixed("two", Narrowing(blocked=frozenset({"finish", "give_up"}))),
+                                   Fixed("three", Narrowing(blocked=frozenset({"give_up"}))),
+                                   Fixed("quiet", None)])
+    assert offer.blocked == {"finish", "swipe", "give_up"}
+    assert offer.firings == (Firing("one", ("swipe", "finish")), Firing("two", ("give_up",)))
+
+
+def test_tap_lists_intersect_in_the_later_order_and_one_that_would_leave_nothing_is_overruled():
+    offer = narrow(view("", ABC), [Fixed("wide", Narrowing(tap_only=("A", "B", "C"))),
+                                   Fixed("narrow", Narrowing(tap_only=("C", "B", "D"))),
+                                   Fixed("elsewhere", Narrowing(tap_only=("D",))),
+                                   Fixed("never", Narrowing(tap_never=frozenset({"B"})))])
+    assert offer.tap_targets == ("C",) and offer.labels == ("A", "B", "C", "D") and "tap" not in offer.blocked
+    assert [f.describe() for f in offer.firings] == [
+        "guard wide narrowed tap targets 4 → 3", "guard narrow narrowed tap targets 3 → 2",
+        "guard elsewhere overruled (its tap targets share none with those left)",
+        "guard never narrowed tap targets 2 → 1"]
+
+
+def test_rather_not_never_leaves_nothing_to_tap_but_never_does():
+    rather = narrow(view("", ABC), [Fixed("only", Narrowing(tap_only=("A", "B"))),
+                                    Fixed("rather", Narrowing(tap_rather_not=frozenset({"A", "B"})))])
+    assert rather.tap_targets == ("A", "B") and [f.guard for f in rather.firings] == ["only"]
+    never = narrow(view("", ABC), [Fixed("never", Narrowing(tap_never=frozenset({"A", "B", "C", "D"})))])
+    assert never.tap_targets == () and "tap" in never.blocked
+
+
+def test_texts_to_type_intersect_and_nothing_left_blocks_typing():
+    offer = narrow(view("", ABC), [Fixed("one", Narrowing(text_only=("x", "y"))),
+                                   Fixed("two", Narrowing(text_only=("y",)))])
+    assert offer.text == ("y",) and "type_text" not in offer.blocked
+    assert offer.firings[1].describe() == "guard two narrowed type_text to 'y'"
+    assert "type_text" in narrow(view("", ABC), [Fixed("one", Narrowing(text_only=("x",))),
+                                                 Fixed("two", Narrowing(text_only=("y",)))]).blocked
+
+
+def test_the_shipped_guards_on_a_form_say_what_they_did():
+    offer = narrow(view("send an email to a@b.co about Invoice", mail(to="a@b.co", focus="To")))
+    assert offer.tap_targets == ("Subject",) and offer.blocked == but("tap")
+    assert [f.describe() for f in offer.firings] == [
+        "guard focused-field blocked finish",
+        "guard form-field-order narrowed tap targets 4 → 1, blocked long_press, swipe, press_back, press_home, "
+        "show_recent_apps, give_up"]
+
+
+def test_firings_go_through_json_and_a_bad_record_is_a_clear_error():
+    f = Firing("form-field-value", ("swipe",), (4, 1), ("a@b.co",), False)
+    assert Firing.from_json(json.loads(json.dumps(f.to_json()))) == f
+    for bad in ({}, {"guard": "x", "tap_targets": [1]}, {"guard": "x", "blocked": "finish"}, "guard", {"guard": 3}):
+        with pytest.raises(ValueError):
+            Firing.from_json(bad)
+
+
+# ============================================================================================ words as data
+def test_the_navigator_section_of_the_lexicon_is_checked(tmp_path, monkeypatch):
+    from mobile_actions import lexicon
+
+    data = json.loads((lexicon.LEXICON_DIR / "en.json").read_text(encoding="utf-8"))
+    assert {"copy", "send", "save"} == set(lexicon.load().navigator.final_verbs)
+    data["navigator"]["final_verbs"] = "copy"
+    (tmp_path / "xx.json").write_text(json.dumps(data), encoding="utf-8")
+    del data["navigator"]
+    (tmp_path / "yy.json").write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(lexicon, "LEXICON_DIR", tmp_path)
+    lexicon.load.cache_clear()
+    try:
+        with pytest.raises(CatalogueError, match="navigator.final_verbs must be a list"):
+            lexicon.load("xx")
+        with pytest.raises(CatalogueError, match="object 'navigator'"):
+            lexicon.load("yy")
+    finally:
+        lexicon.load.cache_clear()
+
+
+def test_the_android_screens_file_is_checked(tmp_path):
+    from mobile_actions.android.screens import SCREENS_FILE, load_screens
+
+    assert "torch" in load_screens().switch_aliases["flashlight"]
+    data = json.loads(SCREENS_FILE.read_text(encoding="utf-8"))
+    data["field_cues"]["subject"] = ["about", ""]
+    (tmp_path / "bad.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(BindingError, match="field_cues.subject must be a list of non-empty strings"):
+        load_screens(tmp_path / "bad.json")
+    (tmp_path / "not.json").write_text("{", encoding="utf-8")
+    with pytest.raises(BindingError, match="cannot read"):
+        load_screens(tmp_path / "not.json")
+
+
+def test_the_words_are_the_datas():
+    """Another app's labels or another word for a final verb change what the guards read, not the code."""
+    from dataclasses import replace
+
+    from mobile_actions import lexicon
+    from mobile_actions.android.screens import load_screens
+    from mobile_actions.navigator.goals import GoalWords
+
+    words = replace(lexicon.load().navigator, home_words=("start screen",))
+    screens = load_screens()
+    built = GoalWords.build(words, screens)
+    assert built.home_goal.search("go to the start screen") and not built.home_goal.search("go home")
+    words = replace(words, open_verbs=("fire up",), open_app_words=("application",))
+    assert GoalWords.build(words, screens).open_goal.match("fire up the Notes application")[1] == "Notes"
+
+
+def test_result_readers_are_binding_data(tmp_path):
+    from mobile_actions.android.bindings import Bindings, load_bindings
+
+    reads = load_bindings()["show_map"].reads
+    assert [r.field for r in reads] == ["place", "address", "details"]
+    assert reads[0].selector == (("resource-id", "com.google.android.apps.maps:id/title"),)
+    spec = {"tools": {"t": {"steps": [{"shell": ["true"]}], "reads": {"name": {"colour": "red"}}}}}
+    with pytest.raises(BindingError, match="t: reads: name: 'selector' key 'colour'"):
+        Bindings.from_json(spec)
