@@ -30,13 +30,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
+from mobile_actions import lexicon
 from mobile_actions.calls import argument_schema, is_datetime, value_kind
 from mobile_actions.decoding.datetimes import expression_spans
+from mobile_actions.lexicon import alternation
 
+_WORDS = lexicon.load("en").clauses   # what each list means: the "clauses" section of lexicon/en.json
 WORD_RE = re.compile(r"[^\W_]+")
-# Words of a tool name that say what it does, not what it is about.
-GENERIC = frozenset("a an the to of for on off in new my get set make add create send show open close turn start "
-                    "stop do operate settings setting info app apps".split())
+GENERIC = _WORDS.generic
 # What people call the things the Mobile Actions tools are about (applies to any catalogue whose tool
 # names use the word).
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -48,32 +49,18 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "map": ("map", "maps", "pin", "directions", "navigate", "locate"),
     "contact": ("contact", "contacts", "address book", "phone book"),
 }
-# Verbs that start a request to the phone. Destructive ones (delete, remove, erase, cancel) are left out
-# on purpose: a step that destroys something is never added by the toolkit.
-VERBS = frozenset("""
-    activate add arrange block book bring brighten call change check clear close compose connect copy create
-    cut deactivate decrease dim disable display draft drop e-mail email enable find fire flick flip forward get
-    go google grab hold increase jot kill launch let locate log look lower mail make mark message mute navigate note
-    open paste pass pin ping plan pop pull put raise record remind reserve review save schedule search send set
-    share shoot show shut snap start stick stop store switch take text toggle turn visit write
-""".split())
-PARTICLES = frozenset("up out together ahead down".split())
+# Verbs that start a request to the phone; none destroys anything: a step that does is never added by the toolkit.
+VERBS = _WORDS.verbs
+PARTICLES = _WORDS.particles
 # After a comma these verbs usually start a field, not a request ("Ana Ruiz, email ana@x.com, ...").
-FIELD_WORDS = frozenset("call e-mail email mail message note text".split())
-_FILLERS = ("please", "pls", "plz", "kindly", "also", "and then", "then", "and", "so", "now", "oh", "ok", "okay",
-            "right", "hey", "hi", "next", "finally", "lastly", "just", "quickly", "after that", "afterwards",
-            "can you", "could you", "would you", "will you", "i need you to", "i'd like you to",
-            "i would like you to", "i want you to", "i want to", "i need to", "i'd like to", "go ahead and",
-            "make sure to", "make sure you", "don't forget to", "remember to", "plus", "to", "let's", "lets",
-            "would you kindly", "be a dear and", "could you please", "please also", "can you also")
-FILLER_RE = re.compile(r"(?:(?:" + "|".join(re.escape(f) for f in sorted(_FILLERS, key=len, reverse=True))
+FIELD_WORDS = _WORDS.field_words
+FILLER_RE = re.compile(r"(?:(?:" + alternation(sorted(_WORDS.fillers, key=len, reverse=True))
                        + r")(?![^\W_])[\s,:]*)+", re.IGNORECASE)
-_FIELD_VERBS = "|".join(sorted(VERBS - FIELD_WORDS, key=len, reverse=True))
+_FIELD_VERBS = alternation(sorted(VERBS - FIELD_WORDS, key=len, reverse=True))
 # A comma parts clauses before a verb, and before a sentence about someone ("save Chloé 06 12 34 56 78, she lives
 # near Place Bellecour, show me that on the map").
-_SUBJECTS = "i|i'm|im|i've|i'll|we|we're|he|he's|she|she's|they|they're|it's"
-SPLIT_RE = re.compile(r"[.!?;\n]+\s+|[.!?;]+\s*$|\s*,?\s*\b(?:and then|and after that|and also|after that|and|"
-                      r"then|plus|also)\b\s*|,\s*(?=(?:" + _FIELD_VERBS + "|" + _SUBJECTS + r")(?![^\W_]))",
+SPLIT_RE = re.compile(r"[.!?;\n]+\s+|[.!?;]+\s*$|\s*,?\s*\b(?:" + alternation(_WORDS.clause_joins) + r")\b\s*"
+                      r"|,\s*(?=(?:" + _FIELD_VERBS + "|" + alternation(_WORDS.subjects) + r")(?![^\W_]))",
                       re.IGNORECASE)
 # Values a request writes: an email address, a phone number as people write one (an optional +, digits with
 # spaces, dots, dashes or brackets between), text in quotes.
@@ -83,30 +70,35 @@ QUOTED_RE = re.compile(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’|(?<![^\W_])'[^']
 # Something only a tool's answer can give: "its address", "the location", "where it is".
 # A reminder for oneself at a time is a dated entry ("remind me to pay rent on the 1st at 9"), though it names
 # no tool: with a date or time it names the tools that take one. Without ("remind me to call mom") it names none.
-REMINDER_RE = re.compile(r"\bremind\s+(?:me|us)\b|\breminders?\b", re.IGNORECASE)
+REMINDER_RE = re.compile(r"\b(?:" + alternation(_WORDS.reminders, r"\s+") + r")\b", re.IGNORECASE)
 # So is something added at a time ("add Thesis defense on June 30th at 10am", "put Braai at Sipho's on Saturday
 # at 1pm"); "set an alarm for 7", "book a table at 8" and "call mom at 5" ask for things no calendar holds.
-SCHEDULE_RE = re.compile(r"(?:add|put|schedule|plan|block|pencil|create|note|jot)\b", re.IGNORECASE)
+SCHEDULE_RE = re.compile(r"(?:" + alternation(_WORDS.schedule_verbs) + r")\b", re.IGNORECASE)
 # So is something saved with an address or number ("add Giulia Romano giulia@x.it and Marco Bianchi marco@x.it",
 # "save Kofi Boateng 024 123 4567"): it names the tools that keep one, as an optional argument.
-STORE_RE = re.compile(r"(?:add|save|store|keep)\b", re.IGNORECASE)
+STORE_RE = re.compile(r"(?:" + alternation(_WORDS.store_verbs) + r")\b", re.IGNORECASE)
 # "show me X" with no tool word shows a place: "..., and show me Sukiyabashi Jiro" names the map's tools.
-SHOW_ME_RE = re.compile(r"show\s+me\b", re.IGNORECASE)
-NEEDS_RESULT_RE = re.compile(r"\b(?:address|location)\b|\b(?:its|their|the|that|this)\s+(?:name|details|hours|"
-                             r"website|phone number)\b|\bwhere\s+(?:it|that|this|they)\s+(?:is|are)\b", re.IGNORECASE)
+SHOW_ME_RE = re.compile(r"(?:" + alternation(_WORDS.show_me, r"\s+") + r")\b", re.IGNORECASE)
+NEEDS_RESULT_RE = re.compile(r"\b(?:" + alternation(_WORDS.result_words) + r")\b"
+                             r"|\b(?:" + alternation(_WORDS.result_owners) + r")\s+(?:" + alternation(_WORDS.result_fields)
+                             + r")\b|\b(?:" + alternation(_WORDS.result_where, r"\s+") + r")\b", re.IGNORECASE)
 
 
 # A list after one verb: "add Hana hana@x.com and Yuki Mori yuki@x.com to contacts", "put standup mon 9am and
 # retro fri 4pm on my calendar". A part with no verb of its own is a request too when it follows one after
 # "and" or a comma, names a tool and writes a value of its own (an address, a number, a date or time, a
 # quote) -- and is no sentence of its own: "... and my meeting is at 3pm" says something, it asks nothing.
-FIELD_LABEL_RE = re.compile(r"(?<![^\W_])(?:e-?mail|mail|phone|tel|mobile|number)\s*[:=-]?\s*(?=\S+@|\+?\(?\d)",
+FIELD_LABEL_RE = re.compile(r"(?<![^\W_])(?:" + alternation(_WORDS.field_labels) + r")\s*[:=-]?\s*(?=\S+@|\+?\(?\d)",
                             re.IGNORECASE)
 # "... as Léa González and the email lea@x.com": a field of the item before, not an item.
-_FIELD_ITEM_RE = re.compile(r"(?:(?:the|his|her|their|my)\s+)?" + FIELD_LABEL_RE.pattern, re.IGNORECASE)
-LIST_JOIN_RE = re.compile(r"^\s*,?\s*(?:and|plus|also)?\s*$", re.IGNORECASE)
-SENTENCE_WORDS = frozenset("""i i'm im i've i'll we we're he she they it it's its there there's is are was were am be
-    been being will won't would can could should have has had do does did""".split())
+_FIELD_ITEM_RE = re.compile(r"(?:(?:" + alternation(_WORDS.field_owners) + r")\s+)?" + FIELD_LABEL_RE.pattern,
+                            re.IGNORECASE)
+LIST_JOIN_RE = re.compile(r"^\s*,?\s*(?:" + alternation(_WORDS.list_joins) + r")?\s*$", re.IGNORECASE)
+SENTENCE_WORDS = _WORDS.sentence_words
+# Words written with a capital that are no name ("I"), and their contractions ("I'm", "I’ve").
+_CAPITALISED = _WORDS.capitalised_words
+_CAPITALISED_CONTRACTIONS = tuple(w.lower() + quote for w in sorted(_CAPITALISED) for quote in "'’")
+_TO_ASSISTANT = tuple(phrase.split() for phrase in _WORDS.to_assistant)
 
 
 @dataclass(frozen=True)
@@ -123,7 +115,7 @@ def keywords(tool: Any) -> tuple[str, ...]:
     out: list[str] = []
     for word in tool.name.lower().split("_"):
         if word and word not in GENERIC:
-            out += SYNONYMS.get(word, (word, word + "s"))
+            out += SYNONYMS.get(word, (word, word + _WORDS.plural_suffix))
     given = argument_schema(tool).get("x-keywords")
     if isinstance(given, list):
         out += [k.lower() for k in given if isinstance(k, str) and k.strip()]
@@ -167,7 +159,7 @@ def _segments(request: str) -> list[tuple[str, str | None, str]]:
             why = "a verb that shares the next clause's object"     # "write up and send ..."
         elif words[0] in FIELD_WORDS and len(words) <= 2 and masked[:lo].strip(" ,:-"):
             why = "a field"                   # "..., phone 555 0100 and mail h.suzuki@gmail.com"
-        elif words[:2] in (["let", "me"], ["let", "us"]):
+        elif any(words[:len(phrase)] == phrase for phrase in _TO_ASSISTANT):
             why = "talk to the assistant"     # "... then let me know"
         if bare.strip():
             out.append((request[lo:lo + len(bare)], why, join))
@@ -176,7 +168,7 @@ def _segments(request: str) -> list[tuple[str, str | None, str]]:
 
 
 _COMMA_RE = re.compile(r"\s*,\s*")
-_NOT_A_TITLE = frozenset("on at in by from for to until till around about".split())
+_NOT_A_TITLE = _WORDS.not_a_title
 
 
 def _list_commas(masked: str) -> list[re.Match]:
@@ -231,7 +223,7 @@ def _listed(text: str, join: str) -> bool:
     Thursdays work best", "Thursdays work best" is no item. A capitalised word other than "I" is a name, not a
     sentence's word ("... and Can Öztürk 0541 111 22 33"). A field ("... and the number 555 0100") is no item."""
     words = {w.strip(",.:;!?").lower() for w in text.split()
-             if not w[0].isupper() or w == "I" or w.lower().startswith(("i'", "i’"))}
+             if not w[0].isupper() or w in _CAPITALISED or w.lower().startswith(_CAPITALISED_CONTRACTIONS)}
     if not LIST_JOIN_RE.match(join) or words & SENTENCE_WORDS or _FIELD_ITEM_RE.match(text):
         return False
     return bool(written_values(text)) or bool(expression_spans(text)) and _titled(text)
@@ -259,8 +251,8 @@ def keeping_tools(catalogue: Any, text: str) -> frozenset:
 
 # The words besides a tool's keywords that a request without a verb is made of ("torch on", "wifi settings pls"),
 # one of them asking ("the torch" asks nothing).
-FRAGMENT_ASKS = frozenset("on off settings setting pls please plz now asap".split())
-FRAGMENT_WORDS = FRAGMENT_ASKS | frozenset("the my phone thanks thx".split())
+FRAGMENT_ASKS = _WORDS.fragment_asks
+FRAGMENT_WORDS = FRAGMENT_ASKS | _WORDS.fragment_other_words
 
 
 def _fragment_tools(bare: str, marks: dict, catalogue: Any) -> frozenset:
@@ -345,7 +337,7 @@ def steps(goal: str) -> list[str]:
         if why is None:
             out.append(text)
         elif (why == "not a request" and out and len(text.split()) <= ELLIPSIS_WORDS
-              and re.search(rf"\bthen\s+{re.escape(text)}", goal, re.I)):   # "buy milk and eggs" is one value
+              and re.search(rf"\b(?:{_ELLIPSIS_JOINS})\s+{re.escape(text)}", goal, re.I)):   # "milk and eggs": one value
             out.append(f"{verb_phrase(out[-1])} {text}")
         else:
             return [goal]
@@ -353,7 +345,8 @@ def steps(goal: str) -> list[str]:
 
 
 ELLIPSIS_WORDS = 3   # "then Chrome", "then the Wi-Fi settings": an object, not a sentence of its own
-_VERB_TAIL = frozenset("on off up down out back to into".split())
+_ELLIPSIS_JOINS = alternation(_WORDS.ellipsis_joins)
+_VERB_TAIL = _WORDS.verb_tail
 
 
 def verb_phrase(step: str) -> str:
@@ -440,15 +433,21 @@ def _unused_before(request: str, text: str, calls: Sequence[Any]) -> bool:
     return any(v not in used for v in written_values(request[:max(request.find(text), 0)]))
 
 
+# What the Mobile Actions tools switch on and off, as requests name it (any catalogue whose requests do): "torch
+# off" switches as "turn it off" does, and "open" switches on only a lamp ("open the torch", not "open the map").
+SWITCHED_THINGS = ("light", "lights", "torch", "flashlight", "flash", "lamp", "wifi", "wi-fi", "bluetooth")
+LAMP_PATTERN = r"torch|flashlight|flash\s*light|lamp"
 # Switching something on or off: "turn the phone light on", "switch it off", "torch off", "kill the torch"; not
 # "put it on my calendar" or "pull it up on the map".
-_SWITCH_RE = re.compile(r"\b(?:turn|switch|flip|flick|toggle|power|light|lights|torch|flashlight|flash|lamp|"
-                        r"wifi|wi-fi|bluetooth)\s+(?:[^\W_]+\s+){0,3}?(on|off)\b|\b(kill|close|end|stop|"
-                        r"shut|deactivate|disable|activate|enable|"
-                        r"open(?=\s+(?:the\s+|my\s+|phone\s+)*(?:torch|flashlight|flash\s*light|lamp)\b))\b",
-                        re.IGNORECASE)
-_SENSE = {"kill": "off", "close": "off", "end": "off", "stop": "off", "shut": "off", "deactivate": "off",
-          "disable": "off", "activate": "on", "enable": "on", "open": "on"}
+_OPENS_LAMP = (r"(?=\s+(?:" + "|".join(rf"{re.escape(w)}\s+" for w in _WORDS.before_lamp) + r")*(?:" + LAMP_PATTERN
+               + r")\b)")
+_SWITCH_RE = re.compile(r"\b(?:" + alternation((*_WORDS.switch_verbs, *SWITCHED_THINGS)) + r")\s+(?:[^\W_]+\s+){0,3}?("
+                        + alternation((*_WORDS.switched_on, *_WORDS.switched_off)) + r")\b|\b("
+                        + alternation((*_WORDS.switches_off, *_WORDS.switches_on)) + "|"
+                        + "|".join(re.escape(w) + _OPENS_LAMP for w in _WORDS.opens) + r")\b", re.IGNORECASE)
+# The word that switched, and which way: "on" or "off" (the words of the tools' names, "turn_on_flashlight").
+_SENSE = {**{w: "on" for w in (*_WORDS.switched_on, *_WORDS.switches_on, *_WORDS.opens)},
+          **{w: "off" for w in (*_WORDS.switched_off, *_WORDS.switches_off)}}
 
 
 def switched(parts: Sequence[Clause]) -> str | None:
@@ -456,8 +455,7 @@ def switched(parts: Sequence[Clause]) -> str | None:
     still on?? switch it off pls": "off"; "Please open torch and also wifi settings": "on"; "kill the torch and
     show X on the map": "off" -- "on the map" switches nothing; "open the wifi settings and turn on the torch,
     then stop the music": neither)."""
-    said = {(m.group(1) or _SENSE[m.group(2).lower()]).lower()
-            for c in parts for m in _SWITCH_RE.finditer(mask_quotes(c.text))}
+    said = {_SENSE[(m.group(1) or m.group(2)).lower()] for c in parts for m in _SWITCH_RE.finditer(mask_quotes(c.text))}
     return said.pop() if len(said) == 1 else None
 
 

@@ -21,7 +21,7 @@ Readings follow the data generator (`mobile_actions.phrases.dates`), because tha
 Readings that lie in the past are dropped when another reading of the same phrase is ahead (for a
 day said without a time, past days; its 00:00 is a date, not an instant).
 
-Standard library only: it runs in the torch-free on-device runtime.
+Standard library only (its words are the lexicon's, `datewords`): it runs in the torch-free on-device runtime.
 """
 from __future__ import annotations
 
@@ -31,114 +31,13 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from itertools import pairwise
 
+from mobile_actions.decoding.datewords import (AFTER_BARE_HOUR, AT, BEFORE_BARE_HOUR, DAY_SHORTHANDS, HOLIDAYS,
+                                               MERIDIEM, MON, MONTH_FORMS, PART, PART_HOURS, PUNCTUATION,
+                                               SHORT_WEEKDAYS, TIME_PART, WD, WEEKDAY_FORMS, index, normalise)
+
 FORMAT = "%Y-%m-%dT%H:%M:%S"
 MAX_CANDIDATES = 8  # the decoder's choice must stay small; readings are ordered so the likely ones survive
-PART_HOURS = {"morning": 9, "afternoon": 15, "evening": 19, "night": 20}  # our guess; the generator always says a time
 LOOSE_GAP = 40  # a day and a time further apart than this may belong to different requests: keep both unpaired too
-
-# ------------------------------------------------------------------------------------------ vocabulary
-# One pattern per weekday / month, with the abbreviations and misspellings people type.
-WEEKDAY_FORMS = (
-    r"mon(?:day)?|mondy",
-    r"tue(?:s(?:day)?)?|tuseday|teusday|tuesay",
-    r"wed(?:s|nesday)?|wednsday|wensday|wendsday|wedensday|wednesay|wedsday",
-    r"thu(?:r(?:s(?:day)?)?)?|thurday|thrusday|thursay",
-    r"fri(?:day)?|firday|fridy",
-    r"sat(?:urday)?|saturdy|saterday",
-    r"sun(?:day)?|sundy",
-)
-MONTH_FORMS = (r"jan(?:uary)?", r"feb(?:ruary)?", r"mar(?:ch)?", r"apr(?:il)?", r"may", r"june?", r"july?",
-               r"aug(?:ust)?", r"sep(?:t(?:ember)?)?", r"oct(?:ober)?", r"nov(?:ember)?", r"dec(?:ember)?")
-WD = "(?P<wd>" + "|".join(f"(?:{f})" for f in WEEKDAY_FORMS) + ")"
-MON = "(?P<mon>" + "|".join(f"(?:{f})" for f in MONTH_FORMS) + r")\.?(?![a-z])"
-PART = r"(?P<part>morning|afternoon|evening|night)"
-MERIDIEM = r"(?P<mer>a\.?m\.?|p\.?m\.?)(?![a-z])"
-AT = r"(?:(?:\b(?:at|around|about|by|from|until|till|before)\s+|@\s*)(?:around\s+|about\s+|like\s+)?)?"
-TIME_PART = r"(?:\s+(?:in\s+the|at)\s+" + PART + ")?"  # "at 7 in the evening"; "this evening" is a day, not this
-SHORT_WEEKDAYS = {"mon", "wed", "sat", "sun", "thu"}  # also common words or too short to trust alone
-# A bare number after "at" is an hour only in good company: before one of these words...
-_AFTER_BARE_HOUR = re.compile(
-    r"\s*(?:$|[,;!?)\"'-]|\.(?!\d)"
-    r"|(?:on|in|this|next|tomorrow|today|tonight|and|then|for|to|with|please|pls|thanks|thx|sharp|the|at|or|but|so|i|we"
-    r"|it|every|until|till|latest|ish|is|if|because|when|o'clock|noon|day|later|ok|okay|\d{1,3}\s+(?:day|week|month)s?)\b"
-    r"|" + MON + r"|" + WD + r"s?\b)")
-# ...or right after a day ("thurs at 5 yoga"), whatever follows. Otherwise "at 14 Main Street" would be 14:00.
-_BEFORE_BARE_HOUR = re.compile(
-    r"(?:tomorrow|today|tonight|morning|afternoon|evening|night|\d(?:st|nd|rd|th)|(?<![a-z])" + WD + r"s?),?\s*$")
-
-
-def _index(forms: tuple[str, ...], word: str) -> int:
-    return next(i for i, f in enumerate(forms) if re.fullmatch(f, word))
-
-
-# ------------------------------------------------------------------------------------------ normalising
-# Numbers and shorthands become one spelling, so the patterns below stay few. Lower case, straight quotes.
-_UNITS = {w: i for i, w in enumerate((
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"))}
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50}
-_ORDINALS = {w: i + 1 for i, w in enumerate((
-    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
-    "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"))}
-_ORDINALS["thirtieth"] = 30
-_SPELLINGS = (
-    (r"\b(?:tmrw|tmrow|tmorrow|tmr|tmw|tmrrw|tomoz|tomorow|tommorow|tommorrow|tomorrrow|tomorro|tomrw|tomm|2morrow|2moro|2mrw|2morow)\b", "tomorrow"),
-    (r"\b(?:tonite|2nite|2night|tonigth|tongiht|tonght|toninght)\b", "tonight"),
-    (r"\b(?:2day|tdy|tody|todya)\b", "today"),
-    (r"\bnxt\b", "next"),
-    (r"\bwks\b", "weeks"), (r"\bwk\b", "week"), (r"\b(?:wknd|wkend|w/e)\b", "weekend"),
-    (r"\b(?:hrs|hr)\b", "hours"), (r"\b(?:mins|min)\b", "minutes"),
-    (r"\bmid-?day\b", "noon"), (r"\bmid-night\b", "midnight"),
-    (r"(?<![\d:.])(\d{1,2}(?::[0-5]\d)?)p\b", r"\1pm"), (r"(?<![\d:.])(\d{1,2}:[0-5]\d)a\b", r"\1am"),  # "2p", "9:30a"
-    (r"\b(at|@) ?(\d{1,2})a\b", r"\1 \2am"),
-    (r"\bx-?mas\b", "christmas"), (r"\bnew years\b", "new year's"), (r"\bvalentines\b", "valentine's"),
-    (r"\bo'? ?clock\b|\boclock\b", "o'clock"),
-    (r"\ba\s+couple\s+(?:of\s+)?", "2 "), (r"\ba\s+few\s+", "3 "),
-    (r"\b(\d+)\s+and\s+a\s+half\s+hours?\b", lambda m: f"{int(m[1]) * 60 + 30} minutes"),
-    (r"\b(\d+)\s+hours?\s+and\s+a\s+half\b", lambda m: f"{int(m[1]) * 60 + 30} minutes"),
-    (r"\b(?:an|a)\s+hour\s+and\s+a\s+half\b", "90 minutes"),
-    (r"\b(\d+)\.5\s+hours?\b", lambda m: f"{int(m[1]) * 60 + 30} minutes"),
-    (r"\bhalf\s+an?\s+hour\b", "30 minutes"),
-    (r"\ba\s+quarter\s+of\s+an\s+hour\b", "15 minutes"),
-    (r"\ba\s+fortnight\b|\bfortnight\b", "2 weeks"),
-    (r"\b(?:an?)\s+(minute|hour|day|week|month)\b", r"1 \1"),
-    (r"\bday\s+after\s+tomorrow\b|\bovermorrow\b", "day after tomorrow"),
-)
-
-
-_PUNCTUATION = str.maketrans("\u2018\u2019\u201c\u201d\u2013\u2014\u00a0", "''\"\"-- ")   # one for one
-
-
-def normalise(text: str) -> str:
-    """Lower case, straight quotes, single spaces, digits for number words, one spelling per shorthand."""
-    text = text.lower().translate(_PUNCTUATION)
-    text = re.sub(r"\s+", " ", text)
-    text = _ordinal_words(text)
-    tens_units = "|".join(list(_UNITS)[1:10])
-    text = re.sub(rf"\b({'|'.join(_TENS)})[- ]?({tens_units})\b", lambda m: str(_TENS[m[1]] + _UNITS[m[2]]), text)
-    text = re.sub(rf"\b({'|'.join(list(_UNITS)[1:] + list(_TENS))})\b", lambda m: str(_UNITS.get(m[1]) or _TENS[m[1]]), text)
-    for pattern, repl in _SPELLINGS:
-        text = re.sub(pattern, repl, text)
-    return text
-
-
-def ordinal(n: int) -> str:
-    """1 -> "1st", 22 -> "22nd": how the patterns expect day numbers."""
-    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
-
-
-def _ordinal_words(text: str) -> str:
-    """"the twenty-first" -> "the 21st", but only where an ordinal names a day ("the second one" stays)."""
-    number = rf"(?:(?P<tens>twenty|thirty)[- ]?)?(?P<ord>{'|'.join(_ORDINALS)})"
-    month = MON.replace("(?P<mon>", "(?:")
-    day_follows = rf"(?=\s+of\s|\s+at\b|\s+in\b|\s*[,.;!?]|\s*$|\s+{month})"
-
-    def digits(m: re.Match) -> str:
-        n = _ORDINALS[m["ord"]] + _TENS.get(m["tens"] or "", 0)
-        return m["the"] + ordinal(n) if n <= 31 else m.group()
-
-    text = re.sub(rf"\b(?P<the>the\s+){number}\b{day_follows}", digits, text)
-    return re.sub(rf"\b(?P<the>){number}(?=\s+of\s+{month})", digits, text)
 
 
 # ------------------------------------------------------------------------------------------ mentions
@@ -246,7 +145,7 @@ def _in_days(m: re.Match, now: datetime, text: str) -> Mention:
 def _days_after_day(m: re.Match, now: datetime, text: str) -> Mention:
     """"2 weeks from Friday", "a week on Friday", "3 days after tomorrow"."""
     today = now.date()
-    base = today + timedelta(days=1) if m["tomorrow"] else _coming(today, _index(WEEKDAY_FORMS, m["wd"]))
+    base = today + timedelta(days=1) if m["tomorrow"] else _coming(today, index(WEEKDAY_FORMS, m["wd"]))
     return _day(m, [base + timedelta(days=int(m["n"]) * (7 if m["unit"] == "week" else 1))])
 
 
@@ -260,7 +159,7 @@ def _weekday(m: re.Match, now: datetime, text: str) -> Mention | None:
     if word in SHORT_WEEKDAYS and not (m["on"] or m["pre"] or m["nw"]) \
             and not re.match(r"\s*(?:\d|at\b|@|morning|afternoon|evening|night|noon)", text[m.end():]):
         return None  # "sat", "sun", "mon" alone are more often words than days
-    wd = _index(WEEKDAY_FORMS, word)
+    wd = index(WEEKDAY_FORMS, word)
     coming = _coming(today, wd)
     week = (m["nw"] or m["post"] or "").replace("of ", "")
     if (m["post"] or "").startswith("after"):
@@ -303,28 +202,18 @@ def _week_words(m: re.Match, now: datetime, text: str) -> Mention:
     return _day(m, days)
 
 
-# Holidays with a fixed date: (month, day).
-HOLIDAYS = {"christmas eve": (12, 24), "christmas": (12, 25), "new year's eve": (12, 31), "new year's": (1, 1),
-            "valentine's": (2, 14), "halloween": (10, 31)}
-
-
-@rule(r"\b(?:(?:on|for|by|at)\s+)?(?P<name>(?:christmas|xmas)(?:\s+(?P<eve>eve)|\s+day)?|new\s+year'?s\s+(?P<nye>eve)|nye"
-      r"|new\s+year'?s(?:\s+day)?|valentine'?s(?:\s+day)?|halloween)\b")
+@rule(r"\b(?:(?:on|for|by|at)\s+)?(?P<name>" + "|".join(f"(?:{f})" for h in HOLIDAYS for f in h.forms) + r")\b")
 def _holiday(m: re.Match, now: datetime, text: str) -> Mention | None:
     """"Christmas Eve", "on New Year's Day", "NYE": the next such day (today too when it is that day)."""
-    name = m["name"]
-    key = ("christmas eve" if m["eve"] else "christmas" if name.startswith(("christmas", "xmas"))
-           else "new year's eve" if m["nye"] or name == "nye" else "new year's" if name.startswith("new")
-           else "valentine's" if name.startswith("valentine") else "halloween")
-    month, day = HOLIDAYS[key]
-    return replace(_day(m, _next_date(now.date(), month, day)), holiday=True)
+    holiday = next(h for h in HOLIDAYS if any(re.fullmatch(f, m["name"]) for f in h.forms))
+    return replace(_day(m, _next_date(now.date(), holiday.month, holiday.day)), holiday=True)
 
 
 # ---- days said as dates
 def _month_day(m: re.Match, now: datetime, text: str) -> Mention | None:
-    if m["mon"] == "may" and not (m["suf"] or m["year"] or _AFTER_BARE_HOUR.match(text[m.end():])):
+    if m["mon"] == "may" and not (m["suf"] or m["year"] or AFTER_BARE_HOUR.match(text[m.end():])):
         return None  # "I may 5 times"
-    month, day = _index(MONTH_FORMS, m["mon"]) + 1, int(m["day"])
+    month, day = index(MONTH_FORMS, m["mon"]) + 1, int(m["day"])
     if m["year"]:
         year = int(m["year"])
         return _day(m, [date(year, month, day)]) if _valid(year, month, day) else None
@@ -447,7 +336,7 @@ def _h_hour(m: re.Match, now: datetime, text: str) -> Mention | None:
 def _bare_hour(m: re.Match, now: datetime, text: str) -> Mention | None:
     """"at 9", "at 3 30", "by 5 o'clock": an hour only when the next word does not make it an address or a count."""
     rest = text[m.end():]
-    if not (m["part"] or "o'clock" in m.group() or _AFTER_BARE_HOUR.match(rest) or _BEFORE_BARE_HOUR.search(text[:m.start()])):
+    if not (m["part"] or "o'clock" in m.group() or AFTER_BARE_HOUR.match(rest) or BEFORE_BARE_HOUR.search(text[:m.start()])):
         return None
     if re.match(r"(?:st|nd|rd|th)\b|[:./]\d", rest):
         return None
@@ -459,11 +348,11 @@ def _hour_after_day(m: re.Match, now: datetime, text: str) -> Mention | None:
     """"tomorrow 9", "monday 11", "9 tonight" without an "at": a bare number next to a day is its hour when
     nothing around it makes it a count or a date ("tomorrow 3 people", "Friday 13 at 9pm")."""
     before, rest = text[:m.start()], text[m.end():]
-    after_day = _BEFORE_BARE_HOUR.search(before)
+    after_day = BEFORE_BARE_HOUR.search(before)
     before_day = re.match(r"\s+(?:tonight|tomorrow|today)\b", rest)
     if not (after_day or before_day) or re.match(r"(?:st|nd|rd|th)\b|\s*(?:at|@)(?!\w)", rest):
         return None
-    if after_day and not before_day and not _AFTER_BARE_HOUR.match(rest):
+    if after_day and not before_day and not AFTER_BARE_HOUR.match(rest):
         return None
     return _time(m, int(m["h"]), int(m["m"] or 0))
 
@@ -642,10 +531,10 @@ def expression_spans(text: str) -> list[tuple[int, int]]:
     applied so the offsets stay the text's ("İ" lower-cases to two characters: kept as it is); a number in words
     ("at nine") is not found here, an expression inside quotes is part of a title ("Sunday brunch"), and a
     holiday's name is the name of things too ("put New Year's Eve party on my calendar tomorrow at 9pm")."""
-    low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text).translate(_PUNCTUATION)
+    low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text).translate(PUNCTUATION)
     found = [(m.start, m.end) for m in mentions(low, datetime(2000, 1, 1)) if not m.quoted and not m.holiday]
     # shorthand for a day ("2moro", "tmrw", "2nite"): normalising it changes the length, so it is found as written
-    found += [(m.start(), m.end()) for pattern, _ in _SPELLINGS[:3] for m in re.finditer(pattern, low)
+    found += [(m.start(), m.end()) for pattern, _ in DAY_SHORTHANDS for m in re.finditer(pattern, low)
               if not any(a <= m.start() < b for a, b in found)]
     return sorted(found)
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, fields
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 from mobile_actions.errors import CatalogueError
 
@@ -23,6 +26,13 @@ def normalise(text: str) -> str:
     position in the other."""
     text = text.replace("\u2019", "'").replace("\u2018", "'")
     return "".join(c if len(low := c.lower()) != 1 else low for c in text)
+
+
+def alternation(words: Iterable[str], space: str = " ") -> str:
+    r"""`words` as the body of a regular-expression alternation, each escaped, in their order (Python's `re` takes
+    the first alternative that matches, so the lexicon's order is kept); a space inside a phrase becomes `space`
+    (r"\s+" for any whitespace)."""
+    return "|".join(space.join(map(re.escape, w.split(" "))) for w in words)
 
 
 _WORD = r"[\w'@.+-]+"
@@ -104,6 +114,91 @@ class ValueWords:
     not_going_on: tuple[str, ...]
 
 
+_REGEX = {"regex": True}   # a field whose entries are regular expressions, checked when the lexicon is loaded
+
+
+@dataclass(frozen=True)
+class ClauseWords:
+    """Words that part a request into clauses and tell which ask the phone for something (`decoding.coverage`;
+    en.json says what each means)."""
+    verbs: frozenset[str]
+    generic: frozenset[str]
+    plural_suffix: str
+    particles: frozenset[str]
+    field_words: frozenset[str]
+    fillers: tuple[str, ...]
+    clause_joins: tuple[str, ...]
+    subjects: tuple[str, ...]
+    to_assistant: tuple[str, ...]
+    reminders: tuple[str, ...]
+    schedule_verbs: tuple[str, ...]
+    store_verbs: tuple[str, ...]
+    show_me: tuple[str, ...]
+    result_words: tuple[str, ...]
+    result_owners: tuple[str, ...]
+    result_fields: tuple[str, ...]
+    result_where: tuple[str, ...]
+    field_labels: tuple[str, ...]
+    field_owners: tuple[str, ...]
+    list_joins: tuple[str, ...]
+    sentence_words: frozenset[str]
+    capitalised_words: frozenset[str]
+    not_a_title: frozenset[str]
+    fragment_asks: frozenset[str]
+    fragment_other_words: frozenset[str]
+    ellipsis_joins: tuple[str, ...]
+    verb_tail: frozenset[str]
+    switch_verbs: tuple[str, ...]
+    switched_on: tuple[str, ...]
+    switched_off: tuple[str, ...]
+    switches_on: tuple[str, ...]
+    switches_off: tuple[str, ...]
+    opens: tuple[str, ...]
+    before_lamp: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """A rewrite that gives a date phrase its one spelling: `pattern` becomes `replacement` (a `re.sub` template),
+    or, with `hours_plus_minutes`, the number in the pattern's first group read as hours and that many minutes
+    more, written in minutes ("2 and a half hours": "150 minutes")."""
+    pattern: str
+    replacement: str = ""
+    hours_plus_minutes: int | None = None
+
+
+@dataclass(frozen=True)
+class Holiday:
+    """A holiday with a fixed date, and the forms of its name (regular expressions)."""
+    name: str
+    month: int
+    day: int
+    forms: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DateWords:
+    """The words of dates and times (`decoding.datetimes`, `decoding.datewords`; en.json says what each means)."""
+    weekdays: tuple[str, ...] = field(metadata=_REGEX)
+    months: tuple[str, ...] = field(metadata=_REGEX)
+    short_weekdays: frozenset[str]
+    part_hours: Mapping[str, int]
+    part_of_day_after: tuple[str, ...]
+    meridiem: tuple[str, ...] = field(metadata=_REGEX)
+    at: tuple[str, ...]
+    approximately: tuple[str, ...]
+    after_bare_hour: tuple[str, ...]
+    calendar_units: tuple[str, ...]
+    before_bare_hour: tuple[str, ...]
+    units: Mapping[str, int]
+    tens: Mapping[str, int]
+    ordinals: Mapping[str, int]
+    day_shorthands: Mapping[str, tuple[str, ...]]
+    shorthands: Mapping[str, tuple[str, ...]]
+    spellings: tuple[Spelling, ...]
+    holidays: tuple[Holiday, ...]
+
+
 @dataclass(frozen=True)
 class NavigatorWords:
     """The word lists the text navigator reads a GUI goal with (en.json's ``navigator`` says what each means).
@@ -136,6 +231,98 @@ class Lexicon:
     effect: EffectWords
     values: ValueWords
     navigator: NavigatorWords
+    clauses: ClauseWords
+    datetimes: DateWords
+
+
+def _section(path: Path, data: dict, section: str, cls: type) -> Any:
+    """The object `section` of a lexicon file as `cls`, each field read by its declared type (`_READERS`)."""
+    body = data.get(section)
+    if not isinstance(body, dict):
+        raise CatalogueError(f"{path}: a lexicon has an object {section!r}")
+    read = {}
+    for f in fields(cls):
+        where = f"{path}: {section}.{f.name}"
+        read[f.name] = _READERS[f.type](body.get(f.name), where)
+        if f.metadata.get("regex"):
+            _check_patterns(read[f.name], where)
+    return cls(**read)
+
+
+def _words(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(w, str) and w.strip() for w in value):
+        raise CatalogueError(f"{where} must be a list of non-empty strings")
+    return tuple(value)
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise CatalogueError(f"{where} must be a string")
+    return value
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _numbers(value: Any, where: str) -> Mapping[str, int]:
+    if not isinstance(value, dict) or not all(k.strip() and _integer(n) for k, n in value.items()):
+        raise CatalogueError(f"{where} must be an object of words and integers")
+    return MappingProxyType(dict(value))
+
+
+def _word_lists(value: Any, where: str) -> Mapping[str, tuple[str, ...]]:
+    if not isinstance(value, dict) or not all(k.strip() for k in value):
+        raise CatalogueError(f"{where} must be an object of words and lists of words")
+    return MappingProxyType({k: _words(v, f"{where}.{k}") for k, v in value.items()})
+
+
+def _check_patterns(patterns: Iterable[str], where: str) -> None:
+    for i, pattern in enumerate(patterns):
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise CatalogueError(f"{where}[{i}] is not a regular expression ({e})") from None
+
+
+def _spellings(value: Any, where: str) -> tuple[Spelling, ...]:
+    if not isinstance(value, list):
+        raise CatalogueError(f"{where} must be a list of [pattern, replacement] pairs")
+    out = []
+    for i, entry in enumerate(value):
+        here = f"{where}[{i}]"
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+            raise CatalogueError(f"{here} must be a [pattern, replacement] pair")
+        pattern, replacement = entry
+        _check_patterns([pattern], here)
+        if isinstance(replacement, str):
+            out.append(Spelling(pattern, replacement))
+        elif (isinstance(replacement, dict) and list(replacement) == ["hours_plus_minutes"]
+              and _integer(replacement["hours_plus_minutes"])):
+            out.append(Spelling(pattern, hours_plus_minutes=replacement["hours_plus_minutes"]))
+        else:
+            raise CatalogueError(f'{here}: a replacement is a string or {{"hours_plus_minutes": <integer>}}')
+    return tuple(out)
+
+
+def _holidays(value: Any, where: str) -> tuple[Holiday, ...]:
+    if not isinstance(value, list):
+        raise CatalogueError(f"{where} must be a list of holidays")
+    out = []
+    for i, entry in enumerate(value):
+        here = f"{where}[{i}]"
+        if not (isinstance(entry, dict) and isinstance(entry.get("name"), str) and _integer(entry.get("month"))
+                and _integer(entry.get("day")) and 1 <= entry["month"] <= 12 and 1 <= entry["day"] <= 31):
+            raise CatalogueError(f"{here} must be an object with a 'name', a 'month' (1-12) and a 'day' (1-31)")
+        forms = _words(entry.get("forms"), f"{here}.forms")
+        _check_patterns(forms, f"{here}.forms")
+        out.append(Holiday(entry["name"], entry["month"], entry["day"], forms))
+    return tuple(out)
+
+
+_READERS = {"frozenset[str]": lambda value, where: frozenset(_words(value, where)), "tuple[str, ...]": _words,
+            "str": _text, "Mapping[str, int]": _numbers, "Mapping[str, tuple[str, ...]]": _word_lists,
+            "tuple[Spelling, ...]": _spellings, "tuple[Holiday, ...]": _holidays}
 
 
 @lru_cache(maxsize=None)
@@ -168,7 +355,9 @@ def load(language: str = "en") -> Lexicon:
     values = ValueWords(frozenset(val["joins"]), frozenset(val["no_start"]), tuple(val["goes_on"]),
                         tuple(val["not_going_on"]))
     navigator = _navigator_words(data.get("navigator"), path)
-    return Lexicon(str(data.get("language", language)), polarity, effect, values, navigator)
+    clauses = _section(path, data, "clauses", ClauseWords)
+    datetimes = _section(path, data, "datetimes", DateWords)
+    return Lexicon(str(data.get("language", language)), polarity, effect, values, navigator, clauses, datetimes)
 
 
 def _navigator_words(section: object, path: Path) -> NavigatorWords:
