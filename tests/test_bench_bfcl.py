@@ -154,7 +154,7 @@ def test_the_table_puts_the_published_numbers_beside_ours(tmp_path):
     results, _report, _caller = run_fixture(tmp_path, FakeSuite())
     text = table(results)
     assert "| simple_python | 2 | 100.0 % | 61.6 % | – |" in text
-    assert "| irrelevance | 2 | 50.0 % | 73.7 % | 1/2 questions (1 calls) |" in text
+    assert "| irrelevance | 2 | 50.0 % | 73.7 % | 1/2 questions (1 call) |" in text
 
 
 def test_unknown_categories_and_counts_are_refused_by_the_command(capsys):

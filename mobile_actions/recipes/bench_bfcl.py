@@ -276,7 +276,7 @@ def table(results: Sequence[CategoryResult]) -> str:
         j = r.to_json()
         card = FUNCTIONGEMMA_270M.get(r.category)
         asked, calls = r.called
-        nocall = f"{asked}/{r.n} questions ({calls} calls)" if r.category in NO_CALL_ASKED else "–"
+        nocall = f"{asked}/{r.n} questions ({calls} call{'' if calls == 1 else 's'})" if r.category in NO_CALL_ASKED else "–"
         acc = "–" if r.accuracy is None else f"{r.accuracy:.1f} %"
         lines.append(f"| {r.category} | {r.n} | {acc} | {'–' if card is None else f'{card:.1f} %'} | {nocall} | "
                      f"{j['seconds_per_question'] if j['seconds_per_question'] is not None else '–'} |")
