@@ -1,8 +1,11 @@
 """Tool catalogues: the set of tools a caller may call.
 
-Two shapes exist in the wild: Mobile Actions rows (`{"function": {...}}` with Gemini's upper-case
-types) and OpenAI's (`{"type": "function", "function": {...}}` with JSON Schema types). Both are
-normalised to JSON Schema here, once, so validation, rendering and generation see one shape.
+Three shapes exist in the wild: Mobile Actions rows (`{"function": {...}}` with Gemini's upper-case
+types), OpenAI's (`{"type": "function", "function": {...}}` with JSON Schema types) and BFCL/Gorilla
+function docs (`{"name", "description", "parameters": {"type": "dict", ...}}` with Python's type
+names and dotted names such as `math.factorial`). All are normalised to JSON Schema here, once, so
+validation, rendering and generation see one shape. Dotted names stay as they are: the FunctionGemma
+wire format writes them bare (`call:math.factorial{...}`), so calls need no renaming back.
 """
 from __future__ import annotations
 
@@ -24,6 +27,9 @@ from mobile_actions.errors import CatalogueError
 
 CATALOGS_DIR = Path(__file__).resolve().parent / "catalogs"  # the bundled catalogues (package data)
 JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
+# BFCL/Gorilla's Python type names, as its own conversion for OpenAI-style models maps them
+# (bfcl-eval's GORILLA_TO_OPENAPI: `any` is a string there, and its checker expects one).
+GORILLA_TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": "string"}
 # Schema keys we understand; anything else is kept verbatim (descriptions of the user's own schemas
 # are theirs), but these are the ones whose values we check.
 _SCHEMA_KEYS = {"type", "description", "properties", "required", "enum", "items", "format",
@@ -115,6 +121,8 @@ class Catalogue:
     def from_json(cls, data: Any, source: str = "<data>") -> "Catalogue":
         if isinstance(data, dict) and "tools" in data:
             data = data["tools"]
+        elif isinstance(data, dict) and isinstance(data.get("function"), list):
+            data = data["function"]   # a BFCL question: its function docs
         if not isinstance(data, list):
             raise CatalogueError(f"{source}: a catalogue is a JSON list of tools, got {type(data).__name__}")
         _check_count(len(data), source)   # before any tool is parsed
@@ -318,9 +326,12 @@ def _normalise_schema(schema: Any, where: str) -> dict:
             types = value if isinstance(value, list) else [value]
             norm = []
             for t in types:
-                if not isinstance(t, str) or t.lower() not in JSON_TYPES:
-                    raise CatalogueError(f"{where}: field 'type': unknown type {t!r}")
-                norm.append(t.lower())
+                name = t.lower() if isinstance(t, str) else None
+                name = GORILLA_TYPES.get(name, name)
+                if name not in JSON_TYPES:
+                    raise CatalogueError(f"{where}: field 'type': unknown type {t!r:.40} (known: "
+                                         f"{', '.join(sorted(JSON_TYPES | GORILLA_TYPES.keys()))}, in any case)")
+                norm.append(name)
             out["type"] = norm if isinstance(value, list) else norm[0]
         elif key == "properties":
             if not isinstance(value, dict):

@@ -163,13 +163,14 @@ _STRIP = re.compile(r"[\s,./\-_*^]")
 
 
 def _norm(value: Any) -> Any:
+    """A value as the lenient check compares it: strings stripped of spaces and `,./-_*^` and lower-cased,
+    in lists and objects too. Numbers stay as they are, since Python compares an int with a float exactly
+    (1 == 1.0; a 400-digit int has no float to become); booleans are tagged so that True is not 1."""
     if isinstance(value, str):
         return _STRIP.sub("", value).lower()
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, list):
+    if isinstance(value, bool):
+        return (bool, value)
+    if isinstance(value, (list, tuple)):
         return [_norm(v) for v in value]
     if isinstance(value, dict):
         return {k: _norm(v) for k, v in value.items()}

@@ -108,3 +108,28 @@ def test_invented_values_are_counted():
     assert score([row], [ok]).invented == 0
     report = score([row, row], [made_up, ok])
     assert report.invented == 1 and report.row_results[0]["invented"] == 1 and report.to_json()["invented"] == 1
+
+
+def test_array_arguments_score_without_crashing(tmp_path, capsys):
+    """Arrays of strings, numbers (a 400-digit one has no float), booleans and objects, compared leniently
+    element by element."""
+    from mobile_actions.calls import ToolCall as T
+    from mobile_actions.cli.main import main
+
+    big = 10 ** 400
+    assert lenient_match([T("f", {"a": ["New York", 2, big]})], [T("f", {"a": ["new york", 2.0, big]})])
+    assert not lenient_match([T("f", {"a": [big]})], [T("f", {"a": [1.5]})])
+    assert not lenient_match([T("f", {"a": [True, 1]})], [T("f", {"a": [1, True]})])      # True is not 1
+    assert not lenient_match([T("f", {"a": ["x", "y"]})], [T("f", {"a": ["y", "x"]})])    # an array is ordered
+    tool = {"function": {"name": "f", "description": "d", "parameters": {"type": "OBJECT", "properties": {
+        "a": {"type": "ARRAY", "items": {"type": "INTEGER"}}, "o": {"type": "ARRAY", "items": {"type": "OBJECT"}}}}}}
+    rows = [{"metadata": "eval", "tools": [tool], "messages": [
+        {"role": "user", "content": "f"}, {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": a}}]}]}
+        for a in ({"a": [big, 2]}, {"o": [{"k": [1]}]})]
+    gold, pred = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
+    gold.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pred.write_text(json.dumps({"calls": [{"name": "f", "arguments": {"a": [big, 2.0]}}]}) + "\n" +
+                    json.dumps({"calls": [{"name": "f", "arguments": {"o": [{"k": [2]}]}}]}) + "\n")
+    assert main(["score", "--gold", str(gold), "--pred", str(pred), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["exact_match"], report["lenient_match"], report["argument_errors"]) == (0.0, 0.5, {"f.a": 1, "f.o": 1})

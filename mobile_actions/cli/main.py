@@ -294,7 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layout", default="official", choices=LAYOUTS)
     p.set_defaults(func=cmd_render)
 
-    p = sub.add_parser("bench", help="benchmarks that print a table: caller | act | hybrid | android | train")
+    p = sub.add_parser("bench", help="benchmarks that print a table: caller | act | bfcl | hybrid | android | train")
     bench = p.add_subparsers(dest="bench_kind", required=True, metavar="KIND")
     p = bench.add_parser("android", help="latency of one dispatched call through the real adb server")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the android benchmark's own options (bench android -- --help)")
@@ -303,6 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench_act = importlib.import_module("mobile_actions.recipes.bench_act")
     bench_act.add_arguments(p)
     p.set_defaults(func=bench_act.run)
+    p = bench.add_parser("bfcl", help="BFCL categories (Berkeley Function Calling Leaderboard), scored by bfcl-eval's checker")
+    bench_bfcl = importlib.import_module("mobile_actions.recipes.bench_bfcl")
+    bench_bfcl.add_arguments(p)
+    p.set_defaults(func=bench_bfcl.run)
     p = sub.add_parser("rules", help="the toolkit's rules around the model: counted, and what each changes on rows")
     rules = importlib.import_module("mobile_actions.recipes.rules")
     rules.add_arguments(p)
@@ -325,7 +329,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.own_process = argv is None   # the command is this process's own: a job may start it again (allocator)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:   # `... | head` closed the output: not an error of the command
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

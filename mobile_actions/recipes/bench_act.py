@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from collections import Counter
@@ -31,6 +30,7 @@ from typing import Any, Sequence
 from mobile_actions.acting import Refusal, gate_messages
 from mobile_actions.calls import ToolCall
 from mobile_actions.dataset import Row, load_rows
+from mobile_actions.recipes.machine import cpu_name
 from mobile_actions.scoring import exact_match
 
 BENCH_DIR = Path(__file__).resolve().parent.parent / "assets" / "bench"
@@ -114,16 +114,6 @@ def run_variant(name: str, caller: Any, rows: Sequence[Row], out: Path | None, p
             for p in preds:
                 f.write(json.dumps(p, ensure_ascii=False) + "\n")
     return v
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def table(variants: Sequence[Variant], kinds: Sequence[str]) -> str:

@@ -502,13 +502,13 @@ def run(cfg: BenchConfig) -> list[dict]:
 
 
 def write_outputs(results: list[dict], cfg: BenchConfig, out_dir: Path) -> None:
-    import platform
+    from mobile_actions.recipes.machine import cpu_name
 
     with open(out_dir / "bench.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=list(results[0]) if results else COLUMNS)
         w.writeheader()
         w.writerows(results)
-    header = (f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores visible, "
+    header = (f"Machine: {cpu_name()}, {os.cpu_count()} cores visible, "
               f"{cfg.threads} threads; {cfg.n} requests (+1 warm-up), layout {cfg.layout}, "
               f"max {cfg.max_new_tokens} new tokens; load_avg = 1-minute load average at the end of each variant; "
               f"{datetime.now():%Y-%m-%d %H:%M}.\n")
