@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from mobile_actions.recipes.bench_act import cpu_name, unrequested   # (the CLI imports bench_act already)
+from mobile_actions.recipes.bench_act import unrequested   # (the CLI imports bench_act already)
+from mobile_actions.recipes.machine import cpu_name
 
 PACKAGE = Path(__file__).resolve().parent.parent
 CODE_WITH_WORDS = ("decoding", "navigator")
