@@ -60,3 +60,17 @@ def test_a_missing_section_and_a_bad_pattern_are_named(lexicon_with):
         lexicon_with(lambda data: data["datetimes"]["spellings"][0].__setitem__(1, {"minutes": 3}))
     with pytest.raises(CatalogueError, match=r"datetimes\.holidays\[0\] must be an object"):
         lexicon_with(lambda data: data["datetimes"]["holidays"][0].__setitem__("month", 13))
+
+
+def test_the_reading_language_is_a_setting(monkeypatch):
+    """A language is added as a file beside en.json and chosen with $MOBILE_ACTIONS_LANGUAGE, no Python."""
+    monkeypatch.setenv(lexicon.LANGUAGE_VARIABLE, "zz")
+    assert lexicon.reading_language() == "zz"
+    lexicon.load.cache_clear()
+    try:
+        with pytest.raises(CatalogueError, match="no lexicon for language 'zz'"):
+            lexicon.load()
+    finally:
+        monkeypatch.delenv(lexicon.LANGUAGE_VARIABLE)
+        lexicon.load.cache_clear()
+    assert lexicon.reading_language() == "en" and lexicon.load().language == "en"

@@ -35,7 +35,7 @@ from mobile_actions.calls import argument_schema, is_datetime, value_kind
 from mobile_actions.decoding.datetimes import expression_spans
 from mobile_actions.lexicon import alternation
 
-_WORDS = lexicon.load("en").clauses   # what each list means: the "clauses" section of lexicon/en.json
+_WORDS = lexicon.load().clauses   # what each list means: the "clauses" section of lexicon/en.json
 WORD_RE = re.compile(r"[^\W_]+")
 GENERIC = _WORDS.generic
 # What people call the things the Mobile Actions tools are about (applies to any catalogue whose tool

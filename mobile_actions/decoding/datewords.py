@@ -13,7 +13,7 @@ from collections.abc import Callable
 from mobile_actions import lexicon
 from mobile_actions.lexicon import Spelling, alternation
 
-_WORDS = lexicon.load("en").datetimes   # what each list means: the "datetimes" section of lexicon/en.json
+_WORDS = lexicon.load().datetimes   # what each list means: the "datetimes" section of lexicon/en.json
 
 # The hour a part of the day means when no time is said ("tomorrow morning"); the generator always says a time.
 PART_HOURS = dict(_WORDS.part_hours)

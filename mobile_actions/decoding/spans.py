@@ -17,7 +17,7 @@ from mobile_actions.decoding import coverage
 from mobile_actions.decoding.datetimes import expression_spans
 from mobile_actions.decoding.grammar import Source
 
-_WORDS = lexicon.load("en").values
+_WORDS = lexicon.load().values
 # A phrase that goes on with the value before it ("Mehndi| at Aunty Farah's", "Catch-up| with Liam", "bday party| 4
 # Leo"), not one that says when, where to or for whom ("Dinner| at 7", "... in my calendar", "... for me"). An
 # event's title never ends before one in the data (`grounding.learn_policies`: "unbroken"); a 270M model often does.

@@ -7,6 +7,7 @@ does, lets a language be added without touching Python, and keeps the reading co
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -325,9 +326,20 @@ _READERS = {"frozenset[str]": lambda value, where: frozenset(_words(value, where
             "tuple[Spelling, ...]": _spellings, "tuple[Holiday, ...]": _holidays}
 
 
+LANGUAGE_VARIABLE = "MOBILE_ACTIONS_LANGUAGE"
+
+
+def reading_language() -> str:
+    """The language requests are read in: ``$MOBILE_ACTIONS_LANGUAGE`` (a ``<language>.json`` beside this
+    module), else English. Read once, when the reading modules load: a process reads one language."""
+    return os.environ.get(LANGUAGE_VARIABLE) or "en"
+
+
 @lru_cache(maxsize=None)
-def load(language: str = "en") -> Lexicon:
-    """The lexicon of `language` (`<language>.json` beside this module), checked against its shape."""
+def load(name: str | None = None) -> Lexicon:
+    """The lexicon of a language (default: `reading_language()`; `<name>.json` beside this module), checked
+    against its shape."""
+    language = name or reading_language()
     path = LEXICON_DIR / f"{language}.json"
     if not re.fullmatch(r"[a-z]{2,3}(?:-[A-Za-z0-9]+)?", language) or not path.is_file():
         raise CatalogueError(f"no lexicon for language {language!r} (looked for {path})")

@@ -70,7 +70,7 @@ class GoalWords:
 
 
 @lru_cache(maxsize=None)
-def goal_words(language: str = "en") -> GoalWords:
+def goal_words(language: str | None = None) -> GoalWords:
     return GoalWords.build(load_lexicon(language).navigator, load_screens())
 
 
