@@ -146,19 +146,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
+def read_data(paths: Sequence[str], limit: int | None = None) -> list[Row] | None:
+    """The rows of every file (the first `limit` of each), or None after printing each unreadable line."""
+    rows: list[Row] = []
+    for path in paths:
+        got, problems = load_rows(path)
+        for pr in problems:
+            print(f"error: {pr}", file=sys.stderr)
+        if problems:
+            return None
+        rows += got[:limit] if limit else got
+    return rows
+
+
 def run(args: argparse.Namespace) -> int:
     from mobile_actions.errors import MobileActionsError
     from mobile_actions.hybrid.device import HybridError
     from mobile_actions.hybrid.models import resolve_caller
 
-    rows: list[Row] = []
-    for path in args.data:
-        got, problems = load_rows(path)
-        if problems:
-            for pr in problems:
-                print(f"error: {pr}", file=sys.stderr)
-            return 2
-        rows += got[:args.limit] if args.limit else got
+    rows = read_data(args.data, args.limit)
+    if rows is None:
+        return 2
     out = Path(args.out)
     say = lambda m: print(m, file=sys.stderr, flush=True)   # noqa: E731
     try:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from mobile_actions.recipes.bench_act import unrequested   # (the CLI imports bench_act already)
+from mobile_actions.recipes.bench_act import read_data, unrequested   # (the CLI imports bench_act already)
 from mobile_actions.recipes.machine import cpu_name
 
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -141,7 +141,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mobile_actions.dataset import load_rows
     from mobile_actions.decoding.turn import RULES
 
     names = [r.name for r in RULES]
@@ -157,14 +156,9 @@ def run(args: argparse.Namespace) -> int:
         "lexicon": lexicon, "lexicon_entries": sum(lexicon.values()),
         "words_in_code": [vars(w) for w in in_code], "words_in_code_entries": sum(w.entries for w in in_code)}
     if args.data:
-        rows: list = []
-        for path in args.data:
-            got, problems = load_rows(path)
-            if problems:
-                for pr in problems:
-                    print(f"error: {pr}", file=sys.stderr)
-                return 2
-            rows += got[:args.limit] if args.limit else got
+        rows = read_data(args.data, args.limit)
+        if rows is None:
+            return 2
         from mobile_actions.errors import MobileActionsError
         from mobile_actions.runtime import Caller
 
