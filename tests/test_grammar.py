@@ -277,14 +277,14 @@ def test_a_span_ends_only_before_what_its_values_end_before():
 
 def test_a_span_narrowed_to_a_clause_keeps_what_the_clause_ends_on():
     """A call owed for a clause copies from that clause; its closing "?" stays with it."""
-    from mobile_actions.decoding.turn import spans_within as _spans_within
+    from mobile_actions.decoding.turn import spans_within
 
     request = "open the wifi settings, then email ana@x.com subject Seat body Could I move to an aisle seat?"
     clause = "email ana@x.com subject Seat body Could I move to an aisle seat"
-    narrowed = _spans_within({"type": "string", "x-span": ["open the wifi settings, ", " subject Seat body Could I "
+    narrowed = spans_within({"type": "string", "x-span": ["open the wifi settings, ", " subject Seat body Could I "
                                                            "move to an aisle seat?"]}, request, clause)
     assert narrowed == {"type": "string", "x-span": [" subject Seat body Could I move to an aisle seat?"]}
-    assert _spans_within({"x-span": ["open the wifi settings, "]}, request, clause) is None
+    assert spans_within({"x-span": ["open the wifi settings, "]}, request, clause) is None
 
 
 def test_a_number_ends():

@@ -29,7 +29,6 @@ from mobile_actions import wire
 from mobile_actions.acting import Refusal, gate_messages, left_out
 from mobile_actions.calls import Problem, ToolCall, turn_calls, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
-from mobile_actions.decoding.turn import LEFT_OUT
 from mobile_actions.errors import ExportFormatError, PromptTooLongError
 
 DEFAULT_THREADS = 2
@@ -359,6 +358,8 @@ def with_left_out(res: CallResult, messages: Sequence[dict], tools: Catalogue,
     on its own: the same conversation with that clause as the person's message. Decoding never forces a call
     that changes something; here the model sees the clause alone and decides (a text reply adds nothing). Its
     raw output is appended to `raw` (the trace shows it) and `timings["asked_again"]` lists the clauses."""
+    from mobile_actions.decoding.turn import LEFT_OUT   # the decoder's modules load on the first decoded turn
+
     clauses = left_out(messages, res.calls, tools)
     if not clauses:
         return res
@@ -597,6 +598,8 @@ class Caller:
         a call that changes something answers is asked about on its own (`with_left_out`)."""
         tools = self._catalogue(tools)
         res = self._turn(messages, tools)
+        from mobile_actions.decoding.turn import LEFT_OUT
+
         if self.policies is not None and self.constrained and LEFT_OUT.name not in self.off:
             res = with_left_out(res, messages, tools, lambda m: self._turn(m, tools))
         return res
