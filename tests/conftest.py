@@ -25,3 +25,19 @@ def _run_key(tmp_path_factory):
         os.environ.pop(RUN_KEY_ENV, None)
     else:
         os.environ[RUN_KEY_ENV] = old
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _prefix_store(tmp_path_factory):
+    """Callers keep filled prompt prefixes on disk; tests keep theirs in a folder of their own."""
+    import os
+
+    from mobile_actions.runtime.prefix_store import ENV
+
+    old = os.environ.get(ENV)
+    os.environ[ENV] = str(tmp_path_factory.mktemp("prefix-kv"))
+    yield
+    if old is None:
+        os.environ.pop(ENV, None)
+    else:
+        os.environ[ENV] = old

@@ -39,7 +39,20 @@ def register(subparsers) -> None:
     p.add_argument("--no-sparse-head", dest="sparse_head", action="store_false",
                    help="full 262k-row head at every step (default: only the grammar's allowed rows when <= 512)")
     p.add_argument("--stream", action="store_true", help="print the raw output as it is decoded")
+    p.add_argument("--server", nargs="?", const="default", default=None, metavar="SOCKET",
+                   help="ask a running `mobile-actions serve` (its socket; default $MOBILE_ACTIONS_SOCKET or the "
+                        "per-user one) instead of loading the model here")
     p.set_defaults(func=cmd_call)
+
+    p = subparsers.add_parser("serve", help="keep the caller loaded on a local socket for `call --server` and apps")
+    p.add_argument("--model", default=None, help="default | an exported folder (as `call --model`)")
+    p.add_argument("--socket", default=None, help="Unix socket path (default $MOBILE_ACTIONS_SOCKET, else "
+                                                   "$XDG_RUNTIME_DIR/mobile-actions/caller.sock)")
+    p.add_argument("--tools", default="mobile_actions",
+                   help="catalogues to fill before the first request, '+'-free names or files, comma-separated")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--max-requests", type=int, default=None, help="stop after N answers (default: until Ctrl-C)")
+    p.set_defaults(func=cmd_serve, constrained=True, prefix_reuse=True, sparse_head=True, grounded=True)
 
 
 def add_bench_subcommand(bench_subparsers) -> None:
@@ -68,30 +81,29 @@ def default_onnx_dir(quant: str | None = None) -> str:
     return str(_dir(quant))
 
 
-def _print_result(res, as_json: bool) -> int:
+def _print_result(res: dict, as_json: bool) -> int:
+    """A `CallResult.to_json()` as `call` shows it (the same whether decoded here or by a server)."""
+    from mobile_actions.acting import Refusal
+
     if as_json:
-        print(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
+        print(json.dumps(res, ensure_ascii=False, indent=2))
     else:
-        for c in res.calls:
-            print(f"{c.name}({json.dumps(c.arguments, ensure_ascii=False)})")
-        if res.text:
-            print(res.text)
-        for p in res.problems:
+        for c in res["calls"]:
+            print(f"{c['name']}({json.dumps(c['arguments'], ensure_ascii=False)})")
+        if res["text"]:
+            print(res["text"])
+        for p in res["problems"]:
             print(f"problem: {p}", file=sys.stderr)
-        for r in res.refused:
-            print(r, file=sys.stderr)
-        for rule in res.rules:
+        for r in res["refused"]:
+            print(Refusal.from_json(r), file=sys.stderr)
+        for rule in res["rules"]:
             print(f"rule {rule}", file=sys.stderr)
-    return 1 if res.problems else 0
+    return 1 if res["problems"] else 0
 
 
 def cmd_call(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from mobile_actions.catalog import CatalogueError, load_catalogue
     from mobile_actions.errors import PromptTooLongError
-    from mobile_actions.runtime import Caller, ExportFormatError
-    from mobile_actions.runtime.prepared import NotPreparedError, prepared_export
 
     now = datetime.fromisoformat(args.now) if args.now else None
     try:   # first: a bad or oversized catalogue is refused before any model is loaded for it
@@ -99,8 +111,32 @@ def cmd_call(args: argparse.Namespace) -> int:
     except CatalogueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.server is not None:
+        return _call_server(args, tools)
     if args.torch:
         return _call_torch(args, now, tools)
+    caller = _onnx_caller(args, tools)
+    if caller is None:
+        return 2
+    try:
+        if args.stream:
+            for piece in caller.stream(args.request, now=now):
+                print(piece, end="", flush=True)
+            print()
+            return 0
+        return _print_result(caller.call(args.request, now=now).to_json(), args.json)
+    except PromptTooLongError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _onnx_caller(args: argparse.Namespace, tools: Catalogue):
+    """The ONNX caller `--model` names (None after printing why it cannot load)."""
+    from pathlib import Path
+
+    from mobile_actions.runtime import Caller, ExportFormatError
+    from mobile_actions.runtime.prepared import NotPreparedError, prepared_export
+
     try:
         if args.model in (None, "default"):
             model = prepared_export()
@@ -109,23 +145,58 @@ def cmd_call(args: argparse.Namespace) -> int:
             if not (model / "manifest.json").is_file():
                 print(f"error: {model}: not an exported model folder (mobile-actions export --model SPEC --out "
                       f"{model}); for a PyTorch checkpoint or adapter add --torch", file=sys.stderr)
-                return 2
-        caller = Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained,
-                                        prefix_reuse=args.prefix_reuse, tools=tools, sparse_head=args.sparse_head,
-                                        grounded=args.grounded)
+                return None
+        return Caller.from_pretrained(model, threads=args.threads, constrained=args.constrained,
+                                      prefix_reuse=args.prefix_reuse, tools=tools, sparse_head=args.sparse_head,
+                                      grounded=args.grounded)
     except (NotPreparedError, ExportFormatError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return None
+
+
+def _call_server(args: argparse.Namespace, tools: Catalogue) -> int:
+    """`call --server`: the request to a running `serve`; prints what a local `call` prints."""
+    from pathlib import Path
+
+    from mobile_actions.catalog import CATALOGS_DIR
+    from mobile_actions.runtime.server import CallMessage, ServerError, ask
+
+    if args.torch or args.stream:
+        print("error: --server takes neither --torch nor --stream", file=sys.stderr)
         return 2
+    bundled = (CATALOGS_DIR / f"{args.tools}.json").is_file()
+    message = CallMessage(args.request, args.tools if bundled else tools.to_mobile_actions(), args.now)
     try:
-        if args.stream:
-            for piece in caller.stream(args.request, now=now):
-                print(piece, end="", flush=True)
-            print()
-            return 0
-        return _print_result(caller.call(args.request, now=now), args.json)
-    except PromptTooLongError as e:
+        result = ask(message, None if args.server == "default" else Path(args.server))
+    except ServerError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    return _print_result(result, args.json)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from mobile_actions.catalog import CatalogueError, load_catalogue
+    from mobile_actions.errors import PromptTooLongError
+    from mobile_actions.runtime.server import ServerError, default_socket, serve
+
+    try:
+        catalogues = [load_catalogue(name) for name in args.tools.split(",") if name]
+    except CatalogueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    caller = _onnx_caller(args, catalogues[0] if catalogues else None)
+    if caller is None:
+        return 2
+    try:
+        for tools in catalogues:
+            caller.warm(tools)
+        serve(caller, Path(args.socket) if args.socket else default_socket(), max_requests=args.max_requests)
+    except (ServerError, PromptTooLongError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _call_torch(args: argparse.Namespace, now: datetime | None, tools: Catalogue) -> int:
@@ -140,7 +211,7 @@ def _call_torch(args: argparse.Namespace, now: datetime | None, tools: Catalogue
     caller = resolve_caller(args.model or "default", torch=True, constrained=args.constrained)
     messages = [developer_message(now),
                 {"role": "user", "content": args.request}]
-    return _print_result(caller.call_messages(messages, tools).gated(messages, tools), args.json)   # as `call`
+    return _print_result(caller.call_messages(messages, tools).gated(messages, tools).to_json(), args.json)   # as `call`
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -1237,6 +1237,11 @@ def _run(cfg: ExportConfig, say: Callable[[str], None]) -> ExportResult:
                      "tool": "onnxruntime MatMulNBitsQuantizer" + (" + quantize_dynamic" if cfg.quant == "int8" else "")}}
         step("writing the tokenizer, token table, genai_config.json and manifest")
         write_runtime_files(out, tokenizer, model.config, manifest=manifest)
+        if cfg.quant == "q8":
+            from mobile_actions.recipes.export_prefill import add_prefill_graph
+
+            step("adding the prefill graph (integer GEMM for long prompt prefixes)")
+            manifest["prefill_graph"] = add_prefill_graph(out)
         copy_grounding(cfg.model, out)
         check: dict = {}
         if cfg.check:
@@ -1298,6 +1303,11 @@ def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
             say(f"ONNX export: {out} is current; its grounding policies were refreshed from the bundled adapter")
         else:
             say(f"ONNX export: {out} is current (bundled adapter unchanged)")
+        if not json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("prefill_graph"):
+            from mobile_actions.recipes.export_prefill import add_prefill_graph
+
+            add_prefill_graph(out)
+            say(f"ONNX export: added the prefill graph to {out} (integer GEMM for long prompt prefixes)")
         return out, False
     say(f"ONNX export: building {out} ({'--force' if why is None else why})")
     tmp = out.with_name(out.name + ".partial")

@@ -14,6 +14,7 @@ or CLI process starts fast and small; `tests/test_runtime.py` proves torch is ne
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -32,7 +33,10 @@ from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.errors import ExportFormatError, PromptTooLongError
 
 DEFAULT_THREADS = 2
-PREFILL_CHUNK = 128       # tokens per run when the stable prompt prefix is prefilled (`Caller.warm`)
+FILL_CHUNK = 256          # positions per run when a prompt prefix is filled (`Decoder.fill`): bounds a run's buffers
+# Prefixes this long are filled on the prefill graph (when the export has one): loading it costs ~0.3 s, which
+# its ~2x faster runs repay from ~900 positions on (measured on 2 cores; `bench caller` prints the rates)
+PREFILL_GRAPH_MIN = 1024
 TABLE_BYTES = 8 << 20     # mapped weights this large are dropped after every step (`MappedWeights`)
 # The export's I/O names (onnxruntime-genai's); folders exported before (manifest format 1, `past_key_i`)
 # are refused with a message to re-export.
@@ -64,8 +68,8 @@ class KVCache:
 
     buffers: list[np.ndarray]
     length: int = 0
-    # (session, IOBinding with the buffers bound as past and present): `Decoder.forward` binds the 36 buffers
-    # once per cache, not every step; replaced buffers (`reserve`) drop it
+    # (session, IOBinding with the buffers bound as past and present): a run binds the 36 buffers once per cache
+    # and graph (decode or prefill), not every step; replaced buffers (`reserve`) drop it
     binding: tuple | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -83,6 +87,17 @@ class KVCache:
         grown = self.prefix(self.length, room=max(n, 2 * self.capacity) - self.length)
         self.buffers, self.binding = grown.buffers, None
 
+    def bind(self, session, past_names: Sequence[str], present_names: Sequence[str]):
+        """`session`'s IOBinding with these buffers as its past and present (made once per session)."""
+        if self.binding is None or self.binding[0] is not session:
+            io = session.io_binding()
+            for past, present, buf in zip(past_names, present_names, self.buffers):
+                shape = list(buf.shape)
+                io.bind_input(past, "cpu", 0, np.float32, shape, buf.ctypes.data)
+                io.bind_output(present, "cpu", 0, np.float32, shape, buf.ctypes.data)
+            self.binding = (session, io)
+        return self.binding[1]
+
     def prefix(self, n: int, room: int = CACHE_ROOM) -> "KVCache":
         """A new cache holding a copy of the first `n` positions, with room for `room` more."""
         if n > self.length:
@@ -96,28 +111,20 @@ class KVCache:
 class Decoder:
     """An exported model folder's ONNX session, run over a `KVCache` it advances in place."""
 
-    def __init__(self, folder: str | Path, threads: int = DEFAULT_THREADS, spin: bool | None = None):
+    def __init__(self, folder: str | Path, threads: int = DEFAULT_THREADS, spin: bool | None = None,
+                 prefill_graph: bool = True):
         """`spin`: ORT's worker threads busy-wait between the ops of a run and stop when the run ends
         (`session.force_spinning_stop`), so they never spin while the grammar works or between requests.
-        None: `spin_by_default` decides from the machine's load."""
-        import onnxruntime as ort
-
+        None: `spin_by_default` decides from the machine's load. `prefill_graph`: `fill` runs on the export's
+        prefill graph when it has one (False: on the decode graph, as exports without one do)."""
         self.folder = Path(folder)
         self.manifest = read_manifest(self.folder)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.spin = spin_by_default(threads) if spin is None else spin
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spin else "0")
-        opts.add_session_config_entry("session.force_spinning_stop", "1")
-        opts.log_severity_level = 3  # errors only: load-time notices (e.g. unused initializers) are not the user's
+        self.threads = threads
         onnx_path = self.folder / self.manifest.get("onnx", "model.onnx")
-        self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+        self.session = self._session(onnx_path)
         self.weights = MappedWeights(onnx_path.with_name(onnx_path.name + ".data"))
         self.weights.evict()
-        self.threads = threads
         m = self.manifest
         self.n_layers, self.n_kv, self.head_dim = m["num_layers"], m["num_kv_heads"], m["head_dim"]
         self.vocab_size = int(m["vocab_size"])
@@ -131,6 +138,59 @@ class Decoder:
         self.sparse_head = SPARSE_INPUT in names
         self.max_sparse_rows = int((m.get("sparse_head") or {}).get("max_rows", SPARSE_MAX_ROWS))
         self.steps = 0  # model invocations, for statistics
+        info = m.get("prefill_graph") or {}
+        self.prefill_path = (self.folder / info["onnx"]) if prefill_graph and info.get("onnx") else None
+
+    def _session(self, path: Path):
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spin else "0")
+        opts.add_session_config_entry("session.force_spinning_stop", "1")
+        opts.log_severity_level = 3  # errors only: load-time notices (e.g. unused initializers) are not the user's
+        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+    def fill_graph(self, n: int) -> str:
+        """Which graph `fill` runs `n` positions on ("prefill" or "decode"): part of what a stored prefix's
+        keys depend on. A function of the prefix alone, so one prompt always gets the same keys."""
+        return "prefill" if self.prefill_path is not None and n >= PREFILL_GRAPH_MIN else "decode"
+
+    def fill(self, ids: Sequence[int], cache: KVCache) -> KVCache:
+        """Write the keys and values of `ids` into `cache` (advanced in place), computing no logits: a prompt
+        prefix that is cached for later requests. On the prefill graph when the export has one and the
+        prefix is long (`PREFILL_GRAPH_MIN`; recipes/export_prefill.py says why it is faster), loaded for this call and released after it, so a
+        process that reuses a stored prefix never holds its ~100 MB of packed weights; in runs of
+        `FILL_CHUNK` positions. A prefix is always filled this way (stored or not), so its keys never depend on
+        whether it came from memory, disk or this call."""
+        if self.fill_graph(len(ids)) == "decode":
+            for i in range(0, len(ids), FILL_CHUNK):
+                # one head row: the logits are not read, and the full head would cost a ~6 ms step each run
+                self.forward(ids[i:i + FILL_CHUNK], cache, np.zeros(1, np.int64) if self.sparse_head else None)
+            return cache
+        session = self._session(self.prefill_path)
+        try:
+            for i in range(0, len(ids), FILL_CHUNK):
+                run = ids[i:i + FILL_CHUNK]
+                p = cache.length
+                cache.reserve(p + len(run))
+                io = cache.bind(session, self.past_names, self.present_names)
+                feeds = {"input_ids": np.asarray(run, dtype=np.int64)[None],
+                         "attention_mask": np.ones((1, p + len(run)), dtype=np.int64),
+                         "position_ids": np.arange(p, p + len(run), dtype=np.int64)[None]}
+                for name, arr in feeds.items():
+                    io.bind_cpu_input(name, arr)
+                session.run_with_iobinding(io)
+                cache.length = p + len(run)
+                self.steps += 1
+        finally:
+            cache.binding = None
+            del session
+            release_free_memory()
+        return cache
 
     @classmethod
     def from_folder(cls, folder: str | Path, threads: int = DEFAULT_THREADS, spin: bool | None = None) -> "Decoder":
@@ -150,14 +210,7 @@ class Decoder:
         cache.reserve(p + s)
         if rows is not None and not self.sparse_head:
             raise ValueError(f"{self.folder}: this export has no sparse head (re-export for `{SPARSE_INPUT}`)")
-        if cache.binding is None or cache.binding[0] is not self.session:
-            io = self.session.io_binding()
-            for past, present, buf in zip(self.past_names, self.present_names, cache.buffers):
-                shape = list(buf.shape)
-                io.bind_input(past, "cpu", 0, np.float32, shape, buf.ctypes.data)
-                io.bind_output(present, "cpu", 0, np.float32, shape, buf.ctypes.data)
-            cache.binding = (self.session, io)
-        io = cache.binding[1]
+        io = cache.bind(self.session, self.past_names, self.present_names)
         # (the arrays stay referenced here until the run: a binding points at their memory)
         feeds = {"input_ids": np.asarray(ids, dtype=np.int64)[None],
                  "attention_mask": np.ones((1, p + s), dtype=np.int64),
@@ -402,10 +455,14 @@ class Caller:
     def __init__(self, folder: str | Path, *, threads: int = DEFAULT_THREADS, constrained: bool = True,
                  prefix_reuse: bool = True, force_tokens: bool = True, max_new_tokens: int = wire.MAX_CALL_TOKENS,
                  layout: str | None = None, tools: Catalogue | str | None = None, spin: bool | None = None,
-                 sparse_head: bool = True, grounded: bool = True, off: frozenset[str] = frozenset()):
+                 sparse_head: bool = True, grounded: bool = True, off: frozenset[str] = frozenset(),
+                 prefix_dir: str | Path | None = "default", prefill_graph: bool = True):
         """`grounded`: values narrowed to the request (`decoding.grounding`, the folder's grounding.json);
         False keeps the call grammar only; `constrained=False` decodes the bare model. `off`: names of the
-        toolkit's rules not to apply (`decoding.turn.RULES`; to measure what each does)."""
+        toolkit's rules not to apply (`decoding.turn.RULES`; to measure what each does). `prefix_dir`: where
+        filled catalogue prefixes are kept across processes (`runtime.prefix_store`; "default":
+        `$MOBILE_ACTIONS_PREFIX_CACHE` or the cache folder; None: not kept). `prefill_graph`: fill prefixes
+        on the export's prefill graph when it has one."""
         from tokenizers import Tokenizer
 
         from mobile_actions.decoding.grounding import read_policies
@@ -416,10 +473,17 @@ class Caller:
         self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
         # The tokenizer first: parsing Gemma's tokenizer.json peaks at ~180 MB (~370 MB for the 33 MB file
         # exports before the compact one wrote) of which ~90 MB stay; returning the rest to the OS before the
-        # session loads keeps the process peak down.
+        # session loads keeps the process peak down. (Loading the session in a thread meanwhile, which
+        # onnxruntime allows, added ~50 MB to the peak.)
         self.tokenizer = Tokenizer.from_file(str(self.folder / m.get("tokenizer", "tokenizer.json")))
         release_free_memory()
-        self.decoder = Decoder(folder, threads, spin)
+        self.decoder = Decoder(folder, threads, spin, prefill_graph=prefill_graph)
+        from mobile_actions.runtime.prefix_store import PrefixStore, default_prefix_dir
+
+        root = default_prefix_dir() if str(prefix_dir) == "default" else prefix_dir
+        self.store = PrefixStore(Path(root)) if root is not None and prefix_reuse else None
+        self.export_id = hashlib.sha256((self.folder / "manifest.json").read_bytes()).hexdigest()
+        self.prefix_from = ""   # where the last warmed prefix came from: memory | disk | filled
         self.max_positions = min(MAX_POSITIONS, context_length(self.folder))   # prompt and answer
         self.layout = layout or m.get("layout", "official")
         self.routes = bool(m.get("routes"))   # trained to route GUI steps (operate_screen)
@@ -475,13 +539,32 @@ class Caller:
             return 0
         ids = tuple(self.encode(text))
         if any(p.ids == ids for p in self._prefixes):
+            self.prefix_from = "memory"
             return len(ids)
         self._check_fits(len(ids), tools)
-        cache = self.decoder.new_cache(len(ids))
-        for i in range(0, len(ids), PREFILL_CHUNK):   # in chunks: a 500-token run's buffers cost ~90 MB at peak
-            self.decoder.forward(ids[i:i + PREFILL_CHUNK], cache)
-        self._remember(_Prefix(ids, cache))
+        self._remember(_Prefix(ids, self._filled(ids)))
         return len(ids)
+
+    def _filled(self, ids: tuple) -> KVCache:
+        """A cache holding `ids`: read from the prefix store when it has them, else filled (and stored)."""
+        from mobile_actions.runtime.prefix_store import PrefixStore
+
+        d = self.decoder
+        shape = (2 * d.n_layers, d.n_kv, len(ids), d.head_dim)
+        key = PrefixStore.key(self.export_id, d.fill_graph(len(ids)), shape, ids)
+        stored = self.store.load(key, shape) if self.store is not None else None
+        cache = d.new_cache(len(ids))
+        if stored is not None:
+            for dst, src in zip(cache.buffers, stored):
+                dst[0, :, :len(ids)] = src
+            cache.length = len(ids)
+            self.prefix_from = "disk"
+            return cache
+        d.fill(ids, cache)
+        self.prefix_from = "filled"
+        if self.store is not None:
+            self.store.save(key, [b[0, :, :len(ids)] for b in cache.buffers])
+        return cache
 
     def _check_fits(self, n_prompt: int, tools: Catalogue) -> None:
         """PromptTooLongError unless `n_prompt` tokens and an answer fit `max_positions`: checked before any
@@ -529,7 +612,9 @@ class Caller:
         if self.constrained and self._constraints is None:
             self._constraint(tools)  # load the token table once, outside the timed region
         if self.prefix_reuse and self.layout in wire.PREFIX_LAYOUTS:
+            t_warm = time.perf_counter()
             self.warm(tools)
+            stats.update(prefix_ms=(time.perf_counter() - t_warm) * 1e3, prefix_from=self.prefix_from)
         t0 = time.perf_counter()
         steps0 = self.decoder.steps
         reused, past = (self._reuse(prompt_ids) if self.prefix_reuse

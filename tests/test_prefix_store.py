@@ -1,0 +1,104 @@
+"""Filled prompt prefixes: kept on disk across processes, and filled on the prefix graph when an export has one."""
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from mobile_actions.runtime.prefix_store import PrefixStore
+from tests.test_export_support import tiny_export
+
+NOW = datetime(2025, 3, 14, 9, 26, 53)
+
+
+def _caller(folder, store, **kw):
+    from mobile_actions.runtime import Caller
+
+    return Caller.from_pretrained(folder, threads=1, prefix_dir=store, constrained=False, max_new_tokens=10, **kw)
+
+
+def test_a_new_caller_reads_the_prefix_from_disk_and_decodes_the_same(tmp_path):
+    folder = tiny_export("fp32")
+    first = _caller(folder, tmp_path).call("turn on the flashlight", now=NOW)
+    assert first.timings["prefix_from"] == "filled"
+    assert len(list(tmp_path.glob("*.kv.npy"))) == 1
+    again = _caller(folder, tmp_path).call("turn on the flashlight", now=NOW)
+    assert again.timings["prefix_from"] == "disk"
+    assert again.raw == first.raw
+    unstored = _caller(folder, None).call("turn on the flashlight", now=NOW)
+    assert unstored.timings["prefix_from"] == "filled" and unstored.raw == first.raw
+
+
+def test_a_damaged_or_foreign_file_is_filled_again(tmp_path):
+    folder = tiny_export("fp32")
+    _caller(folder, tmp_path).call("turn on the flashlight", now=NOW)
+    (path,) = tmp_path.glob("*.kv.npy")
+    path.write_bytes(b"\x93NUMPY not really")
+    r = _caller(folder, tmp_path).call("turn on the flashlight", now=NOW)
+    assert r.timings["prefix_from"] == "filled"
+    np.save(path, np.zeros((2, 2), np.float32))      # the right name, the wrong shape
+    assert _caller(folder, tmp_path).call("turn on the flashlight", now=NOW).timings["prefix_from"] == "filled"
+    assert np.load(path).ndim == 4                  # replaced by a real one
+
+
+def test_keys_depend_on_export_graph_and_tokens():
+    k = PrefixStore.key("e", "decode", (2, 1, 3, 4), [1, 2, 3])
+    assert k != PrefixStore.key("f", "decode", (2, 1, 3, 4), [1, 2, 3])
+    assert k != PrefixStore.key("e", "prefill", (2, 1, 3, 4), [1, 2, 3])
+    assert k != PrefixStore.key("e", "decode", (2, 1, 3, 4), [1, 2, 4])
+
+
+def test_the_store_evicts_the_least_recently_used(tmp_path):
+    import os
+
+    arrays = [np.zeros((1, 4, 256), np.float32)]
+    size = PrefixStore(tmp_path).save("size", arrays).stat().st_size
+    store = PrefixStore(tmp_path, max_bytes=3 * size)
+    store.path("size").unlink()
+    for i, name in enumerate("abc"):
+        store.save(name, arrays)
+        os.utime(store.path(name), (1000 + i, 1000 + i))
+    assert store.load("a", (1, 1, 4, 256)) is not None       # read: now the most recent
+    store.save("d", arrays)
+    assert {p.name.split(".")[0] for p in tmp_path.glob("*.kv.npy")} == {"a", "c", "d"}
+
+
+def test_an_unwritable_store_costs_a_fill_not_an_error(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    r = _caller(tiny_export("fp32"), blocked / "kv").call("turn on the flashlight", now=NOW)
+    assert r.timings["prefix_from"] == "filled"
+
+
+def test_the_prefill_graph_fills_keys_close_to_the_decode_graphs(monkeypatch):
+    import mobile_actions.runtime.onnx as rt
+    from mobile_actions.recipes.export_prefill import PREFILL_ONNX, add_prefill_graph
+
+    folder = tiny_export("q8")
+    if not (folder / PREFILL_ONNX).is_file():
+        add_prefill_graph(folder)
+    monkeypatch.setattr(rt, "PREFILL_GRAPH_MIN", 1)
+    graph, plain = rt.Decoder(folder, 1), rt.Decoder(folder, 1, prefill_graph=False)
+    assert graph.fill_graph(600) == "prefill" and plain.fill_graph(600) == "decode"
+    ids = list(range(2, 302))
+    a, b = graph.fill(ids, graph.new_cache(len(ids))), plain.fill(ids, plain.new_cache(len(ids)))
+    assert a.length == b.length == len(ids)
+    for x, y in zip(a.buffers, b.buffers):
+        x, y = x[:, :, :len(ids)], y[:, :, :len(ids)]
+        assert np.sqrt(((x - y) ** 2).mean()) <= 0.1 * np.sqrt((y ** 2).mean()) + 1e-6
+    monkeypatch.setattr(rt, "PREFILL_GRAPH_MIN", 10_000)
+    assert graph.fill_graph(600) == "decode"
+
+
+@pytest.mark.parametrize("bits", [7, 8])
+def test_requantised_columns_stay_close_to_the_blocks(bits):
+    from mobile_actions.recipes.export_prefill import requantize_columns
+
+    rng = np.random.default_rng(0)
+    q = rng.integers(0, 256, size=(8, 2, 16), dtype=np.uint8)
+    scales = rng.uniform(0.01, 0.02, size=16).astype(np.float32)
+    w = ((q.astype(np.float32) - 128) * scales.reshape(8, 2, 1)).reshape(8, 32).T
+    qi, col = requantize_columns(q, scales, bits)
+    assert qi.shape == (32, 8) and qi.dtype == np.int8 and np.abs(qi).max() <= (1 << (bits - 1)) - 1
+    assert np.abs(qi * col[None, :] - w).max() <= col.max() / 2 + 1e-6
