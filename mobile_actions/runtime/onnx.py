@@ -47,8 +47,8 @@ SPARSE_INPUT, SPARSE_MAX_ROWS = "head_ids", 512
 FORMAT_VERSION = 3
 CACHE_ROOM = 160          # positions a new cache holds beyond its prompt (max new tokens + forced runs)
 # Positions (prompt and answer) a KV cache may hold, whatever the model's context: ~37 KB each for the 270M
-# caller (302 MB at the cap), whose prompts are ~600 tokens; onnxruntime-genai's `max_length` is 4,096.
-MAX_POSITIONS = 8192
+# caller (605 MB at the cap). Mobile Actions prompts are ~600 tokens; a 100-tool catalogue's are ~11,000.
+MAX_POSITIONS = 16384
 GENAI_CONFIG = "genai_config.json"
 REEXPORT = ("re-export it: `mobile-actions model prepare --force` (the default caller's export) or "
             "`mobile-actions export --model SPEC --out DIR`")
@@ -98,6 +98,12 @@ class KVCache:
             self.binding = (session, io)
         return self.binding[1]
 
+    def truncate(self, n: int) -> None:
+        """Keep the first `n` positions (the rest are written over by the next run)."""
+        if n > self.length:
+            raise ValueError(f"the cache holds {self.length} positions, not {n}")
+        self.length = n
+
     def prefix(self, n: int, room: int = CACHE_ROOM) -> "KVCache":
         """A new cache holding a copy of the first `n` positions, with room for `room` more."""
         if n > self.length:
@@ -112,11 +118,12 @@ class Decoder:
     """An exported model folder's ONNX session, run over a `KVCache` it advances in place."""
 
     def __init__(self, folder: str | Path, threads: int = DEFAULT_THREADS, spin: bool | None = None,
-                 prefill_graph: bool = True):
+                 prefill_graph: bool = True, keep_prefill: bool = False):
         """`spin`: ORT's worker threads busy-wait between the ops of a run and stop when the run ends
         (`session.force_spinning_stop`), so they never spin while the grammar works or between requests.
         None: `spin_by_default` decides from the machine's load. `prefill_graph`: `fill` runs on the export's
-        prefill graph when it has one (False: on the decode graph, as exports without one do)."""
+        prefill graph when it has one (False: on the decode graph, as exports without one do). `keep_prefill`:
+        keep that graph's session loaded between fills (~100 MB; a benchmark of its rate wants it)."""
         self.folder = Path(folder)
         self.manifest = read_manifest(self.folder)
         self.spin = spin_by_default(threads) if spin is None else spin
@@ -140,6 +147,8 @@ class Decoder:
         self.steps = 0  # model invocations, for statistics
         info = m.get("prefill_graph") or {}
         self.prefill_path = (self.folder / info["onnx"]) if prefill_graph and info.get("onnx") else None
+        self.keep_prefill = keep_prefill
+        self._prefill_session = None
 
     def _session(self, path: Path):
         import onnxruntime as ort
@@ -171,7 +180,7 @@ class Decoder:
                 # one head row: the logits are not read, and the full head would cost a ~6 ms step each run
                 self.forward(ids[i:i + FILL_CHUNK], cache, np.zeros(1, np.int64) if self.sparse_head else None)
             return cache
-        session = self._session(self.prefill_path)
+        session = self._prefill_session or self._session(self.prefill_path)
         try:
             for i in range(0, len(ids), FILL_CHUNK):
                 run = ids[i:i + FILL_CHUNK]
@@ -188,8 +197,11 @@ class Decoder:
                 self.steps += 1
         finally:
             cache.binding = None
-            del session
-            release_free_memory()
+            if self.keep_prefill:
+                self._prefill_session = session
+            else:
+                del session
+                release_free_memory()
         return cache
 
     @classmethod
@@ -456,13 +468,15 @@ class Caller:
                  prefix_reuse: bool = True, force_tokens: bool = True, max_new_tokens: int = wire.MAX_CALL_TOKENS,
                  layout: str | None = None, tools: Catalogue | str | None = None, spin: bool | None = None,
                  sparse_head: bool = True, grounded: bool = True, off: frozenset[str] = frozenset(),
-                 prefix_dir: str | Path | None = "default", prefill_graph: bool = True):
+                 prefix_dir: str | Path | None = "default", prefill_graph: bool = True, decoder=None):
         """`grounded`: values narrowed to the request (`decoding.grounding`, the folder's grounding.json);
         False keeps the call grammar only; `constrained=False` decodes the bare model. `off`: names of the
         toolkit's rules not to apply (`decoding.turn.RULES`; to measure what each does). `prefix_dir`: where
         filled catalogue prefixes are kept across processes (`runtime.prefix_store`; "default":
         `$MOBILE_ACTIONS_PREFIX_CACHE` or the cache folder; None: not kept). `prefill_graph`: fill prefixes
-        on the export's prefill graph when it has one."""
+        on the export's prefill graph when it has one. `decoder`: another engine with `Decoder`'s methods
+        (`forward`, `new_cache`, `fill`) to run this caller's policy on (`bench caller` drives llama.cpp so);
+        default the folder's ONNX session."""
         from tokenizers import Tokenizer
 
         from mobile_actions.decoding.grounding import read_policies
@@ -477,7 +491,7 @@ class Caller:
         # onnxruntime allows, added ~50 MB to the peak.)
         self.tokenizer = Tokenizer.from_file(str(self.folder / m.get("tokenizer", "tokenizer.json")))
         release_free_memory()
-        self.decoder = Decoder(folder, threads, spin, prefill_graph=prefill_graph)
+        self.decoder = decoder if decoder is not None else Decoder(folder, threads, spin, prefill_graph=prefill_graph)
         from mobile_actions.runtime.prefix_store import PrefixStore, default_prefix_dir
 
         root = default_prefix_dir() if str(prefix_dir) == "default" else prefix_dir
@@ -550,10 +564,13 @@ class Caller:
         from mobile_actions.runtime.prefix_store import PrefixStore
 
         d = self.decoder
+        cache = d.new_cache(len(ids))
+        if self.store is None:
+            self.prefix_from = "filled"
+            return d.fill(ids, cache)
         shape = (2 * d.n_layers, d.n_kv, len(ids), d.head_dim)
         key = PrefixStore.key(self.export_id, d.fill_graph(len(ids)), shape, ids)
-        stored = self.store.load(key, shape) if self.store is not None else None
-        cache = d.new_cache(len(ids))
+        stored = self.store.load(key, shape)
         if stored is not None:
             for dst, src in zip(cache.buffers, stored):
                 dst[0, :, :len(ids)] = src
@@ -562,8 +579,7 @@ class Caller:
             return cache
         d.fill(ids, cache)
         self.prefix_from = "filled"
-        if self.store is not None:
-            self.store.save(key, [b[0, :, :len(ids)] for b in cache.buffers])
+        self.store.save(key, [b[0, :, :len(ids)] for b in cache.buffers])
         return cache
 
     def _check_fits(self, n_prompt: int, tools: Catalogue) -> None:
@@ -579,15 +595,24 @@ class Caller:
         self._prefixes = [entry] + [p for p in self._prefixes if p.ids != entry.ids][: keep - 1]
 
     def _reuse(self, ids: list[int]) -> tuple[int, KVCache]:
-        """The longest cached prefix of `ids` (at least one token is left to run) and a new cache holding
-        it, with room for the rest of the prompt and the reply."""
+        """The longest cached prefix of `ids` (at least one token is left to run) and a cache holding it, with
+        room for the rest of the prompt and the reply. The cache it came from is continued in place when
+        nothing past that prefix must be kept in it (a stable prefix's own positions are), else copied: a
+        catalogue's prefix can be hundreds of MB, and copying it for every request cost as much again."""
         best, source = 0, None
         for p in self._prefixes + ([self._last] if self._last is not None else []):
             n = min(common_prefix(p.ids, ids), len(ids) - 1)
             if n > best:
                 best, source = n, p.cache
         room = len(ids) - best + self.max_new_tokens + CACHE_ROOM
-        return best, (source.prefix(best, room) if source is not None else self.decoder.new_cache(room))
+        if source is None:
+            return 0, self.decoder.new_cache(room)
+        kept = max((len(p.ids) for p in self._prefixes if p.cache is source), default=0)
+        if best < kept:
+            return best, source.prefix(best, room)
+        source.truncate(best)
+        source.reserve(best + room)
+        return best, source
 
     # ------------------------------------------------------------------ grammar
     def _constraint(self, tools: Catalogue, messages: list[dict] | None = None):
@@ -619,14 +644,15 @@ class Caller:
         steps0 = self.decoder.steps
         reused, past = (self._reuse(prompt_ids) if self.prefix_reuse
                         else (0, self.decoder.new_cache(len(prompt_ids) + self.max_new_tokens + CACHE_ROOM)))
+        self._last = None   # its cache may be the one continued now; set again below once this prompt is in it
         stats.update(prompt_tokens=len(prompt_ids), reused_tokens=reused, prefill_tokens=len(prompt_ids) - reused)
         con = self._constraint(tools, messages) if self.constrained else None
         pending = prompt_ids[reused:]
         first = True
         forced = sparse_steps = 0
         n_out = 0
-        sparse = self.sparse_head and getattr(self.decoder, "sparse_head", False)
-        max_rows = getattr(self.decoder, "max_sparse_rows", SPARSE_MAX_ROWS)
+        sparse = self.sparse_head and self.decoder.sparse_head
+        max_rows = self.decoder.max_sparse_rows
         try:
             while n_out < self.max_new_tokens:
                 allowed = con.allowed() if con is not None else None

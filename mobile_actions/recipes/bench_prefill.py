@@ -1,0 +1,249 @@
+"""Prefill on this CPU: how fast a catalogue's declarations fill the KV cache, beside the CPU's floor, and what
+a new process waits before its first token. Part of `mobile-actions bench caller` (`--no-prefill` skips it).
+
+- **Rates**: tokens per second filling a catalogue's stable prefix (`Decoder.fill`, runs of `FILL_CHUNK`) on
+  the export's decode graph (8-bit `MatMulNBits`), on its prefill graph (integer GEMM, recipes/export_prefill.py),
+  and on llama.cpp (its batched decode of the same ids) when a GGUF is given; median of `--prefill-runs`.
+- **Floor**: the fastest a prefill made of this model's integer GEMMs could go here: the model's multiply-adds
+  per token (projections from the export's shapes, plus attention over the prefix's mean context) divided by
+  the best integer GEMM rate onnxruntime reaches on this CPU (`MatMulInteger`, uint8 x int8, a
+  [256 x hidden] x [hidden x 4 hidden] product, median of runs). Elementwise ops, norms and the attention's
+  softmax are not in it, so no engine reaches it; it says how far from the hardware a rate is.
+- **First request**: a fresh process per catalogue size (the bundled 7 tools, then 30 and 100 tools from
+  ``datasets/seed-catalogues`` when present) with the prefix store warm: process start to the first token.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+SEED_CATALOGUES = Path(__file__).resolve().parents[2] / "datasets" / "seed-catalogues"
+GEMM_M = 256
+
+
+@dataclass
+class PrefillRow:
+    catalogue: str
+    tools: int
+    prefix_tokens: int
+    engine: str
+    tok_s: float | None
+    floor_tok_s: float | None = None
+    note: str = ""
+
+
+@dataclass
+class FirstRequestRow:
+    catalogue: str
+    tools: int
+    prefix_tokens: int
+    first_token_s: float | None     # process start -> first token (prefix store warm)
+    prefix_from: str = ""
+    note: str = ""
+
+
+def catalogue_of(size: int, seeds: Path = SEED_CATALOGUES):
+    """The bundled catalogue (7 tools), or the first `size` distinct tools of the seed catalogues in file order."""
+    from mobile_actions.catalog import Catalogue, load_catalogue
+
+    if size <= 7:
+        return load_catalogue("mobile_actions")
+    tools: list = []
+    names: set = set()
+    for path in sorted(seeds.glob("*.tools.json")):
+        for entry in json.loads(path.read_text(encoding="utf-8")):
+            name = (entry.get("function") or entry).get("name")
+            if name not in names:
+                names.add(name)
+                tools.append(entry)
+    if len(tools) < size:
+        return None
+    return Catalogue.from_json(tools[:size], source=f"{size} seed tools")
+
+
+def model_shape(folder: Path) -> dict:
+    """The decoder's size from its export: every projection's K x N (the decode graph's `MatMulNBits` nodes, the
+    vocabulary head left out), and layers, heads and head size (genai_config.json)."""
+    import onnx
+    from onnx import helper
+
+    m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    graph = onnx.load(str(folder / m.get("onnx", "model.onnx")), load_external_data=False).graph
+    proj = 0
+    for node in graph.node:
+        if node.op_type == "MatMulNBits":
+            a = {x.name: helper.get_attribute_value(x) for x in node.attribute}
+            if a["N"] < m["vocab_size"]:
+                proj += a["K"] * a["N"]
+    d = json.loads((folder / "genai_config.json").read_text(encoding="utf-8"))["model"]["decoder"]
+    return {"projection_macs": proj, "layers": d["num_hidden_layers"], "heads": d["num_attention_heads"],
+            "head_size": d["head_size"], "hidden": d["hidden_size"]}
+
+
+def macs_per_token(shape: dict, context: int) -> float:
+    """Multiply-adds per token: the projections, and attention's two products over `context` positions."""
+    return float(shape["projection_macs"] + shape["layers"] * 2 * shape["heads"] * shape["head_size"] * context)
+
+
+def gemm_rate(hidden: int, threads: int, runs: int = 7) -> float:
+    """Multiply-adds per second of onnxruntime's integer GEMM here (uint8 x int8 `MatMulInteger`)."""
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    n = 4 * hidden
+    rng = np.random.default_rng(0)
+    w = rng.integers(-63, 64, size=(hidden, n), dtype=np.int8)
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["x", "w", "zp"], ["y"])], "gemm",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, [GEMM_M, hidden])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [GEMM_M, n])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(128, np.uint8), "zp")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads, opts.inter_op_num_threads, opts.log_severity_level = threads, 1, 3
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    x = rng.integers(0, 256, size=(GEMM_M, hidden), dtype=np.uint8)
+    sess.run(None, {"x": x})
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(10):
+            sess.run(None, {"x": x})
+        times.append((time.perf_counter() - t0) / 10)
+    return GEMM_M * hidden * n / statistics.median(times)
+
+
+def _fill_rate(fill, ids: Sequence[int], new_cache, runs: int) -> float:
+    fill(list(ids[:64]), new_cache(64))     # warm-up: sessions and weights loaded, not timed
+    times = []
+    for _ in range(runs):
+        cache = new_cache(len(ids))
+        t0 = time.perf_counter()
+        fill(list(ids), cache)
+        times.append(time.perf_counter() - t0)
+    return len(ids) / statistics.median(times)
+
+
+def rates_worker(spec: dict) -> list[dict]:
+    """In its own process: fill rates per catalogue and engine, and the floor."""
+    from tokenizers import Tokenizer
+
+    import mobile_actions.runtime.onnx as rt
+    from mobile_actions import wire
+    from mobile_actions.runtime.onnx import Decoder
+
+    folder = Path(spec["folder"])
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    shape = model_shape(folder)
+    rate = gemm_rate(shape["hidden"], spec["threads"])
+    decode = Decoder(folder, spec["threads"], prefill_graph=False)
+    graph = Decoder(folder, spec["threads"], keep_prefill=True) if m.get("prefill_graph") else None
+    llama = None
+    if spec.get("gguf"):
+        from mobile_actions.recipes.bench_caller import LlamaEngine
+
+        llama = LlamaEngine(spec["gguf"], spec["threads"], spec.get("llama_repack", True))
+    rows = []
+    for size in spec["sizes"]:
+        cat = catalogue_of(size)
+        if cat is None:
+            rows.append(asdict(PrefillRow(f"{size} tools", size, 0, "-", None, note="no seed catalogues here")))
+            continue
+        ids = tok.encode(wire.stable_prefix("x", cat), add_special_tokens=False).ids
+        floor = rate / macs_per_token(shape, len(ids) // 2)
+        name = "mobile_actions" if size <= 7 else f"{size} seed tools"
+        rows.append(asdict(PrefillRow(name, len(cat), len(ids), "onnxruntime q8, decode graph (MatMulNBits)",
+                                      _fill_rate(decode.fill, ids, decode.new_cache, spec["runs"]), floor)))
+        if graph is not None:
+            old = rt.PREFILL_GRAPH_MIN
+            rt.PREFILL_GRAPH_MIN = 0     # the graph's rate at every size (the runtime uses it from PREFILL_GRAPH_MIN)
+            try:
+                rows.append(asdict(PrefillRow(name, len(cat), len(ids), "onnxruntime, prefill graph (integer GEMM)",
+                                              _fill_rate(graph.fill, ids, graph.new_cache, spec["runs"]), floor)))
+            finally:
+                rt.PREFILL_GRAPH_MIN = old
+        if llama is not None:
+            def fill(ids, cache):
+                llama.llm.reset()
+                return llama.fill(ids, cache)
+            rows.append(asdict(PrefillRow(name, len(cat), len(ids), f"llama.cpp {Path(spec['gguf']).stem}",
+                                          _fill_rate(fill, ids, llama.new_cache, spec["runs"]), floor)))
+    return rows
+
+
+FIRST_REQUEST = """
+import json, sys, time
+t_start = float(sys.argv[1])
+from mobile_actions.recipes.bench_prefill import catalogue_of
+from mobile_actions.runtime import Caller
+cat = catalogue_of(int(sys.argv[3]))
+c = Caller.from_pretrained(sys.argv[2], threads=int(sys.argv[4]), tools=cat)
+request = "turn on the flashlight"
+stats = {}
+ids = c.encode(c.prompt(request, cat))
+next(iter(c.generate(ids, cat, stats, c.messages(request))))
+print(json.dumps({"first_token_s": time.time() - t_start, "prefix_tokens": stats.get("reused_tokens"),
+                  "prefix_from": stats.get("prefix_from", "")}))
+"""
+
+
+def first_request(folder: str, size: int, threads: int) -> FirstRequestRow:
+    """A fresh process asks once, twice: the first fills the prefix store, the second is timed."""
+    cat = catalogue_of(size)
+    name = "mobile_actions" if size <= 7 else f"{size} seed tools"
+    if cat is None:
+        return FirstRequestRow(name, size, 0, None, note="no seed catalogues here")
+    out: dict = {}
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", FIRST_REQUEST, repr(time.time()), folder, str(size), str(threads)],
+                              capture_output=True, text=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+        if proc.returncode != 0:
+            why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            return FirstRequestRow(name, len(cat), 0, None, note=f"failed: {why}")
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return FirstRequestRow(name, len(cat), out["prefix_tokens"] or 0, out["first_token_s"], out["prefix_from"])
+
+
+def run(folder: str, *, threads: int, sizes: Sequence[int] = (7, 30, 100), runs: int = 3,
+        gguf: str | None = None, llama_repack: bool = True) -> tuple[list[dict], list[dict]]:
+    spec = {"folder": folder, "threads": threads, "sizes": list(sizes), "runs": runs, "gguf": gguf,
+            "llama_repack": llama_repack}
+    proc = subprocess.run([sys.executable, "-m", "mobile_actions.recipes.bench_prefill", "--worker"],
+                          input=json.dumps(spec), capture_output=True, text=True,
+                          env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        rates = [asdict(PrefillRow("-", 0, 0, "-", None, note=f"failed: {why}"))]
+    else:
+        rates = json.loads(proc.stdout.strip().splitlines()[-1])
+    firsts = [asdict(first_request(folder, size, threads)) for size in sizes]
+    return rates, firsts
+
+
+def markdown(rates: list[dict], firsts: list[dict]) -> str:
+    def f(v: Any) -> str:
+        return "-" if v is None else f"{v:,.0f}" if isinstance(v, float) and v >= 100 else \
+            f"{v:.2f}" if isinstance(v, float) else str(v)
+
+    lines = ["| catalogue | tools | prefix tokens | engine | prefill tok/s | floor tok/s | note |", "|---|---:|---:|---|---:|---:|---|"]
+    lines += [f"| {r['catalogue']} | {r['tools']} | {r['prefix_tokens']} | {r['engine']} | {f(r['tok_s'])} | "
+              f"{f(r['floor_tok_s'])} | {r['note']} |" for r in rates]
+    lines += ["", "| catalogue | tools | prefix tokens | first token (s, new process, prefix on disk) | prefix from | note |",
+              "|---|---:|---:|---:|---|---|"]
+    lines += [f"| {r['catalogue']} | {r['tools']} | {r['prefix_tokens']} | {f(r['first_token_s'])} | {r['prefix_from']} "
+              f"| {r['note']} |" for r in firsts]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--worker"]:
+        print(json.dumps(rates_worker(json.loads(sys.stdin.read()))))
