@@ -41,7 +41,7 @@ def test_notes_copy_then_paste_into_mail(phone):
     phone.run("input text 'Call Ada'")
     tap(phone, text="Copy")
     tap(phone, text="Save")
-    assert phone.state.notes == ["Call Ada"] and phone.state.clipboard == "Call Ada"
+    assert phone.state.notes == [{"title": "", "text": "Call Ada"}] and phone.state.clipboard == "Call Ada"
     phone.run("am start -a android.intent.action.SENDTO -d mailto:me@example.com")
     tap(phone, **{"resource-id": "com.google.android.gm:id/body"})
     phone.run("input keyevent PASTE")
