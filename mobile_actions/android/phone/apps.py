@@ -50,6 +50,13 @@ class Widget:
     level: int | None = None        # a SeekBar's value, 0-100
     inset: bool = False             # an app bar whose title follows a navigation button (Cancel)
 
+    def track_fraction(self, x: float) -> float:
+        """Where along a SeekBar's track ``x`` is, 0..1: the track stops a thumb's radius short of each end,
+        so a touch at either end gives the minimum or the maximum."""
+        x1, y1, x2, y2 = self.bounds
+        pad = (y2 - y1) // 2
+        return min(1.0, max(0.0, (x - x1 - pad) / max(1, x2 - x1 - 2 * pad)))
+
     @property
     def center(self) -> tuple[int, int]:
         x1, y1, x2, y2 = self.bounds
@@ -360,7 +367,7 @@ def slider(package: str, label: str, value: int, y: int, on_set: Callable[[int],
     """A labelled SeekBar: the label and the value as text, then the track (a tap sets the value in proportion
     to where it lands). The node's text is the value and its content-desc says label and value."""
     def slide(fraction: float) -> None:
-        on_set(round(100 * min(1.0, max(0.0, fraction))))
+        on_set(round(100 * fraction))
 
     return [
         Widget("text", (48, y, 700, y + 80), text=label, package=package, rid="android:id/title"),

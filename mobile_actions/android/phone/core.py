@@ -700,7 +700,7 @@ class VirtualPhone:
             for w in reversed(widgets):
                 if w.clickable and w.contains(x, y):
                     if w.on_slide is not None:
-                        w.on_slide((x - w.bounds[0]) / max(1, w.bounds[2] - w.bounds[0]))
+                        w.on_slide(w.track_fraction(x))
                     elif w.on_tap is not None:
                         w.on_tap()
                     break
@@ -740,7 +740,7 @@ class VirtualPhone:
             st.top.data.pop("paste_menu", None)
             bar = next((w for w in reversed(self.screen().interactive) if w.on_slide and w.contains(x1, y1)), None)
             if bar is not None and not vertical:      # a SeekBar dragged: its value follows the finger
-                bar.on_slide((x2 - bar.bounds[0]) / max(1, bar.bounds[2] - bar.bounds[0]))
+                bar.on_slide(bar.track_fraction(x2))
             elif (st.overlay is None and vertical and dy > 200
                     and (y1 < apps.STATUS_H + 40 or (st.top.kind == "launcher" and y1 < apps.CONTENT_BOTTOM))):
                 self.expand_notifications()

@@ -255,9 +255,8 @@ def _draw(d: ImageDraw.ImageDraw, w: Widget, dark: bool) -> None:
         level = (w.level or 0) / 100
         dark = w.package == "com.android.systemui"
         d.rounded_rectangle((x1, y1, x2, y2), r, fill=(60, 64, 67) if dark else LIGHT)
-        d.rounded_rectangle((x1, y1, max(x1 + 2 * r, x1 + int((x2 - x1) * level)), y2), r,
-                            fill=(138, 180, 248) if dark else PRIMARY)
-        kx = max(x1 + r, min(x2 - r, x1 + int((x2 - x1) * level)))
+        kx = x1 + r + int((x2 - x1 - 2 * r) * level)                       # the thumb, on the inner track
+        d.rounded_rectangle((x1, y1, kx + r, y2), r, fill=(138, 180, 248) if dark else PRIMARY)
         d.ellipse((kx - r + 8, cy - r + 8, kx + r - 8, cy + r - 8), fill=(23, 42, 84) if dark else "white")
     elif k == "toggle":
         cx, cy = w.center
