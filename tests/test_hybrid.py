@@ -166,7 +166,7 @@ def test_refusal_goes_to_the_navigator(session, phone, tmp_path):
 
     nav = ScriptedNavigator(phone, ("tap", "Notes"), ("tap", "New note"), "TYPE: buy milk", ("tap", "Save"), "COMPLETE")
     rep = runner(session, tmp_path, ScriptedCaller("I cannot do that."), nav).run("write a note saying buy milk")
-    assert phone.snapshot()["notes"] == ["buy milk"]
+    assert phone.snapshot()["notes"] == [{"title": "", "text": "buy milk"}]
     assert rep.nav_steps == 5 and [i.status for i in rep.items] == ["done"] and run_exit_code(rep) == EXIT_OK
     (check,) = Trace.read(rep.run_dir).of_type("check")      # COMPLETE, and the phone shows the note
     assert check["status"] == "done" and "notes added 'buy milk'" in check["reason"] in rep.items[0].reason
@@ -275,7 +275,7 @@ def test_a_resumed_gui_task_is_judged_against_its_recorded_start(session, phone,
         return Runner(RunConfig(yes=True), caller=NoCaller(), navigator=rest, session=session).resume(run_dir)
 
     rep = resume(interrupted())
-    assert phone.snapshot()["notes"] == ["buy milk"]
+    assert phone.snapshot()["notes"] == [{"title": "", "text": "buy milk"}]
     assert [i.status for i in rep.items] == ["done"] and "notes added 'buy milk'" in rep.items[0].reason
     phone.reset()
     run_dir = interrupted()

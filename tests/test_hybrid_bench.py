@@ -152,3 +152,81 @@ def test_user_tasks_are_validated_line_by_line(tmp_path, capsys):
     assert main(["bench", "hybrid", "--tasks", str(path), "--model", "oracle", "--navigator", "none",
                  "--out", str(tmp_path / "out")]) == 0
     assert "| all | 2 | 2 | 100% |" in capsys.readouterr().out
+
+
+def test_check_language_negation_counts_and_lists_of_items():
+    phone = VirtualPhone()
+    apply_setup(phone, {"dnd": True, "brightness": 20, "clipboard": "code 1234",
+                        "notes": ["groceries", {"title": "Trip", "text": "pack the tent"}],
+                        "contacts": [{"name": "Ana Lima", "phone": "555-0100"}],
+                        "events": [{"title": "Dentist", "begin": "2025-06-10T09:00", "duration_min": 45,
+                                    "location": "Main St"}],
+                        "alarms": [{"time": "07:00", "days": "Fri,Mon", "label": "Work"}],
+                        "messages": [{"number": "555-0100", "text": "call me"}]})
+    st = phone.snapshot()
+    assert check_state({"dnd": True, "brightness": 20, "media_volume": 40, "ring_volume": 60,
+                        "stopwatch_running": False, "clipboard~": "1234"}, st) == []
+    assert check_state({"notes~": "tent", "notes#": 2, "notes": {"title": "trip", "text~": "TENT"}}, st) == []
+    assert check_state({"notes~": "groceries", "notes": {"title": "", "text": "groceries"}}, st) == []
+    assert check_state({"events": {"title": "Dentist", "begin": "2025-06-10T09:00", "duration_min": 45,
+                                   "location~": "main"}}, st) == []
+    assert check_state({"events": {"duration_min": 60}}, st) == ["events: no entry matches {\"duration_min\": 60}"]
+    assert check_state({"alarms": {"time": "07:00", "days": "Mon,Fri", "enabled": True}, "alarms#": 1}, st) == []
+    assert check_state({"alarms": {"enabled": False}}, st)
+    assert check_state({"messages": {"to": "Ana Lima", "direction": "received", "text~": "call"},
+                        "messages~": "555-0100"}, st) == []
+    assert check_state({"!contacts": {"name": "Tom Baker"}, "!outbox": {"to": "ana@example.com"},
+                        "!dnd": False, "!notes~": "milk", "!alarms#": 0}, st) == []
+    assert check_state({"!contacts": {"name": "ana lima"}}, st) == [
+        'contacts: {"name": "ana lima"} holds, and must not']
+    assert check_state({"!brightness": 20}, st)
+    with pytest.raises(KeyError):
+        check_state({"!alarm": {"time": "07:00"}}, st)
+
+
+@pytest.mark.parametrize("setup, message", [
+    ({"volume": 3}, "unknown key 'volume'"),
+    ({"dnd": "on"}, "setup.dnd: expected true or false"),
+    ({"brightness": 101}, "setup.brightness: expected a whole number from 0 to 100"),
+    ({"media_volume": True}, "setup.media_volume"),
+    ({"open": ["com.example.nothing"]}, "setup.open: no app 'com.example.nothing'"),
+    ({"clipboard": 3}, "setup.clipboard: expected a string"),
+    ({"notes": [3]}, "setup.notes[0]: expected an object or a string"),
+    ({"notes": [{"body": "x"}]}, "setup.notes[0]: unknown field 'body'"),
+    ({"contacts": [{"phone": "1"}]}, "setup.contacts[0]: needs 'name'"),
+    ({"events": [{"title": "x", "begin": "tomorrow"}]}, "setup.events[0]: begin: expected YYYY-MM-DDTHH:MM"),
+    ({"events": [{"title": "x", "begin": "2025-06-03T10:00", "duration_min": "1h"}]},
+     "setup.events[0]: duration_min: expected a whole number"),
+    ({"alarms": [{"time": "7am"}]}, "setup.alarms[0]: time: expected HH:MM"),
+    ({"alarms": [{"time": "07:00", "days": "Monday"}]}, "setup.alarms[0]: days:"),
+    ({"alarms": [{"time": "07:00", "enabled": "yes"}]}, "setup.alarms[0]: enabled: expected true or false"),
+    ({"messages": [{"number": "1", "text": "x", "direction": "out"}]}, "setup.messages[0]: direction"),
+])
+def test_setup_errors_name_the_key(setup, message):
+    from mobile_actions.recipes.bench_hybrid import setup_problem
+
+    assert message in setup_problem(setup)
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        apply_setup(VirtualPhone(), setup)
+
+
+def test_not_done_tasks_pass_only_when_the_run_does_not_report_done(tmp_path):
+    """g01 (Bluetooth) reported not done by a run without a navigator, expected not done: it passes, its
+    check (nothing changed) holding; t01 (flashlight) reported done by the oracle, expected not done: a
+    false done, though its check holds."""
+    from mobile_actions.recipes.bench_hybrid import load_tasks
+
+    tasks = [{"id": "n1", "category": "gui", "request": "Turn on Bluetooth", "expect": "not_done",
+              "note": "the person forbade it", "check": {"bluetooth": False}},
+             {"id": "n2", "category": "tool", "request": "Turn on the flashlight", "expect": "not_done",
+              "check": {"!contacts": {"name": "x"}}, "gold": [{"name": "turn_on_flashlight", "arguments": {}}]}]
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(json.dumps(t) for t in tasks + [{**tasks[0], "id": "bad", "expect": "maybe"}]) + "\n")
+    loaded, problems = load_tasks(path)
+    assert [t["id"] for t in loaded] == ["n1", "n2"] and loaded[0]["expect"] == "not_done"
+    assert len(problems) == 1 and "'expect'" in problems[0]
+    results = run_bench(BenchConfig(model="oracle", navigator=None, out=str(tmp_path / "out")), tasks=loaded)
+    by_id = {r.id: r for r in results}
+    assert by_id["n1"].success and not by_id["n1"].false_done and by_id["n1"].expect == "not_done"
+    assert not by_id["n2"].success and by_id["n2"].false_done and by_id["n2"].kind == "✗!"
+    assert by_id["n2"].failures == ["the run reported done; the right outcome is not done"]

@@ -34,7 +34,7 @@ from mobile_actions.errors import BindingError
 FORMAT = "mobile-actions.android/1"
 ROUTES = ("intent", "shell", "gui")
 SELECTOR_KEYS = ("text", "resource-id", "content-desc", "class", "package")
-FILTERS = ("uri", "epoch_ms", "epoch_ms_end")
+FILTERS = ("uri", "epoch_ms", "epoch_ms_end", "calendar_days")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([A-Za-z_]+))?\}|[{}]")
 
 

@@ -134,7 +134,7 @@ def _expand(el, call, tz: str) -> list[str]:
 
 
 def _present(value: Any) -> bool:
-    return value is not None and value != ""
+    return value is not None and value != "" and value != []
 
 
 def _text(value: Any) -> str:
@@ -161,8 +161,28 @@ def _apply(call, name: str, flt: str | None, tz: str) -> str:
         return value
     if flt == "uri":
         return quote(value, safe="@")
+    if flt == "calendar_days":
+        return calendar_days(call.arguments.get(name), where=f"{call.name}.{name}")
     ms = epoch_ms(value, tz, where=f"{call.name}.{name}")
     return str(ms + 3_600_000 if flt == "epoch_ms_end" else ms)
+
+
+WEEKDAY_NUMBERS = {"sunday": 1, "monday": 2, "tuesday": 3, "wednesday": 4, "thursday": 5, "friday": 6, "saturday": 7}
+
+
+def calendar_days(value: Any, where: str = "days") -> str:
+    """Day names (a list, or one comma-separated string; ``Monday`` or ``Mon``, any case) -> java.util.Calendar's
+    day numbers (SUNDAY=1 .. SATURDAY=7) joined by commas, as ``am``'s ``--eia`` and AlarmClock's DAYS take them."""
+    names = value if isinstance(value, list) else str(value or "").split(",")
+    out = []
+    for name in names:
+        key = str(name).strip().lower()
+        number = next((n for day, n in WEEKDAY_NUMBERS.items() if key and (key == day or key == day[:3])), None)
+        if number is None:
+            raise ArgumentError(f"{where}: {name!r} is not a day of the week")
+        if number not in out:
+            out.append(number)
+    return ",".join(str(n) for n in out)
 
 
 def epoch_ms(value: str, tz: str, where: str = "datetime") -> int:

@@ -133,6 +133,11 @@ IMPOSSIBLE = ["set an alarm for 7 am", "take a selfie", "play some music", "star
               "call my mum", "turn on NFC", "record a voice memo", "check my step count"]
 
 
+def _note_texts(state: dict[str, Any]) -> list[str]:
+    """The text of each note (the phone keeps notes as {title, text})."""
+    return [n["text"] for n in state["notes"]]
+
+
 def _phrase(rng: random.Random, *forms: str) -> str:
     """Templates are phrased several ways, as people ask (some capitalised, some not); a held-out
     template keeps all of its forms."""
@@ -300,7 +305,7 @@ def tasks_for(rng: random.Random) -> list[Task]:
              lambda st: any(c["name"] == name and c["email"] == email for c in st["contacts"])),
         Task("new_note", "Information_Management", ("Notes",), P(f"write a note saying '{note}'", f"note: {note}",
              f"make a note to {note}", f"jot down {note}", f"add a note that says {note}"), new_note,
-             lambda st: note in st["notes"]),
+             lambda st: note in _note_texts(st)),
         Task("discard_note", "Information_Management", ("Notes",), P(f"start a note '{note}' but cancel it",
              f"begin writing {note} in Notes, then discard it"), discard_note, lambda st: not st["notes"]),
         Task("send_mail", "Social_Sharing", ("Gmail",), P(f"email {email} with the subject '{subject}'",
@@ -317,7 +322,7 @@ def tasks_for(rng: random.Random) -> list[Task]:
              lambda st: any(e["title"] == event for e in st["events"])),
         Task("note_then_mail", "Multi_Apps", ("Notes", "Gmail"), P(f"note down '{note2}' and email it to {email} as the subject",
              f"write {note2} in Notes, then mail it to {email}"), note_then_mail,
-             lambda st: note2 in st["notes"] and any(m["subject"] == note2 for m in st["outbox"])),
+             lambda st: note2 in _note_texts(st) and any(m["subject"] == note2 for m in st["outbox"])),
         Task("back_to_app", "Multi_Apps", ("Notes", "Chrome"), "open Notes, then Chrome, then switch back to Notes from recent apps",
              back_to_app, lambda st: st["current"].startswith("com.mobileactions.notes")),
         Task("cancel_contact", "Information_Management", ("Contacts",), P(f"start a contact for {name} but discard it and go home",
@@ -353,7 +358,7 @@ def tasks_for(rng: random.Random) -> list[Task]:
              directions, lambda st: place in st["map_searches"]),
         Task("address_to_note", "Multi_Apps", ("Maps", "Notes"), P(f"save the address of {place2} in a note",
              f"copy {place2}'s address from Maps into a new note"), address_to_note,
-             lambda st: any(st["clipboard"] and st["clipboard"] in n for n in st["notes"])),
+             lambda st: any(st["clipboard"] and st["clipboard"] in n for n in _note_texts(st))),
         Task("impossible", "General_Tool", ("Launcher",), P(impossible, f"please {impossible}", f"can you {impossible}"),
              impossible_task, lambda st: True),
     ]
@@ -423,11 +428,11 @@ def blind_tasks_for(rng: random.Random) -> list[Task]:
         Task("note_then_search", "Multi_Apps", ("Notes", "Chrome"), P(
             f"jot down {note} in Notes, then search for {query} in Chrome",
             f"write a note saying {note} and then google {query}"), note_then_search,
-            lambda st: note in st["notes"] and bool(st["visited_urls"])),
+            lambda st: note in _note_texts(st) and bool(st["visited_urls"])),
         Task("place_to_note", "Multi_Apps", ("Maps", "Notes"), P(
             f"copy the name of {place2} from Maps and paste it into a new note",
             f"find {place2} in Maps, copy its name and save it in a note"), place_to_note,
-            lambda st: any(place2 in n for n in st["notes"])),
+            lambda st: any(place2 in n for n in _note_texts(st))),
         # a second set, recorded after the guards were corrected on the first
         Task("contact_email", "Information_Management", ("Contacts",), P(
             f"create a contact called {name}, e-mail {email}", f"store {name} in contacts with the email {email}"),
@@ -440,7 +445,7 @@ def blind_tasks_for(rng: random.Random) -> list[Task]:
             search_then_home, lambda st: bool(st["visited_urls"]) and st["screen"] == "launcher"),
         Task("tile_then_note", "Multi_Apps", ("System UI", "Notes"), P(
             f"turn on Bluetooth, then write a note saying {note}", f"switch Bluetooth on and jot down {note} in Notes"),
-            tile_then_note, lambda st: st["bluetooth"] and note in st["notes"]),
+            tile_then_note, lambda st: st["bluetooth"] and note in _note_texts(st)),
     ]
 
 
@@ -454,7 +459,8 @@ HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy
 # after tool calls that left an app open, and must first leave it. The phone's apps (`phone.apps.APPS`) in
 # a fixed order of their own: a seed's recordings (the model card's data) depend on it.
 START_APPS = ("com.mobileactions.notes", "com.android.chrome", "com.android.contacts", "com.android.calendar",
-              "com.google.android.gm", "com.google.android.apps.maps", "com.android.settings")
+              "com.google.android.gm", "com.google.android.apps.maps", "com.android.settings",
+              "com.google.android.deskclock", "com.google.android.apps.messaging")
 
 
 def record_episode(task: Task, out: Path, episode_id: str, scale: float = 0.25,

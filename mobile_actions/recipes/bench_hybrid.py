@@ -7,15 +7,21 @@ counts, and nothing is judged on strings the model wrote.
 
 Tasks are data (`TASKS`): ``request``, ``category`` (``tool``: tools alone can do it; ``gui``: no tool
 covers it; ``mixed``: tools plus GUI work or a chain of tools), optional ``setup`` (the phone before the
-run) and ``check`` (the state after), and ``gold`` calls (the tool part, for the ``oracle`` caller);
+run, `SETUP_KEYS`) and ``check`` (the state after), ``expect`` (``done``, the default; ``not_done``: the
+right outcome is a run that reports it could not do it, and the check says what must still hold; a run
+that reports done there is a false done), ``note`` (free text) and ``gold`` calls (the tool part, for the
+``oracle`` caller);
 `GUI_SCRIPTS` holds the GUI part for the ``oracle`` navigator. The two oracles are harness checks (the
 ceiling of this phone + action space), never reported as a model's score.
 
-Check language (all conditions must hold; text compares ignore case):
-``{"torch": true}`` a scalar field equals; ``{"current_app": PKG}`` the foreground package;
-``{"outbox"|"contacts"|"events": {FIELD: V, "FIELD~": SUB, "text~": SUB, "begin": "YYYY-MM-DDTHH:MM"}}`` some
-item matches (``text~``: any text field contains; ``begin``: event start on the phone's clock);
-``{"notes~"|"map_searches~"|"visited_urls~"|"clipboard~": SUB}`` some entry contains; ``{"recents#": 0}`` a count.
+Check language (all conditions must hold; text compares ignore case; the fields are `PhoneState.to_json`'s):
+``{"torch": true}``, ``{"brightness": 80}`` a scalar field equals; ``{"current_app": PKG}`` the foreground
+package; ``{"contacts"|"events"|"outbox"|"notes"|"alarms"|"timers"|"messages": {FIELD: V, "FIELD~": SUB,
+"text~": SUB}}`` some item matches every given field (``text~``: any text field contains; an event's
+``begin`` is ``YYYY-MM-DDTHH:MM`` on the phone's clock, an alarm's ``time`` ``HH:MM``, its ``days`` e.g.
+``"Mon,Wed"``); ``{"notes~"|"map_searches~"|"visited_urls~"|"clipboard~": SUB}`` some entry (of a list of
+items: some text field of one) contains; ``{"alarms#": 2}`` a count; ``{"!KEY": ...}`` that condition fails
+(``{"!contacts": {"name": "Tom Baker"}}``: no such contact).
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import csv
 import json
 import time
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -192,22 +198,134 @@ GUI_SCRIPTS: dict[str, list[Any]] = {
 
 
 # --------------------------------------------------------------------------------------------- setup and checks
+FLAGS = ("torch", "wifi", "bluetooth", "airplane", "dnd")
+# the setup lists of items: key -> {field: (type, required)}
+SETUP_ITEMS: dict[str, dict[str, tuple[type, bool]]] = {
+    "contacts": {"name": (str, True), "phone": (str, False), "email": (str, False)},
+    "events": {"title": (str, True), "begin": (str, True), "duration_min": (int, False), "location": (str, False),
+               "description": (str, False)},
+    "alarms": {"time": (str, True), "days": (str, False), "label": (str, False), "enabled": (bool, False)},
+    "messages": {"to": (str, False), "number": (str, True), "text": (str, True), "direction": (str, False)},
+    "notes": {"title": (str, False), "text": (str, False)},
+}
+SETUP_KEYS = (*FLAGS, "brightness", "media_volume", "ring_volume", "open", "recents", "clipboard", *SETUP_ITEMS)
+
+
+def setup_problem(setup: Any) -> str | None:
+    """Why a task's setup cannot be applied (None: it can); the reason names the key, and the item."""
+    from mobile_actions.android.phone.apps import APP_BY_PACKAGE
+    from mobile_actions.android.phone.state import LEVELS
+
+    if not isinstance(setup, dict):
+        return "'setup' must be an object"
+    for key, value in setup.items():
+        where = f"setup.{key}"
+        if key not in SETUP_KEYS:
+            return f"setup: unknown key {key!r} (keys: {', '.join(SETUP_KEYS)})"
+        if key in FLAGS and not isinstance(value, bool):
+            return f"{where}: expected true or false"
+        if key in LEVELS and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 100):
+            return f"{where}: expected a whole number from 0 to 100"
+        if key == "clipboard" and not isinstance(value, str):
+            return f"{where}: expected a string"
+        if key in ("open", "recents"):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                return f"{where}: expected a list of strings"
+            unknown = [v for v in value if v not in APP_BY_PACKAGE]
+            if unknown:
+                return f"{where}: no app {unknown[0]!r} on the phone (apps: {', '.join(sorted(APP_BY_PACKAGE))})"
+        if key in SETUP_ITEMS:
+            if not isinstance(value, list):
+                return f"{where}: expected a list"
+            for i, item in enumerate(value):
+                why = _item_problem(key, item)
+                if why:
+                    return f"{where}[{i}]: {why}"
+    return None
+
+
+def _item_problem(key: str, item: Any) -> str | None:
+    from mobile_actions.android.phone.state import WEEKDAYS
+
+    fields = SETUP_ITEMS[key]
+    if key == "notes" and isinstance(item, str):
+        return None
+    if not isinstance(item, dict):
+        return "expected an object" + (" or a string" if key == "notes" else "")
+    unknown = sorted(set(item) - set(fields))
+    if unknown:
+        return f"unknown field {unknown[0]!r} (fields: {', '.join(fields)})"
+    for name, (kind, required) in fields.items():
+        if name not in item:
+            if required:
+                return f"needs {name!r}"
+            continue
+        v = item[name]
+        if not isinstance(v, kind) or kind is int and isinstance(v, bool):
+            return f"{name}: expected {dict([(str, 'a string'), (int, 'a whole number'), (bool, 'true or false')])[kind]}"
+    if key == "events":
+        try:
+            datetime.strptime(item["begin"], "%Y-%m-%dT%H:%M")
+        except ValueError:
+            return f"begin: expected YYYY-MM-DDTHH:MM, got {item['begin']!r}"
+        if item.get("duration_min", 60) <= 0:
+            return "duration_min: expected a number of minutes above 0"
+    if key == "alarms":
+        try:
+            datetime.strptime(item["time"], "%H:%M")
+        except ValueError:
+            return f"time: expected HH:MM (24 h), got {item['time']!r}"
+        days = [d.strip() for d in item.get("days", "").split(",") if d.strip()]
+        if any(d not in WEEKDAYS for d in days):
+            return f"days: a comma list of {','.join(WEEKDAYS)}, got {item['days']!r}"
+    if key == "messages" and item.get("direction", "received") not in ("sent", "received"):
+        return f"direction: 'sent' or 'received', got {item['direction']!r}"
+    return None
+
+
 def apply_setup(phone: Any, setup: dict[str, Any]) -> None:
-    """Put a fresh virtual phone into a task's starting state."""
+    """Put a fresh virtual phone into a task's starting state (ValueError naming the key when it cannot)."""
+    from mobile_actions.android.phone.core import local_epoch_ms
+    from mobile_actions.android.phone.state import LEVELS, as_note
+
+    why = setup_problem(setup)
+    if why:
+        raise ValueError(why)
     for flag in ("torch", "bluetooth", "airplane"):
         if flag in setup:
-            phone.set_flag(flag, bool(setup[flag]))
+            phone.set_flag(flag, setup[flag])
     if "wifi" in setup:
-        phone.set_wifi(bool(setup["wifi"]))
+        phone.set_wifi(setup["wifi"])
+    if "dnd" in setup:
+        phone.set_dnd(setup["dnd"])
+    for name in LEVELS:
+        if name in setup:
+            phone.set_level(name, setup[name])
     for pkg in setup.get("recents", []):
         phone.launch(pkg)
         phone.home()
     for pkg in setup.get("open", []):
         phone.launch(pkg)
-    if setup.get("notes"):
-        with phone.lock:
-            phone.state.notes.extend(setup["notes"])
-            phone.changed()
+    with phone.lock:
+        st = phone.state
+        if "clipboard" in setup:
+            st.clipboard = setup["clipboard"]
+        st.notes.extend(as_note(n) for n in setup.get("notes", []))
+        st.contacts.extend({"name": c["name"], "phone": c.get("phone", ""), "email": c.get("email", "")}
+                           for c in setup.get("contacts", []))
+        for e in setup.get("events", []):
+            day, clock = e["begin"].split("T")
+            begin = local_epoch_ms(day, clock, phone.tz())
+            st.events.append({"title": e["title"], "location": e.get("location", ""),
+                              "description": e.get("description", ""), "begin_ms": begin,
+                              "end_ms": begin + 60_000 * e.get("duration_min", 60), "all_day": False})
+        for a in setup.get("alarms", []):
+            phone.add_alarm(a["time"], [d.strip() for d in a.get("days", "").split(",")], a.get("label", ""),
+                            a.get("enabled", True))
+        for m in setup.get("messages", []):
+            phone.add_message(m.get("to") or phone.thread_name(m["number"]), m["number"], m["text"],
+                              m.get("direction", "received"))
+        phone.changed()
 
 
 def _text_match(value: Any, want: Any, contains: bool) -> bool:
@@ -215,59 +333,66 @@ def _text_match(value: Any, want: Any, contains: bool) -> bool:
     return b in a if contains else a == b
 
 
-def _item_matches(item: dict[str, Any], want: dict[str, Any], tz: str) -> bool:
+def _equal(value: Any, want: Any) -> bool:
+    """A check's value against the state's: true/false and numbers exactly, text ignoring case."""
+    if isinstance(want, bool) or isinstance(value, bool):
+        return value is want
+    if isinstance(want, (int, float)):
+        return isinstance(value, (int, float)) and value == want
+    return _text_match(value, want, False)
+
+
+def _item_matches(item: dict[str, Any], want: dict[str, Any]) -> bool:
     for key, value in want.items():
         if key == "text~":
             if not any(_text_match(v, value, True) for v in item.values() if isinstance(v, str)):
                 return False
-        elif key == "begin":
-            ms = item.get("begin_ms")
-            if ms is None or _local_minute(ms, tz) != value:
-                return False
         elif key.endswith("~"):
             if not _text_match(item.get(key[:-1]), value, True):
                 return False
-        elif not _text_match(item.get(key), value, False):
+        elif not _equal(item.get(key), value):
             return False
     return True
 
 
-def _local_minute(ms: int, tz: str) -> str:
-    from mobile_actions.android.dispatch import zone
-
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).astimezone(zone(tz)).strftime("%Y-%m-%dT%H:%M")
+def _condition(key: str, want: Any, state: dict[str, Any]) -> str | None:
+    """Why one condition of a check fails on a state (None: it holds). Unknown fields are errors."""
+    if key == "current_app":
+        got = (state.get("current") or "").split("/")[0]
+        return None if got == want else f"foreground app is {got!r}, not {want!r}"
+    if key.endswith("#"):
+        n = len(state.get(key[:-1]) or [])
+        return None if n == want else f"{key[:-1]}: {n} entries, expected {want}"
+    if key.endswith("~"):
+        name = key[:-1]
+        values = state.get(name)
+        values = values if isinstance(values, list) else [values]
+        texts = [t for v in values for t in (v.values() if isinstance(v, dict) else [v]) if isinstance(t, str)]
+        return None if any(_text_match(t, want, True) for t in texts) else f"{name}: nothing contains {want!r}"
+    if isinstance(want, dict):
+        items = state.get(key)
+        if not isinstance(items, list):
+            raise KeyError(f"check {key!r}: the phone state has no such list")
+        if any(isinstance(i, dict) and _item_matches(i, want) for i in items):
+            return None
+        return f"{key}: no entry matches {json.dumps(want, ensure_ascii=False)}"
+    if key not in state:
+        raise KeyError(f"check {key!r}: the phone state has no such field")
+    return None if _equal(state[key], want) or state[key] == want else f"{key} is {state[key]!r}, expected {want!r}"
 
 
 def check_state(check: dict[str, Any], state: dict[str, Any]) -> list[str]:
-    """The conditions a phone state fails (empty: the task is done). Unknown keys are errors, not passes."""
+    """The conditions a phone state fails (empty: the task is done). ``!KEY`` holds when KEY's condition
+    fails. Unknown keys are errors, not passes."""
     failures = []
-    tz = state.get("timezone", "UTC")
     for key, want in check.items():
-        if key == "current_app":
-            got = (state.get("current") or "").split("/")[0]
-            if got != want:
-                failures.append(f"foreground app is {got!r}, not {want!r}")
-        elif key.endswith("#"):
-            n = len(state.get(key[:-1]) or [])
-            if n != want:
-                failures.append(f"{key[:-1]}: {n} entries, expected {want}")
-        elif key.endswith("~"):
-            name = key[:-1]
-            values = state.get(name)
-            values = values if isinstance(values, list) else [values]
-            if not any(_text_match(v, want, True) for v in values if isinstance(v, str)):
-                failures.append(f"{name}: nothing contains {want!r}")
-        elif isinstance(want, dict):
-            items = state.get(key)
-            if not isinstance(items, list):
-                raise KeyError(f"check {key!r}: the phone state has no such list")
-            if not any(_item_matches(i, want, tz) for i in items):
-                failures.append(f"{key}: no entry matches {json.dumps(want, ensure_ascii=False)}")
+        if key.startswith("!"):
+            if _condition(key[1:], want, state) is None:
+                failures.append(f"{key[1:]}: {json.dumps(want, ensure_ascii=False)} holds, and must not")
         else:
-            if key not in state:
-                raise KeyError(f"check {key!r}: the phone state has no such field")
-            if state[key] != want:
-                failures.append(f"{key} is {state[key]!r}, expected {want!r}")
+            why = _condition(key, want, state)
+            if why:
+                failures.append(why)
     return failures
 
 
@@ -283,15 +408,19 @@ def validate_tasks(tasks: Sequence[dict[str, Any]]) -> None:
         seen.add(t["id"])
         if t["category"] not in CATEGORIES or not t.get("check") or not t.get("request"):
             raise ValueError(f"task {t['id']}: needs a category in {CATEGORIES}, a request and a check")
+        if t.get("expect", "done") not in EXPECTS:
+            raise ValueError(f"task {t['id']}: 'expect' must be one of {EXPECTS}")
         phone.reset()
-        apply_setup(phone, t.get("setup", {}))
-        if not check_state(t["check"], phone.snapshot()):
+        try:
+            apply_setup(phone, t.get("setup", {}))
+        except ValueError as e:
+            raise ValueError(f"task {t['id']}: {e}") from None
+        if t.get("expect", "done") == "done" and not check_state(t["check"], phone.snapshot()):
             raise ValueError(f"task {t['id']}: its check already passes before the run")
 
 
-SETUP_KEYS = {"torch": bool, "bluetooth": bool, "airplane": bool, "wifi": bool, "recents": list, "open": list,
-              "notes": list}
-TASK_KEYS = {"id", "request", "category", "setup", "check", "gold"}
+EXPECTS = ("done", "not_done")
+TASK_KEYS = {"id", "request", "category", "setup", "check", "gold", "expect", "note"}
 
 
 def _task_problem(task: Any, phone: Any) -> str | None:
@@ -308,21 +437,22 @@ def _task_problem(task: Any, phone: Any) -> str | None:
         return "'request' must be a non-empty string"
     if task.get("category") not in CATEGORIES:
         return f"'category' must be one of {', '.join(CATEGORIES)}"
+    if task.get("expect", "done") not in EXPECTS:
+        return f"'expect' must be one of {', '.join(EXPECTS)}"
+    if not isinstance(task.get("note", ""), str):
+        return "'note' must be a string"
     setup = task.get("setup", {})
-    if not isinstance(setup, dict):
-        return "'setup' must be an object"
-    for key, value in setup.items():
-        if key not in SETUP_KEYS:
-            return f"setup: unknown key {key!r} (keys: {', '.join(SETUP_KEYS)})"
-        if not isinstance(value, SETUP_KEYS[key]) or isinstance(value, list) and not all(isinstance(v, str) for v in value):
-            return f"setup.{key}: expected {'a list of strings' if SETUP_KEYS[key] is list else 'true or false'}"
+    why = setup_problem(setup)
+    if why:
+        return why
     check = task.get("check")
     if not isinstance(check, dict) or not check:
         return "'check' must be a non-empty object"
     phone.reset()
     try:
         apply_setup(phone, setup)
-        if not check_state(check, phone.snapshot()):
+        failures = check_state(check, phone.snapshot())
+        if not failures and task.get("expect", "done") == "done":
             return "its check already passes before the run"
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         return f"check: {e}"
@@ -361,7 +491,7 @@ def load_tasks(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
             continue
         why = _task_problem(task, phone)
         if why is None:
-            task = {"id": str(task.get("id") or f"line {n}"), **task}
+            task = {**task, "id": str(task.get("id") or f"line {n}"), "expect": task.get("expect", "done")}
             if task["id"] in seen:
                 why = f"duplicate id {task['id']!r}"
         if why is not None:
@@ -394,7 +524,8 @@ class TaskResult:
     run_dir: str
     error: str = ""
     note: str = ""        # the run's first not-done / refused reason (why, from the runner's side)
-    false_done: bool = False   # the run reported every item done, and the task's state check failed
+    false_done: bool = False   # the run reported every item done, and the task failed (for a not_done task: always)
+    expect: str = "done"       # the task's right outcome: done, or not_done (the run must say it could not)
 
     @property
     def kind(self) -> str:
@@ -525,6 +656,10 @@ def run_bench(cfg: BenchConfig, *, caller: Any = None, navigator: Any = "config"
             if rep is not None and rep.status == "interrupted":
                 session.reconnect()
             failures = check_state(task["check"], session.phone.snapshot())
+            expect = task.get("expect", "done")
+            reported_done = rep is not None and rep.all_done
+            if expect == "not_done" and reported_done:
+                failures.append("the run reported done; the right outcome is not done")
             success = not failures and not error
             res = TaskResult(task["id"], task["category"], task["request"], success, failures,
                              rep.status if rep else "error", rep.steps if rep else 0, rep.caller_turns if rep else 0,
@@ -532,7 +667,7 @@ def run_bench(cfg: BenchConfig, *, caller: Any = None, navigator: Any = "config"
                              len(rep.done) if rep else 0, len(rep.not_done) if rep else 0,
                              len(rep.refused) if rep else 0, str(run_dir), error,
                              next((i.reason for i in (rep.not_done + rep.refused)), "") if rep else "",
-                             false_done=not success and rep is not None and rep.all_done)
+                             false_done=not success and reported_done, expect=expect)
             results.append(res)
             if on_result:
                 on_result(n, len(chosen), res)

@@ -98,7 +98,10 @@ def parse_intent(args: list[str]) -> Intent:
         elif opt in ("--esa", "--eia", "--ela", "--esal", "--eial", "--elal"):
             k, v = value(), value()
             items = [s.replace("\\,", ",") for s in _split_commas(v)]
-            it.extras[k] = items if opt.startswith("--es") else [int(x) for x in items]
+            try:
+                it.extras[k] = items if opt.startswith("--es") else [int(x) for x in items]
+            except ValueError:
+                raise _Usage(f"Error: invalid number in {opt} {k}: {v}") from None
         elif opt in ("-W", "-S", "-D", "-N", "-R", "--activity-clear-task", "--activity-new-task",
                      "--activity-clear-top", "--activity-single-top", "--grant-read-uri-permission",
                      "--grant-write-uri-permission", "--receiver-foreground", "--include-stopped-packages"):
@@ -300,6 +303,10 @@ def settings(io: IO, argv: list[str]) -> int:
                 phone.set_wifi(rest[1] == "1")
             elif (ns, rest[0]) == ("global", "airplane_mode_on"):
                 phone.set_flag("airplane", rest[1] == "1")
+            elif (ns, rest[0]) == ("global", "zen_mode"):
+                phone.set_dnd(rest[1] not in ("", "0"))
+            elif (ns, rest[0]) == ("system", "screen_brightness") and rest[1].isdigit():
+                phone.set_level("brightness", round(min(255, int(rest[1])) * 100 / 255))
             phone.changed()
         elif verb == "delete" and rest:
             io.out(f"Deleted {int(table.pop(rest[0], None) is not None)} rows\n")

@@ -8,16 +8,20 @@ states. Shell text only ever reaches ``Shell`` (a parser); device commands are P
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
-from datetime import datetime, timezone, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
-import re
 from urllib.parse import parse_qs, quote_plus, unquote
 
 from mobile_actions.android.phone import apps, places
 from mobile_actions.android.phone.shell import Shell, ShellResult
-from mobile_actions.android.phone.state import COMMAND_LOG_LIMIT, HEIGHT, WIDTH, Intent, PhoneState
+from mobile_actions.android.phone.state import (COMMAND_LOG_LIMIT, HEIGHT, LEVELS, WEEKDAYS, WIDTH, Intent, PhoneState,
+                                                as_note, days_text, zone)
+
+ALARM_EXTRA = "android.intent.extra.alarm."         # AlarmClock's extras (HOUR, MINUTES, DAYS, MESSAGE, ...)
+CALENDAR_DAYS = {1: "Sun", 2: "Mon", 3: "Tue", 4: "Wed", 5: "Thu", 6: "Fri", 7: "Sat"}   # java.util.Calendar
 
 DIRECTORIES = {"/", "/sdcard", "/sdcard/Download", "/sdcard/Pictures", "/data", "/data/local", "/data/local/tmp",
                "/system", "/system/bin", "/storage", "/storage/emulated", "/storage/emulated/0", "/dev"}
@@ -158,11 +162,7 @@ class VirtualPhone:
 
     # ------------------------------------------------------------------ time
     def tz(self) -> tzinfo:
-        try:
-            from zoneinfo import ZoneInfo
-            return ZoneInfo(self.state.timezone)
-        except Exception:
-            return timezone.utc
+        return zone(self.state.timezone)
 
     def now(self) -> datetime:
         return datetime.now(self.tz())
@@ -242,6 +242,8 @@ class VirtualPhone:
             st = self.state
             if st.overlay:
                 st.overlay = None
+            elif st.top.data.pop("dialog", None):
+                pass
             elif len(st.stack) > 1:
                 st.stack.pop()
             self.changed()
@@ -299,6 +301,30 @@ class VirtualPhone:
                 self.state.settings["global"]["airplane_mode_on"] = "1" if new else "0"
             self.changed()
 
+    def set_dnd(self, on: bool) -> None:
+        with self.lock:
+            self.state.dnd = bool(on)
+            self.state.settings["global"]["zen_mode"] = "1" if on else "0"
+            self.changed()
+
+    def set_level(self, name: str, value: int) -> None:
+        """A 0-100 slider (brightness, media_volume, ring_volume); brightness is also the 0-255
+        ``settings system screen_brightness``, as Android keeps it."""
+        if name not in LEVELS:
+            raise ValueError(f"{name!r} is not one of {LEVELS}")
+        with self.lock:
+            value = max(0, min(100, int(value)))
+            setattr(self.state, name, value)
+            if name == "brightness":
+                self.state.settings["system"]["screen_brightness"] = str(round(value * 255 / 100))
+            self.changed()
+
+    def step_volume(self, up: bool) -> None:
+        """VOLUME_UP / VOLUME_DOWN: one of media's 15 steps (the keys set media volume since Android 9)."""
+        with self.lock:
+            index = round(self.state.media_volume * 15 / 100) + (1 if up else -1)
+            self.set_level("media_volume", round(max(0, min(15, index)) * 100 / 15))
+
     def toggle_setting(self, namespace: str, key: str, on_value: str = "1") -> None:
         """A Quick Settings tile backed by a ``settings`` key (Do Not Disturb, Auto-rotate, ...)."""
         with self.lock:
@@ -315,6 +341,38 @@ class VirtualPhone:
     def focus(self, key: str) -> None:
         with self.lock:
             self.state.top.focus = key
+            self.changed()
+
+    def set_field(self, key: str, value: str) -> None:
+        """A suggestion picked (Messages' To: a contact): the field takes it, the cursor moves on."""
+        with self.lock:
+            act = self.state.top
+            act.fields[key] = value
+            keys = [k for k, _, _ in apps.FORMS.get(act.kind, ())]
+            act.focus = keys[keys.index(key) + 1] if key in keys[:-1] else key
+            self.changed()
+
+    def set_form_data(self, key: str, value: Any) -> None:
+        with self.lock:
+            self.state.top.data[key] = value
+            self.changed()
+
+    def ask(self, dialog: str) -> None:
+        """Show a confirm dialog (`apps.DIALOGS`) over the current screen."""
+        with self.lock:
+            self.state.top.data["dialog"] = dialog
+            self.changed()
+
+    def dismiss_dialog(self) -> None:
+        with self.lock:
+            self.state.top.data.pop("dialog", None)
+            self.changed()
+
+    def confirm_dialog(self) -> None:
+        with self.lock:
+            key = self.state.top.data.pop("dialog", None)
+            if key in apps.DIALOGS:
+                getattr(self, apps.DIALOGS[key][2])()
             self.changed()
 
     def copy(self, text: str, message: str = "Copied") -> None:
@@ -341,22 +399,68 @@ class VirtualPhone:
             if not (f["name"] or f["phone"] or f["email"]):
                 self.toast_msg("Contact is empty")
                 return
-            self.state.contacts.append({"name": f["name"], "phone": f["phone"], "email": f["email"]})
+            contact = {"name": f["name"], "phone": f["phone"], "email": f["email"]}
+            index = act.data.get("index")
+            if isinstance(index, int) and 0 <= index < len(self.state.contacts):
+                self.state.contacts[index] = contact
+                self.state.stack = [a for a in self.state.stack if a.kind != "contact_view"]
+            else:
+                self.state.contacts.append(contact)
             self._finish(act, "contacts", "Contact saved")
+
+    def delete_contact(self) -> None:
+        self._delete(self.state.contacts, "contacts", "Contact deleted")
+
+    def delete_event(self) -> None:
+        self._delete(self.state.events, "calendar", "Event deleted")
+
+    def delete_note(self) -> None:
+        self._delete(self.state.notes, "notes", "Note deleted")
+
+    def _delete(self, items: list, list_kind: str, message: str) -> None:
+        """The confirmed Delete of the item the top screen shows (its ``index``)."""
+        with self.lock:
+            act = self.state.top
+            index = act.data.get("index")
+            if isinstance(index, int) and 0 <= index < len(items):
+                del items[index]
+            self._finish(act, list_kind, message)
+
+    def new_event(self, begin_ms: int | None = None, end_ms: int | None = None, **fields: Any) -> None:
+        """Calendar's event form, its Date / Time / Duration filled from ``begin_ms`` / ``end_ms`` (default: the
+        next full hour, one hour long). The exact times are kept, used while those fields stay as shown."""
+        with self.lock:
+            if begin_ms is None:
+                begin_ms = int((self.now().replace(minute=0, second=0, microsecond=0)
+                                + timedelta(hours=1)).timestamp() * 1000)
+                end_ms = None
+            if end_ms is None or end_ms < begin_ms:
+                end_ms = begin_ms + 3_600_000
+            start = apps.epoch_ms_to_local(begin_ms, self.tz())
+            shown = {"date": start.strftime("%Y-%m-%d"), "time": start.strftime("%H:%M"),
+                     "duration": str((end_ms - begin_ms) // 60_000)}
+            self.open("event_edit", **fields, **shown, begin_ms=begin_ms, end_ms=end_ms, shown=shown)
 
     def save_event(self) -> None:
         with self.lock:
             act = self.state.top
-            begin = act.data.get("begin_ms")
-            if begin is None:
-                begin = int(time.time() // 3600 + 1) * 3_600_000
-            end = act.data.get("end_ms")
-            if end is None:
-                end = begin + 3_600_000
+            f, shown = act.fields, act.data.get("shown", {})
+            begin, end = act.data.get("begin_ms"), act.data.get("end_ms")
+            if not (isinstance(begin, int) and f["date"] == shown.get("date") and f["time"] == shown.get("time")):
+                begin = local_epoch_ms(f["date"], f["time"], self.tz())
+                if begin is None:
+                    self.toast_msg("Enter the date as YYYY-MM-DD and the time as HH:MM")
+                    return
+                end = None
+            if not (isinstance(end, int) and f["duration"] == shown.get("duration")):
+                minutes = f["duration"].strip() or "60"
+                if not minutes.isdigit() or not 0 < int(minutes) <= 100_000:
+                    self.toast_msg("Duration: a number of minutes")
+                    return
+                end = begin + int(minutes) * 60_000
             self.state.events.append({
-                "title": act.fields["title"], "location": act.fields["location"],
-                "description": act.fields["description"], "begin_ms": int(begin), "end_ms": int(end),
-                "all_day": bool(act.data.get("all_day", False)),
+                "title": f["title"], "location": f["location"], "description": f["description"],
+                "begin_ms": int(begin), "end_ms": int(end), "all_day": bool(act.data.get("all_day", False)),
             })
             self._finish(act, "calendar", "Event saved")
 
@@ -370,15 +474,185 @@ class VirtualPhone:
                                      | {"cc": act.data.get("cc", ""), "bcc": act.data.get("bcc", "")})
             self._finish(act, "mail", "Message sent")
 
+    def notes(self) -> list[dict[str, str]]:
+        return [as_note(n) for n in self.state.notes]
+
     def save_note(self) -> None:
         with self.lock:
             act = self.state.top
+            note = as_note(act.fields)
             index = act.data.get("index")
             if isinstance(index, int) and 0 <= index < len(self.state.notes):
-                self.state.notes[index] = act.fields["text"]
+                self.state.notes[index] = note
+            elif not (note["title"] or note["text"]):
+                self._finish(act, "notes", "Empty note discarded")
+                return
             else:
-                self.state.notes.append(act.fields["text"])
+                self.state.notes.append(note)
             self._finish(act, "notes", "Note saved")
+
+    # ------------------------------------------------------------------ Clock
+    def clock_tab(self, tab: str) -> None:
+        with self.lock:
+            self.state.top.data["tab"] = tab
+            self.state.top.scroll = 0
+            self.state.top.focus = None
+            self.changed()
+
+    def add_alarm(self, time24: str, days: list[str] | tuple[str, ...] = (), label: str = "",
+                  enabled: bool = True) -> dict[str, Any]:
+        """One alarm; an alarm with the same time, days and label is switched on instead of doubled (as
+        DeskClock does for AlarmClock.ACTION_SET_ALARM)."""
+        with self.lock:
+            alarm = {"time": time24, "days": days_text(days), "label": label, "enabled": bool(enabled)}
+            same = next((a for a in self.state.alarms if all(a[k] == alarm[k] for k in ("time", "days", "label"))), None)
+            if same is not None:
+                same["enabled"] = same["enabled"] or alarm["enabled"]
+                self.changed()
+                return same
+            self.state.alarms.append(alarm)
+            self.changed()
+            return alarm
+
+    def edit_alarm(self, index: int) -> None:
+        with self.lock:
+            a = self.state.alarms[index]
+            h, m = (int(x) for x in a["time"].split(":"))
+            self.open("alarm_edit", hour=str(h % 12 or 12), minute=f"{m:02d}", label=a["label"], pm=h >= 12,
+                      days=[d for d in a["days"].split(",") if d], index=index)
+
+    def toggle_alarm_day(self, day: str) -> None:
+        with self.lock:
+            days = self.state.top.data.setdefault("days", [])
+            days.remove(day) if day in days else days.append(day)
+            self.changed()
+
+    def save_alarm(self) -> None:
+        """The alarm editor's Save: Hour 1-12 and Minute 0-59 with AM / PM, as the picker's keyboard mode."""
+        with self.lock:
+            act = self.state.top
+            hour, minute = act.fields["hour"].strip(), act.fields["minute"].strip() or "0"
+            if not (hour.isdigit() and minute.isdigit() and 1 <= int(hour) <= 12 and int(minute) <= 59):
+                self.toast_msg("Enter a valid time")
+                return
+            time24 = f"{int(hour) % 12 + (12 if act.data.get('pm') else 0):02d}:{int(minute):02d}"
+            alarm = {"time": time24, "days": days_text(act.data.get("days", [])), "label": act.fields["label"],
+                     "enabled": True}
+            index = act.data.get("index")
+            if isinstance(index, int) and 0 <= index < len(self.state.alarms):
+                self.state.alarms[index] = alarm
+            else:
+                self.state.alarms.append(alarm)
+            self._finish(act, "clock", f"Alarm set for {apps.twelve_hour(time24)}")
+            self.state.top.data["tab"] = "alarm"
+
+    def toggle_alarm(self, index: int) -> None:
+        with self.lock:
+            self.state.alarms[index]["enabled"] = not self.state.alarms[index]["enabled"]
+            self.changed()
+
+    def delete_alarm(self, index: int) -> None:
+        with self.lock:
+            del self.state.alarms[index]
+            self.toast_msg("Alarm deleted")
+
+    def add_timer(self, seconds: int, label: str = "", running: bool = True) -> None:
+        with self.lock:
+            self.state.timers.append({"seconds": int(seconds), "label": label, "running": bool(running)})
+            self.changed()
+
+    def start_timer(self) -> None:
+        """The Timer tab's Start: hours, minutes and seconds (empty = 0) make one running timer."""
+        with self.lock:
+            act = self.state.top
+            parts = [act.fields[k].strip() or "0" for k in ("hours", "minutes", "seconds")]
+            if not all(p.isdigit() for p in parts):
+                self.toast_msg("Enter hours, minutes and seconds as numbers")
+                return
+            h, m, sec = (int(p) for p in parts)
+            total = h * 3600 + m * 60 + sec
+            if not 0 < total <= 100 * 3600:
+                self.toast_msg("Set a time for the timer")
+                return
+            self.add_timer(total, act.fields["timer_label"])
+            for k in ("hours", "minutes", "seconds", "timer_label"):
+                act.fields[k] = ""
+            act.focus = None
+
+    def toggle_timer(self, index: int) -> None:
+        with self.lock:
+            self.state.timers[index]["running"] = not self.state.timers[index]["running"]
+            self.changed()
+
+    def delete_timer(self, index: int) -> None:
+        with self.lock:
+            del self.state.timers[index]
+            self.changed()
+
+    def set_stopwatch(self, running: bool) -> None:
+        with self.lock:
+            self.state.stopwatch_running = bool(running)
+            self.changed()
+
+    # ------------------------------------------------------------------ Messages
+    def thread_name(self, number: str) -> str:
+        """How a conversation is titled: the contact whose phone is this number, else the number."""
+        key = _digits(number)
+        return next((c["name"] for c in self.state.contacts if key and _digits(c.get("phone", "")) == key
+                     and c.get("name")), number)
+
+    def resolve_recipient(self, text: str) -> tuple[str, str] | None:
+        """Messages' To: (name as the thread shows it, number) for a contact's name or a phone number."""
+        text = text.strip()
+        contact = next((c for c in self.state.contacts if c.get("name", "").lower() == text.lower() and c.get("phone")),
+                       None)
+        if contact is not None:
+            return contact["name"], contact["phone"]
+        if re.fullmatch(r"\+?[\d\s().-]+", text) and len(_digits(text)) >= 3:
+            return self.thread_name(text), text
+        return None
+
+    def add_message(self, to: str, number: str, text: str, direction: str = "sent") -> None:
+        with self.lock:
+            self.state.messages.append({"to": to, "number": number, "text": text, "direction": direction})
+            self.changed()
+
+    def thread(self, number: str) -> list[dict[str, str]]:
+        key = _digits(number)
+        return [m for m in self.state.messages if _digits(m["number"]) == key]
+
+    def threads(self) -> list[tuple[str, dict[str, str]]]:
+        """(number, last message) per conversation, the most recent first."""
+        last: dict[str, tuple[str, dict[str, str]]] = {}
+        for m in self.state.messages:
+            key = _digits(m["number"]) or m["number"]
+            last.pop(key, None)
+            last[key] = (m["number"], m)
+        return list(reversed(last.values()))
+
+    def send_message(self) -> None:
+        """Send: the text goes to the thread's number (a new chat: the To field's contact or number), the field
+        empties, and a new chat becomes that conversation."""
+        with self.lock:
+            act = self.state.top
+            text = act.fields.get("text", "")
+            if not text.strip():
+                return
+            if act.kind == "message_new":
+                who = self.resolve_recipient(act.fields["to"])
+                if who is None:
+                    self.toast_msg("Not a contact's name or a phone number")
+                    return
+                to, number = who
+            else:
+                number = act.data.get("number", "")
+                to = self.thread_name(number)
+            self.add_message(to, number, text, "sent")
+            act.fields["text"] = ""
+            if act.kind == "message_new":
+                self.state.stack.remove(act)
+                self.open("message_thread", number=number)
+            self.changed()
 
     def search_map(self, query: str) -> None:
         with self.lock:
@@ -425,7 +699,9 @@ class VirtualPhone:
             self.state.top.data.pop("paste_menu", None)      # any tap dismisses the floating toolbar
             for w in reversed(widgets):
                 if w.clickable and w.contains(x, y):
-                    if w.on_tap is not None:
+                    if w.on_slide is not None:
+                        w.on_slide(w.track_fraction(x))
+                    elif w.on_tap is not None:
                         w.on_tap()
                     break
             self.changed()
@@ -462,7 +738,10 @@ class VirtualPhone:
                 return
             vertical = abs(dy) >= abs(dx)
             st.top.data.pop("paste_menu", None)
-            if (st.overlay is None and vertical and dy > 200
+            bar = next((w for w in reversed(self.screen().interactive) if w.on_slide and w.contains(x1, y1)), None)
+            if bar is not None and not vertical:      # a SeekBar dragged: its value follows the finger
+                bar.on_slide(bar.track_fraction(x2))
+            elif (st.overlay is None and vertical and dy > 200
                     and (y1 < apps.STATUS_H + 40 or (st.top.kind == "launcher" and y1 < apps.CONTENT_BOTTOM))):
                 self.expand_notifications()
             elif st.overlay == "shade" and vertical and dy > 200:
@@ -499,6 +778,8 @@ class VirtualPhone:
                 self.show_recents()
             elif code == 83:
                 self.expand_notifications()
+            elif code in (24, 25):
+                self.step_volume(code == 24)
             elif code in KEY_CHARS:
                 self.type_text(KEY_CHARS[code])
             else:
@@ -573,6 +854,24 @@ class VirtualPhone:
         if action in ("android.settings.SETTINGS", "android.settings.WIRELESS_SETTINGS"):
             self.launch("com.android.settings")
             return True
+        if action == "android.settings.DISPLAY_SETTINGS":
+            self.open("display")
+            return True
+        if action in ("android.settings.SOUND_SETTINGS", "android.settings.ZEN_MODE_SETTINGS"):
+            self.open("sound")
+            return True
+        if action == "android.intent.action.SET_ALARM":
+            self._set_alarm(it.extras)
+            return True
+        if action == "android.intent.action.SET_TIMER":
+            self._set_timer(it.extras)
+            return True
+        if action in ("android.intent.action.SHOW_ALARMS", "android.intent.action.SHOW_TIMERS"):
+            self.open("clock", tab="alarm" if action.endswith("ALARMS") else "timer")
+            return True
+        if action in ("android.intent.action.SENDTO", "android.intent.action.VIEW") and scheme in ("sms", "smsto"):
+            self._open_sms(it, data)
+            return True
         if action == "android.intent.action.MAIN" and "android.intent.category.HOME" in it.categories:
             self.home()
             return True
@@ -615,6 +914,8 @@ class VirtualPhone:
             self._open_compose(it, it.data or "")
         elif kind == "event_edit":
             self._open_event(it)
+        elif kind == "alarm_edit":
+            self._set_alarm(it.extras)
         else:
             self.open(kind, **{k: _text(v) for k, v in it.extras.items()})
         return True
@@ -649,11 +950,66 @@ class VirtualPhone:
         ex = it.extras
         begin = ex.get("beginTime")
         end = ex.get("endTime")
-        self.open("event_edit", title=_text(ex.get("title")), location=_text(ex.get("eventLocation")),
-                  description=_text(ex.get("description")),
-                  begin_ms=int(begin) if isinstance(begin, int) else None,
-                  end_ms=int(end) if isinstance(end, int) else None,
-                  all_day=bool(ex.get("allDay", False)))
+        self.new_event(begin_ms=int(begin) if isinstance(begin, int) else None,
+                       end_ms=int(end) if isinstance(end, int) else None,
+                       title=_text(ex.get("title")), location=_text(ex.get("eventLocation")),
+                       description=_text(ex.get("description")), all_day=bool(ex.get("allDay", False)))
+
+    def _set_alarm(self, ex: dict[str, Any]) -> None:
+        """AlarmClock.ACTION_SET_ALARM: HOUR (0-23), MINUTES, MESSAGE (label), DAYS (Calendar.SUNDAY=1 ..
+        SATURDAY=7), SKIP_UI. With SKIP_UI the alarm is set at once; else the editor opens filled in and
+        Save sets it. Without an int HOUR (``getIntExtra``: a string extra does not count) the editor opens."""
+        hour, minute = ex.get(ALARM_EXTRA + "HOUR"), ex.get(ALARM_EXTRA + "MINUTES", 0)
+        label = _text(ex.get(ALARM_EXTRA + "MESSAGE"))
+        raw_days = ex.get(ALARM_EXTRA + "DAYS")
+        raw_days = [raw_days] if isinstance(raw_days, int) else raw_days if isinstance(raw_days, list) else []
+        days = [CALENDAR_DAYS[d] for d in raw_days if d in CALENDAR_DAYS]
+        if not isinstance(minute, int):
+            minute = 0
+        if not isinstance(hour, int) or isinstance(hour, bool):
+            self.open("alarm_edit", hour="", minute="", label=label, days=days)
+            return
+        if not (0 <= hour <= 23 and 0 <= minute <= 59):
+            self.open("clock", tab="alarm")
+            self.toast_msg("Invalid alarm time")
+            return
+        if ex.get(ALARM_EXTRA + "SKIP_UI") is True:
+            self.add_alarm(f"{hour:02d}:{minute:02d}", days, label)
+            self.toast_msg(f"Alarm set for {apps.twelve_hour(f'{hour:02d}:{minute:02d}')}")
+            return
+        self.open("alarm_edit", hour=str(hour % 12 or 12), minute=f"{minute:02d}", label=label, pm=hour >= 12,
+                  days=days)
+
+    def _set_timer(self, ex: dict[str, Any]) -> None:
+        """AlarmClock.ACTION_SET_TIMER: LENGTH (seconds, 1-86400), MESSAGE, SKIP_UI (start it at once; else the
+        Timer tab opens filled in and Start starts it)."""
+        length, label = ex.get(ALARM_EXTRA + "LENGTH"), _text(ex.get(ALARM_EXTRA + "MESSAGE"))
+        if not isinstance(length, int) or isinstance(length, bool) or not 1 <= length <= 86_400:
+            self.open("clock", tab="timer", timer_label=label)
+            if length is not None:
+                self.toast_msg("Invalid timer length")
+            return
+        if ex.get(ALARM_EXTRA + "SKIP_UI") is True:
+            self.add_timer(length, label)
+            self.toast_msg("Timer started")
+            return
+        h, rest = divmod(length, 3600)
+        self.open("clock", tab="timer", hours=str(h) if h else "", minutes=str(rest // 60), seconds=str(rest % 60),
+                  timer_label=label)
+
+    def _open_sms(self, it: Intent, data: str) -> None:
+        """``smsto:NUMBER`` / ``sms:NUMBER`` (and ``sms_body``): the conversation with that number, the text typed
+        in and not sent. A contact's name is looked up as Messages' To field does; anything else opens a new chat
+        with the address in To."""
+        address, _, query = unquote(data.split(":", 1)[1]).partition("?")
+        body = parse_qs(query, keep_blank_values=True).get("body", [""])[0] if query else ""
+        body = _text(it.extras.get("sms_body", it.extras.get("android.intent.extra.TEXT", body)))
+        address = re.split(r"[,;]", address)[0].strip()
+        who = self.resolve_recipient(address) if address else None
+        if who is None:
+            self.open("message_new", to=address, text=body)
+        else:
+            self.open("message_thread", number=who[1], text=body)
 
     def force_stop(self, package: str) -> None:
         with self.lock:
@@ -665,17 +1021,43 @@ class VirtualPhone:
     def clear_app(self, package: str) -> bool:
         """``pm clear``: forget an app's data (and stop it)."""
         with self.lock:
-            data = {"com.android.contacts": "contacts", "com.android.calendar": "events",
-                    "com.google.android.gm": "outbox", "com.mobileactions.notes": "notes",
-                    "com.google.android.apps.maps": "map_searches", "com.android.chrome": "visited_urls"}
+            data = {"com.android.contacts": ("contacts",), "com.android.calendar": ("events",),
+                    "com.google.android.gm": ("outbox",), "com.mobileactions.notes": ("notes",),
+                    "com.google.android.apps.maps": ("map_searches", "map_results"),
+                    "com.android.chrome": ("visited_urls",), "com.google.android.deskclock": ("alarms", "timers"),
+                    "com.google.android.apps.messaging": ("messages",)}
             if package not in apps.APP_BY_PACKAGE:
                 return False
-            if package in data:
-                getattr(self.state, data[package]).clear()
-            if package == "com.google.android.apps.maps":
-                self.state.map_results.clear()
+            for name in data.get(package, ()):
+                getattr(self.state, name).clear()
+            if package == "com.google.android.deskclock":
+                self.state.stopwatch_running = False
             self.force_stop(package)
             return True
+
+
+def _digits(number: str) -> str:
+    return re.sub(r"\D", "", number)
+
+
+def local_epoch_ms(date: str, clock: str, tz: tzinfo) -> int | None:
+    """A form's Date (``YYYY-MM-DD``) and Time (``HH:MM``, or ``3:30 PM``) on the phone's clock -> epoch ms;
+    None when either cannot be read."""
+    try:
+        day = datetime.strptime(date.strip(), "%Y-%m-%d")
+    except ValueError:
+        return None
+    m = re.fullmatch(r"(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?", clock.strip().lower())
+    if not m or (m.group(2) is None and m.group(3) is None):
+        return None
+    hour, minute = int(m.group(1)), int(m.group(2) or 0)
+    if m.group(3):
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if m.group(3).startswith("p") else 0)
+    if hour > 23 or minute > 59:
+        return None
+    return int(day.replace(hour=hour, minute=minute, tzinfo=tz).timestamp() * 1000)
 
 
 def _text(value: Any) -> str:

@@ -146,7 +146,7 @@ def _draw(d: ImageDraw.ImageDraw, w: Widget, dark: bool) -> None:
             d.polygon([(x, 18), (x - 26, 46), (x - 8, 46), (x - 18, 68), (x + 14, 36), (x - 4, 36)], fill=(251, 188, 5))
     elif k == "appbar":
         d.rectangle(w.bounds, fill=w.color or PRIMARY)
-        d.text((180 if w.rid.endswith("toolbar_title") and _has_cancel(w) else 60, (y1 + y2) // 2),
+        d.text((180 if w.inset else 60, (y1 + y2) // 2),
                fit(d, w.text, font(54, True), WIDTH - 560), font=font(54, True), fill="white", anchor="lm")
     elif k == "nav":
         if w.desc == "Back":
@@ -251,10 +251,34 @@ def _draw(d: ImageDraw.ImageDraw, w: Widget, dark: bool) -> None:
         d.rounded_rectangle(w.bounds, 24, fill="white", outline=LIGHT, width=2)
         d.text(w.center, w.text, font=font(42, True), fill=TEXT, anchor="mm")
     elif k == "slider":
-        cy = (y1 + y2) // 2
-        d.rounded_rectangle((x1, y1, x2, y2), (y2 - y1) // 2, fill=(60, 64, 67))
-        d.rounded_rectangle((x1, y1, x1 + int((x2 - x1) * 0.6), y2), (y2 - y1) // 2, fill=(138, 180, 248))
-        d.ellipse((x1 + 30, cy - 18, x1 + 66, cy + 18), fill=(23, 42, 84))
+        cy, r = (y1 + y2) // 2, (y2 - y1) // 2
+        level = (w.level or 0) / 100
+        dark = w.package == "com.android.systemui"
+        d.rounded_rectangle((x1, y1, x2, y2), r, fill=(60, 64, 67) if dark else LIGHT)
+        kx = x1 + r + int((x2 - x1 - 2 * r) * level)                       # the thumb, on the inner track
+        d.rounded_rectangle((x1, y1, kx + r, y2), r, fill=(138, 180, 248) if dark else PRIMARY)
+        d.ellipse((kx - r + 8, cy - r + 8, kx + r - 8, cy + r - 8), fill=(23, 42, 84) if dark else "white")
+    elif k == "toggle":
+        cx, cy = w.center
+        d.rounded_rectangle((cx - 70, cy - 36, cx + 70, cy + 36), 36, fill=PRIMARY if w.checked else LIGHT)
+        kx = cx + 34 if w.checked else cx - 34
+        d.ellipse((kx - 30, cy - 30, kx + 30, cy + 30), fill="white")
+    elif k == "chip":
+        d.rounded_rectangle(w.bounds, min(40, (y2 - y1) // 2), fill=PRIMARY if w.checked else "white",
+                            outline=PRIMARY if w.checked else (128, 134, 139), width=3)
+        d.text(w.center, w.text, font=font(40, True), fill="white" if w.checked else TEXT, anchor="mm")
+    elif k == "tab":
+        d.rectangle(w.bounds, fill=(241, 243, 244))
+        if w.selected:
+            cx = (x1 + x2) // 2
+            d.rounded_rectangle((cx - 90, y1 + 24, cx + 90, y1 + 90), 33, fill=(211, 227, 253))
+        d.text(((x1 + x2) // 2, y1 + 130), w.text, font=font(36, w.selected), fill=TEXT, anchor="mm")
+    elif k == "bubble":
+        d.rounded_rectangle(w.bounds, 40, fill=w.color or LIGHT)
+        for i, line in enumerate(wrap(d, w.text, font(40), x2 - x1 - 80, max(1, (y2 - y1 - 40) // 56))):
+            d.text((x1 + 40, y1 + 55 + i * 56), line, font=font(40), fill=TEXT, anchor="lm")
+    elif k == "dialog":
+        d.rounded_rectangle(w.bounds, 48, fill="white")
     elif k == "text" and w.package == "com.android.systemui":
         d.text(((x1 + x2) // 2, (y1 + y2) // 2), w.text, font=font(40), fill=(189, 193, 198), anchor="mm")
     elif k == "text":
@@ -276,10 +300,6 @@ def _draw(d: ImageDraw.ImageDraw, w: Widget, dark: bool) -> None:
         d.text((x1 + 50, y1 + 145), w.subtitle, font=font(36), fill=ink, anchor="lm")
     elif k == "scrim" and w.color:
         d.rectangle(w.bounds, fill=w.color)
-
-
-def _has_cancel(w: Widget) -> bool:
-    return w.text in ("Create contact", "New event", "Compose", "Note")
 
 
 def _map(d: ImageDraw.ImageDraw, w: Widget) -> None:
@@ -327,7 +347,7 @@ def _node(w: Widget, index: int) -> str:
         ("clickable", _b(w.clickable)), ("enabled", "true"), ("focusable", _b(w.clickable or w.kind == "input")),
         ("focused", _b(w.focused)), ("scrollable", _b(w.scrollable)),
         ("long-clickable", _b(w.on_long_press is not None)),
-        ("password", "false"), ("selected", "false"), ("hint", w.hint), ("bounds", f"[{x1},{y1}][{x2},{y2}]"),
+        ("password", "false"), ("selected", _b(w.selected)), ("hint", w.hint), ("bounds", f"[{x1},{y1}][{x2},{y2}]"),
     ]
     body = " ".join(f"{k}={_attr(v)}" for k, v in attrs)
     if w.subtitle and w.kind in ("item", "tile", "card", "text", "clock"):

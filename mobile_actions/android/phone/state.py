@@ -7,7 +7,8 @@ torch on), never at rendered strings. Screens are derived from this state on dem
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from datetime import datetime, timezone, tzinfo
+from typing import Any, Iterable
 
 WIDTH, HEIGHT, DENSITY = 1080, 2400, 420
 COMMAND_LOG_LIMIT = 20_000
@@ -16,6 +17,35 @@ LOG_FIELDS = ("commands", "command_count", "intents")
 # Fields that say what is on the screen (an app opened, a form half typed, a toast), not what the phone keeps:
 # opening the Notes app is not writing a note (hybrid/outcome.py tells the two apart with these).
 VIEW_FIELDS = ("stack", "recents", "overlay", "toast", "current", "screen")
+# The Clock app's repeat days, in the order its day chips show them and `alarms[].days` lists them.
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+LEVELS = ("brightness", "media_volume", "ring_volume")        # the 0-100 sliders
+
+
+def as_note(value: str | dict[str, Any]) -> dict[str, str]:
+    """A note as the Notes app keeps it, {title, text}; a plain string is a note's text (no title)."""
+    if isinstance(value, str):
+        return {"title": "", "text": value}
+    return {"title": str(value.get("title") or ""), "text": str(value.get("text") or "")}
+
+
+def days_text(days: Iterable[str]) -> str:
+    """Repeat days as a check names them: the WEEKDAYS given, in WEEKDAYS order, comma separated."""
+    chosen = set(days)
+    return ",".join(d for d in WEEKDAYS if d in chosen)
+
+
+def zone(name: str) -> tzinfo:
+    try:
+        from zoneinfo import ZoneInfo
+        return ZoneInfo(name)
+    except Exception:
+        return timezone.utc
+
+
+def local_minute(ms: int, tz: str) -> str:
+    """Epoch milliseconds -> ``YYYY-MM-DDTHH:MM`` on the phone's clock (how checks name an event's start)."""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).astimezone(zone(tz)).strftime("%Y-%m-%dT%H:%M")
 
 
 @dataclass
@@ -73,6 +103,10 @@ class PhoneState:
     bluetooth: bool = False
     airplane: bool = False
     battery: int = 87
+    dnd: bool = False                      # Do Not Disturb (mirrored in settings global zen_mode)
+    brightness: int = 50                   # 0-100, the Display slider (settings system screen_brightness 0-255)
+    media_volume: int = 40
+    ring_volume: int = 60
     stack: list[Activity] = field(default_factory=list)      # stack[0] is always the launcher
     recents: list[Activity] = field(default_factory=list)    # activities sent to the background by HOME
     overlay: str | None = None             # None | "shade" (notifications) | "quick_settings" | "recents"
@@ -81,7 +115,11 @@ class PhoneState:
     contacts: list[dict[str, str]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     outbox: list[dict[str, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[dict[str, str]] = field(default_factory=list)                # {title, text}
+    alarms: list[dict[str, Any]] = field(default_factory=list)    # {time "HH:MM", days, label, enabled}
+    timers: list[dict[str, Any]] = field(default_factory=list)    # {seconds, label, running}
+    stopwatch_running: bool = False
+    messages: list[dict[str, str]] = field(default_factory=list)  # SMS {to, number, text, direction}
     map_searches: list[str] = field(default_factory=list)
     map_results: list[dict[str, Any]] = field(default_factory=list)  # the place card each search showed
     visited_urls: list[str] = field(default_factory=list)
@@ -96,9 +134,18 @@ class PhoneState:
         return self.stack[-1]
 
     def to_json(self) -> dict[str, Any]:
-        """Everything a check needs, JSON-ready (files listed by size, not content)."""
+        """Everything a check needs, JSON-ready (files listed by size, not content). Notes are always
+        {title, text} (a string put in by older code is a note's text); events also say their start on the
+        phone's clock (``begin``) and their length (``duration_min``), as checks name them."""
         out = asdict(self)
         out["files"] = {path: len(data) for path, data in self.files.items()}
+        out["notes"] = [as_note(n) for n in self.notes]
+        for event in out["events"]:
+            begin, end = event.get("begin_ms"), event.get("end_ms")
+            if isinstance(begin, int):
+                event["begin"] = local_minute(begin, self.timezone)
+                if isinstance(end, int) and end >= begin:
+                    event["duration_min"] = (end - begin) // 60_000
         out["current"] = self.top.component if self.stack else None
         out["screen"] = self.overlay or (self.top.kind if self.stack else None)
         return out
