@@ -171,3 +171,18 @@ def test_the_words_are_data(tmp_path, phone):
     before = view(phone)
     phone.launch(CHROME)
     assert GoalCheck(path).judge("Turn on Bluetooth", before, view(phone)).status == "done"   # no words: any change
+
+
+# ------------------------------------------------------------------------------------------ kept things a goal names
+@pytest.mark.parametrize("goal, status", [
+    ("order me an uber to the airport", "unknown"),        # the navigator mailed the goal's words: not the goal
+    ("call mom", "unknown"),
+    ("email order me an uber to ana@example.com", "done"),  # a goal that names mail
+    ("send Ana a mail about the uber", "done"),
+])
+def test_something_kept_fits_only_a_goal_that_names_that_part_of_the_phone(check, phone, goal, status):
+    before = view(phone)
+    with phone.lock:
+        phone.state.outbox.append({"to": "ana@example.com", "subject": "order me an uber to the airport", "body": ""})
+        phone.changed()
+    assert check.judge(goal, before, view(phone)).status == status

@@ -319,3 +319,25 @@ def test_launcher_shows_the_new_apps_and_every_screen_renders(phone):
         assert png(phone)[:4] == b"\x89PNG"
     phone.open("clock")
     assert nodes(phone, text="6:00 AM") and nodes(phone, text="Every day")
+
+
+def test_gmail_refuses_a_recipient_that_is_not_an_address():
+    """As Gmail does: "Ana" or a phrase in To is no address, and nothing is sent."""
+    from mobile_actions.android.phone import VirtualPhone
+
+    p = VirtualPhone()
+    for to in ("Ana", "an uber to the airport", "ana@example.com, bob"):
+        p.reset()
+        p.launch("com.google.android.gm")
+        with p.lock:
+            p.open("compose")
+            p.state.top.fields.update(to=to, subject="hi", body="")
+        p.send_email()
+        assert p.state.outbox == [] and "is invalid" in (p.state.toast or "")
+    p.reset()
+    p.launch("com.google.android.gm")
+    with p.lock:
+        p.open("compose")
+        p.state.top.fields.update(to="ana@example.com, bob@example.org", subject="hi", body="")
+    p.send_email()
+    assert p.state.outbox[0]["to"] == "ana@example.com, bob@example.org"

@@ -13,7 +13,10 @@ appeared, disappeared or switched. A change *fits* the goal when a word of the g
 changed or is in what changed ("write a note saying buy milk": notes gained "buy milk"; "turn on Bluetooth":
 bluetooth went from false to true). A goal whose verb adds or removes something ("write", "delete") needs that
 kind of change to the part of the phone it names (naming none, to something the phone keeps): opening the
-Notes app is not deleting the notes, and a web search for "hello" is not copying it to the clipboard.
+Notes app is not deleting the notes, and a web search for "hello" is not copying it to the clipboard. Something
+added that the phone keeps (an email sent, an event, a note) fits only a goal that names that part of the
+phone ("order me an uber": an email holding its words is not it); what the phone records as it is used (pages
+visited, searches, the clipboard: `trail` in the words file) needs no naming.
 
 The check knows no app: the words are data (`goal_words.json`, `decoding.coverage.SYNONYMS`), the fields are
 the state's own (`android.phone.state.VIEW_FIELDS` says which ones only describe the screen).
@@ -135,6 +138,7 @@ class GoalCheck:
         data = json.loads(Path(words_file).read_text(encoding="utf-8"))
         self.view_fields = frozenset(view_fields)
         self.ignore = frozenset(data["ignore"])
+        self.trail = frozenset(data.get("trail", ()))
         self.verbs = {ADDS: frozenset(data["adds"]), REMOVES: frozenset(data["removes"])}
         self._aliases: dict[str, set[str]] = {}
         for key, names in [*SYNONYMS.items(), *data["same"].items()]:
@@ -234,6 +238,8 @@ class GoalCheck:
 
     def _fits(self, c: Change, g: _Goal, by_state: bool) -> bool:
         """Whether one change is evidence for the goal (see the module docstring)."""
+        if (by_state and c.kept and c.kind == "added" and c.where not in g.named and c.where not in self.trail):
+            return False     # "order me an uber": an email that repeats its words is not it (the goal names no mail)
         if not g.kinds:                                      # "open my contacts", "turn on Bluetooth"
             if by_state and not c.kept and c.kind == "removed":
                 return False                                 # what the screen stopped showing: Maps left, not shown

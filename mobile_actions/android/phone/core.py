@@ -22,6 +22,7 @@ from mobile_actions.android.phone.state import (COMMAND_LOG_LIMIT, HEIGHT, LEVEL
 
 ALARM_EXTRA = "android.intent.extra.alarm."         # AlarmClock's extras (HOUR, MINUTES, DAYS, MESSAGE, ...)
 CALENDAR_DAYS = {1: "Sun", 2: "Mon", 3: "Tue", 4: "Wed", 5: "Thu", 6: "Fri", 7: "Sat"}   # java.util.Calendar
+EMAIL_RE = re.compile(r"[^@\s<>,;]+@[^@\s<>,;]+\.[A-Za-z]{2,}")   # what Gmail takes as a recipient
 
 DIRECTORIES = {"/", "/sdcard", "/sdcard/Download", "/sdcard/Pictures", "/data", "/data/local", "/data/local/tmp",
                "/system", "/system/bin", "/storage", "/storage/emulated", "/storage/emulated/0", "/dev"}
@@ -469,6 +470,11 @@ class VirtualPhone:
             act = self.state.top
             if not act.fields["to"].strip():
                 self.toast_msg("Add at least one recipient.")
+                return
+            # as Gmail: a recipient that is not an address (a bare name, a phrase) is refused, nothing is sent
+            bad = [r.strip() for r in re.split(r"[,;]", act.fields["to"]) if r.strip() and not EMAIL_RE.fullmatch(r.strip())]
+            if bad:
+                self.toast_msg(f"The address <{bad[0]}> is invalid.")
                 return
             self.state.outbox.append({k: act.fields[k] for k in ("to", "subject", "body")}
                                      | {"cc": act.data.get("cc", ""), "bcc": act.data.get("bcc", "")})
