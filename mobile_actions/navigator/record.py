@@ -129,8 +129,8 @@ QUERIES = ["pizza near me", "weather tomorrow", "how to boil an egg", "train tim
 APP_NAMES = ["Contacts", "Calendar", "Maps", "Gmail", "Notes", "Settings", "Chrome"]
 QS_EXTRA = {"Do Not Disturb": ("global", "zen_mode"), "Auto-rotate": ("system", "accelerometer_rotation"),
             "Battery Saver": ("global", "low_power")}
-IMPOSSIBLE = ["set an alarm for 7 am", "take a selfie", "play some music", "start a 5 minute timer",
-              "call my mum", "turn on NFC", "record a voice memo", "check my step count"]
+IMPOSSIBLE = ["take a selfie", "play some music", "call my mum", "turn on NFC", "record a voice memo",
+              "check my step count", "order a taxi to the station", "pay the phone bill"]
 
 
 def _note_texts(state: dict[str, Any]) -> list[str]:
