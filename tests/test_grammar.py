@@ -297,3 +297,31 @@ def test_a_number_ends():
     s = Num(True, "9" * MAX_WHOLE_DIGITS, end)
     assert not s._chars()
     assert "5" in Num(False, "12.5", end)._chars()
+
+
+def test_numbers_keep_within_the_schemas_minimum_and_maximum():
+    """hour 0-23: no sign, no 24 or 100; seconds 1-86400: no leading 0; unbounded numbers as before."""
+    from mobile_actions.decoding.grammar import Num, value_state
+
+    class End:
+        def step(self, sym):
+            return self if sym == "}" else None
+
+        def next_syms(self):
+            return frozenset("}")
+
+    def accepts(schema, text):
+        st = value_state(schema, End())
+        for ch in text + "}":
+            st = st.step(ch)
+            if st is None:
+                return False
+        return True
+
+    hour = {"type": "integer", "minimum": 0, "maximum": 23}
+    assert accepts(hour, "0") and accepts(hour, "23") and accepts(hour, "7")
+    assert not accepts(hour, "-1") and not accepts(hour, "24") and not accepts(hour, "100")
+    secs = {"type": "integer", "minimum": 1, "maximum": 86400}
+    assert accepts(secs, "600") and not accepts(secs, "0") and not accepts(secs, "86401")
+    assert accepts({"type": "integer"}, "-630") and accepts({"type": "number"}, "2.5")
+    assert isinstance(value_state(hour, End()), Num)

@@ -28,7 +28,8 @@ def test_text_replay(run_dir):
     assert "caller turn 0" in text and "1 invalid" in text
     assert 'show_map(query="Louvre <b>&")' in text and "am start" in text
     assert "CLICK:" in text and "→ input tap" in text and "[screens/" in text
-    assert "done: 2" in text and "refused: 1" in text and "subject" in text     # the invalid call, with why
+    # the GUI part does not email Ana (the email call was invalid): not done, as the phone shows
+    assert "done: 1" in text and "not done: 1" in text and "refused: 1" in text and "subject" in text
     assert lines[-1].startswith("  - send_email")
 
 

@@ -261,9 +261,17 @@ def parse_template(text: str, where: str = "<template>") -> Template:
 
 
 def load_bindings(name_or_path: str | os.PathLike = "mobile_actions") -> Bindings:
-    """A bare name loads ``<dir>/<name>.android.json`` from the catalogue search path; else a file."""
+    """A bare name loads ``<dir>/<name>.android.json`` from the catalogue search path; else a file. ``A+B``
+    (no such file) is the bindings of both, as `catalog.load_catalogue` joins catalogues."""
     from mobile_actions.catalog import read_named_json
 
+    text = str(name_or_path)
+    if "+" in text and not Path(text).exists():
+        parts = [load_bindings(part) for part in text.split("+") if part]
+        twice = sorted({n for i, b in enumerate(parts) for n in b if any(n in o for o in parts[i + 1:])})
+        if twice:
+            raise BindingError(f"{text}: tool(s) {', '.join(twice)} bound twice")
+        return Bindings({n: b[n] for b in parts for n in b}, text)
     data, path = read_named_json(name_or_path, ".android.json", BindingError, "Android bindings")
     return Bindings.from_json(data, source=str(path))
 

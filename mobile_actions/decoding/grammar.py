@@ -333,14 +333,20 @@ class Str(State):
 
 @dataclass(frozen=True)
 class Num(State):
+    """A JSON number; with the schema's `minimum` / `maximum` (`low` / `high`), no sign below a minimum of 0 and,
+    for non-negative numbers, no digit that takes the whole part past the maximum (a call outside them would
+    only be refused by validation after it was written)."""
     integer: bool
     text: str
     cont: State
+    low: float | None = None
+    high: float | None = None
 
     def _chars(self):
         t = self.text
         if t in ("", "-"):
-            return DIGITS | ({"-"} if not t else set())
+            first = DIGITS - ({"0"} if self.integer and self.low is not None and self.low >= 1 else set())
+            return self._fits(first | ({"-"} if not t and (self.low is None or self.low < 0) else set()))
         last = t.lstrip("-")
         if last == "0":
             return frozenset() if self.integer else frozenset(".")
@@ -349,14 +355,23 @@ class Num(State):
         out = set(DIGITS) if room and (t[-1] in DIGITS or t[-1] == ".") else set()
         if not self.integer and "." not in t and t[-1] in DIGITS:
             out.add(".")
-        return frozenset(out)
+        return self._fits(out)
+
+    def _fits(self, chars) -> frozenset:
+        """The characters after which the whole part of a non-negative number stays within the maximum."""
+        if self.high is None or self.text.startswith("-") or "." in self.text:
+            return frozenset(chars)
+        return frozenset(c for c in chars if not c.isdigit() or int(self.text + c) <= self.high)
 
     def _complete(self):
-        return bool(self.text) and self.text[-1] in DIGITS
+        if not (bool(self.text) and self.text[-1] in DIGITS):
+            return False
+        value = float(self.text)
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
 
     def step(self, sym):
         if sym in self._chars():
-            return Num(self.integer, self.text + sym, self.cont)
+            return Num(self.integer, self.text + sym, self.cont, self.low, self.high)
         return self.cont.step(sym) if self._complete() else None
 
     def next_syms(self):
@@ -493,7 +508,9 @@ def value_state(schema: Any, cont: State, bounds: SpanBounds | None = None) -> S
     if enum and all(isinstance(v, bool) or v is None for v in enum):
         return Choice(tuple("null" if v is None else ("true" if v else "false") for v in enum), "", cont)
     if typ in ("integer", "number"):
-        return Num(typ == "integer", "", cont)
+        low, high = schema.get("minimum"), schema.get("maximum")
+        bound = lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None  # noqa: E731
+        return Num(typ == "integer", "", cont, bound(low), bound(high))
     if typ == "boolean":
         return Choice(("true", "false") + (("null",) if schema.get("nullable") else ()), "", cont)
     if typ == "array":

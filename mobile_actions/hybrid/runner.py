@@ -513,6 +513,7 @@ class Runner:
 
         def intent(plan: Any) -> None:   # write-ahead: on disk before the first step acts on the phone
             self._write(StepRecord("intent", key, data={**data, "what": what, "plan": plan.describe()}))
+        before = self._phone_view(key) if self._checked_on_phone(call, binding) else None
         t0 = time.perf_counter()
         try:
             res = dispatch(call, self.device, bindings=self.bindings, catalogue=self.catalogue, confirm=confirm,
@@ -553,10 +554,27 @@ class Runner:
         self._done_calls.append(call)
         self.report.calls_dispatched += 1
         notes = "; ".join(o.note for o in res.outcomes if o.note)
-        out = self._call_end(key, what, "done", notes, data, result, ms=ms)
+        item_status = None
+        if before is not None and lost is None:
+            # "done" only when the phone shows it: the call's own words judged against what changed
+            verdict = self.goal_check.judge(tool_instruction(call, self.catalogue), before, self._phone_view(key))
+            data["check"] = verdict.to_json()
+            if verdict.status != "done":
+                item_status = verdict.status
+                result = {"status": verdict.status, "reason": verdict.reason}
+            notes = "; ".join(x for x in (notes, verdict.reason if verdict.status == "done" else
+                                          f"dispatched, but {verdict.reason}") if x)
+        out = self._call_end(key, what, "done", notes, data, result, ms=ms, item_status=item_status)
         if lost is not None:
             raise Interrupted(f"after {call.name}: {lost}") from lost
         return out
+
+    def _checked_on_phone(self, call: ToolCall, binding: Any) -> bool:
+        """Whether a dispatched call's outcome is judged on the phone (`GoalCheck`, as a navigator's COMPLETE is):
+        a call that changes something, whose binding has no check of its own (`was_done`), run for real."""
+        if self.config.dry_run or binding is None or binding.was_done is not None or self.device is None:
+            return False
+        return call.name in self.catalogue and self.catalogue[call.name].effect != "none"
 
     def _settle_interrupted(self, key: str, what: str, call: ToolCall, binding: Any, data: dict) -> dict | None:
         """A call whose intent was recorded but not its outcome (the connection dropped, or the process was

@@ -308,8 +308,8 @@ class LlamaEngine:
     sparse_head = False
     max_sparse_rows = 0
 
-    def __init__(self, gguf: str, threads: int, repack: bool = True):
-        self.llm = _llama(gguf, threads, repack)
+    def __init__(self, gguf: str, threads: int, repack: bool = True, n_ctx: int = 4096):
+        self.llm = _llama(gguf, threads, repack, n_ctx)
         self.n_vocab = self.llm.n_vocab()
         self.steps = 0
 
@@ -335,7 +335,7 @@ class LlamaEngine:
         return self.forward(ids, cache)[1]
 
 
-def _llama(gguf: str, threads: int, repack: bool = True):
+def _llama(gguf: str, threads: int, repack: bool = True, n_ctx: int = 4096):
     """llama-cpp-python's `Llama` at its defaults for this machine, its CPU weight repacking on unless asked."""
     import llama_cpp.llama_cpp as llama_cpp  # the binding module `Llama` calls
     from llama_cpp import Llama
@@ -352,7 +352,7 @@ def _llama(gguf: str, threads: int, repack: bool = True):
 
     llama_cpp.llama_model_default_params = model_params
     try:
-        return Llama(model_path=gguf, n_ctx=4096, n_threads=threads, n_threads_batch=threads,
+        return Llama(model_path=gguf, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                      n_batch=512, n_ubatch=512, verbose=False, seed=0)
     finally:
         llama_cpp.llama_model_default_params = default_params

@@ -46,6 +46,8 @@ class FirstRequestRow:
     prefix_tokens: int
     first_token_s: float | None     # process start -> first token (prefix store warm)
     prefix_from: str = ""
+    imports_s: float | None = None  # of which: interpreter and imports,
+    load_s: float | None = None     # and the caller's load (tokenizer, ONNX session)
     note: str = ""
 
 
@@ -147,36 +149,42 @@ def rates_worker(spec: dict) -> list[dict]:
     rate = gemm_rate(shape["hidden"], spec["threads"])
     decode = Decoder(folder, spec["threads"], prefill_graph=False)
     graph = Decoder(folder, spec["threads"], keep_prefill=True) if m.get("prefill_graph") else None
-    llama = None
+    catalogues = {size: catalogue_of(size) for size in spec["sizes"]}
+    prefixes = {size: tok.encode(wire.stable_prefix("x", cat), add_special_tokens=False).ids
+                for size, cat in catalogues.items() if cat is not None}
+    engines: list[tuple[str, Any]] = [("onnxruntime q8, decode graph (MatMulNBits)", decode)]
+    if graph is not None:
+        engines.append(("onnxruntime, prefill graph (integer GEMM)", graph))
     if spec.get("gguf"):
         from mobile_actions.recipes.bench_caller import LlamaEngine
 
-        llama = LlamaEngine(spec["gguf"], spec["threads"], spec.get("llama_repack", True))
+        longest = max((len(ids) for ids in prefixes.values()), default=0)
+        engines.append((f"llama.cpp {Path(spec['gguf']).stem}",
+                        LlamaEngine(spec["gguf"], spec["threads"], spec.get("llama_repack", True), n_ctx=longest + 256)))
     rows = []
-    for size in spec["sizes"]:
-        cat = catalogue_of(size)
+    for size, cat in catalogues.items():
         if cat is None:
             rows.append(asdict(PrefillRow(f"{size} tools", size, 0, "-", None, note="no seed catalogues here")))
             continue
-        ids = tok.encode(wire.stable_prefix("x", cat), add_special_tokens=False).ids
+        ids = prefixes[size]
         floor = rate / macs_per_token(shape, len(ids) // 2)
         name = "mobile_actions" if size <= 7 else f"{size} seed tools"
-        rows.append(asdict(PrefillRow(name, len(cat), len(ids), "onnxruntime q8, decode graph (MatMulNBits)",
-                                      _fill_rate(decode.fill, ids, decode.new_cache, spec["runs"]), floor)))
-        if graph is not None:
+        for label, engine in engines:
             old = rt.PREFILL_GRAPH_MIN
-            rt.PREFILL_GRAPH_MIN = 0     # the graph's rate at every size (the runtime uses it from PREFILL_GRAPH_MIN)
+            rt.PREFILL_GRAPH_MIN = 0     # the prefill graph's rate at every size (the runtime uses it from PREFILL_GRAPH_MIN)
             try:
-                rows.append(asdict(PrefillRow(name, len(cat), len(ids), "onnxruntime, prefill graph (integer GEMM)",
-                                              _fill_rate(graph.fill, ids, graph.new_cache, spec["runs"]), floor)))
+                fill = engine.fill
+                if hasattr(engine, "llm"):
+                    def fill(ids, cache, engine=engine):
+                        engine.llm.reset()      # not its prompt cache: the rate of filling
+                        return engine.fill(ids, cache)
+                rows.append(asdict(PrefillRow(name, len(cat), len(ids), label,
+                                              _fill_rate(fill, ids, engine.new_cache, spec["runs"]), floor)))
+            except Exception as e:   # noqa: BLE001  one engine failing is a row saying why, not a lost table
+                rows.append(asdict(PrefillRow(name, len(cat), len(ids), label, None, floor,
+                                              note=f"failed: {type(e).__name__}: {e}")))
             finally:
                 rt.PREFILL_GRAPH_MIN = old
-        if llama is not None:
-            def fill(ids, cache):
-                llama.llm.reset()
-                return llama.fill(ids, cache)
-            rows.append(asdict(PrefillRow(name, len(cat), len(ids), f"llama.cpp {Path(spec['gguf']).stem}",
-                                          _fill_rate(fill, ids, llama.new_cache, spec["runs"]), floor)))
     return rows
 
 
@@ -186,13 +194,16 @@ t_start = float(sys.argv[1])
 from mobile_actions.recipes.bench_prefill import catalogue_of
 from mobile_actions.runtime import Caller
 cat = catalogue_of(int(sys.argv[3]))
+t_imported = time.time()
 c = Caller.from_pretrained(sys.argv[2], threads=int(sys.argv[4]), tools=cat)
+t_loaded = time.time()
 request = "turn on the flashlight"
 stats = {}
 ids = c.encode(c.prompt(request, cat))
 next(iter(c.generate(ids, cat, stats, c.messages(request))))
 print(json.dumps({"first_token_s": time.time() - t_start, "prefix_tokens": stats.get("reused_tokens"),
-                  "prefix_from": stats.get("prefix_from", "")}))
+                  "prefix_from": stats.get("prefix_from", ""), "imports_s": t_imported - t_start,
+                  "load_s": t_loaded - t_imported}))
 """
 
 
@@ -210,7 +221,8 @@ def first_request(folder: str, size: int, threads: int) -> FirstRequestRow:
             why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
             return FirstRequestRow(name, len(cat), 0, None, note=f"failed: {why}")
         out = json.loads(proc.stdout.strip().splitlines()[-1])
-    return FirstRequestRow(name, len(cat), out["prefix_tokens"] or 0, out["first_token_s"], out["prefix_from"])
+    return FirstRequestRow(name, len(cat), out["prefix_tokens"] or 0, out["first_token_s"], out["prefix_from"],
+                           out["imports_s"], out["load_s"])
 
 
 def run(folder: str, *, threads: int, sizes: Sequence[int] = (7, 30, 100), runs: int = 3,
@@ -237,10 +249,10 @@ def markdown(rates: list[dict], firsts: list[dict]) -> str:
     lines = ["| catalogue | tools | prefix tokens | engine | prefill tok/s | floor tok/s | note |", "|---|---:|---:|---|---:|---:|---|"]
     lines += [f"| {r['catalogue']} | {r['tools']} | {r['prefix_tokens']} | {r['engine']} | {f(r['tok_s'])} | "
               f"{f(r['floor_tok_s'])} | {r['note']} |" for r in rates]
-    lines += ["", "| catalogue | tools | prefix tokens | first token (s, new process, prefix on disk) | prefix from | note |",
-              "|---|---:|---:|---:|---|---|"]
-    lines += [f"| {r['catalogue']} | {r['tools']} | {r['prefix_tokens']} | {f(r['first_token_s'])} | {r['prefix_from']} "
-              f"| {r['note']} |" for r in firsts]
+    lines += ["", "| catalogue | tools | prefix tokens | first token (s, new process, prefix on disk) | of which imports | "
+                  "and loading | prefix from | note |", "|---|---:|---:|---:|---:|---:|---|---|"]
+    lines += [f"| {r['catalogue']} | {r['tools']} | {r['prefix_tokens']} | {f(r['first_token_s'])} | {f(r['imports_s'])} "
+              f"| {f(r['load_s'])} | {r['prefix_from']} | {r['note']} |" for r in firsts]
     return "\n".join(lines) + "\n"
 
 

@@ -22,7 +22,7 @@ from mobile_actions.android.phone.state import (COMMAND_LOG_LIMIT, HEIGHT, LEVEL
 
 ALARM_EXTRA = "android.intent.extra.alarm."         # AlarmClock's extras (HOUR, MINUTES, DAYS, MESSAGE, ...)
 CALENDAR_DAYS = {1: "Sun", 2: "Mon", 3: "Tue", 4: "Wed", 5: "Thu", 6: "Fri", 7: "Sat"}   # java.util.Calendar
-EMAIL_RE = re.compile(r"[^@\s<>,;]+@[^@\s<>,;]+\.[A-Za-z]{2,}")   # what Gmail takes as a recipient
+EMAIL_RE = re.compile(r"[^@\s<>,;]+@[^@\s<>,;.]+(?:\.[^@\s<>,;.]+)+")   # what Gmail takes as a recipient
 
 DIRECTORIES = {"/", "/sdcard", "/sdcard/Download", "/sdcard/Pictures", "/data", "/data/local", "/data/local/tmp",
                "/system", "/system/bin", "/storage", "/storage/emulated", "/storage/emulated/0", "/dev"}
