@@ -56,3 +56,15 @@ def test_an_episode_can_start_inside_an_app(tmp_path):
     from mobile_actions.navigator.record import START_APPS
 
     assert sorted(START_APPS) == sorted(a.package for a in APPS)     # every app of the phone, none twice
+
+
+def test_everyday_apps_are_demonstrated_as_a_text_navigator_can_repeat_them(tmp_path):
+    """A slider is tapped on its middle (a navigator's tap lands on an element's centre: 50 %); after Send the
+    thread keeps its reply field focused, so a texting demonstration leaves it before finishing."""
+    (tmp_path / "screenshots").mkdir()
+    tasks = {t.template: t for t in tasks_for(random.Random(4))}
+    ep = record_episode(tasks["brightness_tile"], tmp_path, "vp-bright")
+    assert [s["action"] for s in ep["steps"]] == ["SCROLL", "SCROLL", "CLICK", "COMPLETE"]
+    assert ep["steps"][2]["info"][0][0] == 500
+    text = record_episode(tasks["text_contact"], tmp_path, "vp-text")
+    assert [s["info"] for s in text["steps"][-2:]] == ["KEY_BACK", ""]

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from mobile_actions.android.phone.apps import DAY_NAMES, twelve_hour
+from mobile_actions.android.phone.state import WEEKDAYS, days_text
 from mobile_actions.errors import RecordError
 
 
@@ -72,6 +74,18 @@ class Recorder:
         w = self._find(label)
         x, y = w.center
         self._capture("LONG_PRESS" if long else "CLICK", [self._norm(x, y)])
+        self.phone.tap(x, y)
+
+    def tap_slider(self, name: str) -> None:
+        """A tap on the middle of the SeekBar whose content-desc starts with ``name`` ("Brightness 20%"): its
+        value becomes 50. The middle is the only point of a slider a text navigator reaches (a tap names an
+        element and lands on its centre), so no demonstration taps elsewhere on one."""
+        bar = next((w for w in reversed(self.phone.screen().interactive)
+                    if w.on_slide is not None and w.desc.startswith(name)), None)
+        if bar is None:
+            raise RecordError(f"{self.episode_id}: no slider {name!r} on {self.phone.current_component()}")
+        x, y = bar.center
+        self._capture("CLICK", [self._norm(x, y)])
         self.phone.tap(x, y)
 
     def type(self, text: str) -> None:
@@ -280,7 +294,7 @@ def tasks_for(rng: random.Random) -> list[Task]:
         return setup
 
     P = lambda *forms: _phrase(rng, *forms)  # noqa: E731
-    return [
+    tasks = [
         Task("wifi_off", "General_Tool", ("Settings",), P("turn off Wi-Fi in Settings", "switch Wi-Fi off", "disable wifi",
              "can you turn the wifi off"), wifi_off, lambda st: not st["wifi"]),
         Task("wifi_on", "General_Tool", ("Settings",), P("turn Wi-Fi back on in Settings", "switch on wifi", "enable Wi-Fi please"),
@@ -361,6 +375,276 @@ def tasks_for(rng: random.Random) -> list[Task]:
              lambda st: any(st["clipboard"] and st["clipboard"] in n for n in _note_texts(st))),
         Task("impossible", "General_Tool", ("Launcher",), P(impossible, f"please {impossible}", f"can you {impossible}"),
              impossible_task, lambda st: True),
+    ]
+    return tasks + everyday_tasks_for(rng)
+
+
+ALARM_LABELS = ["Gym", "Medicine", "Wake up", "Standup", "Walk the dog", "Pick up kids"]
+MESSAGES = ["running late", "see you at noon", "call me back when you can", "happy birthday", "dinner is ready",
+            "the keys are with Sam"]
+NOTE_TITLES = ["Groceries", "Packing list", "Gift ideas", "Books to read", "Weekend", "Recipes"]
+EVENT_DETAILS = ["bring slides", "room 4B", "parking is free", "dress code casual"]
+
+
+def _day_list(days: list[str], plural: bool = True) -> str:
+    """"Mondays and Thursdays", "Tuesday, Wednesday and Friday": repeat days as people say them."""
+    names = [DAY_NAMES[WEEKDAYS.index(d)] + ("s" if plural else "") for d in days]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _given(contacts: tuple[tuple[str, str, str], ...] = (), notes: tuple[tuple[str, str], ...] = (),
+           alarms: tuple[str, ...] = (), received: tuple[tuple[str, str], ...] = (),
+           levels: dict[str, int] | None = None, dnd: bool | None = None) -> Callable[[Any], None]:
+    """A setup: contacts (name, phone, email) and notes (title, text) put in the phone's lists as its apps keep
+    them; alarms (HH:MM), received texts (number, text), slider levels and Do Not Disturb through its methods."""
+    def setup(phone: Any) -> None:
+        with phone.lock:
+            phone.state.contacts.extend({"name": n, "phone": ph, "email": e} for n, ph, e in contacts)
+            phone.state.notes.extend({"title": t, "text": x} for t, x in notes)
+            phone.changed()
+        for time24 in alarms:
+            phone.add_alarm(time24)
+        for number, text in received:
+            phone.add_message(phone.thread_name(number), number, text, "received")
+        for name, value in (levels or {}).items():
+            phone.set_level(name, value)
+        if dnd is not None:
+            phone.set_dnd(dnd)
+    return setup
+
+
+def everyday_tasks_for(rng: random.Random) -> list[Task]:
+    """The templates of the everyday apps (Clock, Messages, Display and Sound settings, notes with a title,
+    contacts and events edited or deleted), drawn after `tasks_for`'s own so a seed keeps the first instance
+    of those. A value the demonstration types is written as the goal says it (the navigator copies spans)."""
+    P = lambda *forms: _phrase(rng, *forms)  # noqa: E731
+    name, other = rng.sample(NAMES, 2)
+    number, number2 = (f"555-{n}" for n in rng.sample(range(1000, 10000), 2))
+    text, text2 = rng.sample(MESSAGES, 2)
+    hour, minute, pm = rng.randint(1, 12), rng.choice(["00", "05", "15", "20", "30", "45"]), rng.random() < 0.4
+    ampm = ("PM" if pm else "AM") if rng.random() < 0.7 else ("pm" if pm else "am")
+    say_minute = minute != "00" or rng.random() < 0.5        # "7 AM" as often as "7:00 AM"
+    when = f"{hour}:{minute} {ampm}" if say_minute else f"{hour} {ampm}"
+    time24 = f"{hour % 12 + (12 if pm else 0):02d}:{minute}"
+    label = rng.choice(ALARM_LABELS)
+    chosen = sorted(rng.sample(WEEKDAYS, rng.randint(1, 3)), key=WEEKDAYS.index)
+    old, old2 = (f"{h:02d}:{m}" for h, m in zip(rng.sample(range(5, 23), 2), rng.choices(["00", "15", "30", "45"], k=2)))
+    old_shown = twelve_hour(old)
+    minutes = rng.choice([1, 2, 3, 5, 10, 15, 20, 25, 30, 45])
+    level = rng.choice(["media_volume", "ring_volume"])
+    level_name = {"media_volume": "Media volume", "ring_volume": "Ring volume"}[level]
+    dnd_on = rng.random() < 0.5
+    title, title2, title3 = rng.sample(NOTE_TITLES, 3)
+    note, note2, note3 = rng.sample(NOTES, 3)
+    event, details = rng.choice(EVENTS), rng.choice(EVENT_DETAILS)
+    app = rng.choice(["Clock", "Messages", "Notes", "Calendar"])
+    app_package = {"Clock": "com.google.android.deskclock", "Messages": "com.google.android.apps.messaging",
+                   "Notes": "com.mobileactions.notes", "Calendar": "com.android.calendar"}[app]
+    people = ((name, number, ""), (other, number2, ""))
+    three_notes = ((title, note), (title2, note2), (title3, note3))[:rng.randint(2, 3)]
+    weekdays = ",".join(WEEKDAYS[:5])
+
+    def alarm_form(r: Recorder, days: tuple[str, ...] = (), label_text: str = "") -> None:
+        """The alarm editor, from the Clock's Alarm tab: the hour (focused), the minute, PM, days, a label."""
+        r.tap("Add alarm"); r.type(str(hour))
+        if say_minute:
+            r.tap("Minute"); r.type(minute)
+        if pm:
+            r.tap("PM")
+        for day in days:
+            r.tap(DAY_NAMES[WEEKDAYS.index(day)])      # the chip's content-desc; its text is one letter
+        if label_text:
+            r.tap("Label"); r.type(label_text)
+        r.tap("Save")
+
+    def has_alarm(st: dict[str, Any], days: str = "", label_text: str = "") -> bool:
+        return any(a["time"] == time24 and a["days"] == days and a["label"] == label_text and a["enabled"]
+                   for a in st["alarms"])
+
+    def alarm_at(r: Recorder) -> None:
+        _open(r, "Clock"); alarm_form(r); r.complete()
+
+    def alarm_weekdays(r: Recorder) -> None:
+        _open(r, "Clock"); alarm_form(r, WEEKDAYS[:5]); r.complete()
+
+    def alarm_days(r: Recorder) -> None:
+        _open(r, "Clock"); alarm_form(r, tuple(chosen)); r.complete()
+
+    def alarm_label(r: Recorder) -> None:
+        _open(r, "Clock"); alarm_form(r, label_text=label); r.complete()
+
+    def alarm_off(r: Recorder) -> None:
+        _open(r, "Clock"); r.tap(f"{old_shown} alarm"); r.complete()
+
+    def alarm_delete(r: Recorder) -> None:
+        _open(r, "Clock"); r.tap(f"Delete {old_shown} alarm"); r.complete()
+
+    def timer(r: Recorder) -> None:
+        _open(r, "Clock"); r.tap("Timer"); r.tap("Minutes"); r.type(str(minutes)); r.tap("Start"); r.complete()
+
+    def stopwatch(r: Recorder) -> None:
+        _open(r, "Clock"); r.tap("Stopwatch"); r.tap("Start"); r.complete()
+
+    def send_and_leave(r: Recorder) -> None:
+        """Send, then Back to the conversation list: after Send the thread keeps the cursor in its reply
+        field, and a navigator never finishes beside a focused field (the focused-field guard)."""
+        r.tap("Send"); r.key("KEY_BACK")
+
+    def new_text(r: Recorder, to: str, body: str) -> None:
+        r.tap("Start chat"); r.type(to); r.tap("Text message"); r.type(body); send_and_leave(r)
+
+    def text_contact(r: Recorder) -> None:
+        _open(r, "Messages"); new_text(r, name, text); r.complete()
+
+    def text_number(r: Recorder) -> None:
+        _open(r, "Messages"); new_text(r, number, text); r.complete()
+
+    def reply_thread(r: Recorder) -> None:
+        _open(r, "Messages"); r.tap(name); r.type(text2); send_and_leave(r); r.complete()
+
+    def brightness(r: Recorder) -> None:
+        _open(r, "Settings"); r.tap("Display"); r.tap_slider("Brightness"); r.complete()
+
+    def brightness_tile(r: Recorder) -> None:
+        _shade(r, expanded=True); r.tap_slider("Display brightness"); r.complete()
+
+    def volume(r: Recorder) -> None:
+        _open(r, "Settings"); r.tap("Sound & vibration"); r.tap_slider(level_name); r.complete()
+
+    def dnd_settings(r: Recorder) -> None:
+        _open(r, "Settings"); r.tap("Sound & vibration"); r.tap("Do Not Disturb"); r.complete()
+
+    def dnd_off(r: Recorder) -> None:
+        _shade(r, expanded=True); r.tap("Do Not Disturb"); r.complete()
+
+    def note_titled(r: Recorder) -> None:
+        _open(r, "Notes"); r.tap("New note"); r.type(note); r.tap("Title"); r.type(title); r.tap("Save"); r.complete()
+
+    def delete_note(r: Recorder, shown: str) -> None:
+        r.tap(shown); r.tap("Delete"); r.tap("Delete")     # the note's Delete, then the dialog's
+
+    def note_delete(r: Recorder) -> None:
+        _open(r, "Notes"); delete_note(r, title2); r.complete()
+
+    def notes_clear(r: Recorder) -> None:
+        _open(r, "Notes")
+        for shown, _ in three_notes:
+            delete_note(r, shown)
+        r.complete()
+
+    def contact_phone(r: Recorder) -> None:
+        _open(r, "Contacts"); r.tap(name); r.tap("Edit"); r.type(number); r.tap("Save"); r.complete()
+
+    def contact_delete(r: Recorder) -> None:
+        _open(r, "Contacts"); r.tap(other); r.tap("Delete"); r.tap("Delete"); r.complete()
+
+    def event_details(r: Recorder) -> None:
+        _open(r, "Calendar"); r.tap("Create new event"); r.type(event); r.tap("Description"); r.type(details)
+        r.tap("Save"); r.complete()
+
+    def dnd_then_app(r: Recorder) -> None:
+        _shade(r, expanded=True); r.tap("Do Not Disturb"); r.key("KEY_HOME"); r.tap(app); r.complete()
+
+    def alarm_then_text(r: Recorder) -> None:
+        _open(r, "Clock"); alarm_form(r); r.key("KEY_HOME"); r.tap("Messages"); new_text(r, name, text); r.complete()
+
+    def timer_then_dnd(r: Recorder) -> None:
+        _open(r, "Clock"); r.tap("Timer"); r.tap("Minutes"); r.type(str(minutes)); r.tap("Start")
+        _shade(r, expanded=True); r.tap("Do Not Disturb"); r.complete()
+
+    sent = lambda st, to, body: any(m["direction"] == "sent" and m["number"] == to and m["text"] == body  # noqa: E731
+                                    for m in st["messages"])
+    timed = lambda st: any(t["seconds"] == 60 * minutes and t["running"] for t in st["timers"])  # noqa: E731
+    days_said = _day_list(chosen)
+    mins = f"{minutes} minute" + ("s" if minutes > 1 else "")
+    return [
+        Task("alarm_at", "General_Tool", ("Clock",), P(f"set an alarm for {when}", f"wake me up at {when}",
+             f"alarm at {when} please", f"create an alarm for {when}", f"I need an alarm at {when}"), alarm_at,
+             lambda st: has_alarm(st)),
+        Task("alarm_weekdays", "General_Tool", ("Clock",), P(f"set an alarm for {when} on weekdays",
+             f"wake me up at {when} every weekday", f"alarm at {when} Monday to Friday",
+             f"set a weekday alarm for {when}"), alarm_weekdays, lambda st: has_alarm(st, weekdays)),
+        Task("alarm_days", "General_Tool", ("Clock",), P(f"set an alarm for {when} on {days_said}",
+             f"wake me up at {when} every {_day_list(chosen, plural=False)}",
+             f"alarm at {when} on {days_said}"), alarm_days, lambda st: has_alarm(st, days_text(chosen))),
+        Task("alarm_label", "General_Tool", ("Clock",), P(f"set an alarm for {when} called {label}",
+             f"set an alarm at {when} labelled {label}", f"alarm for {when} with the label {label}",
+             f"add a {label} alarm at {when}"), alarm_label, lambda st: has_alarm(st, label_text=label)),
+        Task("alarm_off", "General_Tool", ("Clock",), P(f"turn off the {old_shown} alarm",
+             f"switch off my {old_shown} alarm", f"disable the {old_shown} alarm", f"turn my {old_shown} alarm off"),
+             alarm_off, lambda st: any(a["time"] == old and not a["enabled"] for a in st["alarms"]),
+             setup=_given(alarms=(old, old2))),
+        Task("alarm_delete", "General_Tool", ("Clock",), P(f"delete the {old_shown} alarm",
+             f"remove my {old_shown} alarm", f"get rid of the alarm at {old_shown}"), alarm_delete,
+             lambda st: not any(a["time"] == old for a in st["alarms"]) and len(st["alarms"]) == 1,
+             setup=_given(alarms=(old, old2))),
+        Task("timer", "General_Tool", ("Clock",), P(f"set a timer for {mins}", f"start a {minutes} minute timer",
+             f"timer for {mins} please", f"count down {mins}", f"set a {minutes} minute timer"), timer, timed),
+        Task("stopwatch", "General_Tool", ("Clock",), P("start the stopwatch", "start a stopwatch",
+             "time me with the stopwatch", "run the stopwatch"), stopwatch, lambda st: st["stopwatch_running"]),
+        Task("text_contact", "Social_Sharing", ("Messages",), P(f"text {name} saying {text}",
+             f"send {name} a message saying {text}", f"send a text to {name} that says {text}",
+             f"message {name} saying {text}", f"tell {name} {text} by text"), text_contact,
+             lambda st: sent(st, number, text), setup=_given(contacts=people)),
+        Task("text_number", "Social_Sharing", ("Messages",), P(f"text {number} saying {text}",
+             f"send an SMS to {number} saying {text}", f"send a text message to {number} that says {text}"),
+             text_number, lambda st: sent(st, number, text)),
+        Task("reply_thread", "Social_Sharing", ("Messages",), P(f"reply to {name} saying {text2}",
+             f"answer {name}'s text saying {text2}", f"reply {text2} to {name}'s message"), reply_thread,
+             lambda st: sent(st, number, text2), setup=_given(contacts=people, received=((number, text),))),
+        Task("brightness", "General_Tool", ("Settings",), P("set the brightness to 50%", "screen brightness to half",
+             "put the brightness at 50 percent", "set brightness to half in Settings"), brightness,
+             lambda st: st["brightness"] == 50, setup=_given(levels={"brightness": rng.choice([10, 25, 80, 100])})),
+        Task("brightness_tile", "General_Tool", ("System UI",), P("set brightness to 50% from quick settings",
+             "use quick settings to put the brightness at half", "half brightness from the quick settings slider"),
+             brightness_tile, lambda st: st["brightness"] == 50,
+             setup=_given(levels={"brightness": rng.choice([10, 25, 80, 100])})),
+        Task("volume", "General_Tool", ("Settings",), P(f"set the {level_name.lower()} to 50%",
+             f"{level_name.lower()} to half", f"put the {level_name.lower()} at 50 percent in Settings"), volume,
+             lambda st: st[level] == 50, setup=_given(levels={level: rng.choice([0, 20, 80, 100])})),
+        Task("dnd_settings", "General_Tool", ("Settings",), P(
+             f"turn {'on' if dnd_on else 'off'} Do Not Disturb in Settings",
+             f"{'enable' if dnd_on else 'disable'} do not disturb in the sound settings",
+             f"go to Sound & vibration and turn do not disturb {'on' if dnd_on else 'off'}"), dnd_settings,
+             lambda st: st["dnd"] is dnd_on, setup=_given(dnd=not dnd_on)),
+        Task("dnd_off", "General_Tool", ("System UI",), P("turn off do not disturb", "switch DND off",
+             "disable do not disturb", "turn do not disturb off"), dnd_off, lambda st: not st["dnd"],
+             setup=_given(dnd=True)),
+        Task("note_titled", "Information_Management", ("Notes",), P(f"write a note titled {title}, saying {note}",
+             f"new note called {title}, saying {note}", f"make a note with the title {title} that says {note}",
+             f"jot down {note} in a note titled {title}"), note_titled,
+             lambda st: {"title": title, "text": note} in st["notes"]),
+        Task("note_delete", "Information_Management", ("Notes",), P(f"delete the {title2} note",
+             f"remove my {title2} note", f"get rid of the {title2} note"), note_delete,
+             lambda st: [n["title"] for n in st["notes"]] == [t for t, _ in three_notes if t != title2],
+             setup=_given(notes=three_notes)),
+        Task("notes_clear", "Information_Management", ("Notes",), P("delete all my notes", "clear all notes",
+             "remove every note", "delete all notes in Notes"), notes_clear, lambda st: not st["notes"],
+             setup=_given(notes=three_notes)),
+        Task("contact_phone", "Information_Management", ("Contacts",), P(f"give {name} the phone number {number}",
+             f"edit {name}'s contact: phone {number}", f"update {name}'s contact with the mobile number {number}"),
+             contact_phone, lambda st: any(c["name"] == name and c["phone"] == number for c in st["contacts"]),
+             setup=_given(contacts=((name, "", name.split()[0].lower() + "@example.com"), (other, number2, "")))),
+        Task("contact_delete", "Information_Management", ("Contacts",), P(f"delete {other} from my contacts",
+             f"remove the contact {other}", f"delete the contact {other}"), contact_delete,
+             lambda st: [c["name"] for c in st["contacts"]] == [name], setup=_given(contacts=people)),
+        Task("event_details", "Information_Management", ("Calendar",), P(
+             f"add an event called {event}, 60 minutes long, with the description {details}",
+             f"new event {event}, one hour, description: {details}",
+             f"put {event} in my calendar for 60 minutes with the details {details}"), event_details,
+             lambda st: any(e["title"] == event and e["description"] == details and e.get("duration_min") == 60
+                            for e in st["events"])),
+        Task("dnd_then_app", "Multi_Apps", ("System UI", app), P(f"turn on do not disturb, then open {app}",
+             f"switch DND on and then open {app}", f"enable do not disturb, then launch {app}"), dnd_then_app,
+             lambda st: st["dnd"] and st["current"].split("/")[0] == app_package),
+        Task("alarm_then_text", "Multi_Apps", ("Clock", "Messages"), P(
+             f"set an alarm for {when} and text {name} saying {text}",
+             f"wake me at {when}, then message {name} saying {text}"), alarm_then_text,
+             lambda st: has_alarm(st) and sent(st, number, text), setup=_given(contacts=people)),
+        Task("timer_then_dnd", "Multi_Apps", ("Clock", "System UI"), P(
+             f"set a timer for {mins} and turn on do not disturb",
+             f"start a {minutes} minute timer, then switch on do not disturb"), timer_then_dnd,
+             lambda st: timed(st) and st["dnd"]),
     ]
 
 
@@ -452,7 +736,8 @@ def blind_tasks_for(rng: random.Random) -> list[Task]:
 TEMPLATES = tuple(t.template for t in tasks_for(random.Random(0)))
 BLIND_TEMPLATES = tuple(t.template for t in blind_tasks_for(random.Random(0)))
 # the task split's test part: whole templates never seen in training (one per family of screens)
-HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy_place", "go_back")
+HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy_place", "go_back",
+                      "alarm_days", "reply_thread", "note_delete")
 
 
 # Where an episode without a setup of its own may start besides the home screen: a navigator also runs
