@@ -1298,16 +1298,16 @@ def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
     why = stale_reason(out, adapter=adapter)
     model = "default" if adapter is None else str(adapter)
     if why is None and not force:
-        if grounding_outdated(out, adapter):
-            copy_grounding(model, out)
-            say(f"ONNX export: {out} is current; its grounding policies were refreshed from the bundled adapter")
-        else:
-            say(f"ONNX export: {out} is current (bundled adapter unchanged)")
         if not json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("prefill_graph"):
             from mobile_actions.recipes.export_prefill import add_prefill_graph
 
             add_prefill_graph(out)
             say(f"ONNX export: added the prefill graph to {out} (integer GEMM for long prompt prefixes)")
+        if grounding_outdated(out, adapter):
+            copy_grounding(model, out)
+            say(f"ONNX export: {out} is current; its grounding policies were refreshed from the bundled adapter")
+        else:
+            say(f"ONNX export: {out} is current (bundled adapter unchanged)")
         return out, False
     say(f"ONNX export: building {out} ({'--force' if why is None else why})")
     tmp = out.with_name(out.name + ".partial")

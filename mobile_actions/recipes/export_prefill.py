@@ -152,7 +152,7 @@ def build_prefill_graph(folder: str | Path, bits: int = WEIGHT_BITS) -> dict:
                     location=data, size_threshold=1024)
     return {"onnx": PREFILL_ONNX, "format": FORMAT, "replaced_matmuls": replaced, "weight_bits": bits,
             "kernel": "DynamicQuantizeMatMul (uint8 activations per run, int8 weights per output column)",
-            "bytes": (folder / PREFILL_ONNX).stat().st_size + (folder / data).stat().st_size}
+            "bytes": sum(f.stat().st_size for f in (folder / PREFILL_ONNX, folder / data) if f.is_file())}
 
 
 def add_prefill_graph(folder: str | Path) -> dict:

@@ -24,6 +24,11 @@ ALARM_EXTRA = "android.intent.extra.alarm."         # AlarmClock's extras (HOUR,
 CALENDAR_DAYS = {1: "Sun", 2: "Mon", 3: "Tue", 4: "Wed", 5: "Thu", 6: "Fri", 7: "Sat"}   # java.util.Calendar
 EMAIL_RE = re.compile(r"[^@\s<>,;]+@[^@\s<>,;.]+(?:\.[^@\s<>,;.]+)+")   # what Gmail takes as a recipient
 
+
+def invalid_recipient(to: str) -> str | None:
+    """The first recipient of a To field that is not an address, as Gmail refuses it (a bare name, a phrase)."""
+    return next((r.strip() for r in re.split(r"[,;]", to) if r.strip() and not EMAIL_RE.fullmatch(r.strip())), None)
+
 DIRECTORIES = {"/", "/sdcard", "/sdcard/Download", "/sdcard/Pictures", "/data", "/data/local", "/data/local/tmp",
                "/system", "/system/bin", "/storage", "/storage/emulated", "/storage/emulated/0", "/dev"}
 
@@ -471,10 +476,9 @@ class VirtualPhone:
             if not act.fields["to"].strip():
                 self.toast_msg("Add at least one recipient.")
                 return
-            # as Gmail: a recipient that is not an address (a bare name, a phrase) is refused, nothing is sent
-            bad = [r.strip() for r in re.split(r"[,;]", act.fields["to"]) if r.strip() and not EMAIL_RE.fullmatch(r.strip())]
-            if bad:
-                self.toast_msg(f"The address <{bad[0]}> is invalid.")
+            bad = invalid_recipient(act.fields["to"])
+            if bad is not None:
+                self.toast_msg(f"The address <{bad}> is invalid.")
                 return
             self.state.outbox.append({k: act.fields[k] for k in ("to", "subject", "body")}
                                      | {"cc": act.data.get("cc", ""), "bcc": act.data.get("bcc", "")})
