@@ -186,3 +186,30 @@ def test_something_kept_fits_only_a_goal_that_names_that_part_of_the_phone(check
         phone.state.outbox.append({"to": "ana@example.com", "subject": "order me an uber to the airport", "body": ""})
         phone.changed()
     assert check.judge(goal, before, view(phone)).status == status
+
+
+def test_a_time_the_goal_writes_must_be_in_what_was_added(check):
+    from mobile_actions.hybrid.outcome import clock_times
+
+    assert clock_times("alarm at 6:45 and one at 7:30 pm, 12:15 am") == {"06:45", "19:30", "00:15"}
+    assert clock_times("99:00, 5pm, 13:30 pm") == frozenset()
+    p = VirtualPhone()
+    for kept, status in (("07:00", "unknown"), ("06:45", "done")):
+        p.reset()
+        before = view(p)
+        p.add_alarm(kept, [], "")
+        assert check.judge("set an alarm for 6:45", before, view(p)).status == status
+
+
+def test_removing_all_of_something_is_met_only_when_none_is_left(check, phone):
+    before = view(phone)
+    with phone.lock:
+        phone.state.notes.pop()
+        phone.changed()
+    verdict = check.judge("clear out all my notes", before, view(phone))
+    assert verdict.status == "not_done" and "all of notes" in verdict.reason
+    assert check.judge("delete the note call mum", before, view(phone)).status == "done"
+    with phone.lock:
+        phone.state.notes.clear()
+        phone.changed()
+    assert check.judge("delete every note", before, view(phone)).status == "done"

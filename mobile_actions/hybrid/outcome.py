@@ -16,7 +16,9 @@ kind of change to the part of the phone it names (naming none, to something the 
 Notes app is not deleting the notes, and a web search for "hello" is not copying it to the clipboard. Something
 added that the phone keeps (an email sent, an event, a note) fits only a goal that names that part of the
 phone ("order me an uber": an email holding its words is not it); what the phone records as it is used (pages
-visited, searches, the clipboard: `trail` in the words file) needs no naming.
+visited, searches, the clipboard: `trail` in the words file) needs no naming. A clock time the goal writes
+("6:45", "7:30 pm") must be in what was added, and a goal that removes all of something ("delete every
+note": `whole` in the words file) is met only when that part of the phone is empty.
 
 The check knows no app: the words are data (`goal_words.json`, `decoding.coverage.SYNONYMS`), the fields are
 the state's own (`android.phone.state.VIEW_FIELDS` says which ones only describe the screen).
@@ -127,6 +129,8 @@ class _Goal:
     keys: frozenset[str]       # its words, with their other names
     named: tuple[str, ...]     # the state fields its words name
     content: frozenset[str]    # the keys of its words that name no field ("buy milk" in "write a note saying buy milk")
+    times: frozenset[str] = frozenset()   # clock times it writes, as HH:MM ("6:45 pm" -> "18:45")
+    whole: bool = False        # it removes all of what it names ("delete every note")
 
 
 class GoalCheck:
@@ -139,6 +143,7 @@ class GoalCheck:
         self.view_fields = frozenset(view_fields)
         self.ignore = frozenset(data["ignore"])
         self.trail = frozenset(data.get("trail", ()))
+        self.whole = frozenset(data.get("whole", ()))
         self.verbs = {ADDS: frozenset(data["adds"]), REMOVES: frozenset(data["removes"])}
         self._aliases: dict[str, set[str]] = {}
         for key, names in [*SYNONYMS.items(), *data["same"].items()]:
@@ -157,13 +162,14 @@ class GoalCheck:
         return {k for w in words for k in (w, *self._aliases.get(w, ()))}
 
     def _goal(self, goal: str, fields: Iterable[str]) -> _Goal:
+        whole = bool(self.whole & {t.lower() for t in _tokens(goal)})
         words = self.words(goal)
         kinds = frozenset(kind for kind, verbs in self.verbs.items() if words & verbs)
         words -= self.verbs[ADDS] | self.verbs[REMOVES]
         keys = self.keys(words)
         named = tuple(f for f in fields if self._field_keys(f) & keys)
         content = self.keys(w for w in words if not any(self.keys([w]) & self._field_keys(f) for f in named))
-        return _Goal(kinds, frozenset(keys), named, frozenset(content))
+        return _Goal(kinds, frozenset(keys), named, frozenset(content), clock_times(goal), whole and REMOVES in kinds)
 
     def _field_keys(self, field: str) -> set[str]:
         return self.keys(self.words(field.replace("_", " ")))
@@ -221,6 +227,10 @@ class GoalCheck:
         fits = [c for c in found if any(self._fits(c, g, by_state) for g in clauses)]
         fitting = set(fits)
         seen = tuple(c.describe() for c in fits + [c for c in found if c not in fitting])[:50]
+        left = [f for g in clauses if by_state and g.whole for f in g.named if after.state.get(f)]
+        if left:       # "delete every note" with a note left is not met, whatever was removed
+            return Verdict("not_done", f"the goal asks for all of {left[0]} to go, and the phone's state still "
+                                       f"has some ({_summary(after.state, left[:1])})", seen)
         if fits:
             return Verdict("done", "the phone shows it: " + "; ".join(c.describe() for c in fits[:SHOWN]), seen)
         where = "state" if by_state else "screen"
@@ -240,6 +250,8 @@ class GoalCheck:
         """Whether one change is evidence for the goal (see the module docstring)."""
         if (by_state and c.kept and c.kind == "added" and c.where not in g.named and c.where not in self.trail):
             return False     # "order me an uber": an email that repeats its words is not it (the goal names no mail)
+        if c.kept and c.kind == "added" and not all(t in c.text for t in g.times):
+            return False     # "an alarm for 6:45": not an alarm at 07:00
         if not g.kinds:                                      # "open my contacts", "turn on Bluetooth"
             if by_state and not c.kept and c.kind == "removed":
                 return False                                 # what the screen stopped showing: Maps left, not shown
@@ -264,6 +276,21 @@ class GoalCheck:
             return False
         return not (ADDS in g.kinds and g.content and any(
             self.keys(self.words(_text(state.get(f)))) & g.content for f in g.named))
+
+
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):([0-5]\d)(?![\d:])(?:\s*([ap])\.?m\b\.?)?", re.IGNORECASE)
+
+
+def clock_times(text: str) -> frozenset[str]:
+    """The clock times written in `text` with their minutes (H:MM, with am/pm or not), as 24-hour HH:MM."""
+    out = set()
+    for m in _CLOCK.finditer(text):
+        hour, minute, half = int(m.group(1)), m.group(2), (m.group(3) or "").lower()
+        if hour > 23 or (half and not 1 <= hour <= 12):
+            continue
+        hour = hour % 12 + (12 if half == "p" else 0) if half else hour
+        out.add(f"{hour:02d}:{minute}")
+    return frozenset(out)
 
 
 def _tokens(text: str) -> list[str]:
