@@ -32,20 +32,17 @@ FORMAT = 1
 
 
 def _read_external(tensor, folder: Path) -> np.ndarray:
-    """An initializer's array from its external data file (as onnx stores it: location, offset, length)."""
-    from onnx.helper import tensor_dtype_to_np_dtype
+    """An initializer's array, its bytes read from the external data file it points at (a copy of the tensor is
+    filled, so the graph's own keeps pointing at the file)."""
+    from onnx import TensorProto, numpy_helper
+    from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
-    info = {e.key: e.value for e in tensor.external_data}
-    dtype = tensor_dtype_to_np_dtype(tensor.data_type)
-    if not info:
-        from onnx import numpy_helper
-
+    if not uses_external_data(tensor):
         return numpy_helper.to_array(tensor)
-    offset, length = int(info.get("offset", 0)), int(info["length"])
-    with open(folder / info["location"], "rb") as f:
-        f.seek(offset)
-        raw = f.read(length)
-    return np.frombuffer(raw, dtype=dtype).reshape(tuple(tensor.dims))
+    loaded = TensorProto()
+    loaded.CopyFrom(tensor)
+    load_external_data_for_tensor(loaded, str(folder))
+    return numpy_helper.to_array(loaded)
 
 
 def needed_nodes(nodes: list, outputs: Iterable[str]) -> list:

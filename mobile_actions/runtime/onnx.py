@@ -171,9 +171,9 @@ class Decoder:
     def fill(self, ids: Sequence[int], cache: KVCache) -> KVCache:
         """Write the keys and values of `ids` into `cache` (advanced in place), computing no logits: a prompt
         prefix that is cached for later requests. On the prefill graph when the export has one and the
-        prefix is long (`PREFILL_GRAPH_MIN`; recipes/export_prefill.py says why it is faster), loaded for this call and released after it, so a
-        process that reuses a stored prefix never holds its ~100 MB of packed weights; in runs of
-        `FILL_CHUNK` positions. A prefix is always filled this way (stored or not), so its keys never depend on
+        prefix is long (`PREFILL_GRAPH_MIN`; recipes/export_prefill.py says why it is faster), loaded for this
+        call and released after it, so a process that reuses a stored prefix never holds its ~100 MB of packed
+        weights; in runs of `FILL_CHUNK` positions. A prefix is always filled this way (stored or not), so its keys never depend on
         whether it came from memory, disk or this call."""
         if self.fill_graph(len(ids)) == "decode":
             for i in range(0, len(ids), FILL_CHUNK):
@@ -183,18 +183,7 @@ class Decoder:
         session = self._prefill_session or self._session(self.prefill_path)
         try:
             for i in range(0, len(ids), FILL_CHUNK):
-                run = ids[i:i + FILL_CHUNK]
-                p = cache.length
-                cache.reserve(p + len(run))
-                io = cache.bind(session, self.past_names, self.present_names)
-                feeds = {"input_ids": np.asarray(run, dtype=np.int64)[None],
-                         "attention_mask": np.ones((1, p + len(run)), dtype=np.int64),
-                         "position_ids": np.arange(p, p + len(run), dtype=np.int64)[None]}
-                for name, arr in feeds.items():
-                    io.bind_cpu_input(name, arr)
-                session.run_with_iobinding(io)
-                cache.length = p + len(run)
-                self.steps += 1
+                self._run(session, ids[i:i + FILL_CHUNK], cache, {})
         finally:
             cache.binding = None
             if self.keep_prefill:
@@ -216,28 +205,32 @@ class Decoder:
         """Run `ids` on top of `cache`, which is advanced in place (a new one when None): (logits of the
         last position, the cache). The logits are the full vocabulary's, or with `rows` (and a graph with
         the sparse head) those rows' only, in that order."""
-        s = len(ids)
-        cache = cache if cache is not None else self.new_cache(s + CACHE_ROOM)
-        p = cache.length
-        cache.reserve(p + s)
+        cache = cache if cache is not None else self.new_cache(len(ids) + CACHE_ROOM)
         if rows is not None and not self.sparse_head:
             raise ValueError(f"{self.folder}: this export has no sparse head (re-export for `{SPARSE_INPUT}`)")
-        io = cache.bind(self.session, self.past_names, self.present_names)
+        extra = {SPARSE_INPUT: np.asarray(rows if rows is not None else (), dtype=np.int64)} if self.sparse_head else {}
+        logits = np.empty((1, 1, len(rows) if rows is not None else self.vocab_size), dtype=np.float32)
+        self._run(self.session, ids, cache, extra, logits)
+        self.weights.release(TABLE_BYTES)   # the table rows this step read (MappedWeights says why)
+        return logits[0, -1], cache
+
+    def _run(self, session, ids: Sequence[int], cache: KVCache, extra: dict, logits: np.ndarray | None = None) -> None:
+        """One run of `session` (the decode or the prefill graph) over `ids` after the cache's positions, its
+        keys and values written into the cache in place; the last position's logits into `logits` if given."""
+        p, s = cache.length, len(ids)
+        cache.reserve(p + s)
+        io = cache.bind(session, self.past_names, self.present_names)
         # (the arrays stay referenced here until the run: a binding points at their memory)
         feeds = {"input_ids": np.asarray(ids, dtype=np.int64)[None],
                  "attention_mask": np.ones((1, p + s), dtype=np.int64),
-                 "position_ids": np.arange(p, p + s, dtype=np.int64)[None]}
-        if self.sparse_head:
-            feeds[SPARSE_INPUT] = np.asarray(rows if rows is not None else (), dtype=np.int64)
+                 "position_ids": np.arange(p, p + s, dtype=np.int64)[None], **extra}
         for name, arr in feeds.items():
             io.bind_cpu_input(name, arr)
-        logits = np.empty((1, 1, len(rows) if rows is not None else self.vocab_size), dtype=np.float32)
-        io.bind_output("logits", "cpu", 0, np.float32, list(logits.shape), logits.ctypes.data)
-        self.session.run_with_iobinding(io)
+        if logits is not None:
+            io.bind_output("logits", "cpu", 0, np.float32, list(logits.shape), logits.ctypes.data)
+        session.run_with_iobinding(io)
         cache.length = p + s
-        self.weights.release(TABLE_BYTES)   # the table rows this step read (MappedWeights says why)
         self.steps += 1
-        return logits[0, -1], cache
 
     def greedy(self, ids: Sequence[int], n: int, stop: Sequence[int] = ()) -> list[int]:
         """Plain greedy decoding (the export's self-check)."""
