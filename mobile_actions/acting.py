@@ -22,7 +22,7 @@ from mobile_actions import lexicon as lexicons
 from mobile_actions.calls import ToolCall, argument_schema, value_kind
 from mobile_actions.catalog import Catalogue
 from mobile_actions.decoding import coverage
-from mobile_actions.decoding.coverage import EMAIL_RE, PHONE_RE, keywords, mask_quotes
+from mobile_actions.decoding.coverage import EMAIL_RE, FIELD_LABEL_RE, PHONE_RE, keywords, mask_quotes
 
 _WORD_RE = re.compile(r"[\w'@.+-]*\w")
 _SENTENCE_RE = re.compile(r"[.!?;\n]+(?=\s|$)|\.{2,}|\u2026|\s[-\u2013\u2014]{1,2}\s|\s*\(|\)")
@@ -313,6 +313,8 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
         why = _recipient_problem(call, tool, said) if effect == "sends" else None
         if why is None:
             why = _polarity_problem(call, tool, effect, pieces, lexicon)
+        if why is None and effect != "none":
+            why = _borrowed_values(call, tool, catalogue, pieces, lexicon)
         if why is None:
             kept.append(call)
         else:
@@ -375,6 +377,45 @@ def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece]
     return _refusal(call, first)
 
 
+def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequence[Piece],
+                     lexicon: lexicons.Lexicon | None = None) -> Refusal | None:
+    """A call that changes something, whose values are all written where the request asks another tool for
+    something, is refused: "set an alarm for 6:30 and text Ana that I'm on my way" gives no `set_timer(label="Ana")`
+    because "Ana" belongs to the texting, and "lock the back door" no `turn_on_lights(room="the back door")`.
+    Kept when any piece writing one of its values (whole) names its own tool or names no tool, or when a later
+    asked piece names its tool and refers back ("find the email from Ana and add them to my contacts"). A label
+    before an address or a number is a field, not a tool ("..., email lan@x.vn" in a new contact)."""
+    if tool is None or (own := _mention(keywords(tool))) is None:
+        return None
+    # a value whole, not a word inside an address ("oyelaran" in "k.oyelaran@x.ng")
+    values = [re.compile(rf"(?<![\w.@]){re.escape(lexicons.normalise(str(v).strip()))}(?![\w@]|\.\w)")
+              for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
+    others = [(t.name, rx) for t in catalogue if t.name != call.name and (rx := _mention(keywords(t))) is not None]
+    first: tuple[Piece, str, str] | None = None
+    for piece in pieces:
+        text = lexicons.normalise(piece.text)
+        if not any(v.search(text) for v in values):
+            continue
+        text = FIELD_LABEL_RE.sub(" ", text)
+        for v in values:   # a tool's word inside the call's own value is content ("subject 'Guest wifi broken'")
+            text = v.sub(" ", text)
+        other = next(((name, m.group()) for name, rx in others if (m := rx.search(text))), None)
+        if own.search(text) or other is None:
+            return None
+        first = first or (piece, *other)
+    if first is None or any(p.asked and p.start > first[0].start and own.search(lexicons.normalise(p.text))
+                            and _refers_back(p, lexicon) for p in pieces):
+        return None
+    piece, other_tool, cue = first
+    return Refusal(call, f"its values are written where the request asks for {other_tool}", cue, piece.text)
+
+
+def _mention(words: Sequence[str]) -> re.Pattern | None:
+    """A pattern that finds any of `words` whole, longest first ("flash light" before "light")."""
+    alts = "|".join(re.escape(lexicons.normalise(k)) for k in sorted(set(words), key=len, reverse=True) if k)
+    return re.compile(rf"(?<!\w)(?:{alts})(?!\w)") if alts else None
+
+
 def _refusal(call: ToolCall, piece: Piece) -> Refusal:
     return Refusal(call, REASONS[piece.polarity], piece.cue, piece.text)
 
@@ -391,9 +432,7 @@ def _owners(call: ToolCall, tool, pieces: Sequence[Piece]) -> tuple[list[Piece],
     values = [lexicons.normalise(str(v)) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
     names = [lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())]
     names += [w for w in re.split(r"[^a-z]+", lexicons.normalise(call.name)) if len(w) >= 3]
-    # one alternation, longest first: "flash light" is one mention of the tool, not three ("flash", "light")
-    alts = "|".join(re.escape(k) for k in sorted(set(names), key=len, reverse=True))
-    mention = re.compile(rf"(?<!\w)(?:{alts})(?!\w)") if alts else None
+    mention = _mention(names)   # "flash light" is one mention of the tool, not three ("flash", "light")
     texts = [lexicons.normalise(p.text) for p in pieces]
     hits = [sum(v in t for v in values) for t in texts]
     best = max(hits, default=0)
@@ -415,7 +454,9 @@ def _scalars(value) -> list:
 def _recipient_problem(call: ToolCall, tool, said: str) -> Refusal | None:
     """A call that reaches someone takes its address or number from what the person wrote, never from a tool
     result or a screen (a Maps card that says "evil@attacker.test" chooses no recipient), and it is an address
-    or a number ("Osaka" is not a phone number even if the person wrote it)."""
+    or a number ("Osaka" is not a phone number even if the person wrote it) -- or a contact's name the person
+    wrote, where the argument's description says it may be one (the phone then looks the name up in the person's
+    own contacts: "text Ana that I'm on my way")."""
     if tool is None:
         return None
     props = argument_schema(tool).get("properties") or {}
@@ -427,12 +468,27 @@ def _recipient_problem(call: ToolCall, tool, said: str) -> Refusal | None:
         for v in (value if isinstance(value, list) else [value]):
             if not isinstance(v, str):
                 continue
+            if kind == "phone" and _takes_names(sub) and _written_name(v, said):
+                continue
             if not (EMAIL_RE if kind == "email" else PHONE_RE).fullmatch(v.strip()):
                 what = "an email address" if kind == "email" else "a phone number"
                 return Refusal(call, f"the recipient {v!r} is not {what}")
             if not _written(v, said):
                 return Refusal(call, f"the recipient {v!r} is not one the person wrote")
     return None
+
+
+def _takes_names(schema: dict) -> bool:
+    """Whether a phone-number argument's description says a contact's name may stand for the number."""
+    words = re.findall(r"[a-z]+", lexicons.normalise(str(schema.get("description", ""))))
+    return any(w in lexicons.load().effect.contact_names for w in words)
+
+
+def _written_name(value: str, said: str) -> bool:
+    """Whether `value` is a name (words, no digits or address) the person wrote whole."""
+    v = lexicons.normalise(value.strip())
+    return bool(re.fullmatch(r"[^\W\d_]+(?:[ '.-][^\W\d_]+)*", v)) and \
+        re.search(rf"(?<!\w){re.escape(v)}(?!\w)", said) is not None
 
 
 def _written(value: str, said: str) -> bool:

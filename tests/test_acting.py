@@ -101,6 +101,34 @@ def test_a_recipient_comes_from_the_persons_words_and_is_an_address():
     assert acting.gate([ok], "text 0412-555-198 'on my way'", texting)[0] == [ok]
 
 
+def test_a_contact_name_the_person_wrote_is_a_recipient_where_the_argument_takes_names():
+    """"text Ana ..." reaches Ana through the person's contacts; a name from nowhere, or where only numbers are
+    taken, is refused."""
+    both = load_catalogue("mobile_actions+clock_messages")
+    ana = T("send_text_message", to="Ana", body="on my way")
+    assert acting.gate([ana], "text Ana that I'm on my way", both)[0] == [ana]
+    kept, refused = acting.gate([T("send_text_message", to="Bo", body="hi")], "text Ana hi", both)
+    assert kept == [] and "not a phone number" in refused[0].reason
+    numbers_only = Catalogue.from_json([{"name": "send_text", "description": "d", "parameters": {
+        "type": "object", "properties": {"to": {"type": "string", "description": "The phone number."}}}}])
+    assert acting.gate([T("send_text", to="Ana")], "text Ana hi", numbers_only)[0] == []
+
+
+def test_a_state_change_whose_values_belong_to_another_tools_request_is_refused():
+    both = load_catalogue("mobile_actions+clock_messages")
+    request = "set an alarm for 6:30 on weekdays and text Ana that I'm on my way"
+    timer, alarm = T("set_timer", label="Ana", seconds=15), T("set_alarm", hour=6, minute=30)
+    kept, refused = acting.gate([timer, alarm], request, both)
+    assert kept == [alarm] and refused[0].call == timer
+    assert refused[0].cue == "text" and "send_text_message" in refused[0].reason
+    # its own tool named beside the values, or named later with a reference back ("them"): asked
+    timer = T("set_timer", label="pasta", seconds=600)
+    assert acting.gate([timer], "text Ana and set a timer for the pasta, 10 min", both)[0] == [timer]
+    contact = T("create_contact", first_name="Ana", last_name="Lopez")
+    request = "find the email from Ana Lopez and add them to my contacts"
+    assert acting.gate([contact], request, CAT)[0] == [contact]
+
+
 def test_a_recipient_is_one_the_person_wrote_whole_and_tool_names_in_capitals_still_send():
     kept, refused = acting.gate([T("send_email", to="ob@gmail.com", subject="hi")], "email bob@gmail.com hi", CAT)
     assert kept == [] and "not one the person wrote" in refused[0].reason

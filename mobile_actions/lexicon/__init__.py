@@ -104,6 +104,7 @@ class EffectWords:
     """Words of a tool's name that say what calling it does when its catalogue does not say (``x-effect``)."""
     sends: frozenset[str]
     none: frozenset[str]
+    contact_names: frozenset[str]   # a phone-number argument whose description says one may take a contact's name
 
 
 @dataclass(frozen=True)
@@ -349,7 +350,7 @@ def load(name: str | None = None) -> Lexicon:
         raise CatalogueError(f"{path}: a lexicon has objects 'polarity', 'effect' and 'values'")
     lists = [f.name for f in fields(PolarityWords) if f.type == "Phrases"]
     value_lists = [f.name for f in fields(ValueWords)]
-    for section, names, where in ((pol, lists, "polarity"), (eff, ("sends", "none"), "effect"),
+    for section, names, where in ((pol, lists, "polarity"), (eff, ("sends", "none", "contact_names"), "effect"),
                                   (val, value_lists, "values")):
         for name in names:
             words = section.get(name)
@@ -363,7 +364,7 @@ def load(name: str | None = None) -> Lexicon:
     excluded = tuple(normalise(w) for w in pol["wildcard_excludes"])
     polarity = PolarityWords(**{n: Phrases(tuple(normalise(w) for w in pol[n]), excluded) for n in lists},
                              cue_within_words=within, past_suffix=normalise(suffix))
-    effect = EffectWords(**{n: frozenset(normalise(w) for w in eff[n]) for n in ("sends", "none")})
+    effect = EffectWords(**{n: frozenset(normalise(w) for w in eff[n]) for n in ("sends", "none", "contact_names")})
     values = ValueWords(frozenset(val["joins"]), frozenset(val["no_start"]), tuple(val["goes_on"]),
                         tuple(val["not_going_on"]))
     navigator = _navigator_words(data.get("navigator"), path)
