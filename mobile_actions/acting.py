@@ -388,17 +388,18 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
     if tool is None or (own := _mention(keywords(tool))) is None:
         return None
     # a value whole, not a word inside an address ("oyelaran" in "k.oyelaran@x.ng")
-    values = [re.compile(rf"(?<![\w.@]){re.escape(lexicons.normalise(str(v).strip()))}(?![\w@]|\.\w)")
-              for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
+    values = [(re.compile(rf"(?<![\w.@]){re.escape(lexicons.normalise(str(v).strip()))}(?![\w@]|\.\w)"),
+               len(str(v).split())) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
     others = [(t.name, rx) for t in catalogue if t.name != call.name and (rx := _mention(keywords(t))) is not None]
     first: tuple[Piece, str, str] | None = None
     for piece in pieces:
         text = lexicons.normalise(piece.text)
-        if not any(v.search(text) for v in values):
+        if not any(v.search(text) for v, _ in values):
             continue
         text = FIELD_LABEL_RE.sub(" ", text)
-        for v in values:   # a tool's word inside the call's own value is content ("subject 'Guest wifi broken'")
-            text = v.sub(" ", text)
+        for v, words in values:   # a tool's word inside a value of several words is content ("subject 'Guest
+            if words > 1:         # wifi broken'"); a value that is one word may be the tool's word ("a timer")
+                text = v.sub(" ", text)
         other = next(((name, m.group()) for name, rx in others if (m := rx.search(text))), None)
         if own.search(text) or other is None:
             return None

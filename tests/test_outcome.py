@@ -99,7 +99,11 @@ def test_what_the_screen_stopped_showing_is_not_what_the_goal_opens(check, phone
 
 def test_each_step_of_a_goal_is_read_on_its_own(check, phone):
     """"create an event ... and open example.com": the event came from a tool before the task; the page is
-    the navigator's. A step that adds to a part it names, which did not change, is plainly not met."""
+    the navigator's. A step that adds to a part it names, which did not change, is plainly not met -- unless
+    what it adds is there already."""
+    with phone.lock:
+        phone.state.events.append({"title": "Yoga class", "location": "", "description": "", "begin_ms": 0,
+                                   "end_ms": 3_600_000, "all_day": False})
     before = view(phone)
     phone.launch(CHROME)
     phone.visit("https://example.com")
@@ -107,6 +111,10 @@ def test_each_step_of_a_goal_is_read_on_its_own(check, phone):
                        before, view(phone)).status == "done"
     verdict = check.judge("Add a contact Omar Said and write a note saying call Omar", before, view(phone))
     assert verdict.status == "not_done" and "contacts" in verdict.reason
+    with phone.lock:   # one step shown is not the goal: "set an alarm ... and text Ana ..." with no text sent
+        phone.state.alarms.append({"time": "06:30", "days": [], "label": "", "enabled": True})
+    verdict = check.judge("set an alarm for 6:30 and text Ana that I'm on my way", before, view(phone))
+    assert verdict.status == "not_done" and "messages" in verdict.reason
 
 
 def test_an_unrelated_change_is_no_evidence(check, phone):

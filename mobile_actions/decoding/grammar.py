@@ -341,9 +341,12 @@ class Num(State):
     cont: State
     low: float | None = None
     high: float | None = None
+    allowed: frozenset[str] | None = None   # the only numbers it may write (``x-numbers``, set by grounding)
 
     def _chars(self):
         t = self.text
+        if self.allowed is not None:
+            return frozenset(a[len(t)] for a in self.allowed if len(a) > len(t) and a.startswith(t))
         if t in ("", "-"):
             first = DIGITS - ({"0"} if self.integer and self.low is not None and self.low >= 1 else set())
             return self._fits(first | ({"-"} if not t and (self.low is None or self.low < 0) else set()))
@@ -364,6 +367,8 @@ class Num(State):
         return frozenset(c for c in chars if not c.isdigit() or int(self.text + c) <= self.high)
 
     def _complete(self):
+        if self.allowed is not None:
+            return self.text in self.allowed
         if not (bool(self.text) and self.text[-1] in DIGITS):
             return False
         value = float(self.text)
@@ -371,7 +376,7 @@ class Num(State):
 
     def step(self, sym):
         if sym in self._chars():
-            return Num(self.integer, self.text + sym, self.cont, self.low, self.high)
+            return Num(self.integer, self.text + sym, self.cont, self.low, self.high, self.allowed)
         return self.cont.step(sym) if self._complete() else None
 
     def next_syms(self):
@@ -510,7 +515,9 @@ def value_state(schema: Any, cont: State, bounds: SpanBounds | None = None) -> S
     if typ in ("integer", "number"):
         low, high = schema.get("minimum"), schema.get("maximum")
         bound = lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None  # noqa: E731
-        return Num(typ == "integer", "", cont, bound(low), bound(high))
+        said = schema.get("x-numbers")   # set by decoding.grounding: the numbers the request says
+        allowed = frozenset(x for x in said if isinstance(x, str) and x) if isinstance(said, list) else None
+        return Num(typ == "integer", "", cont, bound(low), bound(high), allowed)
     if typ == "boolean":
         return Choice(("true", "false") + (("null",) if schema.get("nullable") else ()), "", cont)
     if typ == "array":

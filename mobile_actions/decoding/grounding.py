@@ -12,6 +12,10 @@ string argument, per request, before decoding starts:
 - ``datetime``: one of the candidates the date resolver reads from the user's words (`datetimes.resolve`);
 - ``free``: any string (the call grammar alone).
 
+An integer or number argument takes only a number the conversation says (`numbers`: as written, a time's hours
+and minutes, a quantity in the argument's unit, a number of an earlier call); ``"x-grounding": "free"`` on it
+lifts that.
+
 A span argument whose gold values never hold a date or time (an event's title: learned as ``undated``) is
 not taken from the request's date/time expressions: "a job interview on December 3rd at 11" cannot be titled
 "December 3rd".
@@ -42,6 +46,7 @@ from mobile_actions import jsontext
 from mobile_actions.calls import argument_schema, value_kind
 from mobile_actions.decoding.coverage import (EMAIL_RE, PHONE_RE, QUOTED_RE, VERBS, claimed_elsewhere, outside_others,
                                               switched)
+from mobile_actions.decoding import numbers
 from mobile_actions.decoding.datetimes import expression_spans, resolve
 from mobile_actions.decoding.spans import ALWAYS_ENDS, END_CLASSES, GOES_ON_RE, end_class
 
@@ -483,5 +488,18 @@ class Grounding:
             elif arg not in required:
                 del props[arg]
             else:   # an email or number nobody wrote: the tool cannot be called in this request
+                schema["x-callable"] = False
+        said = None
+        for arg, sub in list(numbers.numeric_args(schema)):
+            if sub.get("x-grounding") == "free":
+                continue
+            said = said or numbers.read("\n".join(self.sources), self.now,
+                                        [x for c in self.calls for x in numbers.call_numbers(c.arguments)])
+            values = numbers.offered(said, sub, arg)
+            if values:
+                sub["x-numbers"] = list(values)
+            elif arg not in required:
+                del props[arg]
+            else:   # an amount nobody said: asking beats a made-up number
                 schema["x-callable"] = False
         return schema

@@ -165,9 +165,9 @@ class GoalCheck:
         whole = bool(self.whole & {t.lower() for t in _tokens(goal)})
         words = self.words(goal)
         kinds = frozenset(kind for kind, verbs in self.verbs.items() if words & verbs)
+        named = tuple(f for f in fields if self._field_keys(f) & self.keys(words))   # "text Ana": a verb names too
         words -= self.verbs[ADDS] | self.verbs[REMOVES]
         keys = self.keys(words)
-        named = tuple(f for f in fields if self._field_keys(f) & keys)
         content = self.keys(w for w in words if not any(self.keys([w]) & self._field_keys(f) for f in named))
         return _Goal(kinds, frozenset(keys), named, frozenset(content), clock_times(goal), whole and REMOVES in kinds)
 
@@ -231,10 +231,12 @@ class GoalCheck:
         if left:       # "delete every note" with a note left is not met, whatever was removed
             return Verdict("not_done", f"the goal asks for all of {left[0]} to go, and the phone's state still "
                                        f"has some ({_summary(after.state, left[:1])})", seen)
-        if fits:
+        # every step that adds to or removes from a part it names must show there ("set an alarm and text Ana":
+        # an alarm alone is not it), whatever another step changed
+        unmet = [g for g in clauses if by_state and g.kinds and g.named and self._unchanged(g, found, after.state)]
+        if fits and not unmet:
             return Verdict("done", "the phone shows it: " + "; ".join(c.describe() for c in fits[:SHOWN]), seen)
         where = "state" if by_state else "screen"
-        unmet = [g for g in clauses if by_state and g.kinds and g.named and self._unchanged(g, found, after.state)]
         if unmet:
             g = unmet[0]
             verb = " and ".join(("gain" if k == ADDS else "lose") + " something" for k in sorted(g.kinds))

@@ -179,6 +179,14 @@ class Holiday:
 
 
 @dataclass(frozen=True)
+class NumberWords:
+    """Words that say a number's unit or multiply it (`decoding.numbers`; en.json says what each means)."""
+    units: Mapping[str, Mapping[str, float]]
+    multipliers: Mapping[str, int]
+    unit_counts: Mapping[str, float]
+
+
+@dataclass(frozen=True)
 class DateWords:
     """The words of dates and times (`decoding.datetimes`, `decoding.datewords`; en.json says what each means)."""
     weekdays: tuple[str, ...] = field(metadata=_REGEX)
@@ -235,6 +243,7 @@ class Lexicon:
     navigator: NavigatorWords
     clauses: ClauseWords
     datetimes: DateWords
+    numbers: NumberWords
 
 
 def _section(path: Path, data: dict, section: str, cls: type) -> Any:
@@ -271,6 +280,19 @@ def _numbers(value: Any, where: str) -> Mapping[str, int]:
     if not isinstance(value, dict) or not all(k.strip() and _integer(n) for k, n in value.items()):
         raise CatalogueError(f"{where} must be an object of words and integers")
     return MappingProxyType(dict(value))
+
+
+def _factors(value: Any, where: str) -> Mapping[str, float]:
+    ok = lambda n: isinstance(n, (int, float)) and not isinstance(n, bool) and n > 0   # noqa: E731
+    if not isinstance(value, dict) or not all(isinstance(w, str) and w.strip() and ok(n) for w, n in value.items()):
+        raise CatalogueError(f"{where} must be an object of words and positive numbers")
+    return MappingProxyType(dict(value))
+
+
+def _unit_tables(value: Any, where: str) -> Mapping[str, Mapping[str, float]]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and k.strip() for k in value):
+        raise CatalogueError(f"{where} must be an object of kinds, each an object of words and positive numbers")
+    return MappingProxyType({k: _factors(t, f"{where}.{k}") for k, t in value.items()})
 
 
 def _word_lists(value: Any, where: str) -> Mapping[str, tuple[str, ...]]:
@@ -323,7 +345,8 @@ def _holidays(value: Any, where: str) -> tuple[Holiday, ...]:
 
 
 _READERS = {"frozenset[str]": lambda value, where: frozenset(_words(value, where)), "tuple[str, ...]": _words,
-            "str": _text, "Mapping[str, int]": _numbers, "Mapping[str, tuple[str, ...]]": _word_lists,
+            "str": _text, "Mapping[str, int]": _numbers, "Mapping[str, Mapping[str, float]]": _unit_tables,
+            "Mapping[str, float]": _factors, "Mapping[str, tuple[str, ...]]": _word_lists,
             "tuple[Spelling, ...]": _spellings, "tuple[Holiday, ...]": _holidays}
 
 
@@ -370,7 +393,9 @@ def load(name: str | None = None) -> Lexicon:
     navigator = _navigator_words(data.get("navigator"), path)
     clauses = _section(path, data, "clauses", ClauseWords)
     datetimes = _section(path, data, "datetimes", DateWords)
-    return Lexicon(str(data.get("language", language)), polarity, effect, values, navigator, clauses, datetimes)
+    numbers = _section(path, data, "numbers", NumberWords)
+    return Lexicon(str(data.get("language", language)), polarity, effect, values, navigator, clauses, datetimes,
+                   numbers)
 
 
 def _navigator_words(section: object, path: Path) -> NavigatorWords:
