@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import lru_cache
 from typing import Sequence
 
 from mobile_actions import lexicon as lexicons
@@ -411,8 +412,10 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
     return Refusal(call, f"its values are written where the request asks for {other_tool}", cue, piece.text)
 
 
-def _mention(words: Sequence[str]) -> re.Pattern | None:
-    """A pattern that finds any of `words` whole, longest first ("flash light" before "light")."""
+@lru_cache(maxsize=1024)
+def _mention(words: tuple[str, ...]) -> re.Pattern | None:
+    """A pattern that finds any of `words` whole, longest first ("flash light" before "light"); cached, as the
+    gate asks it for every tool of a catalogue for every call."""
     alts = "|".join(re.escape(lexicons.normalise(k)) for k in sorted(set(words), key=len, reverse=True) if k)
     return re.compile(rf"(?<!\w)(?:{alts})(?!\w)") if alts else None
 
@@ -433,7 +436,7 @@ def _owners(call: ToolCall, tool, pieces: Sequence[Piece]) -> tuple[list[Piece],
     values = [lexicons.normalise(str(v)) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
     names = [lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())]
     names += [w for w in re.split(r"[^a-z]+", lexicons.normalise(call.name)) if len(w) >= 3]
-    mention = _mention(names)   # "flash light" is one mention of the tool, not three ("flash", "light")
+    mention = _mention(tuple(names))   # "flash light" is one mention of the tool, not three ("flash", "light")
     texts = [lexicons.normalise(p.text) for p in pieces]
     hits = [sum(v in t for v in values) for t in texts]
     best = max(hits, default=0)
