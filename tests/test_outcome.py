@@ -221,3 +221,21 @@ def test_removing_all_of_something_is_met_only_when_none_is_left(check, phone):
         phone.state.notes.clear()
         phone.changed()
     assert check.judge("delete every note", before, view(phone)).status == "done"
+
+
+def test_a_page_visited_is_evidence_only_for_a_goal_that_looks_something_up(check, phone):
+    """Pages, searches and the clipboard fill as the phone is used: "pay my electric bill" is not met by a web
+    search for "ConEd", "search for ConEd" is."""
+    before = view(phone)
+    phone.launch(CHROME)
+    phone.visit("https://www.google.com/search?q=ConEd")
+    assert check.judge("pay my electric bill, it's $84.20 to ConEd", before, view(phone)).status != "done"
+    assert check.judge("search for ConEd in Chrome", before, view(phone)).status == "done"
+
+
+def test_every_step_of_a_goal_needs_its_own_evidence(check, phone):
+    before = view(phone)
+    with phone.lock:
+        phone.state.wifi = not phone.state.wifi
+    verdict = check.judge("turn on wifi then open the clock and start the stopwatch", before, view(phone))
+    assert verdict.status == "unknown" and "open the clock" in verdict.reason

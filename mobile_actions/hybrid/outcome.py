@@ -131,6 +131,8 @@ class _Goal:
     content: frozenset[str]    # the keys of its words that name no field ("buy milk" in "write a note saying buy milk")
     times: frozenset[str] = frozenset()   # clock times it writes, as HH:MM ("6:45 pm" -> "18:45")
     whole: bool = False        # it removes all of what it names ("delete every note")
+    looks: bool = False        # it looks something up or copies it: pages, searches, the clipboard are evidence
+    text: str = ""             # the step as written, for a verdict's reason
 
 
 class GoalCheck:
@@ -143,6 +145,7 @@ class GoalCheck:
         self.view_fields = frozenset(view_fields)
         self.ignore = frozenset(data["ignore"])
         self.trail = frozenset(data.get("trail", ()))
+        self.looks = frozenset(data.get("looks", ()))
         self.whole = frozenset(data.get("whole", ()))
         self.verbs = {ADDS: frozenset(data["adds"]), REMOVES: frozenset(data["removes"])}
         self._aliases: dict[str, set[str]] = {}
@@ -162,14 +165,16 @@ class GoalCheck:
         return {k for w in words for k in (w, *self._aliases.get(w, ()))}
 
     def _goal(self, goal: str, fields: Iterable[str]) -> _Goal:
-        whole = bool(self.whole & {t.lower() for t in _tokens(goal)})
+        tokens = {t.lower() for t in _tokens(goal)}
+        whole = bool(self.whole & tokens)
         words = self.words(goal)
         kinds = frozenset(kind for kind, verbs in self.verbs.items() if words & verbs)
         named = tuple(f for f in fields if self._field_keys(f) & self.keys(words))   # "text Ana": a verb names too
         words -= self.verbs[ADDS] | self.verbs[REMOVES]
         keys = self.keys(words)
         content = self.keys(w for w in words if not any(self.keys([w]) & self._field_keys(f) for f in named))
-        return _Goal(kinds, frozenset(keys), named, frozenset(content), clock_times(goal), whole and REMOVES in kinds)
+        return _Goal(kinds, frozenset(keys), named, frozenset(content), clock_times(goal), whole and REMOVES in kinds,
+                     bool(self.looks & tokens), goal)
 
     def _field_keys(self, field: str) -> set[str]:
         return self.keys(self.words(field.replace("_", " ")))
@@ -234,7 +239,11 @@ class GoalCheck:
         # every step that adds to or removes from a part it names must show there ("set an alarm and text Ana":
         # an alarm alone is not it), whatever another step changed
         unmet = [g for g in clauses if by_state and g.kinds and g.named and self._unchanged(g, found, after.state)]
-        if fits and not unmet:
+        # and every step needs evidence of its own ("turn on wifi then open the clock and start the stopwatch":
+        # wifi on is not it), unless what it adds is there already
+        bare = [g for g in clauses if not any(self._fits(c, g, by_state) for c in found)
+                and not (by_state and self._already(g, after.state))]
+        if fits and not unmet and not bare:
             return Verdict("done", "the phone shows it: " + "; ".join(c.describe() for c in fits[:SHOWN]), seen)
         where = "state" if by_state else "screen"
         if unmet:
@@ -242,6 +251,9 @@ class GoalCheck:
             verb = " and ".join(("gain" if k == ADDS else "lose") + " something" for k in sorted(g.kinds))
             return Verdict("not_done", f"the goal asks {', '.join(g.named)} to {verb}, and the phone's state shows "
                                        f"no change there ({_summary(after.state, g.named)})", seen)
+        if fits:   # some steps shown, not all
+            return Verdict("unknown", f"the phone shows part of it ({fits[0].describe()}), nothing for "
+                                      f"{bare[0].text!r}", seen)
         if not found:
             return Verdict("unknown", f"nothing in the phone's {where} changed since the task began", seen)
         changed = sorted({c.where or "screen" for c in found})
@@ -252,6 +264,8 @@ class GoalCheck:
         """Whether one change is evidence for the goal (see the module docstring)."""
         if (by_state and c.kept and c.kind == "added" and c.where not in g.named and c.where not in self.trail):
             return False     # "order me an uber": an email that repeats its words is not it (the goal names no mail)
+        if c.where in self.trail and c.where not in g.named and not g.looks:
+            return False     # "pay my electric bill": a web search for "ConEd" is not it
         if c.kept and c.kind == "added" and not all(t in c.text for t in g.times):
             return False     # "an alarm for 6:45": not an alarm at 07:00
         if not g.kinds:                                      # "open my contacts", "turn on Bluetooth"
@@ -276,8 +290,16 @@ class GoalCheck:
             return False
         if REMOVES in g.kinds and all(not state.get(f) for f in g.named):
             return False
-        return not (ADDS in g.kinds and g.content and any(
-            self.keys(self.words(_text(state.get(f)))) & g.content for f in g.named))
+        return not self._already(g, state)
+
+    def _already(self, g: _Goal, state: dict[str, Any]) -> bool:
+        """The step holds on the phone as it is: what it adds is there already (a tool made it before the
+        screen's turn), or the screen it goes to is the one showing ("open Notes, then go home")."""
+        if not g.kinds:
+            return bool(g.keys) and any(self.keys(self.words(_text(state.get(f)))) & g.keys
+                                        for f in ("screen", "current"))
+        return ADDS in g.kinds and bool(g.content) and any(
+            self.keys(self.words(_text(state.get(f)))) & g.content for f in g.named)
 
 
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):([0-5]\d)(?![\d:])(?:\s*([ap])\.?m\b\.?)?", re.IGNORECASE)
