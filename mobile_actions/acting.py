@@ -384,19 +384,24 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
     something, is refused: "set an alarm for 6:30 and text Ana that I'm on my way" gives no `set_timer(label="Ana")`
     because "Ana" belongs to the texting, and "lock the back door" no `turn_on_lights(room="the back door")`.
     Kept when any piece writing one of its values (whole) names its own tool or names no tool, or when a later
-    asked piece names its tool and refers back ("find the email from Ana and add them to my contacts"). A label
-    before an address or a number is a field, not a tool ("..., email lan@x.vn" in a new contact)."""
+    asked piece names its tool and refers back ("find the email from Ana and add them to my contacts"), or when a
+    piece writes its address or number. A label before an address or a number is a field, not a tool ("...,
+    email lan@x.vn" in a new contact)."""
     if tool is None or (own := _mention(keywords(tool))) is None:
         return None
     # a value whole, not a word inside an address ("oyelaran" in "k.oyelaran@x.ng")
     values = [(re.compile(rf"(?<![\w.@]){re.escape(lexicons.normalise(str(v).strip()))}(?![\w@]|\.\w)"),
                len(str(v).split())) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
     others = [(t.name, rx) for t in catalogue if t.name != call.name and (rx := _mention(keywords(t))) is not None]
+    addresses = [lexicons.normalise(str(v)) for v in _scalars(call.arguments)
+                 if isinstance(v, str) and (EMAIL_RE.fullmatch(v.strip()) or PHONE_RE.fullmatch(v.strip()))]
     first: tuple[Piece, str, str] | None = None
     for piece in pieces:
         text = lexicons.normalise(piece.text)
         if not any(v.search(text) for v, _ in values):
             continue
+        if any(a in text for a in addresses):   # the piece writes the call's address: it is the call's
+            return None                          # ("send the wifi password ... to guest@example.com")
         text = FIELD_LABEL_RE.sub(" ", text)
         for v, words in values:   # a tool's word inside a value of several words is content ("subject 'Guest
             if words > 1:         # wifi broken'"); a value that is one word may be the tool's word ("a timer")

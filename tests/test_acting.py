@@ -19,6 +19,7 @@ def T(name: str, **arguments) -> ToolCall:
 # Requests that ask for nothing (or for less than the calls), with the calls a 270M caller made for them.
 REFUSED = [
     ("please don't switch the torch on", T("turn_on_flashlight"), "says not to"),
+    ("Hypothetically, if I turned on the flashlight, would it drain the battery?", T("turn_on_flashlight"), "supposes"),
     ("don't email bob@example.com, I already did", T("send_email", to="bob@example.com", subject="I already did"),
      "says not to"),
     ("should I save Marta Ruiz 555 0142 or not?",
@@ -127,6 +128,8 @@ def test_a_state_change_whose_values_belong_to_another_tools_request_is_refused(
     contact = T("create_contact", first_name="Ana", last_name="Lopez")
     request = "find the email from Ana Lopez and add them to my contacts"
     assert acting.gate([contact], request, CAT)[0] == [contact]
+    mail = T("send_email", to="guest@example.com", subject="wifi")   # the piece writes its address: it is its
+    assert acting.gate([mail], "send the wifi password from my notes to guest@example.com, subject wifi", CAT)[0] == [mail]
 
 
 def test_a_recipient_is_one_the_person_wrote_whole_and_tool_names_in_capitals_still_send():

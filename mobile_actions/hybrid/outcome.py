@@ -180,7 +180,10 @@ class GoalCheck:
         return self.keys(self.words(field.replace("_", " ")))
 
     def _change_keys(self, c: Change) -> set[str]:
-        return self.keys(self.words(c.text)) | (self._field_keys(c.where) if c.where else set())
+        """A change's words, and the name of the part of the phone it is in -- not the name of a view field
+        ("screen added 'shade'" is no evidence for "turn the screen brightness up")."""
+        where = self._field_keys(c.where) if c.where and c.where not in self.view_fields else set()
+        return self.keys(self.words(c.text)) | where
 
     # ------------------------------------------------------------------ changes
     def changes(self, before: PhoneView, after: PhoneView) -> list[Change]:
