@@ -19,7 +19,7 @@ def T(name: str, **arguments) -> ToolCall:
 # Requests that ask for nothing (or for less than the calls), with the calls a 270M caller made for them.
 REFUSED = [
     ("please don't switch the torch on", T("turn_on_flashlight"), "says not to"),
-    ("Hypothetically, if I turned on the flashlight, would it drain the battery?", T("turn_on_flashlight"), "supposes"),
+    ("hypothetically, turn on the flashlight", T("turn_on_flashlight"), "supposes"),
     ("don't email bob@example.com, I already did", T("send_email", to="bob@example.com", subject="I already did"),
      "says not to"),
     ("should I save Marta Ruiz 555 0142 or not?",
