@@ -239,3 +239,14 @@ def test_every_step_of_a_goal_needs_its_own_evidence(check, phone):
         phone.state.wifi = not phone.state.wifi
     verdict = check.judge("turn on wifi then open the clock and start the stopwatch", before, view(phone))
     assert verdict.status == "unknown" and "open the clock" in verdict.reason
+
+
+def test_a_number_the_goal_says_must_be_in_what_changed(check, phone):
+    """"a 12 minute timer" is not a timer of 600 s; "brightness to 80" is not 50."""
+    before = view(phone)
+    with phone.lock:
+        phone.state.timers.append({"seconds": 600, "running": True})
+    assert check.judge("start a 12 minute timer for the pasta", before, view(phone)).status != "done"
+    with phone.lock:
+        phone.state.timers.append({"seconds": 720, "running": True})
+    assert check.judge("start a 12 minute timer for the pasta", before, view(phone)).status == "done"

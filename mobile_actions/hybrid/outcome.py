@@ -133,6 +133,7 @@ class _Goal:
     whole: bool = False        # it removes all of what it names ("delete every note")
     looks: bool = False        # it looks something up or copies it: pages, searches, the clipboard are evidence
     text: str = ""             # the step as written, for a verdict's reason
+    amounts: frozenset[int] = frozenset()   # the numbers it says, in each unit they may be kept in ("12 min": 12, 720)
 
 
 class GoalCheck:
@@ -174,7 +175,7 @@ class GoalCheck:
         keys = self.keys(words)
         content = self.keys(w for w in words if not any(self.keys([w]) & self._field_keys(f) for f in named))
         return _Goal(kinds, frozenset(keys), named, frozenset(content), clock_times(goal), whole and REMOVES in kinds,
-                     bool(self.looks & tokens), goal)
+                     bool(self.looks & tokens), goal, amounts(goal))
 
     def _field_keys(self, field: str) -> set[str]:
         return self.keys(self.words(field.replace("_", " ")))
@@ -271,6 +272,8 @@ class GoalCheck:
             return False     # "pay my electric bill": a web search for "ConEd" is not it
         if c.kept and c.kind == "added" and not all(t in c.text for t in g.times):
             return False     # "an alarm for 6:45": not an alarm at 07:00
+        if c.kept and c.kind != "removed" and g.amounts and not g.amounts & _numbers_in(c.text.split("->")[-1]):
+            return False     # "brightness to 80", "a 12 minute timer": not 50, not 600 s
         if not g.kinds:                                      # "open my contacts", "turn on Bluetooth"
             if by_state and not c.kept and c.kind == "removed":
                 return False                                 # what the screen stopped showing: Maps left, not shown
@@ -306,6 +309,23 @@ class GoalCheck:
 
 
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):([0-5]\d)(?![\d:])(?:\s*([ap])\.?m\b\.?)?", re.IGNORECASE)
+
+
+def amounts(text: str) -> frozenset[int]:
+    """The whole numbers `text` says (`decoding.numbers`), each also in the units a phone may keep it in: a
+    quantity in its kind's base unit and in 60ths and 3600ths ("12 minutes": 12, 720, and 0.2 h is no whole)
+    or 1000ths ("2 litres": 2, 2000)."""
+    from mobile_actions.decoding.numbers import read
+
+    said = read(text)
+    values = [*said.numbers, *said.counts]
+    for q in said.quantities:
+        values += [q.value, q.value / 60, q.value / 3600] if q.kind == "time" else [q.value, q.value / 1000]
+    return frozenset(int(v) for v in values if v == int(v))
+
+
+def _numbers_in(text: str) -> frozenset[int]:
+    return frozenset(int(t) for t in re.findall(r"\d+", text))
 
 
 def clock_times(text: str) -> frozenset[str]:
