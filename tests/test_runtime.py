@@ -58,11 +58,29 @@ def test_prefix_reuse_gives_the_same_tokens_as_full_prefill(caller_factory, layo
         assert b.timings["prefill_tokens"] < a.timings["prefill_tokens"] - 400   # the declarations are not run again
 
 
-def test_official_layout_reuses_the_previous_prompt(caller_factory):
-    c = caller_factory(layout="official", constrained=False, max_new_tokens=4)
+def test_the_previous_prompt_is_reused_only_when_asked(caller_factory):
+    c = caller_factory(layout="official", constrained=False, max_new_tokens=4, deterministic=False)
     c.call("turn on the flashlight", now=NOW)
     r = c.call("turn on the flashlight", now=NOW)
     assert r.timings["prefill_tokens"] == 1  # identical prompt: only the last token is run again
+    d = caller_factory(layout="official", constrained=False, max_new_tokens=4)
+    d.call("turn on the flashlight", now=NOW)
+    assert d.call("turn on the flashlight", now=NOW).timings["reused_tokens"] == 0
+
+
+def test_a_request_decodes_the_same_whatever_was_decoded_before(caller_factory):
+    """Only a catalogue's stable prefix is reused: the same request gives the same tokens first, again, and
+    after other requests that share most of its prompt."""
+    req = "email bob@example.com that I am late"
+    first = caller_factory(constrained=False, max_new_tokens=12).call(req, now=NOW).raw
+    c = caller_factory(constrained=False, max_new_tokens=12)
+    results = [c.call(req, now=NOW)]
+    for other in ("email bob@example.com that I am early", "turn on the flashlight"):
+        c.call(other, now=NOW)
+        results.append(c.call(req, now=NOW))
+    assert [r.raw for r in results] == [first] * len(results)
+    # each time from the same boundary: the catalogue's prefix, not the previous request's longer match
+    assert len({r.timings["reused_tokens"] for r in results}) == 1
 
 
 def test_stream_yields_the_same_text_as_call(caller_factory):

@@ -461,7 +461,8 @@ class Caller:
                  prefix_reuse: bool = True, force_tokens: bool = True, max_new_tokens: int = wire.MAX_CALL_TOKENS,
                  layout: str | None = None, tools: Catalogue | str | None = None, spin: bool | None = None,
                  sparse_head: bool = True, grounded: bool = True, off: frozenset[str] = frozenset(),
-                 prefix_dir: str | Path | None = "default", prefill_graph: bool = True, decoder=None):
+                 prefix_dir: str | Path | None = "default", prefill_graph: bool = True, decoder=None,
+                 deterministic: bool = True):
         """`grounded`: values narrowed to the request (`decoding.grounding`, the folder's grounding.json);
         False keeps the call grammar only; `constrained=False` decodes the bare model. `off`: names of the
         toolkit's rules not to apply (`decoding.turn.RULES`; to measure what each does). `prefix_dir`: where
@@ -469,7 +470,10 @@ class Caller:
         `$MOBILE_ACTIONS_PREFIX_CACHE` or the cache folder; None: not kept). `prefill_graph`: fill prefixes
         on the export's prefill graph when it has one. `decoder`: another engine with `Decoder`'s methods
         (`forward`, `new_cache`, `fill`) to run this caller's policy on (`bench caller` drives llama.cpp so);
-        default the folder's ONNX session."""
+        default the folder's ONNX session. `deterministic`: a request reuses only a catalogue's stable prefix,
+        so it decodes the same whatever was decoded before; False also continues from the previous request's
+        cache where the prompts agree (a follow-up turn prefills less, but a token computed while generating
+        is not bit for bit the one a prefill computes, and a greedy choice can flip)."""
         from tokenizers import Tokenizer
 
         from mobile_actions.decoding.grounding import read_policies
@@ -503,7 +507,8 @@ class Caller:
         self.off = frozenset(off)
         self._constraints = None  # turn.Constraints, built on first use (the token table takes a while)
         self._prefixes: list[_Prefix] = []   # stable prefixes (cache layout), one per tool set
-        self._last: _Prefix | None = None      # the previous request's prompt
+        self._last: _Prefix | None = None      # the previous request's prompt (when not `deterministic`)
+        self.deterministic = deterministic
         self._rules: list[str] = []            # the rules that changed the last decoded turn
 
     @classmethod
@@ -683,7 +688,7 @@ class Caller:
                         yield f
         finally:
             self._rules = con.rules if con is not None else []
-            if self.prefix_reuse and past.length >= len(prompt_ids):
+            if self.prefix_reuse and not self.deterministic and past.length >= len(prompt_ids):
                 # The last prompt is a prefix candidate too: the next request shares at least the constant
                 # words before its datetime digits (in the official layout, all it can share). This request's
                 # cache is kept as it is (no copy); the next request copies what it reuses out of it.
