@@ -128,6 +128,15 @@ def test_home_goal_is_not_finished_outside_a_launcher():
     assert guard.narrow(view("go to the home screen", HOME)) is None
 
 
+def test_a_goal_that_only_removes_types_nothing_and_makes_nothing_new():
+    guard = g.RemoveOnly()
+    notes = screen(el("New note"), el("Groceries"), el("Search notes", "field"), package="com.mobileactions.notes")
+    assert guard.narrow(view("delete every note", notes)) == Narrowing(blocked=frozenset({"type_text"}),
+                                                                      tap_never=frozenset({"New note"}))
+    assert guard.narrow(view("delete the draft and add a new note", notes)) is None
+    assert guard.narrow(view("open Notes", notes)) is None
+
+
 def test_untyped_text_is_typed_before_the_goal_is_finished():
     guard = g.UntypedText()
     assert guard.narrow(view("write a note saying buy milk", HOME)) == Narrowing(blocked=frozenset({"finish"}))
@@ -149,7 +158,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 12 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 13 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition

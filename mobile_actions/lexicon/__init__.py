@@ -232,6 +232,8 @@ class NavigatorWords:
     open_app_words: tuple[str, ...]
     back_verbs: tuple[str, ...]
     back_not_before: tuple[str, ...]
+    remove_verbs: tuple[str, ...]
+    new_item_words: tuple[str, ...]
 
 
 @dataclass(frozen=True)

@@ -199,6 +199,23 @@ def says_back(goal: str) -> bool:
     return bool(goal_words().back_goal.search(goal))
 
 
+def removes_only(goal: str) -> bool:
+    """The goal starts by removing something and asks for nothing new ("delete every note"; not "delete the
+    draft and add a new one", "clear the field and type X", or "start a contact ... but discard it")."""
+    w = goal_words().words
+    text = re.sub(rf"^\s*(?:(?:{_alt(w.politeness)})\s+)?", "", goal.lower())
+    said = lambda words: any(re.search(rf"(?<!\w){re.escape(x)}(?!\w)", text) for x in words)   # noqa: E731
+    return (any(re.match(rf"{re.escape(x)}(?!\w)", text) for x in w.remove_verbs)
+            and not said(w.new_item_words) and not said(w.text_cues))
+
+
+def makes_new(label: str) -> bool:
+    """An element whose label makes a new item ("New note", "Add contact", "Compose", "+")."""
+    text = label.lower()
+    return any(re.search(rf"(?<!\w){re.escape(x)}(?!\w)", text) if x[0].isalnum() else x in text
+               for x in goal_words().words.new_item_words)
+
+
 def says_home(goal: str) -> bool:
     """The goal ends on the home screen ("... then go to the home screen")."""
     return bool(goal_words().home_goal.search(goal))

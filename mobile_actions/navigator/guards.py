@@ -211,6 +211,18 @@ class HomeGoal:
         return Narrowing(blocked=frozenset({"finish"}))
 
 
+class RemoveOnly:
+    """A goal that only removes something types nothing and taps nothing that makes a new item: "delete every
+    note" on a phone with no notes had the model open a new note and type "every note"."""
+    name = "remove-only"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.goal or not goals.removes_only(view.goal):
+            return None
+        return Narrowing(blocked=frozenset({"type_text"}),
+                         tap_never=frozenset(label for label in view.labels if goals.makes_new(label)))
+
+
 class UntypedText:
     """A goal with text to type ("a note saying X", "google X") is not finished before it is typed."""
     name = "untyped-text"
@@ -237,8 +249,8 @@ class LastStepDone:
 # the end. It is the order of the trace records; it decides a result only where a rule depends on what is left
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
 GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), SwitchAlreadySet(), FormFieldValue(), FormFieldOrder(),
-                             GoalButton(), FilledField(), OpenApp(), BackGoal(), HomeGoal(), UntypedText(),
-                             LastStepDone())
+                             GoalButton(), FilledField(), OpenApp(), BackGoal(), HomeGoal(), RemoveOnly(),
+                             UntypedText(), LastStepDone())
 
 
 # ============================================================================================ composition
