@@ -178,7 +178,7 @@ def test_the_words_are_data(tmp_path, phone):
     path.write_text(json.dumps(data))
     before = view(phone)
     phone.launch(CHROME)
-    assert GoalCheck(path).judge("Turn on Bluetooth", before, view(phone)).status == "done"   # no words: any change
+    assert GoalCheck(path).judge("Open Bluetooth", before, view(phone)).status == "done"   # no words: any change
 
 
 # ------------------------------------------------------------------------------------------ kept things a goal names
@@ -250,3 +250,11 @@ def test_a_number_the_goal_says_must_be_in_what_changed(check, phone):
     with phone.lock:
         phone.state.timers.append({"seconds": 720, "running": True})
     assert check.judge("start a 12 minute timer for the pasta", before, view(phone)).status == "done"
+
+
+def test_what_the_screen_shows_is_evidence_only_for_a_goal_that_looks_or_goes_somewhere(check, phone):
+    before = view(phone)
+    phone.launch(CHROME)
+    phone.visit("https://www.google.com/search?q=SFO")
+    assert check.judge("get me an uber to SFO", before, view(phone)).status != "done"
+    assert check.judge("open Chrome", before, view(phone)).status == "done"

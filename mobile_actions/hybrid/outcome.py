@@ -275,8 +275,9 @@ class GoalCheck:
         if c.kept and c.kind != "removed" and g.amounts and not g.amounts & _numbers_in(c.text.split("->")[-1]):
             return False     # "brightness to 80", "a 12 minute timer": not 50, not 600 s
         if not g.kinds:                                      # "open my contacts", "turn on Bluetooth"
-            if by_state and not c.kept and c.kind == "removed":
-                return False                                 # what the screen stopped showing: Maps left, not shown
+            if by_state and not c.kept and (c.kind == "removed" or not g.looks):
+                return False     # what the screen stopped showing (Maps left, not shown); what it shows, for a
+                                 # goal that neither looks nor goes anywhere ("get me an uber": a search page)
             return not g.keys or bool(self._change_keys(c) & g.keys)
         allowed = {"changed"} | ({"added"} if ADDS in g.kinds else set()) | ({"removed"} if REMOVES in g.kinds else set())
         if c.kind not in allowed:
