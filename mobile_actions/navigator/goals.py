@@ -41,6 +41,9 @@ class GoalWords:
     open_goal: re.Pattern
     back_goal: re.Pattern
     web: re.Pattern
+    remove_goal: re.Pattern    # a goal that starts by removing something
+    adds_something: re.Pattern  # a word of a new item or of text to type, anywhere in a goal
+    new_item: re.Pattern       # a label that makes a new item ("New note", "+")
 
     @classmethod
     def build(cls, words: NavigatorWords, screens: AndroidScreens) -> "GoalWords":
@@ -64,9 +67,14 @@ class GoalWords:
         open_goal = re.compile(rf"^\s*{polite}(?:{_alt(w.open_verbs)})\s+(?:(?:{_alt(w.open_articles)})\s+)?(.+?)"
                                rf"(?:\s+(?:{_alt(w.open_app_words)}))?\s*[.!]?\s*$", re.I)
         back_goal = re.compile(rf"^\s*{polite}(?:{_alt(w.back_verbs)})\b(?!\s+(?:{_alt(w.back_not_before)})\b)", re.I)
+        whole = lambda words: re.compile(rf"(?<!\w)(?:{_alt(words)})(?!\w)", re.I)   # noqa: E731
+        remove_goal = re.compile(rf"^\s*{polite}(?:{_alt(w.remove_verbs)})(?!\w)", re.I)
+        new_item = re.compile("|".join(rf"(?<!\w){re.escape(x)}(?!\w)" if x[0].isalnum() else re.escape(x)
+                                       for x in w.new_item_words), re.I)
         return cls(words, screens, frozenset(w.request_verbs), switch_goal, value_end,
                    re.compile(rf"\b(?:{_alt(w.home_words)})\b", re.I), open_goal, back_goal,
-                   re.compile(rf"\b(?:{_alt(screens.web_words)})\b", re.I))
+                   re.compile(rf"\b(?:{_alt(screens.web_words)})\b", re.I), remove_goal,
+                   whole([*w.new_item_words, *w.text_cues]), new_item)
 
 
 @lru_cache(maxsize=None)
@@ -202,18 +210,13 @@ def says_back(goal: str) -> bool:
 def removes_only(goal: str) -> bool:
     """The goal starts by removing something and asks for nothing new ("delete every note"; not "delete the
     draft and add a new one", "clear the field and type X", or "start a contact ... but discard it")."""
-    w = goal_words().words
-    text = re.sub(rf"^\s*(?:(?:{_alt(w.politeness)})\s+)?", "", goal.lower())
-    said = lambda words: any(re.search(rf"(?<!\w){re.escape(x)}(?!\w)", text) for x in words)   # noqa: E731
-    return (any(re.match(rf"{re.escape(x)}(?!\w)", text) for x in w.remove_verbs)
-            and not said(w.new_item_words) and not said(w.text_cues))
+    gw = goal_words()
+    return bool(gw.remove_goal.match(goal)) and not gw.adds_something.search(goal)
 
 
 def makes_new(label: str) -> bool:
     """An element whose label makes a new item ("New note", "Add contact", "Compose", "+")."""
-    text = label.lower()
-    return any(re.search(rf"(?<!\w){re.escape(x)}(?!\w)", text) if x[0].isalnum() else x in text
-               for x in goal_words().words.new_item_words)
+    return bool(goal_words().new_item.search(label))
 
 
 def says_home(goal: str) -> bool:
