@@ -299,6 +299,23 @@ def left_out(messages: Sequence[dict], calls: Sequence[ToolCall], catalogue: Cat
     return out
 
 
+def clause_of(call: ToolCall, request: str, catalogue: Catalogue, lexicon: lexicons.Lexicon | None = None) -> str:
+    """What the person said about `call`, to judge what it made on the phone by: the pieces of the sentences
+    that write its values or name its tool, that ask or state something and name no other tool of the catalogue
+    ("Tom got a new number, it's 555-0188. Can you update his contact?" for a new contact: the "update" is
+    there, so the check can see that a new contact is not it). '' when no piece owns the call."""
+    pieces = read(request, lexicon)
+    tool = catalogue[call.name] if call.name in catalogue else None
+    by_value, by_name, _ = _owners(call, tool, pieces)
+    owners = {*by_value, *by_name}
+    sentences = {p.sentence for p in owners}
+    others = [m for name in catalogue.names if name != call.name
+              for m in [_mention(tuple(lexicons.normalise(k) for k in keywords(catalogue[name])))] if m]
+    kept = [p for p in pieces if p.sentence in sentences and p.polarity in (Polarity.ASKED, Polarity.STATED)
+            and (p in owners or not any(m.search(lexicons.normalise(p.text)) for m in others))]
+    return ", ".join(p.text for p in kept)
+
+
 # ============================================================================================ the gate
 def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_text: str | None = None,
          lexicon: lexicons.Lexicon | None = None) -> tuple[list[ToolCall], list[Refusal]]:
@@ -337,6 +354,10 @@ def gate_messages(calls: Sequence[ToolCall], messages: Sequence[dict], catalogue
 # Arjun Khalil, add him to my contacts"); a "don't" or a "never mind" is never overruled.
 NARRATIVE = frozenset({Polarity.PAST, Polarity.REPORTED, Polarity.QUESTION, Polarity.HYPOTHETICAL})
 REFUSING = frozenset({Polarity.NEGATED, Polarity.CANCELLED})
+# A call that changes something, of which the person wrote no value and named no tool word: the caller's guess
+# ("can u set alarms for every other day?" -> `turn_on_flashlight()`), never what they asked.
+UNTIED = "the request neither names it nor says any of its values"
+LIKE = 0.8          # how alike a written word and a tool's word must be to be one misspelt ("flashlite")
 
 
 def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece],
@@ -356,6 +377,8 @@ def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece]
     owners = by_value or by_name or list(pieces)
     if not owners:
         return Refusal(call, "the request asks for nothing")
+    if not by_value and not by_name and effect != "none" and not _misspelt(call, tool, pieces):
+        return Refusal(call, UNTIED)
     refusing = ([p for p in by_value if p.polarity in REFUSING] if by_value
                 else most if most and all(p.polarity in REFUSING for p in most) else [])
     if refusing:
@@ -450,6 +473,18 @@ def _owners(call: ToolCall, tool, pieces: Sequence[Piece]) -> tuple[list[Piece],
     top = max(named, default=0)
     by_name = [p for p, n in zip(pieces, named) if n > 0]
     return by_value, by_name, [p for p, n in zip(pieces, named) if n == top and n > 0]
+
+
+def _misspelt(call: ToolCall, tool, pieces: Sequence[Piece]) -> bool:
+    """Whether the request names the call's tool with a word misspelt ("Put the flashligght on", "flashlite on
+    plz"): people type fast, and a call is not untied because of it. Words of five letters or more only."""
+    from difflib import SequenceMatcher
+
+    names = {lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())}
+    names |= set(re.split(r"[^a-z]+", lexicons.normalise(call.name)))
+    names = {n for n in names if len(n) >= 5 and " " not in n}
+    said = {w for p in pieces for w in _WORD_RE.findall(lexicons.normalise(p.text)) if len(w) >= 5}
+    return any(SequenceMatcher(None, w, n).ratio() >= LIKE for w in said for n in names)
 
 
 def _scalars(value) -> list:

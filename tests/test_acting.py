@@ -208,3 +208,26 @@ def test_a_clause_left_out_is_asked_about_on_its_own_and_the_model_decides():
     assert acting.left_out([{"role": "user", "content": declined}], [contact], CAT) == []
     mapped = "Turn off the flashlight and show me Union Station on the map"
     assert acting.left_out([{"role": "user", "content": mapped}], [T("turn_off_flashlight")], CAT) == []
+
+
+def test_what_the_person_said_of_a_call_is_its_own_pieces():
+    """`clause_of`: the asked pieces of the call's sentences, without those that ask another tool or refuse --
+    what the phone is then checked against ("update": not a new contact)."""
+    contact = T("create_contact", first_name="Tom", phone_number="555-0188")
+    assert "update" in acting.clause_of(contact, "Tom got a new number, it's 555-0188. Can you update his contact?",
+                                        CAT)
+    mail = T("send_email", to="sam@example.com", subject="the wifi password")
+    assert acting.clause_of(mail, "turn on the torch and email sam@example.com the wifi password but don't use "
+                                  "gmail for it", CAT) == "email sam@example.com the wifi password"
+    assert "torch on" in acting.clause_of(T("turn_on_flashlight"), "torch on, add Ana, email ana@example.com", CAT)
+    assert acting.clause_of(T("show_map", query="Paris"), "hello there", CAT) == ""
+
+
+def test_a_call_the_request_never_ties_to_is_refused():
+    """No value written and no tool word said: the caller's guess, not a request (a tool that changes nothing may
+    still answer). A misspelt tool word still ties the call."""
+    kept, refused = acting.gate([T("turn_on_flashlight")], "can u set alarms for every other day?", CAT)
+    assert kept == [] and refused[0].reason == acting.UNTIED
+    for typed in ("flashlite on plz", "Put the flashligght on."):
+        assert acting.gate([T("turn_on_flashlight")], typed, CAT)[0] == [T("turn_on_flashlight")]
+    assert acting.gate([T("open_wifi_settings")], "how do i get on the hotel network?", CAT)[0]   # changes nothing

@@ -258,3 +258,38 @@ def test_what_the_screen_shows_is_evidence_only_for_a_goal_that_looks_or_goes_so
     phone.visit("https://www.google.com/search?q=SFO")
     assert check.judge("get me an uber to SFO", before, view(phone)).status != "done"
     assert check.judge("open Chrome", before, view(phone)).status == "done"
+
+
+def test_a_goal_that_edits_is_not_met_by_a_new_entry_beside_the_old(check):
+    """"update Tom's number": a second Tom is not it; Tom's entry replaced is."""
+    p = VirtualPhone()
+    tom = {"name": "Tom Becker", "phone": "555-0121", "email": ""}
+    with p.lock:
+        p.state.contacts.append(dict(tom))
+    before = view(p)
+    with p.lock:
+        p.state.contacts.append({**tom, "phone": "555-0188"})
+        p.changed()
+    goal = "Tom got a new number, it's 555-0188. Can you update his contact?"
+    assert check.judge(goal, before, view(p), strict=True).status != "done"
+    with p.lock:
+        p.state.contacts.pop(0)
+        p.changed()
+    assert check.judge(goal, before, view(p), strict=True).status == "done"
+
+
+@pytest.mark.parametrize("event, status", [
+    ({"title": "dentist appointment", "duration_min": 60, "location": ""}, "unknown"),          # nothing said of it
+    ({"title": "dentist appointment", "duration_min": 45, "location": ""}, "unknown"),          # the place left out
+    ({"title": "dentist appointment", "duration_min": 45, "location": "Bright Smile Dental"}, "done"),
+])
+def test_what_a_call_made_must_carry_what_the_person_said_of_it(check, event, status):
+    """A request judged for one call (`strict`): its quantities, its quoted text, and what it says after the
+    name of a field the entry has ("location ...")."""
+    p = VirtualPhone()
+    before = view(p)
+    with p.lock:
+        p.state.events.append({**event, "begin": "2025-06-05T14:30", "description": ""})
+        p.changed()
+    goal = "Add a dentist appointment on Thursday at 2:30pm for 45 minutes, location Bright Smile Dental"
+    assert check.judge(goal, before, view(p), strict=True).status == status

@@ -33,13 +33,14 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from mobile_actions.android.phone.state import LOG_FIELDS, VIEW_FIELDS
+from mobile_actions.decoding.coverage import QUOTED_RE
 
 WORDS_FILE = Path(__file__).with_name("goal_words.json")
 _JOINED = re.compile(r"(?<=[^\W_])[-'’](?=[^\W_])")     # "Wi-Fi" -> "wifi", "don't" -> "dont"
 _TOKEN = re.compile(r"[^\W\d_]+|\d+")
 _SUFFIX = re.compile(r" \(\d+\)$")                      # "Note (2)": navigator.screen makes labels unique
 SHOWN = 3                                               # changes quoted in a verdict's reason
-ADDS, REMOVES = "adds", "removes"
+ADDS, REMOVES, EDITS = "adds", "removes", "edits"
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,10 @@ class _Goal:
     looks: bool = False        # it looks something up or copies it: pages, searches, the clipboard are evidence
     text: str = ""             # the step as written, for a verdict's reason
     amounts: frozenset[int] = frozenset()   # the numbers it says, in each unit they may be kept in ("12 min": 12, 720)
+    measures: tuple[frozenset[int], ...] = ()  # each quantity it says, in those units ("for 45 minutes": 45, 2700)
+    quoted: tuple[str, ...] = ()               # what it writes in quotes, lower case
+    labelled: tuple[tuple[str, str], ...] = ()  # (an entry's field it names, the first word it gives after it)
+    strict: bool = False                       # a request judged for what a call made: details count
 
 
 class GoalCheck:
@@ -148,7 +153,8 @@ class GoalCheck:
         self.trail = frozenset(data.get("trail", ()))
         self.looks = frozenset(data.get("looks", ()))
         self.whole = frozenset(data.get("whole", ()))
-        self.verbs = {ADDS: frozenset(data["adds"]), REMOVES: frozenset(data["removes"])}
+        self.verbs = {ADDS: frozenset(data["adds"]), REMOVES: frozenset(data["removes"]),
+                      EDITS: frozenset(data["edits"])}
         self._aliases: dict[str, set[str]] = {}
         for key, names in [*SYNONYMS.items(), *data["same"].items()]:
             for name in (key, *names):
@@ -165,17 +171,34 @@ class GoalCheck:
         """Words with their other names ("torch" also keys "flashlight"): two words match when keys meet."""
         return {k for w in words for k in (w, *self._aliases.get(w, ()))}
 
-    def _goal(self, goal: str, fields: Iterable[str]) -> _Goal:
+    def _goal(self, goal: str, state: dict[str, Any], strict: bool = False) -> _Goal:
         tokens = {t.lower() for t in _tokens(goal)}
         whole = bool(self.whole & tokens)
         words = self.words(goal)
         kinds = frozenset(kind for kind, verbs in self.verbs.items() if words & verbs)
-        named = tuple(f for f in fields if self._field_keys(f) & self.keys(words))   # "text Ana": a verb names too
-        words -= self.verbs[ADDS] | self.verbs[REMOVES]
+        named = tuple(f for f in state if self._field_keys(f) & self.keys(words))   # "text Ana": a verb names too
+        words -= self.verbs[ADDS] | self.verbs[REMOVES] | self.verbs[EDITS]
         keys = self.keys(words)
         content = self.keys(w for w in words if not any(self.keys([w]) & self._field_keys(f) for f in named))
+        quoted = tuple(q.strip("\"'“”‘’ ").lower() for q in QUOTED_RE.findall(goal))
         return _Goal(kinds, frozenset(keys), named, frozenset(content), clock_times(goal), whole and REMOVES in kinds,
-                     bool(self.looks & tokens), goal, amounts(goal))
+                     bool(self.looks & tokens), goal, amounts(goal), measures(goal), tuple(q for q in quoted if q),
+                     self._labelled(goal, state, named), strict)
+
+    def _labelled(self, goal: str, state: dict[str, Any], named: Sequence[str]) -> tuple[tuple[str, str], ...]:
+        """The fields of the named parts' entries that the goal names, each with the first word it gives after
+        the name ("put the location as Maple Street Library": location, maple). The field names are the
+        phone's own (an event's ``location``, an email's ``body``), so no English is added here."""
+        entry_fields = {k for f in named if isinstance(state.get(f), list)
+                        for e in state[f] if isinstance(e, dict) for k in e}
+        tokens = [_singular(t) for t in _tokens(goal)]
+        out = []
+        for i, t in enumerate(tokens):
+            if t in entry_fields and t not in {f for f, _ in out}:
+                after = next((w for w in tokens[i + 1:i + 4] if w not in self.ignore and w not in entry_fields), None)
+                if after:
+                    out.append((t, after))
+        return tuple(out)
 
     def _field_keys(self, field: str) -> set[str]:
         return self.keys(self.words(field.replace("_", " ")))
@@ -220,9 +243,12 @@ class GoalCheck:
         return out
 
     # ------------------------------------------------------------------ the verdict
-    def judge(self, goal: str, before: PhoneView | None, after: PhoneView) -> Verdict:
+    def judge(self, goal: str, before: PhoneView | None, after: PhoneView, strict: bool = False) -> Verdict:
         """done: a change since `before` fits the goal; not_done: the goal adds to or removes from a part of
-        the phone it names and that part did not change; unknown: anything else (no change, or none that fits)."""
+        the phone it names and that part did not change; unknown: anything else (no change, or none that fits).
+        `strict`: the goal is what the person said about one call (`acting.clause_of`), read whole, and what the
+        call made must also carry its details -- every quantity and quoted text, and most of its other words
+        ("... for 45 minutes at Bright Smile Dental": not an hour-long "dentist appointment")."""
         if before is None:
             return Verdict("unknown", "there is no record of the phone at the task's start to compare with")
         by_state = before.state is not None and after.state is not None
@@ -231,9 +257,11 @@ class GoalCheck:
         from mobile_actions.decoding.coverage import steps
 
         # "create an event Yoga and open example.com": each step of the goal is read on its own
-        clauses = [self._goal(step, after.state if by_state else ()) for step in steps(goal)]
+        clauses = [self._goal(step, after.state if by_state else {}, strict) for step in
+                   ([goal] if strict else steps(goal))]
         found = self.changes(before, after)
-        fits = [c for c in found if any(self._fits(c, g, by_state) for g in clauses)]
+        replaced = frozenset(c.where for c in found if c.kind == "removed")   # an entry edited: one gone, one come
+        fits = [c for c in found if any(self._fits(c, g, by_state, replaced) for g in clauses)]
         fitting = set(fits)
         seen = tuple(c.describe() for c in fits + [c for c in found if c not in fitting])[:50]
         left = [f for g in clauses if by_state and g.whole for f in g.named if after.state.get(f)]
@@ -245,14 +273,15 @@ class GoalCheck:
         unmet = [g for g in clauses if by_state and g.kinds and g.named and self._unchanged(g, found, after.state)]
         # and every step needs evidence of its own ("turn on wifi then open the clock and start the stopwatch":
         # wifi on is not it), unless what it adds is there already
-        bare = [g for g in clauses if not any(self._fits(c, g, by_state) for c in found)
+        bare = [g for g in clauses if not any(self._fits(c, g, by_state, replaced) for c in found)
                 and not (by_state and self._already(g, after.state))]
         if fits and not unmet and not bare:
             return Verdict("done", "the phone shows it: " + "; ".join(c.describe() for c in fits[:SHOWN]), seen)
         where = "state" if by_state else "screen"
         if unmet:
             g = unmet[0]
-            verb = " and ".join(("gain" if k == ADDS else "lose") + " something" for k in sorted(g.kinds))
+            verb = " and ".join({ADDS: "gain", REMOVES: "lose", EDITS: "change"}[k] + " something"
+                                for k in sorted(g.kinds))
             return Verdict("not_done", f"the goal asks {', '.join(g.named)} to {verb}, and the phone's state shows "
                                        f"no change there ({_summary(after.state, g.named)})", seen)
         if fits:   # some steps shown, not all
@@ -264,7 +293,7 @@ class GoalCheck:
         return Verdict("unknown", f"nothing that changed in the phone's {where} fits the goal (changed: "
                                   f"{', '.join(changed)})", seen)
 
-    def _fits(self, c: Change, g: _Goal, by_state: bool) -> bool:
+    def _fits(self, c: Change, g: _Goal, by_state: bool, replaced: frozenset[str | None] = frozenset()) -> bool:
         """Whether one change is evidence for the goal (see the module docstring)."""
         if (by_state and c.kept and c.kind == "added" and c.where not in g.named and c.where not in self.trail):
             return False     # "order me an uber": an email that repeats its words is not it (the goal names no mail)
@@ -274,14 +303,19 @@ class GoalCheck:
             return False     # "an alarm for 6:45": not an alarm at 07:00
         if c.kept and c.kind != "removed" and g.amounts and not g.amounts & _numbers_in(c.text.split("->")[-1]):
             return False     # "brightness to 80", "a 12 minute timer": not 50, not 600 s
+        if g.strict and c.kept and c.kind != "removed" and not self._detailed(c, g):
+            return False
         if not g.kinds:                                      # "open my contacts", "turn on Bluetooth"
             if by_state and not c.kept and (c.kind == "removed" or not g.looks):
                 return False     # what the screen stopped showing (Maps left, not shown); what it shows, for a
                                  # goal that neither looks nor goes anywhere ("get me an uber": a search page)
             return not g.keys or bool(self._change_keys(c) & g.keys)
-        allowed = {"changed"} | ({"added"} if ADDS in g.kinds else set()) | ({"removed"} if REMOVES in g.kinds else set())
+        allowed = {"changed"} | ({"added"} if ADDS in g.kinds or EDITS in g.kinds else set()) \
+            | ({"removed"} if REMOVES in g.kinds else set())
         if c.kind not in allowed:
             return False
+        if c.kind == "added" and EDITS in g.kinds and ADDS not in g.kinds and c.where not in replaced:
+            return False     # "update Tom's number": a new contact beside the old one is not it
         if g.named:                                          # "delete all my notes": the notes, and only they
             # what a goal adds, it says ("write a note saying buy milk"): an entry with other words is not it
             return c.where in g.named and (c.kind != "added" or not g.content
@@ -289,6 +323,14 @@ class GoalCheck:
         if by_state and not c.kept:                          # an app opened, a form typed: nothing kept yet
             return False
         return not g.keys or bool(self._change_keys(c) & g.keys)
+
+    def _detailed(self, c: Change, g: _Goal) -> bool:
+        """What a call made carries what the person said of it: each quantity in some unit, each quoted text,
+        and what follows the name of each of its fields the person names."""
+        made = c.text.split("->")[-1]
+        if any(not m & _numbers_in(made) for m in g.measures) or any(q not in made.lower() for q in g.quoted):
+            return False
+        return all(w in self.words(made) for _, w in g.labelled)
 
     def _unchanged(self, g: _Goal, found: Sequence[Change], state: dict[str, Any]) -> bool:
         """The parts the goal names did not change, and they do not already look as asked (nothing left to
@@ -313,15 +355,27 @@ _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):([0-5]\d)(?![\d:])(?:\s*([ap])\.?m\b\.
 
 
 def amounts(text: str) -> frozenset[int]:
-    """The whole numbers `text` says (`decoding.numbers`), each also in the units a phone may keep it in: a
-    quantity in its kind's base unit and in 60ths and 3600ths ("12 minutes": 12, 720, and 0.2 h is no whole)
-    or 1000ths ("2 litres": 2, 2000)."""
+    """The whole numbers `text` says (`decoding.numbers`), each also in the units a phone may keep it in (see
+    `_forms`)."""
     from mobile_actions.decoding.numbers import read
 
     said = read(text)
-    values = [*said.numbers, *said.counts]
-    for q in said.quantities:
-        values += [q.value, q.value / 60, q.value / 3600] if q.kind == "time" else [q.value, q.value / 1000]
+    return frozenset(int(v) for v in (*said.numbers, *said.counts) if v == int(v)).union(
+        *map(_forms, said.quantities))
+
+
+def measures(text: str) -> tuple[frozenset[int], ...]:
+    """Each quantity `text` says with a unit ("for 45 minutes"; "2:30pm" is a time of day, not 2 h 30 min), in
+    the units a phone may keep it in."""
+    from mobile_actions.decoding.numbers import read
+
+    return tuple(f for f in map(_forms, read(_CLOCK.sub(" ", text)).quantities) if f)
+
+
+def _forms(q: Any) -> frozenset[int]:
+    """A quantity (`decoding.numbers.Quantity`) in its kind's base unit and in 60ths and 3600ths ("12 minutes":
+    12, 720, and 0.2 h is no whole) or 1000ths ("2 litres": 2, 2000), as whole numbers."""
+    values = [q.value, q.value / 60, q.value / 3600] if q.kind == "time" else [q.value, q.value / 1000]
     return frozenset(int(v) for v in values if v == int(v))
 
 

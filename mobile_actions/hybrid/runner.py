@@ -39,12 +39,12 @@ import json
 import re
 import shlex
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mobile_actions.acting import Refusal, asks_nothing, gate_messages
+from mobile_actions.acting import Refusal, asks_nothing, clause_of, gate_messages
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
                                           screencap)
@@ -556,8 +556,15 @@ class Runner:
         notes = "; ".join(o.note for o in res.outcomes if o.note)
         item_status = None
         if before is not None and lost is None:
-            # "done" only when the phone shows it: the call's own words judged against what changed
-            verdict = self.goal_check.judge(tool_instruction(call, self.catalogue), before, self._phone_view(key))
+            # "done" only when the phone shows it: the call's own words judged against what changed, then what
+            # the person said of it ("update Tom's number": not a second Tom; "for 45 minutes": not an hour)
+            after = self._phone_view(key)
+            verdict = self.goal_check.judge(tool_instruction(call, self.catalogue), before, after)
+            told = clause_of(call, self.report.request, self.catalogue)
+            if verdict.status == "done" and told:
+                said = self.goal_check.judge(told, before, after, strict=True)
+                if said.status != "done":
+                    verdict = replace(said, reason=f"not as asked ({told!r}): {said.reason}")
             data["check"] = verdict.to_json()
             if verdict.status != "done":
                 item_status = verdict.status
