@@ -312,7 +312,7 @@ def clause_of(call: ToolCall, request: str, catalogue: Catalogue, lexicon: lexic
     others = [m for name in catalogue.names if name != call.name
               for m in [_mention(tuple(lexicons.normalise(k) for k in keywords(catalogue[name])))] if m]
     kept = [p for p in pieces if p.sentence in sentences and p.polarity in (Polarity.ASKED, Polarity.STATED)
-            and (p in owners or not any(m.search(lexicons.normalise(p.text)) for m in others))]
+            and (p in by_name or not any(m.search(lexicons.normalise(p.text)) for m in others))]
     return ", ".join(p.text for p in kept)
 
 
@@ -377,8 +377,9 @@ def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece]
     owners = by_value or by_name or list(pieces)
     if not owners:
         return Refusal(call, "the request asks for nothing")
-    if not by_value and not by_name and effect != "none" and not _misspelt(call, tool, pieces):
-        return Refusal(call, UNTIED)
+    if not by_value and not by_name and effect != "none" and not _misspelt(call, tool, pieces) \
+            and not (tool is not None and argument_schema(tool).get("x-fallback") is True):
+        return Refusal(call, UNTIED)     # (the catalogue's fallback carries a goal in the caller's words)
     refusing = ([p for p in by_value if p.polarity in REFUSING] if by_value
                 else most if most and all(p.polarity in REFUSING for p in most) else [])
     if refusing:

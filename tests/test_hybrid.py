@@ -344,7 +344,7 @@ def _interrupted_run(session, phone, tmp_path):
     r = runner(session, tmp_path, ScriptedCaller(THREE))
 
     def drop_after_first_call(rec):
-        if rec.get("key") == "call:0.0" and rec.get("status") == "done":
+        if rec.get("key") == "call:0.1" and rec.get("type") == "intent":
             phone.fail_next = "disconnect"          # the phone's test hook: the next shell loses the transport
     r.on_event = drop_after_first_call
     rep = r.run("torch on, add Ana, email her at ana@example.com")

@@ -295,7 +295,8 @@ class GoalCheck:
 
     def _fits(self, c: Change, g: _Goal, by_state: bool, replaced: frozenset[str | None] = frozenset()) -> bool:
         """Whether one change is evidence for the goal (see the module docstring)."""
-        if (by_state and c.kept and c.kind == "added" and c.where not in g.named and c.where not in self.trail):
+        if (by_state and c.kept and c.kind == "added" and c.where not in g.named and c.where not in self.trail
+                and not g.strict):   # (what a call made is the call's part of the phone, named or not: "add Ana")
             return False     # "order me an uber": an email that repeats its words is not it (the goal names no mail)
         if c.where in self.trail and c.where not in g.named and not g.looks:
             return False     # "pay my electric bill": a web search for "ConEd" is not it

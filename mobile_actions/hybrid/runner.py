@@ -559,18 +559,23 @@ class Runner:
             # "done" only when the phone shows it: the call's own words judged against what changed, then what
             # the person said of it ("update Tom's number": not a second Tom; "for 45 minutes": not an hour)
             after = self._phone_view(key)
-            verdict = self.goal_check.judge(tool_instruction(call, self.catalogue), before, after)
+            verdict = None       # a binding's own check (`was_done`) already says whether the call happened
+            if binding.was_done is None:
+                verdict = self.goal_check.judge(tool_instruction(call, self.catalogue), before, after)
             told = clause_of(call, self.report.request, self.catalogue)
-            if verdict.status == "done" and told:
+            if told and before.state is not None and (verdict is None or verdict.status == "done"):
                 said = self.goal_check.judge(told, before, after, strict=True)
                 if said.status != "done":
                     verdict = replace(said, reason=f"not as asked ({told!r}): {said.reason}")
-            data["check"] = verdict.to_json()
-            if verdict.status != "done":
-                item_status = verdict.status
-                result = {"status": verdict.status, "reason": verdict.reason}
-            notes = "; ".join(x for x in (notes, verdict.reason if verdict.status == "done" else
-                                          f"dispatched, but {verdict.reason}") if x)
+                elif verdict is None:
+                    verdict = said
+            if verdict is not None:
+                data["check"] = verdict.to_json()
+                if verdict.status != "done":
+                    item_status = verdict.status
+                    result = {"status": verdict.status, "reason": verdict.reason}
+                notes = "; ".join(x for x in (notes, verdict.reason if verdict.status == "done" else
+                                              f"dispatched, but {verdict.reason}") if x)
         out = self._call_end(key, what, "done", notes, data, result, ms=ms, item_status=item_status)
         if lost is not None:
             raise Interrupted(f"after {call.name}: {lost}") from lost
@@ -578,8 +583,9 @@ class Runner:
 
     def _checked_on_phone(self, call: ToolCall, binding: Any) -> bool:
         """Whether a dispatched call's outcome is judged on the phone (`GoalCheck`, as a navigator's COMPLETE is):
-        a call that changes something, whose binding has no check of its own (`was_done`), run for real."""
-        if self.config.dry_run or binding is None or binding.was_done is not None or self.device is None:
+        a call that changes something, run for real. One whose binding has a check of its own (`was_done`) is
+        judged only against what the person said of it, where the phone's state can be read."""
+        if self.config.dry_run or binding is None or self.device is None:
             return False
         return call.name in self.catalogue and self.catalogue[call.name].effect != "none"
 
