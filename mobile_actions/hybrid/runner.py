@@ -587,6 +587,8 @@ class Runner:
         judged only against what the person said of it, where the phone's state can be read."""
         if self.config.dry_run or binding is None or self.device is None:
             return False
+        if binding.was_done is not None and not (self.session is not None and self.session.virtual):
+            return False     # only a state shows what was asked of it; a real phone's screen is no witness there
         return call.name in self.catalogue and self.catalogue[call.name].effect != "none"
 
     def _settle_interrupted(self, key: str, what: str, call: ToolCall, binding: Any, data: dict) -> dict | None:
