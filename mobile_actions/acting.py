@@ -462,18 +462,33 @@ def _refers_back(piece: Piece, lexicon: lexicons.Lexicon | None = None) -> bool:
 def _owners(call: ToolCall, tool, pieces: Sequence[Piece]) -> tuple[list[Piece], list[Piece], list[Piece]]:
     """The pieces that write the most of `call`'s values, the pieces that name its tool (its keywords or the
     words of its name), and those of them that name it with the most words."""
-    values = [lexicons.normalise(str(v)) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
-    names = [lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())]
-    names += [w for w in re.split(r"[^a-z]+", lexicons.normalise(call.name)) if len(w) >= 3]
-    mention = _mention(tuple(names))   # "flash light" is one mention of the tool, not three ("flash", "light")
-    texts = [lexicons.normalise(p.text) for p in pieces]
-    hits = [sum(v in t for v in values) for t in texts]
+    hits, named = _ties(call, tool, pieces)
     best = max(hits, default=0)
     by_value = [p for p, h in zip(pieces, hits) if h == best] if best > 0 else []
-    named = [len(mention.findall(t)) if mention else 0 for t in texts]
     top = max(named, default=0)
     by_name = [p for p, n in zip(pieces, named) if n > 0]
     return by_value, by_name, [p for p, n in zip(pieces, named) if n == top and n > 0]
+
+
+def _ties(call: ToolCall, tool, pieces: Sequence[Piece], generic: bool = True) -> tuple[list[int], list[int]]:
+    """For each piece, how many of `call`'s values it writes and how many times it names its tool (`generic`:
+    also by the words of its name any tool may have, "turn" of `turn_on_flashlight`)."""
+    values = [lexicons.normalise(str(v)) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
+    names = [lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())]
+    names += [w for w in re.split(r"[^a-z]+", lexicons.normalise(call.name))
+              if len(w) >= 3 and (generic or w not in coverage.GENERIC)]
+    mention = _mention(tuple(names))   # "flash light" is one mention of the tool, not three ("flash", "light")
+    texts = [lexicons.normalise(p.text) for p in pieces]
+    return [sum(v in t for v in values) for t in texts], [len(mention.findall(t)) if mention else 0 for t in texts]
+
+
+def claimed(call: ToolCall, request: str, catalogue: Catalogue, lexicon: lexicons.Lexicon | None = None
+            ) -> tuple[Piece, ...]:
+    """The pieces of `request` a call answers, whether it was made or refused: those that write any of its
+    values or name its tool. What no call claims may be left for the screen (`hybrid.runner`)."""
+    pieces = read(request, lexicon)
+    hits, named = _ties(call, catalogue[call.name] if call.name in catalogue else None, pieces, generic=False)
+    return tuple(p for p, h, n in zip(pieces, hits, named) if h or n)
 
 
 def _misspelt(call: ToolCall, tool, pieces: Sequence[Piece]) -> bool:

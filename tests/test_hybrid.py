@@ -687,3 +687,31 @@ def test_a_request_whose_calls_the_gate_refused_is_not_handed_to_the_navigator(s
     rep = runner(session, tmp_path, caller, Navigates(phone)).run("email the Louvre's address to my sister")
     assert phone.snapshot()["outbox"] == [] and [i.status for i in rep.items] == ["refused", "refused"]
     assert "its calls were refused" in rep.items[1].reason
+
+
+def test_parts_no_call_answered_are_left_for_the_screen():
+    """What the person asks that no call made, routed or refused answers goes to the navigator; asides and parts
+    not asked for never do."""
+    from mobile_actions.catalog import load_catalogue
+    from mobile_actions.hybrid.outcome import GoalCheck
+    from mobile_actions.hybrid.runner import unclaimed_parts
+
+    cat, check = load_catalogue("mobile_actions"), GoalCheck()
+    routed = ToolCall("operate_screen", {"goal": "off WiFi"})
+    assert unclaimed_parts("wifi off, bluetooth on, and media volume to 70 please", [routed], cat, check) == \
+        ["bluetooth on", "and media volume to 70"]
+    torch = ToolCall("turn_on_flashlight", {})
+    assert unclaimed_parts("ugh long day. turn on the torch", [torch], cat, check) == []
+    assert unclaimed_parts("turn on the torch but don't email ana@example.com", [torch], cat, check) == []
+    contact = ToolCall("create_contact", {"first_name": "Lucia", "last_name": "Fernandez",
+                                          "phone_number": "555-0172", "email": "lucia.f@example.org"})
+    assert unclaimed_parts("new contact: Lucia Fernandez, cell 555-0172, email lucia.f@example.org", [contact],
+                           cat, check) == []          # a field of the contact, not an email to send
+
+
+def test_a_part_no_call_answered_is_handed_to_the_navigator(session, phone, tmp_path):
+    nav = ScriptedNavigator(phone, "COMPLETE")
+    r = runner(session, tmp_path, ScriptedCaller(raw_calls(("turn_on_flashlight", {}))), navigator=nav)
+    rep = r.run("turn on the torch and turn on bluetooth")
+    assert nav.calls == [("turn on bluetooth", 0)]
+    assert [i.status for i in rep.items] == ["done", "unknown"]    # COMPLETE with nothing changed: not done

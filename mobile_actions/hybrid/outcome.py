@@ -28,14 +28,17 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from mobile_actions.android.phone.state import LOG_FIELDS, VIEW_FIELDS
+from mobile_actions.android.phone.state import LOG_FIELDS, VIEW_FIELDS, PhoneState
 from mobile_actions.decoding.coverage import QUOTED_RE
 
 WORDS_FILE = Path(__file__).with_name("goal_words.json")
+# the parts of a phone a goal may name, as the virtual phone keeps them (a real phone has the same parts)
+PHONE_PARTS = tuple(f.name for f in fields(PhoneState)
+                    if f.name not in (*LOG_FIELDS, *VIEW_FIELDS, "files", "serial", "model", "timezone"))
 _JOINED = re.compile(r"(?<=[^\W_])[-'’](?=[^\W_])")     # "Wi-Fi" -> "wifi", "don't" -> "dont"
 _TOKEN = re.compile(r"[^\W\d_]+|\d+")
 _SUFFIX = re.compile(r" \(\d+\)$")                      # "Note (2)": navigator.screen makes labels unique
@@ -199,6 +202,12 @@ class GoalCheck:
                 if after:
                     out.append((t, after))
         return tuple(out)
+
+    def actionable(self, text: str) -> bool:
+        """Whether `text` names a part of the phone (`PHONE_PARTS`) or has a verb that adds, removes, edits or
+        looks something up: something a navigator could be asked to do, not an aside."""
+        g = self._goal(text, dict.fromkeys(PHONE_PARTS))
+        return bool(g.named or g.kinds or g.looks)
 
     def _field_keys(self, field: str) -> set[str]:
         return self.keys(self.words(field.replace("_", " ")))

@@ -44,7 +44,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mobile_actions.acting import Refusal, asks_nothing, clause_of, gate_messages
+from mobile_actions.acting import Polarity, Refusal, asks_nothing, claimed, clause_of, gate_messages
+from mobile_actions.acting import read as read_request
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
                                           screencap)
@@ -388,6 +389,7 @@ class Runner:
         messages: list[dict] = [developer_message_for(cfg.now), {"role": "user", "content": request}]
         any_valid = False
         refused: list[Refusal] = []   # the gate's refusals: what they asked for is no goal for the screen either
+        made: list[ToolCall] = []     # every call of every turn, made, routed or refused: what they answer is taken
         self._first_text = ""
         for turn in range(cfg.max_turns):
             rec = self._caller_turn(turn, messages)
@@ -397,12 +399,14 @@ class Runner:
             for r in map(Refusal.from_json, rec.get("refused", [])):
                 self._item(describe_call(r.call), "refused", f"refused: {r.why}")
                 refused.append(r)
+                made.append(r.call)
             validation = [[Problem(**p) for p in v["problems"]] for v in rec["validation"]]
             if turn == 0 and self._all_screen_work(calls, validation):
                 # No tool is asked for: the request in the user's own words is the goal. A 270M router
                 # shortens or splits it ("Open Chrome and go to example.com" -> "open Chrome").
                 calls, validation = [ToolCall(SCREEN_TOOL, {"goal": request})], [[]]
             responses, informative, new = [], False, 0
+            made += calls
             for i, call in enumerate(calls):
                 problems = validation[i]
                 result = self._call(f"call:{turn}.{i}", call, problems)
@@ -430,6 +434,10 @@ class Runner:
                 self._item(f"GUI: {request}", "refused", f"not handed to the navigator: {reason}")
                 return
             self._navigate("request", request, why)
+        elif cfg.navigate == "auto":
+            # "wifi off, bluetooth on, and media volume to 70" with only Wi-Fi routed: the rest is the screen's
+            for n, part in enumerate(unclaimed_parts(request, made, self.catalogue, self.goal_check)):
+                self._navigate(f"part:{n}", part, "no call answered this part of the request")
 
     def _routed(self, call: ToolCall, problems: list[Problem]) -> bool:
         """Whether `call` is a valid GUI step the caller routed to the screen (not a catalogue tool of that name)."""
@@ -844,6 +852,22 @@ def describe_call(call: ToolCall) -> str:
     """``send_email(to="ana@example.com", subject="Hi")`` — how calls appear in reports."""
     args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items())
     return f"{call.name}({args})"
+
+
+def unclaimed_parts(request: str, calls: Sequence[ToolCall], catalogue: Any, check: GoalCheck) -> list[str]:
+    """The parts of `request` the person asks for that no call answered (`acting.claimed`), routed to the screen
+    (a routed goal sharing their words) or refused, and that name a part of the phone or a verb that changes,
+    removes or looks something up (`GoalCheck.actionable`): steps no tool covered, for the navigator. An aside
+    ("ugh long day") names nothing and is left alone; a part the person does not ask for is never one."""
+    taken = {p for c in calls if c.name != SCREEN_TOOL for p in claimed(c, request, catalogue)}
+    routed = [check.keys(check.words(str(c.arguments.get("goal", "")))) for c in calls if c.name == SCREEN_TOOL]
+    out = []
+    for piece in read_request(request):
+        if piece.polarity is not Polarity.ASKED or piece in taken or not check.actionable(piece.text):
+            continue
+        if not any(check.keys(check.words(piece.text)) & goal for goal in routed):
+            out.append(piece.text)
+    return out
 
 
 def tool_instruction(call: ToolCall, catalogue: Any) -> str:
