@@ -230,3 +230,11 @@ def test_not_done_tasks_pass_only_when_the_run_does_not_report_done(tmp_path):
     assert by_id["n1"].success and not by_id["n1"].false_done and by_id["n1"].expect == "not_done"
     assert not by_id["n2"].success and by_id["n2"].false_done and by_id["n2"].kind == "✗!"
     assert by_id["n2"].failures == ["the run reported done; the right outcome is not done"]
+
+
+def test_a_navigator_the_benchmark_cannot_load_is_an_error_not_a_traceback(tmp_path, capsys):
+    from mobile_actions.cli.main import main
+
+    assert main(["bench", "hybrid", "--model", "oracle", "--navigator", str(tmp_path / "nowhere"), "--limit", "1",
+                 "--out", str(tmp_path / "out")]) == 2
+    assert "not a model folder" in capsys.readouterr().err

@@ -225,6 +225,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 # ============================================================================================ bench hybrid
 def cmd_bench_hybrid(args: argparse.Namespace) -> int:
+    from mobile_actions.android.device import DeviceError
+    from mobile_actions.hybrid.runner import HybridError
     from mobile_actions.recipes.bench_hybrid import (
         TASKS, BenchConfig, load_tasks, markdown, run_bench, select_tasks, write_outputs,
     )
@@ -271,6 +273,9 @@ def cmd_bench_hybrid(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"interrupted; partial results in {cfg.out}/results.md", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except (HybridError, DeviceError) as e:     # a model or phone the benchmark cannot start with
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_SETUP
     csv_path, md_path, _ = write_outputs(results, cfg.out, title)
     print(markdown(results, title))
     print(f"false done: {sum(r.false_done for r in results)} of {len(results)} tasks (the run reported every item "
