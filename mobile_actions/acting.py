@@ -299,21 +299,38 @@ def left_out(messages: Sequence[dict], calls: Sequence[ToolCall], catalogue: Cat
     return out
 
 
-def clause_of(call: ToolCall, request: str, catalogue: Catalogue, lexicon: lexicons.Lexicon | None = None) -> str:
-    """What the person said about `call`, to judge what it made on the phone by: the pieces of the sentences
-    that write its values or name its tool, that ask or state something and name no other tool of the catalogue
-    ("Tom got a new number, it's 555-0188. Can you update his contact?" for a new contact: the "update" is
-    there, so the check can see that a new contact is not it). '' when no piece owns the call."""
+def clause_of(call: ToolCall, request: str, catalogue: Catalogue, others: Sequence[str] | None = None,
+              lexicon: lexicons.Lexicon | None = None) -> str:
+    """What the person said about `call`, to judge what it made on the phone by: in the sentences that write its
+    values or name its tool, the pieces that ask or state something and either name its tool before any other,
+    or write its values and name no other tool, or name no tool and follow such a piece ("add book club tomorrow at 7pm to my calendar,
+    and put the location as Maple Street Library"; "email rob@x.com ..., tell him the bulb is out" is the
+    email's, not the torch's). "Tom got a new number, it's 555-0188. Can you update his contact?" for a new
+    contact keeps the "update", so the check can see a new contact is not it. `others`: the tools the other calls
+    of the turn went to (default: every other tool of the catalogue). '' when no piece owns the call."""
     pieces = read(request, lexicon)
     tool = catalogue[call.name] if call.name in catalogue else None
-    by_value, by_name, _ = _owners(call, tool, pieces)
-    owners = {*by_value, *by_name}
-    sentences = {p.sentence for p in owners}
-    others = [m for name in catalogue.names if name != call.name
-              for m in [_mention(tuple(lexicons.normalise(k) for k in keywords(catalogue[name])))] if m]
-    kept = [p for p in pieces if p.sentence in sentences and p.polarity in (Polarity.ASKED, Polarity.STATED)
-            and (p in by_name or not any(m.search(lexicons.normalise(p.text)) for m in others))]
-    return ", ".join(p.text for p in kept)
+    hits, _ = _ties(call, tool, pieces)
+    own = _mention(tuple(lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())))
+    mentions = [m for name in (catalogue.names if others is None else others) if name != call.name
+                and name in catalogue for m in [_mention(tuple(lexicons.normalise(k) for k in keywords(catalogue[name])))]
+                if m]
+    kept, ours, sentence, sentences = [], True, None, set()
+    for p, h in zip(pieces, hits):
+        if p.sentence != sentence:
+            ours, sentence = True, p.sentence
+        text = lexicons.normalise(p.text)
+        mine = own.search(text) if own else None
+        first = min((m.start() for m in (x.search(text) for x in mentions) if m), default=None)
+        if h or mine or first is not None:   # a piece that says whose it is; pieces after it naming no tool follow it
+            # its tool named first ("email rob@x.com subject hallway light" is the email's), or its values and
+            # no other tool
+            ours = mine is not None and (first is None or mine.start() <= first) or bool(h) and first is None
+            sentences |= {p.sentence} if h or mine else set()
+        if ours:
+            kept.append(p)
+    return ", ".join(p.text for p in kept if p.sentence in sentences
+                     and p.polarity in (Polarity.ASKED, Polarity.STATED))
 
 
 # ============================================================================================ the gate
@@ -480,6 +497,12 @@ def _ties(call: ToolCall, tool, pieces: Sequence[Piece], generic: bool = True) -
     mention = _mention(tuple(names))   # "flash light" is one mention of the tool, not three ("flash", "light")
     texts = [lexicons.normalise(p.text) for p in pieces]
     return [sum(v in t for v in values) for t in texts], [len(mention.findall(t)) if mention else 0 for t in texts]
+
+
+def names_tool(text: str, tool) -> bool:
+    """Whether `text` names `tool` by one of its keywords (`coverage.keywords`)."""
+    mention = _mention(tuple(lexicons.normalise(k) for k in keywords(tool)))
+    return bool(mention and mention.search(lexicons.normalise(text)))
 
 
 def claimed(call: ToolCall, request: str, catalogue: Catalogue, lexicon: lexicons.Lexicon | None = None

@@ -715,3 +715,26 @@ def test_a_part_no_call_answered_is_handed_to_the_navigator(session, phone, tmp_
     rep = r.run("turn on the torch and turn on bluetooth")
     assert nav.calls == [("turn on bluetooth", 0)]
     assert [i.status for i in rep.items] == ["done", "unknown"]    # COMPLETE with nothing changed: not done
+
+
+def test_a_look_up_in_place_of_a_change_no_tool_makes_is_not_done(session, phone, tmp_path):
+    """"order me a pizza from dominos" answered by a map search: the search ran, the order did not."""
+    r = runner(session, tmp_path, ScriptedCaller(raw_calls(("show_map", {"query": "dominos"}))))
+    rep = r.run("order me a large pepperoni from dominos")
+    assert [i.status for i in rep.items] == ["unknown"] and not rep.all_done
+    r = runner(session, tmp_path, ScriptedCaller(raw_calls(("show_map", {"query": "dominos"}))))
+    assert [i.status for i in r.run("show me the nearest dominos").items] == ["done"]
+
+
+def test_what_the_person_said_of_each_call_of_a_turn():
+    """The torch is not judged by the email's words ("hallway light" in its subject names no torch)."""
+    from mobile_actions.acting import clause_of
+    from mobile_actions.catalog import load_catalogue
+
+    cat = load_catalogue("mobile_actions")
+    request = ("turn on the flashlight and email rob@example.com subject hallway light, tell him the bulb on the 2nd "
+               "floor hallway is out again")
+    turn = ["turn_on_flashlight", "send_email"]
+    assert clause_of(ToolCall("turn_on_flashlight", {}), request, cat, turn) == "turn on the flashlight"
+    mail = ToolCall("send_email", {"to": "rob@example.com", "subject": "hallway light"})
+    assert clause_of(mail, request, cat, turn).endswith("tell him the bulb on the 2nd floor hallway is out again")

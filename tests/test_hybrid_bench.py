@@ -66,17 +66,25 @@ def test_oracle_run_checks_state(tmp_path):
 
 
 def test_a_false_done_is_a_failure_of_its_own_kind(tmp_path, capsys):
-    """m03 with the tool route alone: the flashlight is on, Bluetooth never handed over, and the run
-    reported every item done; g01 reports its GUI work not done, an honest failure."""
+    """A task whose check asks more than its request (the torch on, and Bluetooth too, which nobody asked): the
+    run reports every item done and the check fails, a false done; g01 reports its GUI work not done, an honest
+    failure."""
+    import json
+
     from mobile_actions.cli.main import main
 
-    results = run_bench(BenchConfig(model="oracle", navigator=None, only="m03,g01", out=str(tmp_path)))
+    more = {"id": "x01", "category": "mixed", "request": "Turn on the flashlight",
+            "check": {"torch": True, "bluetooth": True}, "gold": [{"name": "turn_on_flashlight", "arguments": {}}]}
+    tasks = [more, next(t for t in TASKS if t["id"] == "g01")]
+    results = run_bench(BenchConfig(model="oracle", navigator=None, out=str(tmp_path)), tasks=tasks)
     by_id = {r.id: r for r in results}
-    assert by_id["m03"].false_done and not by_id["m03"].success and by_id["m03"].kind == "✗!"
+    assert by_id["x01"].false_done and not by_id["x01"].success and by_id["x01"].kind == "✗!"
     assert not by_id["g01"].false_done and by_id["g01"].kind == "✗"
     md = markdown(results)
-    assert "| all | 2 | 0 | 0% | 1 |" in md and "| m03 | mixed | ✗! |" in md
-    assert main(["bench", "hybrid", "--model", "oracle", "--navigator", "none", "--only", "m03,g01",
+    assert "| all | 2 | 0 | 0% | 1 |" in md and "| x01 | mixed | ✗! |" in md
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    assert main(["bench", "hybrid", "--model", "oracle", "--navigator", "none", "--tasks", str(path),
                  "--out", str(tmp_path)]) == 0
     out = capsys.readouterr()
     assert "false done: 1 of 2 tasks" in out.out and "(reported done)" in out.err

@@ -209,6 +209,10 @@ class GoalCheck:
         g = self._goal(text, dict.fromkeys(PHONE_PARTS))
         return bool(g.named or g.kinds or g.looks)
 
+    def asks_change(self, text: str) -> bool:
+        """Whether `text` has a verb that adds, removes or edits something (not only looks)."""
+        return bool(text) and bool(self._goal(text, {}).kinds)
+
     def _field_keys(self, field: str) -> set[str]:
         return self.keys(self.words(field.replace("_", " ")))
 

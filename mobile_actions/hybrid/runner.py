@@ -44,7 +44,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mobile_actions.acting import Polarity, Refusal, asks_nothing, claimed, clause_of, gate_messages
+from mobile_actions.acting import (Polarity, Refusal, asks_nothing, claimed, clause_of, gate_messages,
+                                   names_tool)
 from mobile_actions.acting import read as read_request
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
@@ -360,6 +361,7 @@ class Runner:
         t0 = time.perf_counter()
         self.report = RunReport(self.writer.dir, request, "dry_run" if self.config.dry_run else "finished")
         self._done_calls: list[ToolCall] = []
+        self._turn_calls: list[ToolCall] = []   # the calls of the caller turn being dispatched (`clause_of`)
         try:
             self._flow(request)
         except Interrupted as e:
@@ -407,6 +409,7 @@ class Runner:
                 calls, validation = [ToolCall(SCREEN_TOOL, {"goal": request})], [[]]
             responses, informative, new = [], False, 0
             made += calls
+            self._turn_calls = calls
             for i, call in enumerate(calls):
                 problems = validation[i]
                 result = self._call(f"call:{turn}.{i}", call, problems)
@@ -568,9 +571,9 @@ class Runner:
             # the person said of it ("update Tom's number": not a second Tom; "for 45 minutes": not an hour)
             after = self._phone_view(key)
             verdict = None       # a binding's own check (`was_done`) already says whether the call happened
-            if binding.was_done is None:
+            if binding.was_done is None and self._effect(call.name) != "none":
                 verdict = self.goal_check.judge(tool_instruction(call, self.catalogue), before, after)
-            told = clause_of(call, self.report.request, self.catalogue)
+            told = clause_of(call, self.report.request, self.catalogue, [c.name for c in self._turn_calls])
             if told and before.state is not None and (verdict is None or verdict.status == "done"):
                 said = self.goal_check.judge(told, before, after, strict=True)
                 if said.status != "done":
@@ -592,12 +595,20 @@ class Runner:
     def _checked_on_phone(self, call: ToolCall, binding: Any) -> bool:
         """Whether a dispatched call's outcome is judged on the phone (`GoalCheck`, as a navigator's COMPLETE is):
         a call that changes something, run for real. One whose binding has a check of its own (`was_done`) is
-        judged only against what the person said of it, where the phone's state can be read."""
+        judged only against what the person said of it, where the phone's state can be read; so is a look-up
+        that stands where the person asked for a change no tool names ("order me a pizza from Domino's": a map
+        search for Domino's is not the order)."""
         if self.config.dry_run or binding is None or self.device is None:
             return False
-        if binding.was_done is not None and not (self.session is not None and self.session.virtual):
-            return False     # only a state shows what was asked of it; a real phone's screen is no witness there
-        return call.name in self.catalogue and self.catalogue[call.name].effect != "none"
+        readable = self.session is not None and self.session.virtual
+        if self._effect(call.name) == "none":
+            told = clause_of(call, self.report.request, self.catalogue)
+            return readable and self.goal_check.asks_change(told) and not any(
+                self._effect(t) != "none" for t in self.catalogue.names if names_tool(told, self.catalogue[t]))
+        return binding.was_done is None or readable
+
+    def _effect(self, name: str) -> str:
+        return self.catalogue[name].effect if name in self.catalogue else "changes"
 
     def _settle_interrupted(self, key: str, what: str, call: ToolCall, binding: Any, data: dict) -> dict | None:
         """A call whose intent was recorded but not its outcome (the connection dropped, or the process was
