@@ -231,3 +231,10 @@ def test_a_call_the_request_never_ties_to_is_refused():
     for typed in ("flashlite on plz", "Put the flashligght on."):
         assert acting.gate([T("turn_on_flashlight")], typed, CAT)[0] == [T("turn_on_flashlight")]
     assert acting.gate([T("open_wifi_settings")], "how do i get on the hotel network?", CAT)[0]   # changes nothing
+
+
+def test_a_phrase_that_takes_back_is_read_whole_even_with_a_content_word_in_it():
+    """"scratch that" holds "that", which elsewhere starts what is said ("email Ana that I'm late")."""
+    pieces = acting.read("add 'yoga' to my calendar tomorrow at 7am actually scratch that im not going")
+    assert [p.polarity for p in pieces] == [Polarity.CANCELLED]
+    assert [p.polarity for p in acting.read("email ana that we should scratch that plan")] == [Polarity.ASKED]
