@@ -238,3 +238,10 @@ def test_a_phrase_that_takes_back_is_read_whole_even_with_a_content_word_in_it()
     pieces = acting.read("add 'yoga' to my calendar tomorrow at 7am actually scratch that im not going")
     assert [p.polarity for p in pieces] == [Polarity.CANCELLED]
     assert [p.polarity for p in acting.read("email ana that we should scratch that plan")] == [Polarity.ASKED]
+
+
+def test_a_reported_cue_is_read_whole_even_with_a_content_word_in_it():
+    """"keeps telling me" holds "telling", which elsewhere starts what is said ("text mom telling her I'm late")."""
+    pieces = acting.read("my roommate keeps telling me 'set an alarm for 5am and hit the gym' lmao as if")
+    assert [p.polarity for p in pieces] == [Polarity.REPORTED]
+    assert [p.polarity for p in acting.read("text mom telling her im late")] == [Polarity.ASKED]
