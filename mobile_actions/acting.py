@@ -307,18 +307,17 @@ def clause_of(call: ToolCall, request: str, catalogue: Catalogue, others: Sequen
               lexicon: lexicons.Lexicon | None = None) -> str:
     """What the person said about `call`, to judge what it made on the phone by: in the sentences that write its
     values or name its tool, the pieces that ask or state something and either name its tool before any other,
-    or write its values and name no other tool, or name no tool and follow such a piece ("add book club tomorrow at 7pm to my calendar,
-    and put the location as Maple Street Library"; "email rob@x.com ..., tell him the bulb is out" is the
-    email's, not the torch's). "Tom got a new number, it's 555-0188. Can you update his contact?" for a new
-    contact keeps the "update", so the check can see a new contact is not it. `others`: the tools the other calls
+    or write its values and name no other tool, or name no tool and follow such a piece ("add book club tomorrow
+    at 7pm to my calendar, and put the location as Maple Street Library"; "email rob@x.com ..., tell him the bulb
+    is out" is the email's, not the torch's). "Tom got a new number, it's 555-0188. Can you update his
+    contact?" for a new contact keeps the "update", so the check can see a new contact is not it. `others`: the tools the other calls
     of the turn went to (default: every other tool of the catalogue). '' when no piece owns the call."""
     pieces = read(request, lexicon)
     tool = catalogue[call.name] if call.name in catalogue else None
     hits, _ = _ties(call, tool, pieces)
-    own = _mention(tuple(lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())))
-    mentions = [m for name in (catalogue.names if others is None else others) if name != call.name
-                and name in catalogue for m in [_mention(tuple(lexicons.normalise(k) for k in keywords(catalogue[name])))]
-                if m]
+    own = _tool_mention(tool) if tool is not None else None
+    mentions = [m for name in (catalogue.names if others is None else others)
+                if name != call.name and name in catalogue for m in [_tool_mention(catalogue[name])] if m]
     kept, ours, sentence, sentences = [], True, None, set()
     for p, h in zip(pieces, hits):
         if p.sentence != sentence:
@@ -329,7 +328,7 @@ def clause_of(call: ToolCall, request: str, catalogue: Catalogue, others: Sequen
         if h or mine or first is not None:   # a piece that says whose it is; pieces after it naming no tool follow it
             # its tool named first ("email rob@x.com subject hallway light" is the email's), or its values and
             # no other tool
-            ours = mine is not None and (first is None or mine.start() <= first) or bool(h) and first is None
+            ours = (mine is not None and (first is None or mine.start() <= first)) or (bool(h) and first is None)
             sentences |= {p.sentence} if h or mine else set()
         if ours:
             kept.append(p)
@@ -505,8 +504,13 @@ def _ties(call: ToolCall, tool, pieces: Sequence[Piece], generic: bool = True) -
 
 def names_tool(text: str, tool) -> bool:
     """Whether `text` names `tool` by one of its keywords (`coverage.keywords`)."""
-    mention = _mention(tuple(lexicons.normalise(k) for k in keywords(tool)))
+    mention = _tool_mention(tool)
     return bool(mention and mention.search(lexicons.normalise(text)))
+
+
+def _tool_mention(tool) -> re.Pattern | None:
+    """A pattern for `tool`'s keywords (`_mention`, cached)."""
+    return _mention(tuple(lexicons.normalise(k) for k in keywords(tool)))
 
 
 def claimed(call: ToolCall, request: str, catalogue: Catalogue, lexicon: lexicons.Lexicon | None = None

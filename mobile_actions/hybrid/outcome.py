@@ -18,7 +18,9 @@ added that the phone keeps (an email sent, an event, a note) fits only a goal th
 phone ("order me an uber": an email holding its words is not it); what the phone records as it is used (pages
 visited, searches, the clipboard: `trail` in the words file) needs no naming. A clock time the goal writes
 ("6:45", "7:30 pm") must be in what was added, and a goal that removes all of something ("delete every
-note": `whole` in the words file) is met only when that part of the phone is empty.
+note": `whole` in the words file) is met only when that part of the phone is empty. A call is also judged by what
+the person said of it (`judge(..., strict=True)`): "update Tom's number" is not met by a second Tom (`edits`),
+nor "for 45 minutes" by an hour-long event.
 
 The check knows no app: the words are data (`goal_words.json`, `decoding.coverage.SYNONYMS`), the fields are
 the state's own (`android.phone.state.VIEW_FIELDS` says which ones only describe the screen).
@@ -260,8 +262,9 @@ class GoalCheck:
         """done: a change since `before` fits the goal; not_done: the goal adds to or removes from a part of
         the phone it names and that part did not change; unknown: anything else (no change, or none that fits).
         `strict`: the goal is what the person said about one call (`acting.clause_of`), read whole, and what the
-        call made must also carry its details -- every quantity and quoted text, and most of its other words
-        ("... for 45 minutes at Bright Smile Dental": not an hour-long "dentist appointment")."""
+        call made must also carry its details -- every quantity, every quoted text, and the word after the name
+        of each of its fields the person names ("... for 45 minutes, location Bright Smile Dental": not an
+        hour-long "dentist appointment" with no place); a verb that edits needs the entry replaced."""
         if before is None:
             return Verdict("unknown", "there is no record of the phone at the task's start to compare with")
         by_state = before.state is not None and after.state is not None
