@@ -293,3 +293,40 @@ def test_what_a_call_made_must_carry_what_the_person_said_of_it(check, event, st
         p.changed()
     goal = "Add a dentist appointment on Thursday at 2:30pm for 45 minutes, location Bright Smile Dental"
     assert check.judge(goal, before, view(p), strict=True).status == status
+
+
+@pytest.mark.parametrize("text, actionable", [
+    ("bluetooth on", True), ("and media volume to 70", True), ("open Messages", True),
+    ("then delete my note 'x'", True), ("cant find my keys lol", False), ("Using Gmail", False),
+    ("ugh long day", False), ("In Settings", False),
+])
+def test_a_part_left_for_the_screen_asks_something(check, text, actionable):
+    assert check.actionable(text) is actionable
+
+
+def test_a_look_up_is_judged_only_where_the_request_opens_with_a_change(check):
+    assert check.asks_change("order me a large pepperoni from dominos")
+    assert not check.asks_change("wheres the closest hardware store")      # "store" is a noun here
+
+
+def test_a_time_of_day_is_no_amount(check):
+    """"thurs at 2:30pm" is checked as 14:30, not as the numbers 2 and 150 s."""
+    p = VirtualPhone()
+    before = view(p)
+    with p.lock:
+        p.state.events.append({"title": "dentist appointment", "begin": "2025-06-05T14:30", "duration_min": 60,
+                               "location": "", "description": ""})
+        p.changed()
+    assert check.judge("put dentist appointment in my calendar thurs at 2:30pm", before, view(p),
+                       strict=True).status == "done"
+
+
+def test_a_field_label_in_what_a_call_was_given_is_no_second_goal(check):
+    """"new contact: ..., email lucia.f@example.org": the contact is the call's; the outbox is no part of it."""
+    p = VirtualPhone()
+    before = view(p)
+    with p.lock:
+        p.state.contacts.append({"name": "Lucia Fernandez", "phone": "555-0172", "email": "lucia.f@example.org"})
+        p.changed()
+    assert check.judge("new contcat: Lucia Fernandez, cell 555-0172, email lucia.f@example.org", before, view(p),
+                       strict=True).status == "done"

@@ -160,6 +160,9 @@ class GoalCheck:
         self.whole = frozenset(data.get("whole", ()))
         self.verbs = {ADDS: frozenset(data["adds"]), REMOVES: frozenset(data["removes"]),
                       EDITS: frozenset(data["edits"])}
+        from mobile_actions import lexicon as lexicons
+
+        self._words = lexicons.load()    # the lexicon's ways of asking and switch words, for `actionable`
         self._aliases: dict[str, set[str]] = {}
         for key, names in [*SYNONYMS.items(), *data["same"].items()]:
             for name in (key, *names):
@@ -206,14 +209,32 @@ class GoalCheck:
         return tuple(out)
 
     def actionable(self, text: str) -> bool:
-        """Whether `text` names a part of the phone (`PHONE_PARTS`) or has a verb that adds, removes, edits or
-        looks something up: something a navigator could be asked to do, not an aside."""
+        """Whether `text` asks something a navigator could do, not an aside or a context ("cant find my keys
+        lol", "Using Gmail"): it starts with a verb that adds, removes, edits or looks something up ("open
+        Messages"), or names a part of the phone (`PHONE_PARTS`) with a state or an amount for it ("bluetooth
+        on", "media volume to 70")."""
         g = self._goal(text, dict.fromkeys(PHONE_PARTS))
-        return bool(g.named or g.kinds or g.looks)
+        nav = self._words.navigator
+        lead = self._lead(text)
+        verbs = {w for phrase in (*nav.request_verbs, *nav.switch_verbs, *nav.on_verbs, *nav.off_verbs,
+                                  *nav.open_verbs) for w in phrase.split()[:1]}
+        if lead in verbs or lead in self.looks or any(lead in v for v in self.verbs.values()):
+            return True
+        states = nav.on_words + nav.off_words
+        return bool(g.named) and (bool(g.amounts) or any(t in states for t in _tokens(text)))
 
     def asks_change(self, text: str) -> bool:
-        """Whether `text` has a verb that adds, removes or edits something (not only looks)."""
-        return bool(text) and bool(self._goal(text, {}).kinds)
+        """Whether `text` starts with a verb that adds, removes or edits something ("order me a pizza"; not
+        "wheres the closest hardware store", whose "store" is a noun)."""
+        lead = self._lead(text)
+        return any(lead in verbs for verbs in self.verbs.values())
+
+    def _lead(self, text: str) -> str:
+        """The first word of `text` past interjections and the ways of asking ("pls", "can u")."""
+        w = self._words.polarity
+        skip = {x for phrase in (*w.interjections.words, *w.request_openers.words, *w.split.words)
+                for x in phrase.split()}
+        return next((t for t in _tokens(text) if t not in skip), "")
 
     def _field_keys(self, field: str) -> set[str]:
         return self.keys(self.words(field.replace("_", " ")))
@@ -286,7 +307,8 @@ class GoalCheck:
                                        f"has some ({_summary(after.state, left[:1])})", seen)
         # every step that adds to or removes from a part it names must show there ("set an alarm and text Ana":
         # an alarm alone is not it), whatever another step changed
-        unmet = [g for g in clauses if by_state and g.kinds and g.named and self._unchanged(g, found, after.state)]
+        unmet = [g for g in clauses if by_state and g.kinds and g.named and not g.strict
+                 and self._unchanged(g, found, after.state)]   # (strict: one call, judged by what it made)
         # and every step needs evidence of its own ("turn on wifi then open the clock and start the stopwatch":
         # wifi on is not it), unless what it adds is there already
         bare = [g for g in clauses if not any(self._fits(c, g, by_state, replaced) for c in found)
@@ -333,7 +355,8 @@ class GoalCheck:
             return False
         if c.kind == "added" and EDITS in g.kinds and ADDS not in g.kinds and c.where not in replaced:
             return False     # "update Tom's number": a new contact beside the old one is not it
-        if g.named:                                          # "delete all my notes": the notes, and only they
+        if g.named and (c.where in g.named or not g.strict):   # "delete all my notes": the notes, and only they
+            # (strict: the part is the one the call changed, whatever else the person's words name)
             # what a goal adds, it says ("write a note saying buy milk"): an entry with other words is not it
             return c.where in g.named and (c.kind != "added" or not g.content
                                            or bool(self.keys(self.words(c.text)) & g.content))
@@ -373,17 +396,17 @@ _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):([0-5]\d)(?![\d:])(?:\s*([ap])\.?m\b\.
 
 def amounts(text: str) -> frozenset[int]:
     """The whole numbers `text` says (`decoding.numbers`), each also in the units a phone may keep it in (see
-    `_forms`)."""
+    `_forms`). A time of day is not one: its hour and minutes are checked as a time (`clock_times`), and "2:30pm"
+    is neither 2 nor 150 s."""
     from mobile_actions.decoding.numbers import read
 
-    said = read(text)
+    said = read(_CLOCK.sub(" ", text))
     return frozenset(int(v) for v in (*said.numbers, *said.counts) if v == int(v)).union(
         *map(_forms, said.quantities))
 
 
 def measures(text: str) -> tuple[frozenset[int], ...]:
-    """Each quantity `text` says with a unit ("for 45 minutes"; "2:30pm" is a time of day, not 2 h 30 min), in
-    the units a phone may keep it in."""
+    """Each quantity `text` says with a unit ("for 45 minutes"), in the units a phone may keep it in."""
     from mobile_actions.decoding.numbers import read
 
     return tuple(f for f in map(_forms, read(_CLOCK.sub(" ", text)).quantities) if f)
