@@ -135,10 +135,11 @@ def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[
     not" refuse and "delete the note hmm no scratch that" take itself back. `asks`: its sentence does not end
     in "?" (then "Can Öztürk 0541 ..." is a name, not a question)."""
     # a content marker starts what is said ("email Ana that I'm late"), but not inside a cue that takes the
-    # request back or reports it ("... actually scratch that im not going", "my roommate keeps telling me '...'")
+    # request back or reports it ("... actually scratch that im not going", "my roommate keeps telling me '...'";
+    # "a note that says ...": the marker opens the cue, and what follows is said)
     cues = [(m.start(), m.end()) for phrases in (w.cancelled, w.reported) for m in phrases.all(text)]
     marker = next((m for m in w.content_markers.all(text) if _WORD_RE.search(text, m.end())
-                   and not any(a <= m.start() < b for a, b in cues)), None)
+                   and not any(a < m.start() < b for a, b in cues)), None)
     head = text[:marker.start()] if marker else text
 
     def early(phrases: lexicons.Phrases, within: int = w.cue_within_words) -> str:

@@ -245,3 +245,4 @@ def test_a_reported_cue_is_read_whole_even_with_a_content_word_in_it():
     pieces = acting.read("my roommate keeps telling me 'set an alarm for 5am and hit the gym' lmao as if")
     assert [p.polarity for p in pieces] == [Polarity.REPORTED]
     assert [p.polarity for p in acting.read("text mom telling her im late")] == [Polarity.ASKED]
+    assert [p.polarity for p in acting.read("Write a note that says call the plumber")] == [Polarity.ASKED]
