@@ -517,10 +517,12 @@ def _tool_mention(tool) -> re.Pattern | None:
 def claimed(call: ToolCall, request: str, catalogue: Catalogue, lexicon: lexicons.Lexicon | None = None
             ) -> tuple[Piece, ...]:
     """The pieces of `request` a call answers, whether it was made or refused: those that write any of its
-    values or name its tool. What no call claims may be left for the screen (`hybrid.runner`)."""
+    values or name its tool, misspelt or not ("turn off the flashlite now"). What no call claims may be left for
+    the screen (`hybrid.runner`)."""
     pieces = read(request, lexicon)
-    hits, named = _ties(call, catalogue[call.name] if call.name in catalogue else None, pieces, generic=False)
-    return tuple(p for p, h, n in zip(pieces, hits, named) if h or n)
+    tool = catalogue[call.name] if call.name in catalogue else None
+    hits, named = _ties(call, tool, pieces, generic=False)
+    return tuple(p for p, h, n in zip(pieces, hits, named) if h or n or _misspelt(call, tool, [p]))
 
 
 def _misspelt(call: ToolCall, tool, pieces: Sequence[Piece]) -> bool:

@@ -702,6 +702,7 @@ def test_parts_no_call_answered_are_left_for_the_screen():
         ["bluetooth on", "and media volume to 70"]
     torch = ToolCall("turn_on_flashlight", {})
     assert unclaimed_parts("ugh long day. turn on the torch", [torch], cat, check) == []
+    assert unclaimed_parts("ok turn on the flashlite now", [torch], cat, check) == []     # misspelt, still the torch's
     assert unclaimed_parts("turn on the torch but don't email ana@example.com", [torch], cat, check) == []
     contact = ToolCall("create_contact", {"first_name": "Lucia", "last_name": "Fernandez",
                                           "phone_number": "555-0172", "email": "lucia.f@example.org"})
