@@ -330,3 +330,14 @@ def test_a_field_label_in_what_a_call_was_given_is_no_second_goal(check):
         p.changed()
     assert check.judge("new contcat: Lucia Fernandez, cell 555-0172, email lucia.f@example.org", before, view(p),
                        strict=True).status == "done"
+
+
+def test_a_call_that_made_another_kind_of_thing_is_not_what_was_asked(check):
+    """"create a new note titled Groceries" answered by a contact named Groceries."""
+    p = VirtualPhone()
+    before = view(p)
+    with p.lock:
+        p.state.contacts.append({"name": "Groceries Groceries", "phone": "", "email": ""})
+        p.changed()
+    assert check.judge('Please create a new note titled "Groceries" containing: eggs, milk, spinach', before,
+                       view(p), strict=True).status != "done"

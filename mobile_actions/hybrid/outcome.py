@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from mobile_actions.android.phone.state import LOG_FIELDS, VIEW_FIELDS, PhoneState
-from mobile_actions.decoding.coverage import QUOTED_RE
+from mobile_actions.decoding.coverage import FIELD_LABEL_RE, QUOTED_RE
 
 WORDS_FILE = Path(__file__).with_name("goal_words.json")
 # the parts of a phone a goal may name, as the virtual phone keeps them (a real phone has the same parts)
@@ -184,7 +184,9 @@ class GoalCheck:
         whole = bool(self.whole & tokens)
         words = self.words(goal)
         kinds = frozenset(kind for kind, verbs in self.verbs.items() if words & verbs)
-        named = tuple(f for f in state if self._field_keys(f) & self.keys(words))   # "text Ana": a verb names too
+        # "text Ana": a verb names too; a field's label before its value does not ("contact ..., email a@b.c")
+        said = self.keys(self.words(FIELD_LABEL_RE.sub(" ", goal))) if strict else self.keys(words)
+        named = tuple(f for f in state if self._field_keys(f) & said)
         words -= self.verbs[ADDS] | self.verbs[REMOVES] | self.verbs[EDITS]
         keys = self.keys(words)
         content = self.keys(w for w in words if not any(self.keys([w]) & self._field_keys(f) for f in named))
@@ -355,8 +357,7 @@ class GoalCheck:
             return False
         if c.kind == "added" and EDITS in g.kinds and ADDS not in g.kinds and c.where not in replaced:
             return False     # "update Tom's number": a new contact beside the old one is not it
-        if g.named and (c.where in g.named or not g.strict):   # "delete all my notes": the notes, and only they
-            # (strict: the part is the one the call changed, whatever else the person's words name)
+        if g.named:                                          # "delete all my notes": the notes, and only they
             # what a goal adds, it says ("write a note saying buy milk"): an entry with other words is not it
             return c.where in g.named and (c.kind != "added" or not g.content
                                            or bool(self.keys(self.words(c.text)) & g.content))
