@@ -309,35 +309,21 @@ def test_a_look_up_is_judged_only_where_the_request_opens_with_a_change(check):
     assert not check.asks_change("wheres the closest hardware store")      # "store" is a noun here
 
 
-def test_a_time_of_day_is_no_amount(check):
-    """"thurs at 2:30pm" is checked as 14:30, not as the numbers 2 and 150 s."""
+@pytest.mark.parametrize("part, entry, goal, done", [
+    # "thurs at 2:30pm" is checked as 14:30, not as the numbers 2 and 150 s
+    ("events", {"title": "dentist appointment", "begin": "2025-06-05T14:30", "duration_min": 60, "location": "",
+                "description": ""}, "put dentist appointment in my calendar thurs at 2:30pm", True),
+    # a field's label before its value names no part of the phone: the outbox is no part of a new contact
+    ("contacts", {"name": "Lucia Fernandez", "phone": "555-0172", "email": "lucia.f@example.org"},
+     "new contcat: Lucia Fernandez, cell 555-0172, email lucia.f@example.org", True),
+    # a call that made another kind of thing is not what was asked
+    ("contacts", {"name": "Groceries Groceries", "phone": "", "email": ""},
+     'Please create a new note titled "Groceries" containing: eggs, milk, spinach', False),
+])
+def test_what_a_call_made_is_judged_on_its_own_part(check, part, entry, goal, done):
     p = VirtualPhone()
     before = view(p)
     with p.lock:
-        p.state.events.append({"title": "dentist appointment", "begin": "2025-06-05T14:30", "duration_min": 60,
-                               "location": "", "description": ""})
+        getattr(p.state, part).append(entry)
         p.changed()
-    assert check.judge("put dentist appointment in my calendar thurs at 2:30pm", before, view(p),
-                       strict=True).status == "done"
-
-
-def test_a_field_label_in_what_a_call_was_given_is_no_second_goal(check):
-    """"new contact: ..., email lucia.f@example.org": the contact is the call's; the outbox is no part of it."""
-    p = VirtualPhone()
-    before = view(p)
-    with p.lock:
-        p.state.contacts.append({"name": "Lucia Fernandez", "phone": "555-0172", "email": "lucia.f@example.org"})
-        p.changed()
-    assert check.judge("new contcat: Lucia Fernandez, cell 555-0172, email lucia.f@example.org", before, view(p),
-                       strict=True).status == "done"
-
-
-def test_a_call_that_made_another_kind_of_thing_is_not_what_was_asked(check):
-    """"create a new note titled Groceries" answered by a contact named Groceries."""
-    p = VirtualPhone()
-    before = view(p)
-    with p.lock:
-        p.state.contacts.append({"name": "Groceries Groceries", "phone": "", "email": ""})
-        p.changed()
-    assert check.judge('Please create a new note titled "Groceries" containing: eggs, milk, spinach', before,
-                       view(p), strict=True).status != "done"
+    assert (check.judge(goal, before, view(p), strict=True).status == "done") is done
