@@ -162,7 +162,13 @@ class GoalCheck:
                       EDITS: frozenset(data["edits"])}
         from mobile_actions import lexicon as lexicons
 
-        self._words = lexicons.load()    # the lexicon's ways of asking and switch words, for `actionable`
+        lex = lexicons.load()            # the lexicon's ways of asking, request verbs and switch words (`actionable`)
+        nav, pol = lex.navigator, lex.polarity
+        self._request_verbs = frozenset(phrase.split()[0] for phrase in (
+            *nav.request_verbs, *nav.switch_verbs, *nav.on_verbs, *nav.off_verbs, *nav.open_verbs) if phrase.split())
+        self._states = frozenset((*nav.on_words, *nav.off_words))
+        self._not_lead = frozenset(x for phrase in (*pol.interjections.words, *pol.request_openers.words,
+                                                    *pol.split.words) for x in phrase.split())
         self._aliases: dict[str, set[str]] = {}
         for key, names in [*SYNONYMS.items(), *data["same"].items()]:
             for name in (key, *names):
@@ -192,7 +198,7 @@ class GoalCheck:
         content = self.keys(w for w in words if not any(self.keys([w]) & self._field_keys(f) for f in named))
         quoted = tuple(q.strip("\"'“”‘’ ").lower() for q in QUOTED_RE.findall(goal))
         return _Goal(kinds, frozenset(keys), named, frozenset(content), clock_times(goal), whole and REMOVES in kinds,
-                     bool(self.looks & tokens), goal, amounts(goal), measures(goal), tuple(q for q in quoted if q),
+                     bool(self.looks & tokens), goal, *numbers_said(goal), tuple(q for q in quoted if q),
                      self._labelled(goal, state, named), strict)
 
     def _labelled(self, goal: str, state: dict[str, Any], named: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -215,15 +221,11 @@ class GoalCheck:
         lol", "Using Gmail"): it starts with a verb that adds, removes, edits or looks something up ("open
         Messages"), or names a part of the phone (`PHONE_PARTS`) with a state or an amount for it ("bluetooth
         on", "media volume to 70")."""
-        g = self._goal(text, dict.fromkeys(PHONE_PARTS))
-        nav = self._words.navigator
         lead = self._lead(text)
-        verbs = {w for phrase in (*nav.request_verbs, *nav.switch_verbs, *nav.on_verbs, *nav.off_verbs,
-                                  *nav.open_verbs) for w in phrase.split()[:1]}
-        if lead in verbs or lead in self.looks or any(lead in v for v in self.verbs.values()):
+        if lead in self._request_verbs or lead in self.looks or any(lead in v for v in self.verbs.values()):
             return True
-        states = nav.on_words + nav.off_words
-        return bool(g.named) and (bool(g.amounts) or any(t in states for t in _tokens(text)))
+        g = self._goal(text, dict.fromkeys(PHONE_PARTS))
+        return bool(g.named) and (bool(g.amounts) or any(t in self._states for t in _tokens(text)))
 
     def asks_change(self, text: str) -> bool:
         """Whether `text` starts with a verb that adds, removes or edits something ("order me a pizza"; not
@@ -233,10 +235,7 @@ class GoalCheck:
 
     def _lead(self, text: str) -> str:
         """The first word of `text` past interjections and the ways of asking ("pls", "can u")."""
-        w = self._words.polarity
-        skip = {x for phrase in (*w.interjections.words, *w.request_openers.words, *w.split.words)
-                for x in phrase.split()}
-        return next((t for t in _tokens(text) if t not in skip), "")
+        return next((t for t in _tokens(text) if t not in self._not_lead), "")
 
     def _field_keys(self, field: str) -> set[str]:
         return self.keys(self.words(field.replace("_", " ")))
@@ -395,22 +394,16 @@ class GoalCheck:
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):([0-5]\d)(?![\d:])(?:\s*([ap])\.?m\b\.?)?", re.IGNORECASE)
 
 
-def amounts(text: str) -> frozenset[int]:
+def numbers_said(text: str) -> tuple[frozenset[int], tuple[frozenset[int], ...]]:
     """The whole numbers `text` says (`decoding.numbers`), each also in the units a phone may keep it in (see
-    `_forms`). A time of day is not one: its hour and minutes are checked as a time (`clock_times`), and "2:30pm"
-    is neither 2 nor 150 s."""
+    `_forms`), and each quantity it says with a unit ("for 45 minutes": 45, 2700) on its own. A time of day is
+    neither: its hour and minutes are checked as a time (`clock_times`), and "2:30pm" is neither 2 nor 150 s."""
     from mobile_actions.decoding.numbers import read
 
     said = read(_CLOCK.sub(" ", text))
-    return frozenset(int(v) for v in (*said.numbers, *said.counts) if v == int(v)).union(
-        *map(_forms, said.quantities))
-
-
-def measures(text: str) -> tuple[frozenset[int], ...]:
-    """Each quantity `text` says with a unit ("for 45 minutes"), in the units a phone may keep it in."""
-    from mobile_actions.decoding.numbers import read
-
-    return tuple(f for f in map(_forms, read(_CLOCK.sub(" ", text)).quantities) if f)
+    measures = tuple(f for f in map(_forms, said.quantities) if f)
+    plain = frozenset(int(v) for v in (*said.numbers, *said.counts) if v == int(v))
+    return plain.union(*measures), measures
 
 
 def _forms(q: Any) -> frozenset[int]:
