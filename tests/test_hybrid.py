@@ -739,3 +739,23 @@ def test_what_the_person_said_of_each_call_of_a_turn():
     assert clause_of(ToolCall("turn_on_flashlight", {}), request, cat, turn) == "turn on the flashlight"
     mail = ToolCall("send_email", {"to": "rob@example.com", "subject": "hallway light"})
     assert clause_of(mail, request, cat, turn).endswith("tell him the bulb on the 2nd floor hallway is out again")
+
+
+def test_an_edit_is_not_made_by_a_tool_that_adds(session, phone, tmp_path):
+    """"update his contact" answered by create_contact would leave a second Tom: the clause goes to the screen,
+    and with no navigator nothing is dispatched."""
+    from mobile_actions.recipes.bench_hybrid import apply_setup
+
+    tom = ("create_contact", {"first_name": "Tom", "last_name": "Becker", "phone_number": "555-0188"})
+    request = "Tom got a new number, it's 555-0188, can you update his contact"
+    apply_setup(phone, {"contacts": [{"name": "Tom Becker", "phone": "555-0121"}]})
+    nav = ScriptedNavigator(phone, "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(tom)), navigator=nav).run(request)
+    assert nav.calls == [(request, 0)] and rep.calls_dispatched == 0
+    assert len(phone.snapshot()["contacts"]) == 1 and [i.status for i in rep.items] == ["not_done"]
+    (handed,) = [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"]
+    assert handed["rule"] == "edits-by-adding" and handed["cue"] == "update"
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(tom)), navigate="never").run(request)
+    assert [i.status for i in rep.items] == ["refused"] and len(phone.snapshot()["contacts"]) == 1
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(tom))).run("save Tom Becker 555-0188 as a new contact")
+    assert rep.calls_dispatched == 1                   # adding is what a tool that adds is for

@@ -233,6 +233,16 @@ class GoalCheck:
         lead = self._lead(text)
         return any(lead in verbs for verbs in self.verbs.values())
 
+    def edits_by_adding(self, text: str, tool: str) -> str | None:
+        """The verb with which `text` edits an entry ("update", "reschedule"), when the tool named `tool` makes
+        new entries (a verb that adds leads its name: ``create_contact``) and `text` asks to add nothing: the
+        call would leave a second entry beside the one the person meant ("Tom got a new number, update his
+        contact" is not a second Tom). None when the call can be what was asked."""
+        words = self.words(text)
+        if words & self.verbs[ADDS] or not set(_tokens(tool.replace("_", " "))) & self.verbs[ADDS]:
+            return None
+        return next((w for w in _tokens(text) if w in self.verbs[EDITS]), None)
+
     def _lead(self, text: str) -> str:
         """The first word of `text` past interjections and the ways of asking ("pls", "can u")."""
         return next((t for t in _tokens(text) if t not in self._not_lead), "")

@@ -511,6 +511,18 @@ class Runner:
         if call in self._done_calls:
             return self._call_end(key, what, "skipped", "already done in this run", data,
                                   {"status": "skipped", "reason": "already done"}, item=False)
+        told = clause_of(call, self.report.request, self.catalogue, [c.name for c in self._turn_calls])
+        cue = self.goal_check.edits_by_adding(told, call.name) if told else None
+        if cue is not None:
+            # "update Tom's number" -> create_contact would leave a second Tom: the edit is the screen's to make
+            why = f"{call.name} makes a new entry, and the request edits one ({cue!r} in {told!r})"
+            self._write(StepRecord("gate", f"handover:{key}", "handed", data={
+                "call": call.to_json(), "rule": "edits-by-adding", "cue": cue, "piece": told}))
+            if self.config.navigate == "never" or self.navigator is None:
+                return self._call_end(key, what, "refused", f"not dispatched: {why}", data,
+                                      {"status": "refused", "reason": why})
+            outcome = self._navigate(key, told, why)
+            return {"status": "done" if outcome == "done" else "not_done"}
         binding = self.bindings[call.name] if call.name in self.bindings else None
         data["route"] = binding.route if binding else None
         serial = self.session.serial if self.session else "-"
@@ -573,7 +585,6 @@ class Runner:
             verdict = None       # a binding's own check (`was_done`) already says whether the call happened
             if binding.was_done is None and self._effect(call.name) != "none":
                 verdict = self.goal_check.judge(tool_instruction(call, self.catalogue), before, after)
-            told = clause_of(call, self.report.request, self.catalogue, [c.name for c in self._turn_calls])
             if told and before.state is not None and (verdict is None or verdict.status == "done"):
                 said = self.goal_check.judge(told, before, after, strict=True)
                 if said.status != "done":
