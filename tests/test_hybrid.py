@@ -759,3 +759,21 @@ def test_an_edit_is_not_made_by_a_tool_that_adds(session, phone, tmp_path):
     assert [i.status for i in rep.items] == ["refused"] and len(phone.snapshot()["contacts"]) == 1
     rep = runner(session, tmp_path, ScriptedCaller(raw_calls(tom))).run("save Tom Becker 555-0188 as a new contact")
     assert rep.calls_dispatched == 1                   # adding is what a tool that adds is for
+
+
+def test_the_screen_gets_only_what_the_person_asks():
+    from mobile_actions.hybrid.outcome import GoalCheck
+    from mobile_actions.hybrid.runner import screen_goal
+
+    check = GoalCheck()
+    assert screen_goal("screen's way too bright, drop it to half", check) == "screen's way too bright, drop it to half"
+    assert screen_goal("don't turn on wifi, turn on bluetooth", check) == "turn on bluetooth"
+    assert screen_goal("dont text mom about the party yet, still need to ask dad", check) is None
+    assert screen_goal("I need the torch", check) == "I need the torch"     # a statement may ask
+
+
+def test_a_held_back_part_is_never_handed_to_the_navigator(session, phone, tmp_path):
+    nav = ScriptedNavigator(phone, "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller("I cannot do that."), navigator=nav).run(
+        "dont text mom about the party yet, still need to ask dad")
+    assert nav.calls == [] and [i.status for i in rep.items] == ["refused"]

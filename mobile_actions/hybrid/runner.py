@@ -44,7 +44,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mobile_actions.acting import (Polarity, Refusal, asks_nothing, claimed, clause_of, gate_messages,
+from mobile_actions.acting import (Declined, Polarity, Refusal, asks_nothing, claimed, clause_of, gate_messages,
                                    names_tool)
 from mobile_actions.acting import read as read_request
 from mobile_actions.calls import Problem, ToolCall, validate_call
@@ -427,6 +427,10 @@ class Runner:
             if not any_valid and self._first_text:
                 why += f"; it replied {self._first_text[:80]!r}"
             declined = asks_nothing(request)
+            goal = screen_goal(request, self.goal_check)
+            if declined is None and goal is None:     # "dont text mom yet, still need to ask dad"
+                first = next(p for p in read_request(request) if not p.asked)
+                declined = Declined(first.text, first.polarity, first.cue)
             if declined is not None or (refused and not any_valid):
                 # "whatever you do, don't email Ana" is no goal for the screen either, nor is a request whose
                 # calls the gate refused (the GUI would send what the gate kept from the phone)
@@ -436,7 +440,7 @@ class Runner:
                     "piece": declined.text if declined else refused[0].piece}))
                 self._item(f"GUI: {request}", "refused", f"not handed to the navigator: {reason}")
                 return
-            self._navigate("request", request, why)
+            self._navigate("request", goal or request, why)
         elif cfg.navigate == "auto":
             # "wifi off, bluetooth on, and media volume to 70" with only Wi-Fi routed: the rest is the screen's
             for n, part in enumerate(unclaimed_parts(request, made, self.catalogue, self.goal_check)):
@@ -890,6 +894,18 @@ def unclaimed_parts(request: str, calls: Sequence[ToolCall], catalogue: Any, che
         if not any(check.keys(check.words(piece.text)) & goal for goal in routed):
             out.append(piece.text)
     return out
+
+
+def screen_goal(request: str, check: GoalCheck) -> str | None:
+    """What of `request` the navigator is given when no call answered it: the request itself when every piece
+    may ask something; else the pieces that may, if one of them asks something of the phone
+    (`GoalCheck.actionable`). None when none does ("dont text mom yet, still need to ask dad"): the screen must
+    never be handed the part the person held back, said not to do, or only asked about."""
+    pieces = read_request(request)
+    asked = [p for p in pieces if p.asked]
+    if len(asked) == len(pieces):
+        return request
+    return ", ".join(p.text for p in asked) if any(check.actionable(p.text) for p in asked) else None
 
 
 def tool_instruction(call: ToolCall, catalogue: Any) -> str:
