@@ -327,3 +327,16 @@ def test_what_a_call_made_is_judged_on_its_own_part(check, part, entry, goal, do
         getattr(p.state, part).append(entry)
         p.changed()
     assert (check.judge(goal, before, view(p), strict=True).status == "done") is done
+
+
+def test_a_goal_that_only_removes_is_met_by_something_gone(check, phone):
+    """"flight got cancelled, delete the airport alarm": airplane mode switched on is not it."""
+    phone.add_alarm("05:15", [], "airport")
+    before = view(phone)
+    phone.set_flag("airplane", True)
+    assert check.judge("flight got cancelled, delete the 5:15 airport alarm", before, view(phone)).status != "done"
+    before = view(phone)
+    with phone.lock:
+        phone.state.alarms.clear()
+        phone.changed()
+    assert check.judge("flight got cancelled, delete the 5:15 airport alarm", before, view(phone)).status == "done"

@@ -360,8 +360,10 @@ class GoalCheck:
                 return False     # what the screen stopped showing (Maps left, not shown); what it shows, for a
                                  # goal that neither looks nor goes anywhere ("get me an uber": a search page)
             return not g.keys or bool(self._change_keys(c) & g.keys)
-        allowed = {"changed"} | ({"added"} if ADDS in g.kinds or EDITS in g.kinds else set()) \
-            | ({"removed"} if REMOVES in g.kinds else set())
+        # a goal that only removes is met by something gone ("flight got cancelled, delete the airport alarm":
+        # airplane mode switched on is not it)
+        allowed = ({"changed"} if g.kinds != {REMOVES} else set()) \
+            | ({"added"} if ADDS in g.kinds or EDITS in g.kinds else set()) | ({"removed"} if REMOVES in g.kinds else set())
         if c.kind not in allowed:
             return False
         if c.kind == "added" and EDITS in g.kinds and ADDS not in g.kinds and c.where not in replaced:
