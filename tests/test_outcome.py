@@ -340,3 +340,24 @@ def test_a_goal_that_only_removes_is_met_by_something_gone(check, phone):
         phone.state.alarms.clear()
         phone.changed()
     assert check.judge("flight got cancelled, delete the 5:15 airport alarm", before, view(phone)).status == "done"
+
+
+@pytest.mark.parametrize("goal, act, done", [
+    # a duration said in parts is their sum: 15 minutes is not "1 hour and 15 minutes"
+    ("start a timer for 1 hour and 15 minutes", lambda p: p.add_timer(900), False),
+    ("start a timer for 1 hour and 15 minutes", lambda p: p.add_timer(4500), True),
+    # a level's word says where it goes
+    ("Mute media volume please, I'm in the library.", lambda p: p.set_level("media_volume", 50), False),
+    ("Mute media volume please, I'm in the library.", lambda p: p.set_level("media_volume", 0), True),
+    # the part named whole: the ring volume, not the media volume
+    ("i keep missing calls, max out the ring volume", lambda p: p.set_level("media_volume", 100), False),
+    ("i keep missing calls, max out the ring volume", lambda p: p.set_level("ring_volume", 100), True),
+    # an alarm switched off is not an alarm deleted
+    ("delete the 5:15 airport alarm", lambda p: p.toggle_alarm(0), False),
+    ("delete the 5:15 airport alarm", lambda p: p.delete_alarm(0), True),
+])
+def test_what_a_goal_says_of_amounts_levels_and_parts(check, phone, goal, act, done):
+    phone.add_alarm("05:15", [], "airport")
+    before = view(phone)
+    act(phone)
+    assert (check.judge(goal, before, view(phone)).status == "done") is done

@@ -59,6 +59,12 @@ class Said:
     numbers: tuple[float, ...]
     counts: tuple[float, ...]
     quantities: tuple[Quantity, ...]
+    parts: tuple[Quantity, ...] = ()   # quantities a longer one adds up ("1 hour" and "15 minutes" of 4500 s)
+
+    @property
+    def wholes(self) -> tuple[Quantity, ...]:
+        """The quantities no longer one adds up: what a request asks for ("1 hour and 15 minutes": 4500 s)."""
+        return tuple(q for q in self.quantities if q not in self.parts)
 
 
 def read(text: str, now: datetime | None = None, earlier: Iterable[float] = ()) -> Said:
@@ -69,15 +75,20 @@ def read(text: str, now: datetime | None = None, earlier: Iterable[float] = ()) 
     numbers = [_value(m) for m in NUMBER_RE.finditer(plain) if m.start() not in heads]
     numbers += [_value(m) * _WORDS.multipliers[m.group("x").lower()] for m in MULTIPLIED_RE.finditer(plain)]
     quantities: list[Quantity] = []
+    parts: list[Quantity] = []
     runs: dict[str, float] = {}
     last_end = -1
     for m in measured:
         joined = last_end >= 0 and _JOINED.match(plain[last_end:m.start()]) is not None
-        for kind, factor in UNITS[m.group("unit").lower()].items():
+        kinds = UNITS[m.group("unit").lower()]
+        if joined and kinds.keys() & runs.keys():   # "1h 20m": 20 minutes of a run, not also 20 metres
+            parts += [Quantity(kind, _value(m) * factor) for kind, factor in kinds.items() if kind not in runs]
+        for kind, factor in kinds.items():
             value = _value(m) * factor
             quantities.append(Quantity(kind, value))
             if joined and kind in runs:
                 quantities.append(Quantity(kind, runs[kind] + value))
+                parts += [Quantity(kind, runs[kind]), Quantity(kind, value)]
             runs[kind] = runs.get(kind, 0.0) + value if joined else value
         if not joined:
             runs = {k: v for k, v in runs.items() if k in UNITS[m.group("unit").lower()]}
@@ -93,7 +104,7 @@ def read(text: str, now: datetime | None = None, earlier: Iterable[float] = ()) 
                     numbers += [hour, minute]
     numbers += list(earlier)
     return Said(tuple(dict.fromkeys(numbers)), tuple(dict.fromkeys(_value(m) for m in measured if m.group("n"))),
-                tuple(dict.fromkeys(quantities)))
+                tuple(dict.fromkeys(quantities)), tuple(dict.fromkeys(parts)))
 
 
 def _masked(text: str) -> str:

@@ -158,6 +158,7 @@ class GoalCheck:
         self.trail = frozenset(data.get("trail", ()))
         self.looks = frozenset(data.get("looks", ()))
         self.whole = frozenset(data.get("whole", ()))
+        self.levels = {re.compile(rf"(?<!\w){re.escape(w)}(?!\w)", re.I): int(v) for w, v in data.get("levels", {}).items()}
         self.verbs = {ADDS: frozenset(data["adds"]), REMOVES: frozenset(data["removes"]),
                       EDITS: frozenset(data["edits"])}
         from mobile_actions import lexicon as lexicons
@@ -192,14 +193,26 @@ class GoalCheck:
         kinds = frozenset(kind for kind, verbs in self.verbs.items() if words & verbs)
         # "text Ana": a verb names too; a field's label before its value does not ("contact ..., email a@b.c")
         said = self.keys(self.words(FIELD_LABEL_RE.sub(" ", goal))) if strict else self.keys(words)
-        named = tuple(f for f in state if self._field_keys(f) & said)
+        named = self._named(state, said)
         words -= self.verbs[ADDS] | self.verbs[REMOVES] | self.verbs[EDITS]
         keys = self.keys(words)
         content = self.keys(w for w in words if not any(self.keys([w]) & self._field_keys(f) for f in named))
         quoted = tuple(q.strip("\"'“”‘’ ").lower() for q in QUOTED_RE.findall(goal))
+        amounts, measures = numbers_said(goal)
+        if any(isinstance(state.get(f), int) and not isinstance(state.get(f), bool) for f in named):
+            amounts |= {v for rx, v in self.levels.items() if rx.search(goal)}   # "mute the media volume": 0
         return _Goal(kinds, frozenset(keys), named, frozenset(content), clock_times(goal), whole and REMOVES in kinds,
-                     bool(self.looks & tokens), goal, *numbers_said(goal), tuple(q for q in quoted if q),
+                     bool(self.looks & tokens), goal, amounts, measures, tuple(q for q in quoted if q),
                      self._labelled(goal, state, named), strict)
+
+    def _named(self, state: dict[str, Any], said: set[str]) -> tuple[str, ...]:
+        """The parts of the phone the words `said` name. A part named only by words that also name a part the
+        words name whole is not one: "max out the ring volume" names ring_volume, not media_volume."""
+        hits = {f: self._field_keys(f) & said for f in state}
+        whole = [f for f, h in hits.items() if h and all(self.keys([w]) & said
+                                                           for w in self.words(f.replace("_", " ")))]
+        return tuple(f for f, h in hits.items() if h and (f in whole or not any(
+            h <= hits[w] and f != w for w in whole)))
 
     def _labelled(self, goal: str, state: dict[str, Any], named: Sequence[str]) -> tuple[tuple[str, str], ...]:
         """The fields of the named parts' entries that the goal names, each with the first word it gives after
@@ -308,8 +321,10 @@ class GoalCheck:
         clauses = [self._goal(step, after.state if by_state else {}, strict) for step in
                    ([goal] if strict else steps(goal))]
         found = self.changes(before, after)
-        replaced = frozenset(c.where for c in found if c.kind == "removed")   # an entry edited: one gone, one come
-        fits = [c for c in found if any(self._fits(c, g, by_state, replaced) for g in clauses)]
+        # an entry edited is one gone and one come: where the phone lost and where it gained entries
+        edited = (frozenset(c.where for c in found if c.kind == "removed"),
+                  frozenset(c.where for c in found if c.kind == "added"))
+        fits = [c for c in found if any(self._fits(c, g, by_state, edited) for g in clauses)]
         fitting = set(fits)
         seen = tuple(c.describe() for c in fits + [c for c in found if c not in fitting])[:50]
         left = [f for g in clauses if by_state and g.whole for f in g.named if after.state.get(f)]
@@ -322,7 +337,7 @@ class GoalCheck:
                  and self._unchanged(g, found, after.state)]   # (strict: one call, judged by what it made)
         # and every step needs evidence of its own ("turn on wifi then open the clock and start the stopwatch":
         # wifi on is not it), unless what it adds is there already
-        bare = [g for g in clauses if not any(self._fits(c, g, by_state, replaced) for c in found)
+        bare = [g for g in clauses if not any(self._fits(c, g, by_state, edited) for c in found)
                 and not (by_state and self._already(g, after.state))]
         if fits and not unmet and not bare:
             return Verdict("done", "the phone shows it: " + "; ".join(c.describe() for c in fits[:SHOWN]), seen)
@@ -342,8 +357,11 @@ class GoalCheck:
         return Verdict("unknown", f"nothing that changed in the phone's {where} fits the goal (changed: "
                                   f"{', '.join(changed)})", seen)
 
-    def _fits(self, c: Change, g: _Goal, by_state: bool, replaced: frozenset[str | None] = frozenset()) -> bool:
-        """Whether one change is evidence for the goal (see the module docstring)."""
+    def _fits(self, c: Change, g: _Goal, by_state: bool,
+              edited: tuple[frozenset[str | None], frozenset[str | None]] = (frozenset(), frozenset())) -> bool:
+        """Whether one change is evidence for the goal (see the module docstring). `edited`: the parts of the
+        phone that lost entries and those that gained some."""
+        lost, gained = edited
         if (by_state and c.kept and c.kind == "added" and c.where not in g.named and c.where not in self.trail
                 and not g.strict):   # (what a call made is the call's part of the phone, named or not: "add Ana")
             return False     # "order me an uber": an email that repeats its words is not it (the goal names no mail)
@@ -366,8 +384,10 @@ class GoalCheck:
             | ({"added"} if ADDS in g.kinds or EDITS in g.kinds else set()) | ({"removed"} if REMOVES in g.kinds else set())
         if c.kind not in allowed:
             return False
-        if c.kind == "added" and EDITS in g.kinds and ADDS not in g.kinds and c.where not in replaced:
+        if c.kind == "added" and EDITS in g.kinds and ADDS not in g.kinds and c.where not in lost:
             return False     # "update Tom's number": a new contact beside the old one is not it
+        if c.kind == "removed" and g.kinds == {REMOVES} and c.where in gained:
+            return False     # "delete the 5:15 alarm": the alarm switched off (one entry for another) is not it
         if g.named:                                          # "delete all my notes": the notes, and only they
             # what a goal adds, it says ("write a note saying buy milk"): an entry with other words is not it
             return c.where in g.named and (c.kind != "added" or not g.content
@@ -413,8 +433,9 @@ def numbers_said(text: str) -> tuple[frozenset[int], tuple[frozenset[int], ...]]
     from mobile_actions.decoding.numbers import read
 
     said = read(_CLOCK.sub(" ", text))
-    measures = tuple(f for f in map(_forms, said.quantities) if f)
-    plain = frozenset(int(v) for v in (*said.numbers, *said.counts) if v == int(v))
+    measures = tuple(f for f in map(_forms, said.wholes) if f)   # "1 hour and 15 minutes" is 4500 s, not 900
+    part_counts = {q.value / u for q in said.parts for u in (1, 60, 3600, 1000)}
+    plain = frozenset(int(v) for v in (*said.numbers, *said.counts) if v == int(v) and v not in part_counts)
     return plain.union(*measures), measures
 
 
