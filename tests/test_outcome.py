@@ -361,3 +361,23 @@ def test_what_a_goal_says_of_amounts_levels_and_parts(check, phone, goal, act, d
     before = view(phone)
     act(phone)
     assert (check.judge(goal, before, view(phone)).status == "done") is done
+
+
+@pytest.mark.parametrize("goal, old, new, done", [
+    # an edit replaces something: the new words typed after the old ones are not it
+    ("change my 'Wifi password' note so it says sunflower88 instead", "hunter2", "hunter2sunflower88", False),
+    ("change my 'Wifi password' note so it says sunflower88 instead", "hunter2", "sunflower88", True),
+    # what a goal adds to an entry is in what the entry gained, not in what it said already
+    ("add oat milk to my wifi password note", "milk, eggs", "milk, eggsbread", False),
+    ("add oat milk to my wifi password note", "milk, eggs", "milk, eggs, oat milk", True),
+])
+def test_an_entry_edited_is_judged_by_what_changed_in_it(check, goal, old, new, done):
+    p = VirtualPhone()
+    with p.lock:
+        p.state.notes.append({"title": "Wifi password", "text": old})
+        p.changed()
+    before = view(p)
+    with p.lock:
+        p.state.notes[-1] = {"title": "Wifi password", "text": new}
+        p.changed()
+    assert (check.judge(goal, before, view(p)).status == "done") is done

@@ -321,9 +321,12 @@ class GoalCheck:
         clauses = [self._goal(step, after.state if by_state else {}, strict) for step in
                    ([goal] if strict else steps(goal))]
         found = self.changes(before, after)
-        # an entry edited is one gone and one come: where the phone lost and where it gained entries
-        edited = (frozenset(c.where for c in found if c.kind == "removed"),
-                  frozenset(c.where for c in found if c.kind == "added"))
+        # an entry edited is one gone and one come: the words of what each part lost, and the parts that gained
+        lost: dict[str | None, str] = {}
+        for c in found:
+            if c.kind == "removed":
+                lost[c.where] = f"{lost.get(c.where, '')} {c.text.lower()}"
+        edited = (lost, frozenset(c.where for c in found if c.kind == "added"))
         fits = [c for c in found if any(self._fits(c, g, by_state, edited) for g in clauses)]
         fitting = set(fits)
         seen = tuple(c.describe() for c in fits + [c for c in found if c not in fitting])[:50]
@@ -358,10 +361,11 @@ class GoalCheck:
                                   f"{', '.join(changed)})", seen)
 
     def _fits(self, c: Change, g: _Goal, by_state: bool,
-              edited: tuple[frozenset[str | None], frozenset[str | None]] = (frozenset(), frozenset())) -> bool:
-        """Whether one change is evidence for the goal (see the module docstring). `edited`: the parts of the
-        phone that lost entries and those that gained some."""
+              edited: tuple[dict[str | None, str], frozenset[str | None]] = ({}, frozenset())) -> bool:
+        """Whether one change is evidence for the goal (see the module docstring). `edited`: the text of the
+        entries each part of the phone lost, and the parts that gained entries."""
         lost, gained = edited
+        was, now = lost.get(c.where, ""), c.text.lower()   # an entry edited: what it said before, and now
         if (by_state and c.kept and c.kind == "added" and c.where not in g.named and c.where not in self.trail
                 and not g.strict):   # (what a call made is the call's part of the phone, named or not: "add Ana")
             return False     # "order me an uber": an email that repeats its words is not it (the goal names no mail)
@@ -384,14 +388,18 @@ class GoalCheck:
             | ({"added"} if ADDS in g.kinds or EDITS in g.kinds else set()) | ({"removed"} if REMOVES in g.kinds else set())
         if c.kind not in allowed:
             return False
-        if c.kind == "added" and EDITS in g.kinds and ADDS not in g.kinds and c.where not in lost:
-            return False     # "update Tom's number": a new contact beside the old one is not it
+        if c.kind == "added" and EDITS in g.kinds and ADDS not in g.kinds and all(
+                w in now for w in re.findall(r"\w+", was)):
+            return False     # "update Tom's number": a new contact beside the old one, or the new number
+                             # typed after the old one (nothing of the entry replaced), is not it
         if c.kind == "removed" and g.kinds == {REMOVES} and c.where in gained:
             return False     # "delete the 5:15 alarm": the alarm switched off (one entry for another) is not it
         if g.named:                                          # "delete all my notes": the notes, and only they
             # what a goal adds, it says ("write a note saying buy milk"): an entry with other words is not it
-            return c.where in g.named and (c.kind != "added" or not g.content
-                                           or bool(self.keys(self.words(c.text)) & g.content))
+            # and for an entry edited, in what it gained ("add oat milk to my grocery note": not "pls")
+            return c.where in g.named and (c.kind != "added" or not g.content or bool(
+                self.keys(self.words(c.text)) & g.content if not was or ADDS not in g.kinds else
+                any(w in now and w not in was for w in g.content)))
         if by_state and not c.kept:                          # an app opened, a form typed: nothing kept yet
             return False
         return not g.keys or bool(self._change_keys(c) & g.keys)
