@@ -761,15 +761,15 @@ def test_an_edit_is_not_made_by_a_tool_that_adds(session, phone, tmp_path):
     assert rep.calls_dispatched == 1                   # adding is what a tool that adds is for
 
 
-def test_the_screen_gets_only_what_the_person_asks():
+def test_a_request_that_holds_back_and_asks_nothing_of_the_phone_is_no_goal_for_it():
     from mobile_actions.hybrid.outcome import GoalCheck
-    from mobile_actions.hybrid.runner import screen_goal
+    from mobile_actions.hybrid.runner import held_back
 
     check = GoalCheck()
-    assert screen_goal("screen's way too bright, drop it to half", check) == "screen's way too bright, drop it to half"
-    assert screen_goal("don't turn on wifi, turn on bluetooth", check) == "turn on bluetooth"
-    assert screen_goal("dont text mom about the party yet, still need to ask dad", check) is None
-    assert screen_goal("I need the torch", check) == "I need the torch"     # a statement may ask
+    assert held_back("dont text mom about the party yet, still need to ask dad", check).cue == "dont"
+    assert held_back("don't turn on wifi, turn on bluetooth", check) is None
+    assert held_back("reply to moms text, yes ill be there around noon", check) is None
+    assert held_back("I need the torch", check) is None     # a statement may ask
 
 
 def test_a_held_back_part_is_never_handed_to_the_navigator(session, phone, tmp_path):

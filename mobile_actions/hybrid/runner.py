@@ -426,11 +426,7 @@ class Runner:
             why = "requested" if cfg.navigate == "always" else "the caller made no valid call"
             if not any_valid and self._first_text:
                 why += f"; it replied {self._first_text[:80]!r}"
-            declined = asks_nothing(request)
-            goal = screen_goal(request, self.goal_check)
-            if declined is None and goal is None:     # "dont text mom yet, still need to ask dad"
-                first = next(p for p in read_request(request) if not p.asked)
-                declined = Declined(first.text, first.polarity, first.cue)
+            declined = asks_nothing(request) or held_back(request, self.goal_check)
             if declined is not None or (refused and not any_valid):
                 # "whatever you do, don't email Ana" is no goal for the screen either, nor is a request whose
                 # calls the gate refused (the GUI would send what the gate kept from the phone)
@@ -440,7 +436,7 @@ class Runner:
                     "piece": declined.text if declined else refused[0].piece}))
                 self._item(f"GUI: {request}", "refused", f"not handed to the navigator: {reason}")
                 return
-            self._navigate("request", goal or request, why)
+            self._navigate("request", request, why)
         elif cfg.navigate == "auto":
             # "wifi off, bluetooth on, and media volume to 70" with only Wi-Fi routed: the rest is the screen's
             for n, part in enumerate(unclaimed_parts(request, made, self.catalogue, self.goal_check)):
@@ -896,16 +892,17 @@ def unclaimed_parts(request: str, calls: Sequence[ToolCall], catalogue: Any, che
     return out
 
 
-def screen_goal(request: str, check: GoalCheck) -> str | None:
-    """What of `request` the navigator is given when no call answered it: the request itself when every piece
-    may ask something; else the pieces that may, if one of them asks something of the phone
-    (`GoalCheck.actionable`). None when none does ("dont text mom yet, still need to ask dad"): the screen must
-    never be handed the part the person held back, said not to do, or only asked about."""
+def held_back(request: str, check: GoalCheck) -> Declined | None:
+    """The first piece of `request` that says not to do something, asks about it or tells it as done, when no
+    piece that may ask something asks anything of the phone (`GoalCheck.actionable`): then the request is no
+    goal for the screen ("dont text mom yet, still need to ask dad" had the navigator compose the text). The
+    navigator otherwise gets the whole request: the polarity reader takes "yes ill be there around noon" for
+    a supposition and "turn on do not disturb" for a negation, so its pieces are not cut out."""
     pieces = read_request(request)
-    asked = [p for p in pieces if p.asked]
-    if len(asked) == len(pieces):
-        return request
-    return ", ".join(p.text for p in asked) if any(check.actionable(p.text) for p in asked) else None
+    if all(p.asked for p in pieces) or any(p.asked and check.actionable(p.text) for p in pieces):
+        return None
+    first = next(p for p in pieces if not p.asked)
+    return Declined(first.text, first.polarity, first.cue)
 
 
 def tool_instruction(call: ToolCall, catalogue: Any) -> str:
