@@ -92,6 +92,8 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None) -> tuple[Piece, 
     """The pieces of `request`, each with its polarity (quoted text is a value, never a cue)."""
     w = (lexicon or lexicons.load()).polarity
     masked = lexicons.normalise(mask_quotes(request))
+    for m in w.names.all(masked):   # "turn on do not disturb": a setting's name, no "do not"
+        masked = masked[:m.start()] + re.sub(r"\w", "x", m.group()) + masked[m.end():]
     split_re = re.compile(r"\s*,\s*|\s+(?:" + "|".join(re.escape(x) for x in w.split.words) + r")(?![\w'])\s*|\s+(?=(?:"
                           + "|".join(re.escape(x) for x in w.split_before.words) + r")(?![\w']))")
     pieces: list[Piece] = []

@@ -144,6 +144,9 @@ def test_a_request_that_asks_for_nothing_is_no_goal_for_the_screen():
     assert acting.asks_nothing("whatever you do, don't email ana@example.com").polarity is Polarity.NEGATED
     assert acting.asks_nothing("should I turn on bluetooth?").polarity is Polarity.QUESTION
     assert acting.asks_nothing("turn on bluetooth") is None and acting.asks_nothing("I need the torch") is None
+    # a setting's name is no "do not" (lexicon polarity.names); a "don't" before it still is
+    assert acting.asks_nothing("turn on do not disturb") is None
+    assert acting.asks_nothing("do not turn on do not disturb").polarity is Polarity.NEGATED
 
 
 def test_unasked_clauses_are_the_ones_in_refused_pieces():

@@ -95,6 +95,7 @@ class PolarityWords:
     past_verbs_base_form: Phrases
     not_past: Phrases
     statement_openers: Phrases
+    names: Phrases
     cue_within_words: int
     past_suffix: str
 
