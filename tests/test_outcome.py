@@ -381,3 +381,25 @@ def test_an_entry_edited_is_judged_by_what_changed_in_it(check, goal, old, new, 
         p.state.notes[-1] = {"title": "Wifi password", "text": new}
         p.changed()
     assert (check.judge(goal, before, view(p)).status == "done") is done
+
+
+def test_what_a_goal_removes_it_names(check):
+    """"delete tom baker from my contacts": Lisa Wong deleted is not it; "delete every contact" names none."""
+    p = VirtualPhone()
+    with p.lock:
+        p.state.contacts += [{"name": "Tom Baker", "phone": "5550111", "email": ""},
+                             {"name": "Lisa Wong", "phone": "5550112", "email": ""}]
+        p.changed()
+    before = view(p)
+    with p.lock:
+        p.state.contacts.pop()
+        p.changed()
+    assert check.judge("delete tom baker from my contacts", before, view(p)).status != "done"
+    with p.lock:
+        p.state.contacts.pop()
+        p.changed()
+    assert check.judge("delete every contact", before, view(p)).status == "done"
+    with p.lock:
+        p.state.contacts.append({"name": "Lisa Wong", "phone": "5550112", "email": ""})
+        p.changed()
+    assert check.judge("delete tom baker from my contacts", before, view(p)).status == "done"

@@ -397,6 +397,9 @@ class GoalCheck:
         if g.named:                                          # "delete all my notes": the notes, and only they
             # what a goal adds, it says ("write a note saying buy milk"): an entry with other words is not it
             # and for an entry edited, in what it gained ("add oat milk to my grocery note": not "pls")
+            if c.kind == "removed":  # what it removes, it names ("delete tom baker": not Lisa Wong)
+                return c.where in g.named and (g.whole or not g.content
+                                               or bool(self.keys(self.words(c.text)) & g.content))
             return c.where in g.named and (c.kind != "added" or not g.content or bool(
                 self.keys(self.words(c.text)) & g.content if not was or ADDS not in g.kinds else
                 any(w in now and w not in was for w in g.content)))
