@@ -896,8 +896,8 @@ def held_back(request: str, check: GoalCheck) -> Declined | None:
     """The first piece of `request` that says not to do something, asks about it or tells it as done, when no
     piece that may ask something asks anything of the phone (`GoalCheck.actionable`): then the request is no
     goal for the screen ("dont text mom yet, still need to ask dad" had the navigator compose the text). The
-    navigator otherwise gets the whole request: the polarity reader takes "yes ill be there around noon" for
-    a supposition and "turn on do not disturb" for a negation, so its pieces are not cut out."""
+    navigator otherwise gets the whole request, not its asked pieces: the polarity reader takes "yes ill be
+    there around noon" for a supposition, and cutting it out loses the text to send."""
     pieces = read_request(request)
     if all(p.asked for p in pieces) or any(p.asked and check.actionable(p.text) for p in pieces):
         return None
