@@ -370,6 +370,7 @@ def test_what_a_goal_says_of_amounts_levels_and_parts(check, phone, goal, act, d
     # what a goal adds to an entry is in what the entry gained, not in what it said already
     ("add oat milk to my wifi password note", "milk, eggs", "milk, eggsbread", False),
     ("add oat milk to my wifi password note", "milk, eggs", "milk, eggs, oat milk", True),
+    ("add oat milk and bananas to my wifi password note pls", "milk, eggs", "milk, eggspls", False),   # names nothing
 ])
 def test_an_entry_edited_is_judged_by_what_changed_in_it(check, goal, old, new, done):
     p = VirtualPhone()
