@@ -158,7 +158,8 @@ class GoalCheck:
         self.trail = frozenset(data.get("trail", ()))
         self.looks = frozenset(data.get("looks", ()))
         self.whole = frozenset(data.get("whole", ()))
-        self.levels = {re.compile(rf"(?<!\w){re.escape(w)}(?!\w)", re.I): int(v) for w, v in data.get("levels", {}).items()}
+        self.levels = {re.compile(rf"(?<!\w){re.escape(w)}(?!\w)", re.I): int(v)
+                       for w, v in data.get("levels", {}).items()}
         self.verbs = {ADDS: frozenset(data["adds"]), REMOVES: frozenset(data["removes"]),
                       EDITS: frozenset(data["edits"])}
         from mobile_actions import lexicon as lexicons
@@ -395,17 +396,20 @@ class GoalCheck:
         if c.kind == "removed" and g.kinds == {REMOVES} and c.where in gained:
             return False     # "delete the 5:15 alarm": the alarm switched off (one entry for another) is not it
         if g.named:                                          # "delete all my notes": the notes, and only they
-            # what a goal adds, it says ("write a note saying buy milk"): an entry with other words is not it
-            # and for an entry edited, in what it gained ("add oat milk to my grocery note": not "pls")
-            if c.kind == "removed":  # what it removes, it names ("delete tom baker": not Lisa Wong)
-                return c.where in g.named and (g.whole or not g.content
-                                               or bool(self.keys(self.words(c.text)) & g.content))
-            return c.where in g.named and (c.kind != "added" or not g.content or bool(
-                self.keys(self.words(c.text)) & g.content if not was or ADDS not in g.kinds else
-                any(w in now and w not in was for w in g.content)))
+            return c.where in g.named and self._says(c, g, was, now)
         if by_state and not c.kept:                          # an app opened, a form typed: nothing kept yet
             return False
         return not g.keys or bool(self._change_keys(c) & g.keys)
+
+    def _says(self, c: Change, g: _Goal, was: str, now: str) -> bool:
+        """A change in a part the goal names carries the goal's words: what it removes, it names ("delete tom
+        baker": not Lisa Wong), and what it adds, it says ("write a note saying buy milk"); for an entry edited,
+        in what the entry gained ("add oat milk to my grocery note pls": not "pls")."""
+        if c.kind == "changed" or not g.content or (c.kind == "removed" and g.whole):
+            return True
+        if c.kind == "added" and was and ADDS in g.kinds:
+            return any(w in now and w not in was for w in g.content)
+        return bool(self.keys(self.words(c.text)) & g.content)
 
     def _detailed(self, c: Change, g: _Goal) -> bool:
         """What a call made carries what the person said of it: each quantity in some unit, each quoted text,
@@ -445,7 +449,7 @@ def numbers_said(text: str) -> tuple[frozenset[int], tuple[frozenset[int], ...]]
 
     said = read(_CLOCK.sub(" ", text))
     measures = tuple(f for f in map(_forms, said.wholes) if f)   # "1 hour and 15 minutes" is 4500 s, not 900
-    part_counts = {q.value / u for q in said.parts for u in (1, 60, 3600, 1000)}
+    part_counts = frozenset().union(*map(_forms, said.parts))   # "1" and "15" of "1 hour and 15 minutes"
     plain = frozenset(int(v) for v in (*said.numbers, *said.counts) if v == int(v) and v not in part_counts)
     return plain.union(*measures), measures
 
