@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, replace
 from enum import Enum
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 from mobile_actions import lexicon as lexicons
 from mobile_actions.calls import ToolCall, argument_schema, value_kind
@@ -88,12 +88,18 @@ class Refusal:
 
 
 # ============================================================================================ reading
-def read(request: str, lexicon: lexicons.Lexicon | None = None) -> tuple[Piece, ...]:
-    """The pieces of `request`, each with its polarity (quoted text is a value, never a cue)."""
+def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequence[tuple[int, int]] = (),
+         speaks_of: Callable[[str], bool] | None = None) -> tuple[Piece, ...]:
+    """The pieces of `request`, each with its polarity (quoted text is a value, never a cue). For one call
+    (`Reading`): `content` are spans of the request the call copies as what it says (a message's text), read
+    like quotes; `speaks_of` says whether a refusal that refers back ("... but don't delete it") is about the
+    call (default: it is)."""
     w = (lexicon or lexicons.load()).polarity
     masked = lexicons.normalise(mask_quotes(request))
     for m in w.names.all(masked):   # "turn on do not disturb": a setting's name, no "do not"
         masked = masked[:m.start()] + re.sub(r"\w", "x", m.group()) + masked[m.end():]
+    for a, b in content:            # blank words: no cue, comma or joining word inside; cues after keep their place
+        masked = masked[:a] + re.sub(r"\S", "_", masked[a:b]) + masked[b:]
     split_re = re.compile(r"\s*,\s*|\s+(?:" + "|".join(re.escape(x) for x in w.split.words) + r")(?![\w'])\s*|\s+(?=(?:"
                           + "|".join(re.escape(x) for x in w.split_before.words) + r")(?![\w']))")
     pieces: list[Piece] = []
@@ -108,7 +114,7 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None) -> tuple[Piece, 
                         and pol in (Polarity.ASKED, Polarity.STATED) and not cue:
                     pol, cue = Polarity.QUESTION, pieces[-1].cue   # "which note was it, Groceries or Groceries 2?"
                 pieces.append(Piece(request[a:b], a, pol, cue, n))
-    return tuple(_carried(pieces, masked, w))
+    return tuple(_carried(pieces, masked, w, speaks_of))
 
 
 def _spans(text: str, cut: re.Pattern, start: int, end: int) -> list[tuple[int, int]]:
@@ -190,7 +196,8 @@ def _past_action(head: str, w: lexicons.PolarityWords) -> str:
     return ""
 
 
-def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords) -> list[Piece]:
+def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
+             speaks_of: Callable[[str], bool] | None = None) -> list[Piece]:
     """Polarity that reaches past its own piece:
     - a cancellation takes back the piece before it when it opens its own ("add lunch friday, scratch that",
       "turn on the flashlight -- oh nvm the lights came back");
@@ -214,14 +221,20 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords) -> lis
             targets = prev
         elif p.polarity is Polarity.NEGATED and not rest:   # "do not, under any circumstances, email Ana"
             targets = prev + rest_of_sentence
-        elif p.polarity is Polarity.NEGATED and rest[-1] in w.back_references and len(rest) <= 3:
-            targets = prev
+        elif p.polarity is Polarity.NEGATED and _refers_back_only(rest, w) and (
+                speaks_of is None or not prev or out[prev[0]].sentence != p.sentence or speaks_of(own)):
+            targets = prev    # (a sentence of its own that refers back corrects: "... no actually just like it")
         elif p.polarity is Polarity.HYPOTHETICAL and opens_with(w.governs_next):
             targets = nxt
         for t in targets:
             if out[t].asked and (not out[t].cue or p.polarity is Polarity.CANCELLED):
                 out[t] = replace(out[t], polarity=p.polarity, cue=p.cue)
     return out
+
+
+def _refers_back_only(rest: Sequence[str], w: lexicons.PolarityWords) -> bool:
+    """Whether the words of a piece besides its cue end on a back-reference in a few words ("save it")."""
+    return bool(rest) and rest[-1] in w.back_references and len(rest) <= 3
 
 
 def _rest(text: str, cue: str, w: lexicons.PolarityWords) -> list[str]:
@@ -339,11 +352,90 @@ def clause_of(call: ToolCall, request: str, catalogue: Catalogue, others: Sequen
                      and p.polarity in (Polarity.ASKED, Polarity.STATED))
 
 
+# ============================================================================================ one call's reading
+@dataclass(frozen=True)
+class Reading:
+    """The request as it stands to one call. What the call copies as what it says is the person's message, not
+    their intent: in "text dad yes ill be there around noon" the "ill" is Dad's news, not a supposition, and in
+    "text Sam start without me" the "without" refuses nothing. A refusal that refers back ("switch off my 6am
+    alarm, but don't delete it") is about the call only when it names no tool of the catalogue, or the call's."""
+    pieces: tuple[Piece, ...]
+    content: tuple[str, ...] = ()     # the parts of the request read as what the call says
+    elsewhere: str = ""               # a back-referring refusal read as another tool's ('' if none)
+
+    def __str__(self) -> str:
+        said = [f"{c!r} read as what it says" for c in self.content]
+        return "; ".join(said + ([f"{self.elsewhere!r} speaks of another tool"] if self.elsewhere else []))
+
+
+def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence[Piece] | None = None,
+            lexicon: lexicons.Lexicon | None = None) -> Reading:
+    """`call`'s `Reading` of `request` (`pieces`: the request's plain reading, if already made).
+
+    A string argument of two words or more that is neither an address, a number nor a date, and that the call
+    copies from the request after the request names its tool (by a keyword: "send" names no tool) or writes
+    another of its values in the same sentence, is what the call says. It stops at a piece that takes the call back ("..., actually don't send
+    it", "..., nvm the message"): those stay the person's."""
+    w = (lexicon or lexicons.load()).polarity
+    pieces = tuple(pieces) if pieces is not None else read(request, lexicon)
+    tool = catalogue[call.name] if call.name in catalogue else None
+    if tool is None:
+        return Reading(pieces)
+    norm = lexicons.normalise(request)
+    own, introduced_by = _named_by(call.name, tool), _named_by(call.name, tool, generic=False)
+    props = argument_schema(tool).get("properties") or {}
+    values = [lexicons.normalise(str(v).strip()) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
+    spans: list[tuple[int, int]] = []
+    for name, value in call.arguments.items():
+        sub = props.get(name)
+        if not isinstance(value, str) or len(value.split()) < 2 or not isinstance(sub, dict) or sub.get("enum") \
+                or value_kind(name, sub) != "span":
+            continue
+        said = lexicons.normalise(value.strip())
+        for m in re.finditer(rf"(?<!\w){re.escape(said)}(?!\w)", norm):
+            at = [p for p in pieces if p.start <= m.start()]
+            if not at:
+                continue
+            first = min(p.start for p in pieces if p.sentence == at[-1].sentence)
+            before = norm[first:m.start()]
+            if not ((introduced_by and introduced_by.search(before)) or any(re.search(rf"(?<!\w){re.escape(v)}(?!\w)", before)
+                                                        for v in values if v != said)):
+                continue
+            end = next((p.start for p in pieces if m.start() < p.start < m.end() and _takes_back(p, own, w)),
+                       m.end())
+            while end > m.start() and not norm[end - 1].isalnum():   # the comma before "nvm" still parts it
+                end -= 1
+            spans.append((m.start(), end))
+    others = [(t.name, rx) for t in catalogue if t.name != call.name and (rx := _named_by(t.name, t)) is not None]
+
+    def speaks_of(text: str) -> bool:
+        named = [n for n, rx in others if rx.search(text)]
+        return not named or bool(own and own.search(text))
+
+    mine = read(request, lexicon, spans, speaks_of)
+    elsewhere = next((p.text for i, p in enumerate(mine) if i and mine[i - 1].sentence == p.sentence
+                      and p.polarity is Polarity.NEGATED and not speaks_of(t := lexicons.normalise(p.text))
+                      and _refers_back_only(_rest(t, p.cue, w), w)), "")
+    return Reading(mine, tuple(request[a:b] for a, b in spans), elsewhere)
+
+
+def _takes_back(piece: Piece, own: re.Pattern | None, w: lexicons.PolarityWords) -> bool:
+    """Whether a piece refuses or takes back by itself or of the call's tool ("don't", "nvm", "don't send it",
+    "never mind the message"), not only as the words of a message ("don't wait up")."""
+    if piece.polarity not in REFUSING:
+        return False
+    text = lexicons.normalise(piece.text)
+    rest = _rest(text, piece.cue, w)
+    return not rest or _refers_back_only(rest, w) or bool(own and own.search(text))
+
+
 # ============================================================================================ the gate
 def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_text: str | None = None,
-         lexicon: lexicons.Lexicon | None = None) -> tuple[list[ToolCall], list[Refusal]]:
+         lexicon: lexicons.Lexicon | None = None, notes: list[str] | None = None
+         ) -> tuple[list[ToolCall], list[Refusal]]:
     """The calls `request` asks for, and the others refused with their reason. `user_text` is everything the
-    person wrote in the conversation (default: `request`): the only place a recipient may come from."""
+    person wrote in the conversation (default: `request`): the only place a recipient may come from. `notes`
+    gets a line for each call kept only because of its own `Reading` (traces show it as the `gate` rule's)."""
     pieces = read(request, lexicon)
     said = lexicons.normalise(user_text if user_text is not None else request)
     kept: list[ToolCall] = []
@@ -353,9 +445,13 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
         effect = tool.effect if tool is not None else "changes"
         why = _recipient_problem(call, tool, said) if effect == "sends" else None
         if why is None:
-            why = _polarity_problem(call, tool, effect, pieces, lexicon)
+            mine = reading(call, request, catalogue, pieces, lexicon)
+            why = _polarity_problem(call, tool, effect, mine.pieces, lexicon)
+            if why is None and mine.pieces != pieces and notes is not None \
+                    and _polarity_problem(call, tool, effect, pieces, lexicon) is not None:
+                notes.append(f"{call.name} kept: {mine}")
         if why is None and effect != "none":
-            why = _borrowed_values(call, tool, catalogue, pieces, lexicon)
+            why = _borrowed_values(call, tool, catalogue, mine.pieces, lexicon)
         if why is None:
             kept.append(call)
         else:
@@ -363,14 +459,14 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
     return kept, refused
 
 
-def gate_messages(calls: Sequence[ToolCall], messages: Sequence[dict], catalogue: Catalogue
-                  ) -> tuple[list[ToolCall], list[Refusal]]:
+def gate_messages(calls: Sequence[ToolCall], messages: Sequence[dict], catalogue: Catalogue,
+                  notes: list[str] | None = None) -> tuple[list[ToolCall], list[Refusal]]:
     """`gate` for a conversation: the request is its last user message; recipients may come from any of the
     person's messages, never from a tool's response."""
     said = [m.get("content") for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
     if not said or not isinstance(messages[-1].get("content"), str) and messages[-1].get("role") == "user":
         return [], [Refusal(c, "the request has no text to read it from") for c in calls]
-    return gate(calls, said[-1], catalogue, "\n".join(said))
+    return gate(calls, said[-1], catalogue, "\n".join(said), notes=notes)
 
 
 # Polarities that tell a story rather than refuse: a value written there may still be asked for elsewhere ("I met
@@ -497,12 +593,18 @@ def _ties(call: ToolCall, tool, pieces: Sequence[Piece], generic: bool = True) -
     """For each piece, how many of `call`'s values it writes and how many times it names its tool (`generic`:
     also by the words of its name any tool may have, "turn" of `turn_on_flashlight`)."""
     values = [lexicons.normalise(str(v)) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
-    names = [lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())]
-    names += [w for w in re.split(r"[^a-z]+", lexicons.normalise(call.name))
-              if len(w) >= 3 and (generic or w not in coverage.GENERIC)]
-    mention = _mention(tuple(names))   # "flash light" is one mention of the tool, not three ("flash", "light")
+    mention = _named_by(call.name, tool, generic)
     texts = [lexicons.normalise(p.text) for p in pieces]
     return [sum(v in t for v in values) for t in texts], [len(mention.findall(t)) if mention else 0 for t in texts]
+
+
+def _named_by(name: str, tool, generic: bool = True) -> re.Pattern | None:
+    """A pattern for what names a tool: its keywords and (`generic`: also those any tool may have, "turn" of
+    `turn_on_flashlight`) the words of its name; "flash light" is one mention, not three."""
+    names = [lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())]
+    names += [w for w in re.split(r"[^a-z]+", lexicons.normalise(name))
+              if len(w) >= 3 and (generic or w not in coverage.GENERIC)]
+    return _mention(tuple(names))
 
 
 def names_tool(text: str, tool) -> bool:

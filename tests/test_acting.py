@@ -249,3 +249,54 @@ def test_a_reported_cue_is_read_whole_even_with_a_content_word_in_it():
     assert [p.polarity for p in pieces] == [Polarity.REPORTED]
     assert [p.polarity for p in acting.read("text mom telling her im late")] == [Polarity.ASKED]
     assert [p.polarity for p in acting.read("Write a note that says call the plumber")] == [Polarity.ASKED]
+
+
+# ---------------------------------------------------------------------------------------------- one call's reading
+CM = load_catalogue("mobile_actions+clock_messages")
+ALARMS = Catalogue.from_json([
+    {"function": {"name": "switch_alarm", "description": "Turns an alarm on or off.", "parameters": {
+        "type": "OBJECT", "properties": {"time": {"type": "STRING", "description": "HH:MM"}, "on": {"type": "BOOLEAN"}},
+        "required": ["time", "on"]}}},
+    {"function": {"name": "delete_alarm", "description": "Deletes an alarm.", "parameters": {
+        "type": "OBJECT", "properties": {"time": {"type": "STRING", "description": "HH:MM"}}, "required": ["time"]}}},
+])
+
+
+@pytest.mark.parametrize("request_, call", [
+    ("text dad yes ill be there around noon", T("send_text_message", to="dad", body="yes ill be there around noon")),
+    ("reply to ana yes ill be there around noon", T("send_text_message", to="ana", body="yes ill be there around noon")),
+    ("text sam start without me", T("send_text_message", to="sam", body="start without me")),
+    ("text dad: don't wait up, i'll be late", T("send_text_message", to="dad", body="don't wait up, i'll be late")),
+])
+def test_what_a_call_says_is_not_read_as_the_persons_intent(request_, call):
+    notes: list[str] = []
+    kept, refused = acting.gate([call], request_, CM, notes=notes)
+    assert kept == [call] and not refused
+    assert notes and "read as what it says" in notes[0]   # the trace shows why
+
+
+@pytest.mark.parametrize("request_, call, why", [
+    ("dont text mom about the party yet", T("send_text_message", to="mom", body="about the party"), "says not to"),
+    # a caller that copies the whole request: nothing names the tool before it, so it is no message
+    ("dont text mom about the party yet", T("send_text_message", to="mom", body="dont text mom about the party yet"),
+     "says not to"),
+    ("text ana im on my way, actually don't send it", T("send_text_message", to="ana",
+                                                       body="im on my way, actually don't send it"), "says not to"),
+    ("text ana im on my way, nvm", T("send_text_message", to="ana", body="im on my way, nvm"), "takes it back"),
+    ("email bob@x.com saying hi, never mind the email", T("send_email", to="bob@x.com",
+                                                         subject="hi, never mind the email"), "takes it back"),
+])
+def test_a_message_never_hides_the_person_taking_the_call_back(request_, call, why):
+    kept, refused = acting.gate([call], request_, CM)
+    assert not kept and why in refused[0].reason
+
+
+def test_a_refusal_that_refers_back_is_about_the_tool_it_names():
+    ask = "switch off my 6am work alarm, but don't delete it"
+    switch, delete = T("switch_alarm", time="06:00", on=False), T("delete_alarm", time="06:00")
+    notes: list[str] = []
+    assert acting.gate([switch, delete], ask, ALARMS, notes=notes)[0] == [switch]
+    assert "speaks of another tool" in notes[0]
+    # naming no tool, it is about the piece before; a sentence of its own corrects the piece before
+    assert acting.gate([switch], "switch off my 6am alarm, but don't do it yet", ALARMS)[0] == []
+    assert acting.gate([switch], "switch off my 6am alarm... no actually just delete it", ALARMS)[0] == []

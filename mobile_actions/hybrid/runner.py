@@ -468,7 +468,10 @@ class Runner:
         prompt = wire.render(messages, tools, add_generation_prompt=True, layout=layout)
         # The gate before any dispatch, whatever the caller did already: a call the request does not ask for
         # (negated, a question, taken back, ...) or whose recipient the person did not write is refused here.
-        calls, refused = gate_messages(list(res.calls), messages, tools)
+        from mobile_actions.decoding.turn import GATE
+
+        notes: list[str] = []
+        calls, refused = gate_messages(list(res.calls), messages, tools, notes)
         refused = [*getattr(res, "refused", []), *refused]
         validation = [{"call": c.to_json(), "problems": [asdict(p) for p in validate_call(c, tools)]}
                       for c in calls]
@@ -477,7 +480,8 @@ class Runner:
         return self._write(StepRecord("caller", key, "done", ms=ms, data={
             "turn": turn, "messages": messages, "prompt": prompt, "raw": res.raw, "text": res.text,
             "calls": [c.to_json() for c in calls], "validation": validation,
-            "refused": [r.to_json() for r in refused], "rules": list(getattr(res, "rules", [])),
+            "refused": [r.to_json() for r in refused],
+            "rules": [*getattr(res, "rules", []), *(f"{GATE.name}: {n}" for n in notes)],
             "output_problems": output_problems, "timings": dict(res.timings or {})}))
 
     # ------------------------------------------------------------------ calls

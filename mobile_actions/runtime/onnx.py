@@ -405,9 +405,13 @@ class CallResult:
     def gated(self, messages: Sequence[dict], tools: Catalogue) -> "CallResult":
         """This result with the calls the conversation's request does not ask for moved to `refused`
         (`acting.gate_messages`); the problems are those of the output and of the calls kept."""
-        kept, refused = gate_messages(self.calls, messages, tools)
+        from mobile_actions.decoding.turn import GATE   # the decoder's modules load on the first decoded turn
+
+        notes: list[str] = []
+        kept, refused = gate_messages(self.calls, messages, tools, notes)
         problems = [p for p in self.problems if p.tool == "<output>"] + [p for c in kept for p in validate_call(c, tools)]
-        return CallResult(kept, self.text, problems, self.raw, self.timings, [*self.refused, *refused], self.rules)
+        return CallResult(kept, self.text, problems, self.raw, self.timings, [*self.refused, *refused],
+                          [*self.rules, *(f"{GATE.name}: {n}" for n in notes)])
 
 
 def with_left_out(res: CallResult, messages: Sequence[dict], tools: Catalogue,
