@@ -194,6 +194,13 @@ def register(subparsers) -> None:
     add_arguments(p)
     p.set_defaults(func=cmd_train)
 
+    p = subparsers.add_parser("adapt", help="bring your own tools: rows, training, export and scores for a "
+                                            "catalogue in one command, within a time budget")
+    from mobile_actions.recipes.adapt import add_arguments as adapt_arguments, main as adapt_main
+
+    adapt_arguments(p)
+    p.set_defaults(func=adapt_main)
+
     p = subparsers.add_parser("eval", help="generate greedily for every row and score the calls")
     p.add_argument("--model", default="default", help="default | base | a checkpoint or adapter dir | a hub id")
     p.add_argument("--data", required=True, help="rows to evaluate on (Mobile Actions JSONL)")

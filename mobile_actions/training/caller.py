@@ -48,6 +48,8 @@ class CallerSFTConfig:
     # optimisation
     epochs: float = 1.0
     max_steps: int = field(default=-1, metadata={"help": "stop after this many optimizer steps (overrides epochs)"})
+    max_minutes: float | None = field(default=None, metadata={
+        "help": "stop after this many minutes of training, with a checkpoint (a time budget: `adapt --budget`)"})
     lr: float | None = field(default=None, metadata={"help": "default 2e-4 (LoRA), 1e-5 (full)"})
     batch_size: int = field(default=4, metadata={"help": "rows per device per step"})
     grad_accum: int = 2
@@ -360,6 +362,26 @@ def resume_checkpoint(cfg: CallerSFTConfig, out: Path, method: str) -> str | Non
 
 
 # ---------------------------------------------------------------------------------------------- train
+def time_budget_callback(minutes: float) -> Any:
+    """Ends training after `minutes` of it, saving a checkpoint: a person with two hours gets the best adapter
+    two hours allow, whatever the machine's speed, and `--resume last` can go on from it. The clock starts when
+    the training loop does (loading and data preparation are not counted)."""
+    from transformers import TrainerCallback
+
+    class TimeBudget(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.t0 = time.time()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if time.time() - self.t0 >= minutes * 60:
+                logger.info("time budget of %.1f min reached at step %d", minutes, state.global_step)
+                control.should_training_stop = True
+                control.should_save = True
+            return control
+
+    return TimeBudget()
+
+
 @dataclass
 class TrainResult:
     out: Path
@@ -506,6 +528,8 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
             write_grounding(ckpt)
 
     callbacks = [run_files_callback(out, title="caller fine-tuning (loss on the model turn)", on_save=mark_checkpoint)]
+    if cfg.max_minutes is not None:
+        callbacks.append(time_budget_callback(cfg.max_minutes))
     if cfg.take_turns:   # after run_files: a step's logged seconds never include the waiting
         callbacks.append(take_turns_callback(cfg.take_turns))
     trainer = trainer_cls(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
