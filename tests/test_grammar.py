@@ -325,3 +325,15 @@ def test_numbers_keep_within_the_schemas_minimum_and_maximum():
     assert accepts(secs, "600") and not accepts(secs, "0") and not accepts(secs, "86401")
     assert accepts({"type": "integer"}, "-630") and accepts({"type": "number"}, "2.5")
     assert isinstance(value_state(hour, End()), Num)
+
+
+def test_an_array_ends_at_its_max_items_or_its_items_choices():
+    """A list of choices names each once at most: "Monday, ..., Sunday, Tuesday, Monday, ..." ends at 7."""
+    g = CallGrammar(EXTRA)
+    assert accepts(g, wire.render_call(ToolCall("set_alarm", {"hour": 7, "mode": "lo", "days": ["mon", "tue"]})))
+    assert not accepts(g, wire.render_call(ToolCall("set_alarm", {"hour": 7, "mode": "lo",
+                                                                  "days": ["mon", "tue", "mon"]})))
+    capped = Catalogue.from_json([{"name": "tag", "description": "d", "parameters": {"type": "object", "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2}}, "required": ["tags"]}}])
+    assert accepts(CallGrammar(capped), wire.render_call(ToolCall("tag", {"tags": ["a", "b"]})))
+    assert not accepts(CallGrammar(capped), wire.render_call(ToolCall("tag", {"tags": ["a", "b", "c"]})))

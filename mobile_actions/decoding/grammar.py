@@ -408,17 +408,19 @@ class Choice(State):
 class ArrSpec:
     item: Any
     bounds: "SpanBounds | None" = None
+    most: int | None = None   # items at most: the schema's maxItems, or as many as an item's enum has choices
 
 
 @dataclass(frozen=True)
 class Arr(State):
-    """`[` seen (`first`) or `,` seen: an item (or `]` right after `[`)."""
+    """`[` seen (`first`) or `,` seen: an item (or `]` right after `[`); `n` items before it."""
     spec: ArrSpec
     first: bool
     cont: State
+    n: int = 0
 
     def _item(self):
-        return value_state(self.spec.item, ArrAfter(self.spec, self.cont), self.spec.bounds)
+        return value_state(self.spec.item, ArrAfter(self.spec, self.cont, self.n + 1), self.spec.bounds)
 
     def step(self, sym):
         if sym == "]" and self.first:
@@ -434,16 +436,18 @@ class Arr(State):
 
 @dataclass(frozen=True)
 class ArrAfter(State):
+    """After an item (`n` so far): another, unless the array holds all it may."""
     spec: ArrSpec
     cont: State
+    n: int = 1
 
     def step(self, sym):
-        if sym == ",":
-            return Arr(self.spec, False, self.cont)
+        if sym == "," and (self.spec.most is None or self.n < self.spec.most):
+            return Arr(self.spec, False, self.cont, self.n)
         return self.cont if sym == "]" else None
 
     def next_syms(self):
-        return frozenset(",]")
+        return frozenset(",]") if self.spec.most is None or self.n < self.spec.most else frozenset("]")
 
 
 _TAIL = max(len(f) for f in FORBIDDEN_IN_STRINGS)
@@ -484,8 +488,14 @@ def span_spec(texts: Sequence[str], wholes: Sequence[str] = (), unbroken: bool =
     return _shared(("span", texts, wholes, unbroken, ends_before, bounds), make)
 
 
-def _arr(item: Any, bounds: SpanBounds | None) -> ArrSpec:
-    return _shared(("arr", json.dumps(item, sort_keys=True), bounds), lambda: ArrSpec(item, bounds))
+def _arr(schema: dict, bounds: SpanBounds | None) -> ArrSpec:
+    """An array's spec. Its length is bounded by `maxItems`, else, for items from an enum, by the enum's size:
+    a list of choices names each once, and a small model repeating "Monday, Tuesday, ..." ends there."""
+    item = schema.get("items") if isinstance(schema.get("items"), dict) else {"type": "string"}
+    most = schema.get("maxItems")
+    if not (isinstance(most, int) and not isinstance(most, bool) and most >= 1):
+        most = len(item["enum"]) if isinstance(item.get("enum"), list) and item["enum"] else None
+    return _shared(("arr", json.dumps(item, sort_keys=True), bounds, most), lambda: ArrSpec(item, bounds, most))
 
 
 def value_state(schema: Any, cont: State, bounds: SpanBounds | None = None) -> State:
@@ -521,7 +531,7 @@ def value_state(schema: Any, cont: State, bounds: SpanBounds | None = None) -> S
     if typ == "boolean":
         return Choice(("true", "false") + (("null",) if schema.get("nullable") else ()), "", cont)
     if typ == "array":
-        return Lit("[", Arr(_arr(schema.get("items") or {"type": "string"}, bounds), True, cont))
+        return Lit("[", Arr(_arr(schema, bounds), True, cont))
     if typ == "object":
         return Lit("{", Key(_obj(schema, bounds), frozenset(), "", True, cont))
     return Lit(S_ESC, Str(_spec("datetime" if is_datetime(schema) else "free"), "", cont))
