@@ -38,17 +38,8 @@ from mobile_actions.lexicon import alternation
 _WORDS = lexicon.load().clauses   # what each list means: the "clauses" section of lexicon/en.json
 WORD_RE = re.compile(r"[^\W_]+")
 GENERIC = _WORDS.generic
-# What people call the things the Mobile Actions tools are about (applies to any catalogue whose tool
-# names use the word).
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "flashlight": ("flashlight", "flash light", "torch", "flash", "light", "lamp"),
-    "wifi": ("wifi", "wi-fi", "wi fi", "wlan", "wireless", "network", "networks"),
-    "email": ("email", "e-mail", "mail", "emails"),
-    "calendar": ("calendar", "cal", "event", "appointment", "meeting", "schedule"),
-    "event": ("calendar", "cal", "event", "appointment", "meeting", "schedule"),
-    "map": ("map", "maps", "pin", "directions", "navigate", "locate"),
-    "contact": ("contact", "contacts", "address book", "phone book"),
-}
+# What people call the things tool names are about ("torch" for a flashlight), for any catalogue.
+SYNONYMS = _WORDS.synonyms
 # Verbs that start a request to the phone; none destroys anything: a step that does is never added by the toolkit.
 VERBS = _WORDS.verbs
 PARTICLES = _WORDS.particles

@@ -126,6 +126,7 @@ class ClauseWords:
     en.json says what each means)."""
     verbs: frozenset[str]
     generic: frozenset[str]
+    synonyms: Mapping[str, tuple[str, ...]]
     plural_suffix: str
     particles: frozenset[str]
     field_words: frozenset[str]
