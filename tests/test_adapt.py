@@ -1,5 +1,6 @@
 """`adapt`: a catalogue's rows, a LoRA within a time budget, its export and scores, on a tiny random Gemma 3."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +60,16 @@ def test_a_time_budget_ends_training_with_a_checkpoint(tmp_path, tiny_ckpt):
                                 max_minutes=0, batch_size=2, grad_accum=1, max_length=600, lora_r=4,
                                 save_steps=100, final_eval=False, threads=2))
     assert res.steps == 1 and (tmp_path / "o" / "checkpoint-1").is_dir()
+
+
+def test_replayed_requests_take_their_share_of_the_training_rows(tmp_path):
+    from mobile_actions.catalog import Catalogue
+    from mobile_actions.recipes.adapt import _write_rows
+
+    seeds = Path(__file__).resolve().parents[1] / "datasets" / "seed-catalogues"
+    cfg = AdaptConfig(tools="-", n_train=30, n_heldout=5, replay=str(seeds), replay_share=0.25)
+    _write_rows(Catalogue.from_json(TOOLS), cfg, [], tmp_path / "train.jsonl", tmp_path / "heldout.jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "train.jsonl").read_text().splitlines()]
+    replayed = [r for r in rows if r.get("meta", {}).get("domain")]
+    assert len(rows) == 40 and len(replayed) == 10
+    assert len((tmp_path / "heldout.jsonl").read_text().splitlines()) == 5

@@ -5,6 +5,7 @@
 1. **generate** training rows for the catalogue from the phrasing families' train side (one call, several,
    follow-ups, requests that must get no call, declined clauses), and held-out rows from the other side;
    your own rows (`--rows`) are added to training, your hand-written test rows (`--eval`) are only scored;
+   `--replay` mixes in requests people wrote for other catalogues, so templates do not teach one way to ask;
 2. **train** a LoRA from the caller you start from (`--start`: the bundled caller, or a general caller's
    adapter) until the budget left for training is spent, with checkpoints (`--resume` goes on);
 3. **export** it to an ONNX folder (q8), the on-device caller `call --model`, `run --model` and `serve` take;
@@ -46,6 +47,10 @@ class AdaptConfig:
     rows: str | None = field(default=None, metadata={"help": "your own training rows, added to the generated ones"})
     rows_repeat: int = field(default=4, metadata={"help": "how many times each of your own rows is trained on"})
     eval: str | None = field(default=None, metadata={"help": "your hand-written test rows: scored, never trained on"})
+    replay: str | None = field(default=None, metadata={
+        "help": "a seed folder (DOMAIN.tools.json + DOMAIN.rows.jsonl, e.g. datasets/seed-catalogues) whose "
+                "hand-written requests are mixed in, so the caller keeps how people ask while it learns your tools"})
+    replay_share: float = field(default=0.25, metadata={"help": "the replayed rows' share of the training rows"})
     n_train: int = field(default=4000, metadata={"help": "generated training rows"})
     n_heldout: int = field(default=150, metadata={"help": "generated held-out rows (other phrasing families)"})
     declined_rate: float = field(default=0.2, metadata={
@@ -195,6 +200,14 @@ def _write_rows(catalogue, cfg: AdaptConfig, own_rows: Sequence[Any], train_file
     common = dict(refusal_rate=cfg.refusal_rate, declined_rate=cfg.declined_rate, tool_order="catalogue")
     train = generate_rows(catalogue, cfg.n_train, cfg.seed, families="train", **common)
     train += [row.to_json() for row in own_rows for _ in range(max(cfg.rows_repeat, 0))]
+    if cfg.replay:
+        from mobile_actions.datagen.seeds import load_seeds, seed_rows
+
+        if not 0 < cfg.replay_share < 1:
+            raise AdaptError(f"--replay-share must be between 0 and 1, got {cfg.replay_share}")
+        replayed = seed_rows(load_seeds(cfg.replay), part="train", seed=cfg.seed)
+        want = round(len(train) * cfg.replay_share / (1 - cfg.replay_share))
+        train += Random(cfg.seed).sample(replayed, min(want, len(replayed)))
     Random(cfg.seed).shuffle(train)
     heldout = generate_rows(catalogue, cfg.n_heldout, cfg.seed + 1, families="heldout", **common)
     for path, rows in ((train_file, train), (heldout_file, heldout)):
