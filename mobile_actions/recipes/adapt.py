@@ -43,6 +43,9 @@ class AdaptConfig:
     start: str = field(default="default", metadata={
         "help": "the caller to adapt: default (the bundled caller), an adapter dir (e.g. a general caller's "
                 "checkpoint), or none (a new LoRA on the base)"})
+    start_export: str | None = field(default=None, metadata={
+        "help": "the start caller's ONNX export, to score it on-device (default: the prepared export for --start "
+                "default; another start is scored on PyTorch)"})
     base: str = field(default="default", metadata={"help": "the base model (default: Gemma 3 270M from PyPI)"})
     rows: str | None = field(default=None, metadata={"help": "your own training rows, added to the generated ones"})
     rows_repeat: int = field(default=4, metadata={"help": "how many times each of your own rows is trained on"})
@@ -159,8 +162,8 @@ def run(cfg: AdaptConfig, say: Callable[[str], None] = print) -> AdaptResult:
     t0 = time.time()
     sets = [("held-out (generated)", load_rows(heldout_file)[0])] + ([(f"yours ({cfg.eval})", eval_rows)]
                                                                       if eval_rows else [])
-    callers = ([("start: " + cfg.start, cfg.start)] if cfg.before and cfg.start != "none" else []) + \
-        [("adapted", str(onnx))]
+    callers = ([("start: " + cfg.start, cfg.start_export or cfg.start)] if cfg.before and cfg.start != "none"
+               else []) + [("adapted", str(onnx))]
     scores = [_score(label, spec, name, rows, out / "scores", say) for label, spec in callers for name, rows in sets]
     minutes["evaluate"] = (time.time() - t0) / 60
     res = AdaptResult(out, cpu_name(), n_train, n_heldout, steps, {k: round(v, 1) for k, v in minutes.items()},
