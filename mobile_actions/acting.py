@@ -171,7 +171,7 @@ def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[
         return Polarity.ASKED, cue
     if cue := early(w.hypothetical):
         return Polarity.HYPOTHETICAL, cue
-    if (cue := early(w.question_openers, 0)) and (" " in cue or not asks):
+    if (cue := early(w.question_openers, 0)) and (" " in cue or not asks or cue in w.question_words.words):
         return Polarity.QUESTION, cue
     if early(w.statement_openers, 0):
         return Polarity.STATED, ""
@@ -199,8 +199,8 @@ def _past_action(head: str, w: lexicons.PolarityWords) -> str:
 def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
              speaks_of: Callable[[str], bool] | None = None) -> list[Piece]:
     """Polarity that reaches past its own piece:
-    - a cancellation takes back the piece before it when it opens its own ("add lunch friday, scratch that",
-      "turn on the flashlight -- oh nvm the lights came back");
+    - a cancellation takes back the piece before it when it opens its own, past pieces that only refuse or take
+      back ("add lunch friday, scratch that", "turn on the flashlight -- oh nvm the lights came back");
     - a "don't" of "it" refuses the piece before ("type Lena 555 0161 but don't save it"; "I found it" refuses
       nothing), and a piece that is nothing but a "don't" refuses the piece before and the rest of its sentence
       ("open wifi. no wait, don't"; "do not, under any circumstances, email Ana");
@@ -218,7 +218,9 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
         rest_of_sentence = [j for j in range(i + 1, len(out)) if out[j].sentence == p.sentence]
         targets: list[int] = []
         if p.polarity is Polarity.CANCELLED and (not rest or opens_with(w.cancelled) or opens_with(w.cancel_verbs)):
-            targets = prev
+            # past pieces that only refuse or take back themselves: "mute the chat. ugh no actually i need it, leave
+            # it" takes back the muting; "we already set the alarm so dont bother with that" the alarm
+            targets = next(([j] for j in range(i - 1, -1, -1) if out[j].polarity not in REFUSING), prev)
         elif p.polarity is Polarity.NEGATED and not rest:   # "do not, under any circumstances, email Ana"
             targets = prev + rest_of_sentence
         elif p.polarity is Polarity.NEGATED and _refers_back_only(rest, w) and (
@@ -486,6 +488,8 @@ def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece]
     - a "don't" or a "never mind" among the pieces writing its values refuses it, whatever else does ("email jan
       ... and DON'T add him"); without values, so do the pieces naming its tool the most when all of them refuse
       ("... Actually, don't turn on the flashlight"; not "I don't need the flashlight anymore, switch it off");
+      and so do the pieces naming it when all of them refuse and its values are in other sentences (a call
+      that changes something; "not to everyone, just to Kwame" is one sentence that corrects itself);
     - an asked owner asks for it;
     - owners that only state something ask for it, unless a piece that names its tool refuses or tells of it
       ("no map needed, I know where Tesco is");
@@ -501,6 +505,11 @@ def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece]
         return Refusal(call, UNTIED)     # (the catalogue's fallback carries a goal in the caller's words)
     refusing = ([p for p in by_value if p.polarity in REFUSING] if by_value
                 else most if most and all(p.polarity in REFUSING for p in most) else [])
+    if not refusing and by_value and effect != "none" and by_name and not set(by_value) & set(by_name) \
+            and all(p.polarity in REFUSING for p in by_name) \
+            and not {p.sentence for p in by_value} & {p.sentence for p in by_name}:
+        refusing = by_name   # named only where it is refused, its values elsewhere: "don't react to his message.
+        #                      leave him on read" is no message saying "leave him on read"
     if refusing:
         return _refusal(call, refusing[0])
     if any(p.polarity is Polarity.ASKED for p in owners):

@@ -300,3 +300,37 @@ def test_a_refusal_that_refers_back_is_about_the_tool_it_names():
     # naming no tool, it is about the piece before; a sentence of its own corrects the piece before
     assert acting.gate([switch], "switch off my 6am alarm, but don't do it yet", ALARMS)[0] == []
     assert acting.gate([switch], "switch off my 6am alarm... no actually just delete it", ALARMS)[0] == []
+
+
+CHAT = Catalogue.from_json([
+    {"function": {"name": "send_message", "description": "Sends a message in a chat.", "parameters": {
+        "type": "OBJECT", "properties": {"chat": {"type": "STRING"}, "text": {"type": "STRING"}},
+        "required": ["chat", "text"], "x-effect": "sends"}}},
+    {"function": {"name": "mute_chat", "description": "Mutes a chat.", "parameters": {
+        "type": "OBJECT", "properties": {"chat": {"type": "STRING"}}, "required": ["chat"]}}},
+    {"function": {"name": "delete_chat", "description": "Deletes a chat.", "parameters": {
+        "type": "OBJECT", "properties": {"chat": {"type": "STRING"}}, "required": ["chat"]}}},
+])
+
+
+@pytest.mark.parametrize("request_, call, why", [
+    ('my brother keeps saying "delete the chat before mom sees it" lmao', T("delete_chat", chat="the chat"),
+     "someone else"),
+    ('jo goes "mute the family chat" like its that easy', T("mute_chat", chat="the family chat"), "someone else"),
+    ("whats the max number of ppl u can put in a group chat", T("mute_chat", chat="group chat"), "question"),
+    ("mute the soccer parents chat for a week. ugh no actually i need to know about pickup, leave it",
+     T("mute_chat", chat="the soccer parents chat"), "takes it back"),
+    ("don't reply to his message. leave him on read", T("send_message", chat="him", text="leave him on read"),
+     "says not to"),
+])
+def test_reported_speech_questions_and_take_backs_are_read_as_such(request_, call, why):
+    kept, refused = acting.gate([call], request_, CHAT)
+    assert not kept and why in refused[0].reason
+
+
+@pytest.mark.parametrize("request_, call", [
+    ("turn off the flashlight. we already set the alarm so dont bother with that", T("turn_off_flashlight")),
+    ("what I actually need is the torch on", T("turn_on_flashlight")),
+])
+def test_a_take_back_or_a_what_that_is_not_about_the_call_keeps_it(request_, call):
+    assert acting.gate([call], request_, CAT)[0] == [call]

@@ -87,6 +87,7 @@ class PolarityWords:
     past_adverbs: Phrases
     hypothetical: Phrases
     question_openers: Phrases
+    question_words: Phrases
     governs_next: Phrases
     back_references: Phrases
     trailing: Phrases
@@ -376,7 +377,7 @@ def load(name: str | None = None) -> Lexicon:
     if not all(isinstance(x, dict) for x in (pol, eff, val)):
         raise CatalogueError(f"{path}: a lexicon has objects 'polarity', 'effect' and 'values'")
     lists = [f.name for f in fields(PolarityWords) if f.type == "Phrases"]
-    pol = {"names": [], **pol}   # optional: a lexicon written before it had none
+    pol = {"names": [], "question_words": [], **pol}   # optional: a lexicon written before it had them
     value_lists = [f.name for f in fields(ValueWords)]
     for section, names, where in ((pol, lists, "polarity"), (eff, ("sends", "none", "contact_names"), "effect"),
                                   (val, value_lists, "values")):
