@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 
 from mobile_actions import lexicon as lexicons
 from mobile_actions.calls import ToolCall, argument_schema, value_kind
-from mobile_actions.catalog import Catalogue
+from mobile_actions.catalog import Catalogue, name_words
 from mobile_actions.decoding import coverage
 from mobile_actions.decoding.coverage import EMAIL_RE, FIELD_LABEL_RE, PHONE_RE, keywords, mask_quotes
 
@@ -453,7 +453,8 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
                     and _polarity_problem(call, tool, effect, pieces, lexicon) is not None:
                 notes.append(f"{call.name} kept: {mine}")
         if why is None and effect != "none":
-            why = _borrowed_values(call, tool, catalogue, mine.pieces, lexicon)
+            why = _borrowed_values(call, tool, catalogue, mine.pieces, lexicon) or _removal_unsaid(call, pieces,
+                                                                                                 lexicon)
         if why is None:
             kept.append(call)
         else:
@@ -567,6 +568,20 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
         return None
     piece, other_tool, cue = first
     return Refusal(call, f"its values are written where the request asks for {other_tool}", cue, piece.text)
+
+
+def _removal_unsaid(call: ToolCall, pieces: Sequence[Piece], lexicon: lexicons.Lexicon | None = None
+                    ) -> Refusal | None:
+    """A call to a tool whose name says it removes something (`delete_chat`, `cancel_order`) is made only when a
+    part of the request that asks says a removal ("delete", "cancel", "get rid of": the lexicon's
+    `effect.removes`): a caller that answers "show me my top 5 unread chats" with `delete_chat` has guessed the
+    one thing that cannot be undone."""
+    removes = (lexicon or lexicons.load()).effect.removes
+    if not any(removes.find(w) for w in name_words(call.name)):
+        return None
+    if any(p.asked and removes.find(lexicons.normalise(p.text)) for p in pieces):
+        return None
+    return Refusal(call, "the request asks to remove nothing")
 
 
 @lru_cache(maxsize=1024)

@@ -192,12 +192,16 @@ def parse_tool(entry: Any, where: str = "<tool>") -> Tool:
     return Tool(name=name, description=description, parameters=params)
 
 
+def name_words(name: str) -> list[str]:
+    """The words of a tool's name, lower case: send_email, sendEmail, SEND_EMAIL, "chat.delete" alike."""
+    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)]
+
+
 def name_effect(name: str) -> str:
     """A tool's effect from its name: the first word of it the lexicon lists as sending or as reading decides
     ("get_emails": none, "email_team": sends); a name with neither changes state, the safe default."""
     words = lexicon.load().effect
-    for word in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name):   # send_email, sendEmail, SEND_EMAIL
-        word = word.lower()
+    for word in name_words(name):
         if word in words.sends:
             return "sends"
         if word in words.none:

@@ -334,3 +334,12 @@ def test_reported_speech_questions_and_take_backs_are_read_as_such(request_, cal
 ])
 def test_a_take_back_or_a_what_that_is_not_about_the_call_keeps_it(request_, call):
     assert acting.gate([call], request_, CAT)[0] == [call]
+
+
+def test_a_tool_that_removes_is_called_only_when_the_request_says_a_removal():
+    show, delete = "show me my top 5 unread chats", T("delete_chat", chat="top 5 unread chats")
+    kept, refused = acting.gate([delete], show, CHAT)
+    assert not kept and refused[0].reason == "the request asks to remove nothing"
+    for ask in ("delete the top 5 unread chats", "get rid of the top 5 unread chats",
+                "i need the top 5 unread chats deleted", "take the top 5 unread chats out"):
+        assert acting.gate([delete], ask, CHAT)[0] == [delete], ask

@@ -107,6 +107,7 @@ class EffectWords:
     sends: frozenset[str]
     none: frozenset[str]
     contact_names: frozenset[str]   # a phone-number argument whose description says one may take a contact's name
+    removes: Phrases = Phrases(())  # a tool's name that removes something; a request that asks for a removal
 
 
 @dataclass(frozen=True)
@@ -393,7 +394,11 @@ def load(name: str | None = None) -> Lexicon:
     excluded = tuple(normalise(w) for w in pol["wildcard_excludes"])
     polarity = PolarityWords(**{n: Phrases(tuple(normalise(w) for w in pol[n]), excluded) for n in lists},
                              cue_within_words=within, past_suffix=normalise(suffix))
-    effect = EffectWords(**{n: frozenset(normalise(w) for w in eff[n]) for n in ("sends", "none", "contact_names")})
+    removes = eff.get("removes", [])
+    if not isinstance(removes, list) or not all(isinstance(w, str) and w.strip() for w in removes):
+        raise CatalogueError(f"{path}: effect.removes must be a list of non-empty strings")
+    effect = EffectWords(**{n: frozenset(normalise(w) for w in eff[n]) for n in ("sends", "none", "contact_names")},
+                         removes=Phrases(tuple(normalise(w) for w in removes)))
     values = ValueWords(frozenset(val["joins"]), frozenset(val["no_start"]), tuple(val["goes_on"]),
                         tuple(val["not_going_on"]))
     navigator = _navigator_words(data.get("navigator"), path)
