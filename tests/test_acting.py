@@ -341,5 +341,7 @@ def test_a_tool_that_removes_is_called_only_when_the_request_says_a_removal():
     kept, refused = acting.gate([delete], show, CHAT)
     assert not kept and refused[0].reason == "the request asks to remove nothing"
     for ask in ("delete the top 5 unread chats", "get rid of the top 5 unread chats",
-                "i need the top 5 unread chats deleted", "take the top 5 unread chats out"):
+                "i need the top 5 unread chats deleted"):
         assert acting.gate([delete], ask, CHAT)[0] == [delete], ask
+    out = T("delete_chat", chat="book club")
+    assert acting.gate([out], "take the book club chat out", CHAT)[0] == [out]
