@@ -343,5 +343,5 @@ def test_a_tool_that_removes_is_called_only_when_the_request_says_a_removal():
     for ask in ("delete the top 5 unread chats", "get rid of the top 5 unread chats",
                 "i need the top 5 unread chats deleted"):
         assert acting.gate([delete], ask, CHAT)[0] == [delete], ask
-    out = T("delete_chat", chat="book club")
-    assert acting.gate([out], "take the book club chat out", CHAT)[0] == [out]
+    out = T("delete_chat", chat="the group")
+    assert acting.gate([out], "take the group out", CHAT)[0] == [out]
