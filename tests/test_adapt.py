@@ -73,3 +73,14 @@ def test_replayed_requests_take_their_share_of_the_training_rows(tmp_path):
     replayed = [r for r in rows if r.get("meta", {}).get("domain")]
     assert len(rows) == 40 and len(replayed) == 10
     assert len((tmp_path / "heldout.jsonl").read_text().splitlines()) == 5
+
+
+def test_flags_parse_to_their_fields_types():
+    import argparse
+
+    from mobile_actions.recipes.adapt import add_arguments, config_from_args
+
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    cfg = config_from_args(p.parse_args(["--tools", "t.json", "--threads", "2", "--lr", "3e-4", "--no-before"]))
+    assert cfg.threads == 2 and cfg.lr == 3e-4 and cfg.before is False and cfg.eval is None

@@ -271,7 +271,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         if f.type in ("bool", bool):
             p.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=helptext)
         else:
-            kind = {"int": int, "float": float}.get(str(f.type), str)
+            kind = {"int": int, "float": float}.get(str(f.type).split(" |")[0], str)   # "int | None": int
             p.add_argument(flag, type=kind, default=f.default, required=f.name == "tools", help=helptext)
 
 
