@@ -375,9 +375,9 @@ def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence
     """`call`'s `Reading` of `request` (`pieces`: the request's plain reading, if already made).
 
     A string argument of two words or more that is neither an address, a number nor a date, and that the call
-    copies from the request after the request names its tool (by a keyword: "send" names no tool) or writes
-    another of its values in the same sentence, is what the call says. It stops at a piece that takes the call back ("..., actually don't send
-    it", "..., nvm the message"): those stay the person's."""
+    copies from the request after the request names its tool (not by a word any tool may have: "send") or
+    writes another of its values in the same sentence, is what the call says. It stops at a piece that takes the
+    call back ("..., actually don't send it", "..., nvm the message"): those stay the person's."""
     w = (lexicon or lexicons.load()).polarity
     pieces = tuple(pieces) if pieces is not None else read(request, lexicon)
     tool = catalogue[call.name] if call.name in catalogue else None
@@ -400,8 +400,8 @@ def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence
                 continue
             first = min(p.start for p in pieces if p.sentence == at[-1].sentence)
             before = norm[first:m.start()]
-            if not ((introduced_by and introduced_by.search(before)) or any(re.search(rf"(?<!\w){re.escape(v)}(?!\w)", before)
-                                                        for v in values if v != said)):
+            named = bool(introduced_by and introduced_by.search(before))
+            if not named and not any(re.search(rf"(?<!\w){re.escape(v)}(?!\w)", before) for v in values if v != said):
                 continue
             end = next((p.start for p in pieces if m.start() < p.start < m.end() and _takes_back(p, own, w)),
                        m.end())
@@ -626,8 +626,7 @@ def _named_by(name: str, tool, generic: bool = True) -> re.Pattern | None:
     """A pattern for what names a tool: its keywords and (`generic`: also those any tool may have, "turn" of
     `turn_on_flashlight`) the words of its name; "flash light" is one mention, not three."""
     names = [lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())]
-    names += [w for w in re.split(r"[^a-z]+", lexicons.normalise(name))
-              if len(w) >= 3 and (generic or w not in coverage.GENERIC)]
+    names += [w for w in name_words(name) if len(w) >= 3 and (generic or w not in coverage.GENERIC)]
     return _mention(tuple(names))
 
 
