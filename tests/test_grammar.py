@@ -10,7 +10,8 @@ from mobile_actions import wire
 from mobile_actions.calls import ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.decoding.constraint import Constraint, constrain_sequence
-from mobile_actions.decoding.grammar import CallGrammar, accepts, datetime_prefix_ok
+from mobile_actions.decoding.grammar import CallGrammar, accepts
+from mobile_actions.decoding.strings import datetime_prefix_ok
 from mobile_actions.decoding.tokens import TokenTable, pick
 
 STOP = (1, 106, 50)

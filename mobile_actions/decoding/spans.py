@@ -1,5 +1,5 @@
 """Where a value copied from the request may start and end: the reading of words that the grammar engine is
-given as positions (`grammar.Source`), so the engine itself knows no language.
+given as positions (`strings.Source`), so the engine itself knows no language.
 
 A 270M model copying "Mehndi at Aunty Farah's" into an event title often stops at "Mehndi"; one copying a
 subject starts it on "and email ...". Which words a value never starts on, always ends before, or goes on
@@ -15,7 +15,7 @@ from functools import lru_cache
 from mobile_actions import lexicon
 from mobile_actions.decoding import coverage
 from mobile_actions.decoding.datetimes import expression_spans
-from mobile_actions.decoding.grammar import Source
+from mobile_actions.decoding.strings import Source
 
 _WORDS = lexicon.load().values
 # A phrase that goes on with the value before it ("Mehndi| at Aunty Farah's", "Catch-up| with Liam", "bday party| 4
@@ -90,7 +90,7 @@ def _boundary(text: str, i: int) -> bool:
 
 @dataclass(frozen=True)
 class SpanReading:
-    """`grammar.SpanBounds` for English: a value starts on a word boundary but not on a joining or filler word
+    """`strings.SpanBounds` for English: a value starts on a word boundary but not on a joining or filler word
     ("and email" or "Hmm" is nobody's value), and ends where `end_class` allows."""
 
     def source(self, text: str, unbroken: bool = False, ends_before: frozenset[str] = frozenset()) -> Source:
