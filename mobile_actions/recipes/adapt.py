@@ -166,6 +166,7 @@ def run(cfg: AdaptConfig, say: Callable[[str], None] = print) -> AdaptResult:
                else []) + [("adapted", str(onnx))]
     scores = [_score(label, spec, name, rows, out / "scores", say) for label, spec in callers for name, rows in sets]
     minutes["evaluate"] = (time.time() - t0) / 60
+    minutes["total"] = (time.time() - t_start) / 60
     res = AdaptResult(out, cpu_name(), n_train, n_heldout, steps, {k: round(v, 1) for k, v in minutes.items()},
                       scores)
     (out / "adapt.json").write_text(json.dumps({"config": asdict(cfg), "cpu": res.cpu, "train_rows": n_train,
@@ -289,7 +290,7 @@ def main(args: argparse.Namespace) -> int:
     say = lambda m: print(m, file=sys.stderr, flush=True)   # noqa: E731
     try:
         res = run(config_from_args(args), say)
-    except (AdaptError, MobileActionsError, HybridError, FileNotFoundError) as e:
+    except (MobileActionsError, HybridError, FileNotFoundError, ValueError) as e:   # AdaptError is a ValueError
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"adapted caller: {res.out / 'onnx'} ({res.steps} steps; CPU: {res.cpu})")
