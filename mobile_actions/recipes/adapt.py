@@ -160,7 +160,7 @@ def run(cfg: AdaptConfig, say: Callable[[str], None] = print) -> AdaptResult:
 
     # 4. scores, on-device with the gate
     t0 = time.time()
-    sets = [("held-out (generated)", load_rows(heldout_file)[0])] + ([(f"yours ({cfg.eval})", eval_rows)]
+    sets = [("held-out (generated)", load_rows(heldout_file)[0])] + ([(f"yours ({Path(cfg.eval).name})", eval_rows)]
                                                                       if eval_rows else [])
     callers = ([("start: " + cfg.start, cfg.start_export or cfg.start)] if cfg.before and cfg.start != "none"
                else []) + [("adapted", str(onnx))]
