@@ -1,7 +1,7 @@
 """Rows from seed catalogues: requests written by hand for many domains, each shown with more than one catalogue.
 
 Why seeds: a caller that works with tools it has never seen learns it from many catalogues and from the way
-people ask (`datasets/seed-catalogues`: 50 domains, about 60 requests each, a quarter of which must get no
+people ask (`datasets/seed-catalogues`: 98 domains, about 60 requests each, a quarter of which must get no
 call). Templates cannot write that variety; people can, and each request is then multiplied by the catalogues
 it may be asked against: its domain's tools alone, or beside a few tools of another domain the request has
 nothing to do with (a caller must not reach for a tool because it is there).

@@ -66,7 +66,7 @@ UNBROKEN = "unbroken"     # in the policies mapping: the span arguments whose va
 ENDS_BEFORE = "ends_before"   # in the policies mapping: {tool.argument: [end class, ...]} a span's values end before
 ENDS_MAX_WORDS = 0.02     # the most distinct words per gold value a span may end before and still be held to them
 UNSEEN = "unseen"         # in the policies mapping: the policy of a plain string argument no data was learned from
-# Most string values people give a tool are their own words: 89 % of the 3,125 seed requests' plain string values
+# Most string values people give a tool are their own words: 89 % of the first 3,125 seed requests' plain string values
 # (datasets/seed-catalogues) are verbatim in the conversation; the rest are mostly dates and times (read by the
 # resolver) and values composed from several words.
 UNSEEN_DEFAULT = "free"
