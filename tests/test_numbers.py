@@ -17,6 +17,7 @@ from tests.test_grounding import DEV
 NOW = datetime(2025, 6, 2, 10, 0)
 SECONDS = {"type": "integer", "description": "Duration in seconds.", "minimum": 1}
 HOUR = {"type": "integer", "description": "The hour of the alarm, 0-23.", "minimum": 0, "maximum": 23}
+MINUTE = {"type": "integer", "description": "Minute, 0-59.", "minimum": 0, "maximum": 59}
 
 
 @pytest.mark.parametrize("text, schema, name, want", [
@@ -30,6 +31,9 @@ HOUR = {"type": "integer", "description": "The hour of the alarm, 0-23.", "minim
     ("rowed 2000 meters in 7:32", {"type": "integer"}, "duration_seconds", ("452", "27120", "7", "32", "19")),
     ("set an alarm for 6:30 on weekdays", HOUR, "hour", ("6", "18")),
     ("alarm 9:45pm tonight", HOUR, "hour", ("9", "21")),
+    ("set an alarm for 6:30 on weekdays", MINUTE, "minute", ("30",)),
+    ("wake me at 7 tmrw", MINUTE, "alarmMinute", ("0",)),
+    ("remind me at 6:30, 2 days before", HOUR, "start_hour", ("6", "18")),
     ("text 415-555-0144 running 10 min late", {"type": "integer"}, "count", ("10",)),
     ("send Ahmed 1,200.50", {"type": "number"}, "amount", ("1200.5",)),
     ("send Ahmed 1,200.50", {"type": "integer"}, "amount", ()),
@@ -45,6 +49,14 @@ def test_the_unit_of_an_argument_comes_from_its_name_or_description():
     assert numbers.unit_of("amount", "Volume in millilitres.") == ("volume", 1)
     assert numbers.unit_of("level", "0-100") is None and numbers.unit_of("count", "items, e.g. 3 s") is None
     assert numbers.unit_of("distance_m", "") is None   # minutes or metres: says nothing
+
+
+def test_an_argument_named_for_a_part_of_a_time_takes_that_part_only():
+    assert numbers.clock_part("alarmHour") == "hour" and numbers.clock_part("start_minute") == "minute"
+    assert numbers.clock_part("duration_minutes") is None and numbers.clock_part("hours") is None
+    assert numbers.clock_part("hour_minute") is None   # says both: no part
+    said = numbers.read("alarm at 6:30 and a 45 minute timer", NOW)
+    assert set(numbers.offered(said, MINUTE, "minute")) == {"30", "45"}
 
 
 def test_the_grammar_writes_only_offered_numbers(table):

@@ -7,7 +7,8 @@ holds, read four ways:
 - as written, once number words have one spelling ("ten" is 10; `datewords.normalise`), times a multiplier
   after it ("10k" is 10 and 10000);
 - as the hours and minutes of a time the date resolver reads ("6:30" gives 6 and 18 for the hour, 30 for the
-  minute; "9:45pm" 21 and 45);
+  minute; "9:45pm" 21 and 45); an argument whose name says it holds one part of a time (`numbers.clock_parts`:
+  `hour`, `alarmMinute`) is offered that part and not the other, so "6:30" never sets a minute to 6;
 - as a quantity in the argument's unit, when a unit word follows the number and the argument's name or
   description names a unit of the same kind ("half an hour" is 1800 for `seconds`, 30 for `duration_min`;
   "1h 20m" is 4800 s; "33cl" is 330 for "Volume in millilitres"); "7:32" is also 452 for seconds;
@@ -60,6 +61,7 @@ class Said:
     counts: tuple[float, ...]
     quantities: tuple[Quantity, ...]
     parts: tuple[Quantity, ...] = ()   # quantities a longer one adds up ("1 hour" and "15 minutes" of 4500 s)
+    clock: tuple[tuple[int, int], ...] = ()   # (hour, minute) readings of the times said
 
     @property
     def wholes(self) -> tuple[Quantity, ...]:
@@ -97,14 +99,16 @@ def read(text: str, now: datetime | None = None, earlier: Iterable[float] = ()) 
         a, b, c = (int(x) if x else None for x in m.groups())
         quantities += [Quantity("time", a * 3600 + b * 60 + c)] if c is not None else \
             [Quantity("time", a * 60 + b), Quantity("time", a * 3600 + b * 60)]
+    clock: list[tuple[int, int]] = []
     if now is not None:
-        for t in mentions(text, now):
+        for t in mentions(datewords.normalise(text), now):   # the resolver reads normalised text ("tmrw")
             if t.kind == "time":
                 for hour, minute, _ in clock_readings(t, t.part):
                     numbers += [hour, minute]
+                    clock.append((hour, minute))
     numbers += list(earlier)
     return Said(tuple(dict.fromkeys(numbers)), tuple(dict.fromkeys(_value(m) for m in measured if m.group("n"))),
-                tuple(dict.fromkeys(quantities)), tuple(dict.fromkeys(parts)))
+                tuple(dict.fromkeys(quantities)), tuple(dict.fromkeys(parts)), tuple(dict.fromkeys(clock)))
 
 
 def _masked(text: str) -> str:
@@ -122,11 +126,23 @@ def _value(m: re.Match) -> float:
     return -n if m.group("sign") else n
 
 
+def _name_words(name: str) -> list[str]:
+    """The words of an argument's name, lower case ("radius_meters", "durationMin", "alarmHour")."""
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", name)]
+
+
+def clock_part(name: str) -> str | None:
+    """"hour" or "minute" when an argument's name says it holds that part of a time of day (`clock_parts`)."""
+    words = set(_name_words(name))
+    found = [part for part, forms in _WORDS.clock_parts.items() if words & set(forms)]
+    return found[0] if len(found) == 1 else None
+
+
 def unit_of(name: str, description: str) -> tuple[str, float] | None:
     """The kind and size of the unit an argument's name or description names ("seconds", "Volume in
     millilitres", "radius_meters", "durationMin"), else None. Words of one or two letters ("s", "ml") count only
     in the name; a word of several kinds ("m") says none."""
-    name_words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", name)]
+    name_words = _name_words(name)
     for word in name_words + re.findall(r"[a-z]+", description.lower()):
         kinds = UNITS.get(word)
         if kinds and len(kinds) == 1 and (len(word) > 2 or word in name_words):
@@ -141,6 +157,11 @@ def offered(said: Said, schema: dict, name: str) -> tuple[str, ...]:
     integer = schema.get("type") == "integer"
     unit = unit_of(name, str(schema.get("description", "")))
     values = list(said.numbers)
+    part = clock_part(name)
+    if part is not None and said.clock:   # "6:30": 30 for a minute, never 6; 6 or 18 for an hour, never 30
+        own = {h if part == "hour" else m for h, m in said.clock}
+        other = {m if part == "hour" else h for h, m in said.clock}
+        values = [v for v in values if v in own or v not in other]
     if unit is None:
         values += said.counts
     else:

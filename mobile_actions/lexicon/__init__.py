@@ -188,6 +188,7 @@ class NumberWords:
     units: Mapping[str, Mapping[str, float]]
     multipliers: Mapping[str, int]
     unit_counts: Mapping[str, float]
+    clock_parts: Mapping[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
