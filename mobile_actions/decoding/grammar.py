@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from mobile_actions.calls import argument_schema, is_datetime
 from mobile_actions.catalog import Catalogue
+from mobile_actions.wire import format_value
 from mobile_actions.decoding.strings import (DATETIME_TEMPLATE, DIGITS, Source, SpanBounds, StrSpec,
                                              datetime_prefix_ok)
 from mobile_actions.decoding.tokens import CTRL_SYM, CTRL_SYMS, FORBIDDEN_IN_STRINGS, S_END, S_ESC, S_START
@@ -415,11 +416,21 @@ def value_state(schema: Any, cont: State, bounds: SpanBounds | None = None) -> S
         return Num(typ == "integer", "", cont, bound(low), bound(high), allowed)
     if typ == "boolean":
         return Choice(("true", "false") + (("null",) if schema.get("nullable") else ()), "", cont)
+    values = schema.get("x-values")   # set by decoding.grounding: the only whole values it may take
+    if isinstance(values, list) and values:
+        return Choice(tuple(_symbols(format_value(v)) for v in values), "", cont)
     if typ == "array":
         return Lit("[", Arr(_arr(schema, bounds), True, cont))
     if typ == "object":
         return Lit("{", Key(_obj(schema, bounds), frozenset(), "", True, cont))
     return Lit(S_ESC, Str(_spec("datetime" if is_datetime(schema) else "free"), "", cont))
+
+
+def _symbols(text: str) -> str:
+    """Wire text as the automaton's symbols (each control token one symbol)."""
+    for ctrl, sym in CTRL_SYM.items():
+        text = text.replace(ctrl, sym)
+    return text
 
 
 class CallGrammar:

@@ -46,7 +46,7 @@ from mobile_actions import jsontext
 from mobile_actions.calls import argument_schema, value_kind
 from mobile_actions.decoding.coverage import (EMAIL_RE, PHONE_RE, QUOTED_RE, VERBS, claimed_elsewhere, outside_others,
                                               switched)
-from mobile_actions.decoding import numbers
+from mobile_actions.decoding import days, numbers
 from mobile_actions.decoding.datetimes import expression_spans, resolve
 from mobile_actions.decoding.spans import ALWAYS_ENDS, END_CLASSES, GOES_ON_RE, end_class
 
@@ -502,4 +502,13 @@ class Grounding:
                 del props[arg]
             else:   # an amount nobody said: asking beats a made-up number
                 schema["x-callable"] = False
+        for arg, sub in list(props.items()):   # a list of weekdays: the lists the person said, each whole
+            items = days.weekday_items(sub) if isinstance(sub, dict) and sub.get("x-grounding") != "free" else None
+            if items is None:
+                continue
+            lists = days.offered(days.said(self.user_text), items)
+            if lists:
+                sub["x-values"] = lists
+            elif arg not in required:
+                del props[arg]
         return schema

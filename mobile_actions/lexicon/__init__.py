@@ -212,6 +212,10 @@ class DateWords:
     shorthands: Mapping[str, tuple[str, ...]]
     spellings: tuple[Spelling, ...]
     holidays: tuple[Holiday, ...]
+    day_groups: Mapping[str, tuple[str, ...]]
+    day_joins: tuple[str, ...]
+    day_ranges: tuple[str, ...]
+    day_cues: tuple[str, ...]
 
 
 @dataclass(frozen=True)
