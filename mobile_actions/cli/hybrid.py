@@ -24,9 +24,10 @@ def register(subparsers) -> None:
                               epilog=RUN_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("request", nargs="?", help="what to do, in words (omit with --resume)")
     p.add_argument("--serial", help="device (default $ANDROID_SERIAL, the only device, else the virtual phone)")
-    p.add_argument("--model", default="default",
-                   help="caller: default (its ONNX export, built by `mobile-actions model prepare`) | exported ONNX "
-                        "folder | checkpoint/adapter DIR (PyTorch)")
+    p.add_argument("--model", default="auto",
+                   help="caller: auto (the Mobile Actions caller for its tools, the general caller for any other "
+                        "catalogue) | default | general (their ONNX exports, built by `mobile-actions model prepare`) "
+                        "| exported ONNX folder | checkpoint/adapter DIR (PyTorch)")
     p.add_argument("--torch", action="store_true", help="run the caller on PyTorch instead of its ONNX export")
     p.add_argument("--navigator", default="default",
                    help="default (the bundled text navigator) | text:SPEC (your own: ONNX export or adapter) | an OdysseyAgent DIR | "
@@ -65,8 +66,8 @@ def add_bench_subcommand(bench_subparsers) -> None:
 
 
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", dest="hybrid_model", metavar="MODEL", default="default",
-                   help="caller: default | DIR | oracle (the tasks' gold calls: a harness check, not a model)")
+    p.add_argument("--model", dest="hybrid_model", metavar="MODEL", default="auto",
+                   help="caller: auto | default | general | DIR | oracle (the tasks' gold calls: a harness check, not a model)")
     p.add_argument("--torch", dest="hybrid_torch", action="store_true",
                    help="run the caller on PyTorch instead of its ONNX export")
     p.add_argument("--navigator", dest="hybrid_navigator", metavar="NAV", default="default",

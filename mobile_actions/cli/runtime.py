@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
     from mobile_actions.catalog import Catalogue
@@ -24,8 +24,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("call", help="tool calls for a request (the default caller's ONNX export; no torch)")
     p.add_argument("request")
     p.add_argument("--model", default=None,
-                   help="default (the export `mobile-actions model prepare` builds; also $MOBILE_ACTIONS_ONNX) | an "
-                        "exported folder (mobile-actions export --out DIR) | with --torch: any PyTorch model spec")
+                   help="auto (default: the Mobile Actions caller for its tools, the general caller for any other "
+                        "catalogue) | default ($MOBILE_ACTIONS_ONNX overrides its export) | general | an exported "
+                        "folder (mobile-actions export --out DIR) | with --torch: any PyTorch model spec")
     p.add_argument("--torch", action="store_true",
                    help="run the model on PyTorch (needs the `model` extra) instead of its ONNX export")
     p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file")
@@ -45,7 +46,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_call)
 
     p = subparsers.add_parser("serve", help="keep the caller loaded on a local socket for `call --server` and apps")
-    p.add_argument("--model", default=None, help="default | an exported folder (as `call --model`)")
+    p.add_argument("--model", default=None, help="auto | default | general | an exported folder (as `call --model`)")
     p.add_argument("--socket", default=None, help="Unix socket path (default $MOBILE_ACTIONS_SOCKET, else "
                                                    "$XDG_RUNTIME_DIR/mobile-actions/caller.sock)")
     p.add_argument("--tools", default="mobile_actions",
@@ -130,16 +131,18 @@ def cmd_call(args: argparse.Namespace) -> int:
         return 2
 
 
-def _onnx_caller(args: argparse.Namespace, tools: Catalogue):
-    """The ONNX caller `--model` names (None after printing why it cannot load)."""
+def _onnx_caller(args: argparse.Namespace, tools: Catalogue | None, names: Sequence[str] | None = None):
+    """The ONNX caller `--model` names (None after printing why it cannot load); `auto` picks it for `names`
+    (default: the tools')."""
     from pathlib import Path
 
     from mobile_actions.runtime import Caller, ExportFormatError
-    from mobile_actions.runtime.prepared import NotPreparedError, prepared_export
+    from mobile_actions.runtime.prepared import CALLER_SPECS, NotPreparedError, prepared_caller
 
     try:
-        if args.model in (None, "default"):
-            model = prepared_export()
+        if args.model in (None, *CALLER_SPECS):
+            model = prepared_caller(args.model or "auto", names if names is not None else
+                                    tools.names if tools is not None else ())
         else:
             model = Path(args.model)
             if not (model / "manifest.json").is_file():
@@ -186,7 +189,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except CatalogueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    caller = _onnx_caller(args, catalogues[0] if catalogues else None)
+    caller = _onnx_caller(args, catalogues[0] if catalogues else None, [n for c in catalogues for n in c.names])
     if caller is None:
         return 2
     try:
@@ -208,7 +211,7 @@ def _call_torch(args: argparse.Namespace, now: datetime | None, tools: Catalogue
         print("error: --stream is for the ONNX runtime", file=sys.stderr)
         return 2
 
-    caller = resolve_caller(args.model or "default", torch=True, constrained=args.constrained)
+    caller = resolve_caller(args.model or "auto", torch=True, constrained=args.constrained, tool_names=tools.names)
     messages = [developer_message(now),
                 {"role": "user", "content": args.request}]
     return _print_result(caller.call_messages(messages, tools).gated(messages, tools).to_json(), args.json)   # as `call`

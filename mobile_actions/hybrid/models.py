@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence
 
 from mobile_actions.hybrid.device import HybridError
 
@@ -24,38 +24,45 @@ class CallerLike(Protocol):
 TORCH_PREFIX = "torch:"  # `run --torch` / `bench hybrid --torch` pass the spec as "torch:SPEC"
 
 
-def resolve_caller(spec: str = "default", progress: Callable[[str], None] | None = None, *, torch: bool = False,
-                   constrained: bool = True) -> CallerLike:
+def resolve_caller(spec: str = "auto", progress: Callable[[str], None] | None = None, *, torch: bool = False,
+                   constrained: bool = True, tool_names: Iterable[str] = ()) -> CallerLike:
     """The caller for a ``--model`` spec. The default path is the on-device path:
 
-    - ``default``: the bundled caller's ONNX export that `mobile-actions model prepare` builds (torch-free);
-      missing or stale, a `HybridError` says to run `mobile-actions model prepare` (or to use --torch);
+    - ``auto`` (`runtime.prepared.auto_caller` picks by `tool_names`, the catalogue's), ``default`` (the
+      Mobile Actions caller), ``general`` (the caller for any catalogue): the bundled caller's ONNX export
+      that `mobile-actions model prepare` builds (torch-free); missing or stale, a `HybridError` says to run
+      `mobile-actions model prepare` (or to use --torch);
     - a directory with ``manifest.json``: that ONNX export;
-    - ``torch=True`` or a ``torch:SPEC`` spec: SPEC on PyTorch (`TorchCaller`: ``default``, ``base``, a
+    - ``torch=True`` or a ``torch:SPEC`` spec: SPEC on PyTorch (`TorchCaller`: the names above, ``base``, a
       checkpoint or adapter directory, a cached hub id);
     - any other spec (a checkpoint or adapter directory, a hub id) has no export: PyTorch.
     Both runtimes decode under the call grammar (``constrained=False``: the bare model).
     """
+    from mobile_actions.runtime.prepared import CALLER_SPECS, auto_caller
+
     say = progress or (lambda _m: None)
     if spec.startswith(TORCH_PREFIX):
-        spec, torch = spec[len(TORCH_PREFIX):] or "default", True
+        spec, torch = spec[len(TORCH_PREFIX):] or "auto", True
+    if spec == "auto":
+        spec = auto_caller(tool_names)
+    bundled = spec in CALLER_SPECS
     path = Path(spec).expanduser()
-    is_export = spec != "default" and (path / "manifest.json").is_file()
+    is_export = not bundled and (path / "manifest.json").is_file()
     if torch and is_export:
         raise HybridError(f"{spec} is an ONNX export: it runs on the ONNX runtime (drop --torch)")
-    if not torch and (spec == "default" or is_export):
+    if not torch and (bundled or is_export):
         from mobile_actions.runtime import Caller, ExportFormatError
-        from mobile_actions.runtime.prepared import NotPreparedError, prepared_export
+        from mobile_actions.runtime.prepared import NotPreparedError, prepared_caller
 
         try:
-            folder = prepared_export() if spec == "default" else path
-            say(f"caller: ONNX {'default (' + str(folder) + ')' if spec == 'default' else folder}")
+            folder = prepared_caller(spec) if bundled else path
+            say(f"caller: ONNX {spec + ' (' + str(folder) + ')' if bundled else folder}")
             return Caller.from_pretrained(folder, constrained=constrained)
         except (NotPreparedError, ExportFormatError) as e:
             raise HybridError(str(e)) from e
     from mobile_actions.caller.greedy import TorchCaller
 
-    say(f"caller: PyTorch {spec}" + (" (bundled default model)" if spec == "default" else ""))
+    say(f"caller: PyTorch {spec}" + (f" (bundled {spec} model)" if bundled else ""))
     caller = TorchCaller(spec, constrained=constrained)
     for w in getattr(caller, "warnings", ()):
         say(f"caller: {w}")

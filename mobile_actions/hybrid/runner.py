@@ -77,7 +77,7 @@ class RunConfig:
     cannot choose what runs, where screenshots go or which phone is driven.
     """
 
-    model: str = "default"              # caller: default | DIR (ONNX export or PyTorch checkpoint/adapter)
+    model: str = "auto"                 # caller: auto | default | general | DIR (ONNX export or PyTorch checkpoint/adapter)
     navigator: str | None = "default"   # default | DIR | http(s)://URL | none
     serial: str | None = None           # device; None: $ANDROID_SERIAL, the only device, else the virtual phone
     tools: str = "mobile_actions"
@@ -269,7 +269,7 @@ class Runner:
     @property
     def caller(self) -> CallerLike:
         if self._caller is None:
-            self._caller = resolve_caller(self.config.model, self._say)
+            self._caller = resolve_caller(self.config.model, self._say, tool_names=self.catalogue.names)
         elif not hasattr(self._caller, "call_messages") and callable(self._caller):
             self._caller = self._caller()
         return self._caller

@@ -6,8 +6,8 @@
    follow-ups, requests that must get no call, declined clauses), and held-out rows from the other side;
    your own rows (`--rows`) are added to training, your hand-written test rows (`--eval`) are only scored;
    `--replay` mixes in requests people wrote for other catalogues, so templates do not teach one way to ask;
-2. **train** a LoRA from the caller you start from (`--start`: the bundled caller, or a general caller's
-   adapter) until the budget left for training is spent, with checkpoints (`--resume` goes on);
+2. **train** a LoRA from the caller you start from (`--start`: the bundled general caller, the Mobile Actions
+   one, or an adapter of yours) until the budget left for training is spent, with checkpoints (`--resume` goes on);
 3. **export** it to an ONNX folder (q8), the on-device caller `call --model`, `run --model` and `serve` take;
 4. **evaluate** the start and the result on the same rows, on the on-device path with the gate: exact match,
    and requests that ask for nothing but got a call.
@@ -40,12 +40,12 @@ class AdaptConfig:
     out: str = field(default="runs/adapt", metadata={"help": "folder for the rows, the adapter, the export and "
                                                                  "adapt.json"})
     budget: str = field(default="2h", metadata={"help": "wall-clock for the whole journey (2h, 90m, 45m)"})
-    start: str = field(default="default", metadata={
-        "help": "the caller to adapt: default (the bundled caller), an adapter dir (e.g. a general caller's "
-                "checkpoint), or none (a new LoRA on the base)"})
+    start: str = field(default="general", metadata={
+        "help": "the caller to adapt: general (the bundled caller for any catalogue), default (the bundled Mobile "
+                "Actions caller), an adapter dir, or none (a new LoRA on the base)"})
     start_export: str | None = field(default=None, metadata={
         "help": "the start caller's ONNX export, to score it on-device (default: the prepared export for --start "
-                "default; another start is scored on PyTorch)"})
+                "general or default; another start is scored on PyTorch)"})
     base: str = field(default="default", metadata={"help": "the base model (default: Gemma 3 270M from PyPI)"})
     rows: str | None = field(default=None, metadata={"help": "your own training rows, added to the generated ones"})
     rows_repeat: int = field(default=4, metadata={"help": "how many times each of your own rows is trained on"})
@@ -64,7 +64,9 @@ class AdaptConfig:
     batch_size: int = 8
     grad_accum: int = 2
     epochs: float = field(default=3.0, metadata={"help": "at most this many passes; the budget usually ends it"})
-    max_length: int = 2048
+    max_length: int = field(default=4096, metadata={
+        "help": "longest training row in tokens; longer rows are left out (a catalogue of a dozen tools declares "
+                "~2,000 tokens before the request)"})
     threads: int | None = None
     quant: str = field(default="q8", metadata={"help": "the export's quantisation (see `export --quant`)"})
     before: bool = field(default=True, metadata={"help": "also score the start caller (--no-before: only the result)"})
@@ -239,6 +241,9 @@ def _train(cfg: AdaptConfig, data: Path, out: Path, minutes: float, say: Callabl
         seed=cfg.seed, shared_prefix=True, prompt_gradients="none", save_steps=20, save_total_limit=2,
         final_eval=False, threads=cfg.threads,
         resume="last" if cfg.resume and last_checkpoint(out) else None))
+    if res.too_long:
+        say(f"[adapt] warning: {res.too_long} of {res.train_rows + res.too_long} training rows are longer than "
+            f"--max-length {cfg.max_length} and were left out (listed in {out}/too_long.txt)")
     say(f"[adapt] {res.steps} steps in {res.seconds / 60:.1f} min, final loss {res.final_loss}")
     return res.steps
 

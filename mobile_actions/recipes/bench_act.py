@@ -138,7 +138,8 @@ def table(variants: Sequence[Variant], kinds: Sequence[str]) -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", nargs="+", default=[str(d) for d in DEFAULT_DATA], help="rows (Mobile Actions JSONL)")
-    p.add_argument("--model", default="default", help="the ONNX export for the grounded variant (default: prepared)")
+    p.add_argument("--model", default="auto", help="the caller of the grounded variant: auto (by the rows' tools) | "
+                                                     "default | general | an ONNX export folder")
     p.add_argument("--alone", action="store_true", help="also the model on PyTorch without a grammar (slow)")
     p.add_argument("--alone-model", default="default", help="the PyTorch model for --alone: default, or an adapter dir")
     p.add_argument("--limit", type=int, default=None, help="only the first N rows of each file")
@@ -170,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     say = lambda m: print(m, file=sys.stderr, flush=True)   # noqa: E731
     try:
-        variants = [run_variant("grounded", resolve_caller(args.model, say), rows, out, say)]
+        names = {n for r in rows for n in r.tools.names}
+        variants = [run_variant("grounded", resolve_caller(args.model, say, tool_names=names), rows, out, say)]
         if args.alone:
             variants.append(run_variant("alone", resolve_caller(args.alone_model, say, torch=True, constrained=False),
                                         rows, out, say))

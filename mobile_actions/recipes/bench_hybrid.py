@@ -594,7 +594,7 @@ class OracleNavigator:
 
 @dataclass
 class BenchConfig:
-    model: str = "default"
+    model: str = "auto"
     navigator: str | None = "default"
     navigate: str = "auto"         # what `run` does; "always" also hands every request to the navigator
     max_steps: int = 15

@@ -517,11 +517,17 @@ class Caller:
 
     @classmethod
     def from_pretrained(cls, folder: str | Path = "default", **kwargs) -> "Caller":
-        """``default``: the bundled caller's export that `mobile-actions model prepare` built; else a folder."""
-        if str(folder) == "default":
-            from mobile_actions.runtime.prepared import prepared_export
+        """``auto``, ``default``, ``general``: a bundled caller's export that `mobile-actions model prepare` built
+        (``auto``: the one for ``tools``, `runtime.prepared.auto_caller`); else a folder."""
+        from mobile_actions.runtime.prepared import CALLER_SPECS, prepared_caller
 
-            folder = prepared_export()
+        if str(folder) in CALLER_SPECS:
+            tools = kwargs.get("tools")
+            if isinstance(tools, str):
+                from mobile_actions.catalog import load_catalogue
+
+                tools = kwargs["tools"] = load_catalogue(tools)
+            folder = prepared_caller(str(folder), tools.names if tools is not None else ())
         return cls(folder, **kwargs)
 
     # ------------------------------------------------------------------ prompts

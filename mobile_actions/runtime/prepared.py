@@ -1,10 +1,15 @@
-"""The prepared default export: where `mobile-actions model prepare` puts the bundled caller's ONNX export,
-and whether what is there is current. Torch-free (hashlib + json), so `call` and `run` can check cheaply.
+"""The prepared exports: where `mobile-actions model prepare` puts the bundled models' ONNX exports, whether
+what is there is current, and which bundled caller a catalogue gets. Torch-free (hashlib + json), so `call`
+and `run` can check cheaply.
 
-The default path is the on-device path: `run`, `call` and `bench hybrid` with `--model default` use this
-folder on the ONNX runtime (PyTorch only with `--torch`). The folder is current when it is an export of
-the bundled adapter whose files hash to what its manifest records (`adapter_sha256`), in this runtime's
-export format and the default quantisation.
+The default path is the on-device path: `run`, `call` and `bench hybrid` use these folders on the ONNX
+runtime (PyTorch only with `--torch`). A folder is current when it is an export of the bundled adapter whose
+files hash to what its manifest records (`adapter_sha256`), in this runtime's export format and the default
+quantisation.
+
+Two callers are bundled: `default`, trained on the seven Mobile Actions tools (and `operate_screen`), and
+`general`, trained from it on many catalogues, for tools it never saw. `auto` picks by the catalogue: on the
+tools the default caller knows it is the stronger one; on any other catalogue the general one is.
 """
 from __future__ import annotations
 
@@ -12,13 +17,14 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from mobile_actions.errors import NotPreparedError
 
 DEFAULT_QUANT = "q8"      # recipes/export_onnx.Q8_BLOCK_SIZE says why (the 4-bit head of `mixed` cost accuracy),
                           # with the lean full head (recipes/export_onnx.add_lean_full_head)
 ADAPTER_FILES = ("adapter_model.safetensors", "adapter_config.json")
+CALLER_SPECS = ("auto", "default", "general")   # what `--model` names besides an export folder
 PREPARE_HINT = "run `mobile-actions model prepare` (once: it builds the ONNX export, ~5 min on 2 cores)"
 
 
@@ -29,6 +35,32 @@ def default_onnx_dir(quant: str | None = None, cache: str | Path | None = None) 
     if cache is None and os.environ.get("MOBILE_ACTIONS_ONNX"):
         return Path(os.environ["MOBILE_ACTIONS_ONNX"]).expanduser()
     return cache_dir(cache) / f"onnx-{quant or DEFAULT_QUANT}"
+
+
+def general_onnx_dir(cache: str | Path | None = None) -> Path:
+    """`<cache>/onnx-general-<quant>`: where `model prepare` puts the bundled general caller's export."""
+    from mobile_actions.caller.model import cache_dir  # torch-free
+
+    return cache_dir(cache) / f"onnx-general-{DEFAULT_QUANT}"
+
+
+def default_caller_tools() -> frozenset[str]:
+    """The tools the default caller was trained on: the bundled Mobile Actions catalogue and `operate_screen`."""
+    from mobile_actions.catalog import CATALOGS_DIR
+
+    names = set()
+    for name in ("mobile_actions", "operate_screen"):
+        entries = json.loads((CATALOGS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+        names.update(e.get("function", e)["name"] for e in entries)
+    return frozenset(names)
+
+
+def auto_caller(tool_names: Iterable[str]) -> str:
+    """`default` for a catalogue of tools the default caller was trained on (none given: the Mobile Actions
+    catalogue), `general` for any other. By name: a user's own `send_email` with other arguments is rare,
+    and the default caller still fills only what the schema admits."""
+    names = set(tool_names)
+    return "default" if names <= default_caller_tools() else "general"
 
 
 def sha256_files(files: Sequence[Path]) -> str:
@@ -119,6 +151,30 @@ def prepared_export(folder: str | Path | None = None) -> Path:
         raise NotPreparedError(f"{folder} has older grounding policies than the bundled caller: run `mobile-actions "
                                f"model prepare` (it copies them, a second)")
     return folder
+
+
+def prepared_general(folder: str | Path | None = None) -> Path:
+    """The bundled general caller's current ONNX export, or `NotPreparedError` saying what to run."""
+    from mobile_actions.caller.model import GENERAL_ADAPTER
+
+    folder = Path(folder) if folder is not None else general_onnx_dir()
+    why = stale_reason(folder, adapter=GENERAL_ADAPTER)
+    if why:
+        raise NotPreparedError(f"{why}: run `mobile-actions model prepare` (it builds the general caller's export "
+                               f"too); or use --torch for PyTorch")
+    if grounding_outdated(folder, GENERAL_ADAPTER):
+        raise NotPreparedError(f"{folder} has older grounding policies than the general caller: run `mobile-actions "
+                               f"model prepare` (it copies them, a second)")
+    return folder
+
+
+def prepared_caller(spec: str = "auto", tool_names: Iterable[str] = ()) -> Path:
+    """The export a caller spec runs on: `default`, `general`, or `auto` (chosen by `auto_caller` for the
+    catalogue's tool names)."""
+    if spec not in CALLER_SPECS:
+        raise ValueError(f"caller {spec!r}: expected one of {', '.join(CALLER_SPECS)}")
+    name = auto_caller(tool_names) if spec == "auto" else spec
+    return prepared_export() if name == "default" else prepared_general()
 
 
 def prepared_navigator(folder: str | Path | None = None) -> Path:

@@ -93,8 +93,8 @@ class CallerSFTConfig:
     lora_dropout: float = 0.05
     lora_targets: str = field(default="all-linear", metadata={"help": "all-linear or comma-separated module names"})
     init_adapter: str | None = field(default=None, metadata={
-        "help": "start the LoRA weights from this adapter dir ('default': the bundled caller), e.g. to go on "
-                "fine-tuning the bundled caller on your own catalogue; its r and alpha replace --lora-r/--lora-alpha"})
+        "help": "start the LoRA weights from this adapter dir ('default': the bundled Mobile Actions caller, "
+                "'general': the bundled general caller), e.g. to go on fine-tuning a bundled caller on your own catalogue; its r and alpha replace --lora-r/--lora-alpha"})
     lora_top_layers: int = field(default=0, metadata={
         "help": "LoRA trains in the top N decoder layers only (0: all); the layers below run forward only, without "
                 "gradients (their LoRA weights, if any, stay as they start; the control rows then train through the "
@@ -272,7 +272,7 @@ def train_top_layers(model: Any, n: int) -> int:
 
 
 def init_adapter_dir(adapter: str) -> Path:
-    """The adapter folder (``default``: the bundled one), as `adapter merge` resolves it."""
+    """The adapter folder (``default``, ``general``: the bundled ones), as `adapter merge` resolves it."""
     from mobile_actions.caller.adapters import AdapterError, adapter_dir
 
     try:
