@@ -42,3 +42,20 @@ def test_the_bundled_act_sets_validate():
         rows, problems = load_rows(path)
         assert rows and not problems
         assert {r.metadata for r in rows} >= {"act:negation", "act:control", "act:mixed"}
+
+
+def test_auto_gives_each_row_the_caller_run_would_take_for_its_catalogue(monkeypatch):
+    """`bench act --model auto`: rows on the seven tools go to the Mobile Actions caller, others to the general
+    one, each loaded once."""
+    from mobile_actions.catalog import Catalogue
+    from mobile_actions.hybrid import models
+    from mobile_actions.recipes.bench_act import PerCatalogue
+
+    loaded = []
+    monkeypatch.setattr(models, "resolve_caller", lambda name, say: loaded.append(name) or Eager())
+    clock = Catalogue.from_json([{"name": "set_alarm", "description": "Sets an alarm.",
+                                  "parameters": {"type": "object", "properties": {}}}])
+    caller = PerCatalogue(lambda _m: None)
+    for tools in (CAT, clock, CAT, clock):
+        assert caller.call_messages([], tools).calls
+    assert loaded == ["default", "general"]

@@ -12,8 +12,9 @@ would dispatch, each state change then still confirmed by a person unless ``--ye
 - exact: the row's calls exactly right; asked kept: gold calls made exactly, of all gold calls;
 - false refusals: calls the gate refused that the gold has.
 
-Variants: ``grounded`` (the on-device ONNX caller, grounded grammar: what `call` and `run` decode; ``--model``
-an export folder) and, with ``--alone``, the model on PyTorch without a grammar (the model itself;
+Variants: ``grounded`` (the on-device ONNX caller, grounded grammar: what `call` and `run` decode; ``--model auto``,
+the default, gives each row the bundled caller `run` would take for its catalogue; or a bundled caller's name or an
+export folder) and, with ``--alone``, the model on PyTorch without a grammar (the model itself;
 ``--alone-model`` an adapter folder).
 """
 from __future__ import annotations
@@ -89,6 +90,24 @@ class Variant:
     decoded: dict[str, Tally] = field(default_factory=dict)   # per kind, and "all"
     gated: dict[str, Tally] = field(default_factory=dict)
     seconds: float = 0.0
+
+
+class PerCatalogue:
+    """`--model auto` over rows with different catalogues: each row goes to the bundled caller `run` would take
+    for its catalogue (`runtime.prepared.auto_caller`), each loaded once."""
+
+    def __init__(self, progress=print) -> None:
+        self.progress = progress
+        self._callers: dict[str, Any] = {}
+
+    def call_messages(self, messages: list[dict], tools: Any) -> Any:
+        from mobile_actions.hybrid.models import resolve_caller
+        from mobile_actions.runtime.prepared import auto_caller
+
+        name = auto_caller(tools.names)
+        if name not in self._callers:
+            self._callers[name] = resolve_caller(name, self.progress)
+        return self._callers[name].call_messages(messages, tools)
 
 
 def run_variant(name: str, caller: Any, rows: Sequence[Row], out: Path | None, progress=print) -> Variant:
@@ -171,8 +190,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     say = lambda m: print(m, file=sys.stderr, flush=True)   # noqa: E731
     try:
-        names = {n for r in rows for n in r.tools.names}
-        variants = [run_variant("grounded", resolve_caller(args.model, say, tool_names=names), rows, out, say)]
+        caller = PerCatalogue(say) if args.model == "auto" else resolve_caller(args.model, say)
+        variants = [run_variant("grounded", caller, rows, out, say)]
         if args.alone:
             variants.append(run_variant("alone", resolve_caller(args.alone_model, say, torch=True, constrained=False),
                                         rows, out, say))

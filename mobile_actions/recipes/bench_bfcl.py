@@ -340,7 +340,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--categories", type=_categories, default=list(DEFAULT_CATEGORIES),
                    help=f"comma-separated (default: {','.join(DEFAULT_CATEGORIES)}; known: {','.join(CATEGORIES)})")
     p.add_argument("--n", type=_count, default=None, help="questions per category, spread evenly over it (default: all)")
-    p.add_argument("--model", default="default", help="the ONNX export (default: the prepared one)")
+    p.add_argument("--model", default="general", help="general (the bundled caller for any catalogue: BFCL's "
+                                                        "are all new to it) | default | an ONNX export folder")
     p.add_argument("--no-grounding", action="store_true",
                    help="decode under the call grammar only, values not narrowed to the request's words")
     p.add_argument("--out", default="bench-bfcl", help="folder for per-question predictions and report.json")
