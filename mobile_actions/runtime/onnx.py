@@ -516,7 +516,7 @@ class Caller:
         self._rules: list[str] = []            # the rules that changed the last decoded turn
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path = "default", **kwargs) -> "Caller":
+    def from_pretrained(cls, folder: str | Path = "auto", **kwargs) -> "Caller":
         """``auto``, ``default``, ``general``: a bundled caller's export that `mobile-actions model prepare` built
         (``auto``: the one for ``tools``, `runtime.prepared.auto_caller`); else a folder."""
         from mobile_actions.runtime.prepared import CALLER_SPECS, prepared_caller
