@@ -68,6 +68,8 @@ class AdaptConfig:
         "help": "longest training row in tokens; longer rows are left out (a catalogue of a dozen tools declares "
                 "~2,000 tokens before the request)"})
     threads: int | None = None
+    allocator: str = field(default="auto", metadata={
+        "help": "memory allocator for training, as `train --allocator` (auto: tcmalloc or jemalloc when installed)"})
     quant: str = field(default="q8", metadata={"help": "the export's quantisation (see `export --quant`)"})
     before: bool = field(default=True, metadata={"help": "also score the start caller (--no-before: only the result)"})
     resume: bool = field(default=False, metadata={"help": "go on in an existing --out: keep its rows, resume "
@@ -239,7 +241,7 @@ def _train(cfg: AdaptConfig, data: Path, out: Path, minutes: float, say: Callabl
         layout="cache", max_length=cfg.max_length, epochs=cfg.epochs, max_minutes=minutes, lr=cfg.lr,
         batch_size=cfg.batch_size, grad_accum=cfg.grad_accum, scheduler="constant_with_warmup", warmup=0.03,
         seed=cfg.seed, shared_prefix=True, prompt_gradients="none", save_steps=20, save_total_limit=2,
-        final_eval=False, threads=cfg.threads,
+        final_eval=False, threads=cfg.threads, allocator=cfg.allocator,
         resume="last" if cfg.resume and last_checkpoint(out) else None))
     if res.too_long:
         say(f"[adapt] warning: {res.too_long} of {res.train_rows + res.too_long} training rows are longer than "
@@ -291,10 +293,15 @@ def main(args: argparse.Namespace) -> int:
     from mobile_actions.errors import MobileActionsError
     from mobile_actions.hybrid.device import HybridError
 
+    from mobile_actions.training.allocator import use_allocator
+
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     say = lambda m: print(m, file=sys.stderr, flush=True)   # noqa: E731
     try:
-        res = run(config_from_args(args), say)
+        cfg = config_from_args(args)
+        if getattr(args, "own_process", False):   # a training process: started again with the allocator preloaded
+            use_allocator(cfg.allocator)
+        res = run(cfg, say)
     except (MobileActionsError, HybridError, FileNotFoundError, ValueError) as e:   # AdaptError is a ValueError
         print(f"error: {e}", file=sys.stderr)
         return 2
