@@ -229,7 +229,7 @@ def test_cli_run_exits_1_on_a_complete_the_phone_does_not_show(tmp_path, monkeyp
 
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(free_port()))      # no adb server there: the virtual phone
     monkeypatch.delenv("ANDROID_SERIAL", raising=False)
-    monkeypatch.setattr(hybrid, "resolve_caller", lambda spec, progress=None: ScriptedCaller("I cannot do that."))
+    monkeypatch.setattr(hybrid, "resolve_caller", lambda spec, progress=None, **_: ScriptedCaller("I cannot do that."))
     monkeypatch.setattr(hybrid, "resolve_navigator", lambda spec, history=4: (ScriptedNavigator(None), "scripted"))
     assert main(["run", "uninstall Chrome", "--yes", "--quiet", "--runs-dir", str(tmp_path)]) == 1
     out = capsys.readouterr().out
@@ -400,7 +400,7 @@ def test_cli_run_defaults_to_the_virtual_phone(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("ANDROID_SERIAL", raising=False)
     caller = ScriptedCaller(raw_calls(("turn_on_flashlight", {}), ("show_map", {"query": "Louvre"})),
                             raw_calls(("send_email", {"to": "ana@example.com", "subject": "Louvre", "body": "Louvre"})))
-    monkeypatch.setattr(hybrid, "resolve_caller", lambda spec, progress=None: caller)
+    monkeypatch.setattr(hybrid, "resolve_caller", lambda spec, progress=None, **_: caller)
     rc = main(["run", LOUVRE, "--yes", "--navigator", "none", "--runs-dir", str(tmp_path), "--html"])
     out, err = capsys.readouterr()
     assert rc == 0, out + err
