@@ -116,7 +116,7 @@ def cmd_call(args: argparse.Namespace) -> int:
         return _call_server(args, tools)
     if args.torch:
         return _call_torch(args, now, tools)
-    caller = _onnx_caller(args, tools)
+    caller = _onnx_caller(args, tools, tools.names)
     if caller is None:
         return 2
     try:
@@ -131,9 +131,9 @@ def cmd_call(args: argparse.Namespace) -> int:
         return 2
 
 
-def _onnx_caller(args: argparse.Namespace, tools: Catalogue | None, names: Sequence[str] | None = None):
-    """The ONNX caller `--model` names (None after printing why it cannot load); `auto` picks it for `names`
-    (default: the tools')."""
+def _onnx_caller(args: argparse.Namespace, tools: Catalogue | None, names: Sequence[str]):
+    """The ONNX caller `--model` names (None after printing why it cannot load); `auto` picks it for the tool
+    `names` it will be asked about."""
     from pathlib import Path
 
     from mobile_actions.runtime import Caller, ExportFormatError
@@ -141,8 +141,7 @@ def _onnx_caller(args: argparse.Namespace, tools: Catalogue | None, names: Seque
 
     try:
         if args.model in (None, *CALLER_SPECS):
-            model = prepared_caller(args.model or "auto", names if names is not None else
-                                    tools.names if tools is not None else ())
+            model = prepared_caller(args.model or "auto", names)
         else:
             model = Path(args.model)
             if not (model / "manifest.json").is_file():

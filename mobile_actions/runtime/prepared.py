@@ -13,6 +13,7 @@ tools the default caller knows it is the stronger one; on any other catalogue th
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -44,15 +45,13 @@ def general_onnx_dir(cache: str | Path | None = None) -> Path:
     return cache_dir(cache) / f"onnx-general-{DEFAULT_QUANT}"
 
 
+@functools.cache
 def default_caller_tools() -> frozenset[str]:
-    """The tools the default caller was trained on: the bundled Mobile Actions catalogue and `operate_screen`."""
-    from mobile_actions.catalog import CATALOGS_DIR
+    """The tools the default caller was trained on: the bundled Mobile Actions catalogue and `operate_screen`
+    (read once: `auto_caller` runs for every request of a benchmark)."""
+    from mobile_actions.catalog import load_catalogue
 
-    names = set()
-    for name in ("mobile_actions", "operate_screen"):
-        entries = json.loads((CATALOGS_DIR / f"{name}.json").read_text(encoding="utf-8"))
-        names.update(e.get("function", e)["name"] for e in entries)
-    return frozenset(names)
+    return frozenset(load_catalogue("mobile_actions+operate_screen").names)
 
 
 def auto_caller(tool_names: Iterable[str]) -> str:
