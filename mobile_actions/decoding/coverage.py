@@ -424,15 +424,14 @@ def _unused_before(request: str, text: str, calls: Sequence[Any]) -> bool:
     return any(v not in used for v in written_values(request[:max(request.find(text), 0)]))
 
 
-# What the Mobile Actions tools switch on and off, as requests name it (any catalogue whose requests do): "torch
-# off" switches as "turn it off" does, and "open" switches on only a lamp ("open the torch", not "open the map").
-SWITCHED_THINGS = ("light", "lights", "torch", "flashlight", "flash", "lamp", "wifi", "wi-fi", "bluetooth")
-LAMP_PATTERN = r"torch|flashlight|flash\s*light|lamp"
+# What a request switches on and off by naming it (lexicon `clauses.switched_things`): "torch off" switches as "turn
+# it off" does, and "open" switches on only a lamp (`clauses.lamps`: "open the torch", not "open the map").
+LAMP_PATTERN = alternation(_WORDS.lamps, r"\s*")
 # Switching something on or off: "turn the phone light on", "switch it off", "torch off", "kill the torch"; not
 # "put it on my calendar" or "pull it up on the map".
 _OPENS_LAMP = (r"(?=\s+(?:" + "|".join(rf"{re.escape(w)}\s+" for w in _WORDS.before_lamp) + r")*(?:" + LAMP_PATTERN
                + r")\b)")
-_SWITCH_RE = re.compile(r"\b(?:" + alternation((*_WORDS.switch_verbs, *SWITCHED_THINGS)) + r")\s+(?:[^\W_]+\s+){0,3}?("
+_SWITCH_RE = re.compile(r"\b(?:" + alternation((*_WORDS.switch_verbs, *_WORDS.switched_things)) + r")\s+(?:[^\W_]+\s+){0,3}?("
                         + alternation((*_WORDS.switched_on, *_WORDS.switched_off)) + r")\b|\b("
                         + alternation((*_WORDS.switches_off, *_WORDS.switches_on)) + "|"
                         + "|".join(re.escape(w) + _OPENS_LAMP for w in _WORDS.opens) + r")\b", re.IGNORECASE)

@@ -117,6 +117,7 @@ class ValueWords:
     no_start: frozenset[str]
     goes_on: tuple[str, ...]
     not_going_on: tuple[str, ...]
+    cue_ends: tuple[str, ...]
 
 
 _REGEX = {"regex": True}   # a field whose entries are regular expressions, checked when the lexicon is loaded
@@ -161,6 +162,8 @@ class ClauseWords:
     switches_off: tuple[str, ...]
     opens: tuple[str, ...]
     before_lamp: tuple[str, ...]
+    lamps: tuple[str, ...]
+    switched_things: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -405,7 +408,7 @@ def load(name: str | None = None) -> Lexicon:
     effect = EffectWords(**{n: frozenset(normalise(w) for w in eff[n]) for n in ("sends", "none", "contact_names")},
                          removes=Phrases(tuple(normalise(w) for w in removes)))
     values = ValueWords(frozenset(val["joins"]), frozenset(val["no_start"]), tuple(val["goes_on"]),
-                        tuple(val["not_going_on"]))
+                        tuple(val["not_going_on"]), tuple(val["cue_ends"]))
     navigator = _navigator_words(data.get("navigator"), path)
     clauses = _section(path, data, "clauses", ClauseWords)
     datetimes = _section(path, data, "datetimes", DateWords)
