@@ -431,7 +431,8 @@ LAMP_PATTERN = alternation(_WORDS.lamps, r"\s*")
 # "put it on my calendar" or "pull it up on the map".
 _OPENS_LAMP = (r"(?=\s+(?:" + "|".join(rf"{re.escape(w)}\s+" for w in _WORDS.before_lamp) + r")*(?:" + LAMP_PATTERN
                + r")\b)")
-_SWITCH_RE = re.compile(r"\b(?:" + alternation((*_WORDS.switch_verbs, *_WORDS.switched_things)) + r")\s+(?:[^\W_]+\s+){0,3}?("
+_SWITCH_RE = re.compile(r"\b(?:" + alternation((*_WORDS.switch_verbs, *_WORDS.switched_things))
+                        + r")\s+(?:[^\W_]+\s+){0,3}?("
                         + alternation((*_WORDS.switched_on, *_WORDS.switched_off)) + r")\b|\b("
                         + alternation((*_WORDS.switches_off, *_WORDS.switches_on)) + "|"
                         + "|".join(re.escape(w) + _OPENS_LAMP for w in _WORDS.opens) + r")\b", re.IGNORECASE)

@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from mobile_actions import jsontext, lexicon
-from mobile_actions.lexicon import alternation
 from mobile_actions.calls import argument_schema, value_kind
 from mobile_actions.decoding.coverage import (EMAIL_RE, PHONE_RE, QUOTED_RE, VERBS, claimed_elsewhere, outside_others,
                                               switched)
@@ -251,7 +250,8 @@ def keep_cues(learned: dict, path: Path) -> None:
 
 CUED_WHOLE_WORDS = 3   # the longest closed cue segment taken whole ("Fatima Zahra", "van der Berg")
 # a cue's value ends at punctuation or a joining word (lexicon `values.cue_ends`)
-_SEGMENT_END = re.compile(r"[,;.!?\n()]|\s(?:" + alternation(lexicon.load().values.cue_ends) + r")\s", re.IGNORECASE)
+_SEGMENT_END = re.compile(r"[,;.!?\n()]|\s(?:" + lexicon.alternation(lexicon.load().values.cue_ends) + r")\s",
+                          re.IGNORECASE)
 
 
 def cue_segments(text: str, cues: Sequence[str], stops: Sequence[str] = ()) -> list[tuple[str, bool]]:
