@@ -84,6 +84,10 @@ class BindingError(MobileActionsError, ValueError):
     """A bindings file that cannot be used (message names file, tool and place)."""
 
 
+class PhoneSetupError(MobileActionsError, ValueError):
+    """A virtual phone's starting state that cannot be applied (message names the file, key and item)."""
+
+
 class DeviceError(MobileActionsError):
     """Something about reaching the device went wrong (message says what and which)."""
 

@@ -744,7 +744,7 @@ def test_what_the_person_said_of_each_call_of_a_turn():
 def test_an_edit_is_not_made_by_a_tool_that_adds(session, phone, tmp_path):
     """"update his contact" answered by create_contact would leave a second Tom: the clause goes to the screen,
     and with no navigator nothing is dispatched."""
-    from mobile_actions.recipes.bench_hybrid import apply_setup
+    from mobile_actions.android.phone.setup import apply_setup
 
     tom = ("create_contact", {"first_name": "Tom", "last_name": "Becker", "phone_number": "555-0188"})
     request = "Tom got a new number, it's 555-0188, can you update his contact"
@@ -777,3 +777,34 @@ def test_a_held_back_part_is_never_handed_to_the_navigator(session, phone, tmp_p
     rep = runner(session, tmp_path, ScriptedCaller("I cannot do that."), navigator=nav).run(
         "dont text mom about the party yet, still need to ask dad")
     assert nav.calls == [] and [i.status for i in rep.items] == ["refused"]
+
+
+def test_cli_run_phone_gives_the_virtual_phone_its_contents(tmp_path, monkeypatch, capsys):
+    """`run --phone FILE`: the virtual phone starts with the file's contacts (the setup language of the
+    benchmark's tasks); a file that cannot be used is refused before anything runs, naming file and key."""
+    import mobile_actions.hybrid.runner as hybrid
+    from mobile_actions.android.adbserver import free_port
+    from mobile_actions.cli.main import main
+
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(free_port()))
+    monkeypatch.delenv("ANDROID_SERIAL", raising=False)
+    monkeypatch.setattr(hybrid, "resolve_caller", lambda spec, progress=None, **_: ScriptedCaller(
+        raw_calls(("turn_on_flashlight", {}))))
+    setup = tmp_path / "phone.json"
+    setup.write_text(json.dumps({"contacts": [{"name": "Ana Lima", "phone": "555-0142"}], "bluetooth": True}))
+    runs = tmp_path / "runs"
+    assert main(["run", "turn on the flashlight", "--yes", "--navigator", "none", "--runs-dir", str(runs),
+                 "--phone", str(setup)]) == 0
+    out = capsys.readouterr().out
+    assert "'name': 'Ana Lima'" in out and "bluetooth=True" in out and "torch=True" in out
+
+    bad = tmp_path / "bad.json"
+    for text, message in (('{"contacts": [\n  {"name": }]}', "bad.json:2: not JSON"),
+                          ('{"alarms": [{"time": "7am"}]}', "setup.alarms[0]: time: expected HH:MM"),
+                          ('{"pets": 2}', "unknown key 'pets'")):
+        bad.write_text(text)
+        assert main(["run", "turn on the flashlight", "--yes", "--runs-dir", str(runs), "--phone", str(bad)]) == 2
+        assert message in capsys.readouterr().err
+    assert main(["run", "x", "--phone", str(tmp_path / "missing.json")]) == 2
+    assert "missing.json: cannot read it" in capsys.readouterr().err
+    assert len(list(runs.iterdir())) == 1                  # the refused runs left no run folder

@@ -211,7 +211,7 @@ def test_check_language_negation_counts_and_lists_of_items():
     ({"messages": [{"number": "1", "text": "x", "direction": "out"}]}, "setup.messages[0]: direction"),
 ])
 def test_setup_errors_name_the_key(setup, message):
-    from mobile_actions.recipes.bench_hybrid import setup_problem
+    from mobile_actions.android.phone.setup import setup_problem
 
     assert message in setup_problem(setup)
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):

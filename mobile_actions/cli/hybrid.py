@@ -44,6 +44,8 @@ def register(subparsers) -> None:
     p.add_argument("--tools", default="mobile_actions", help="catalogue name or JSON file")
     p.add_argument("--bindings", metavar="FILE", help="how each tool is done on Android (default: the tools' own)")
     p.add_argument("--now", help="the caller's clock, YYYY-MM-DDTHH:MM:SS (default: now)")
+    p.add_argument("--phone", metavar="FILE", help="the virtual phone's starting state: a JSON object of flags, "
+                   "levels and items, as a benchmark task's setup (contacts, notes, alarms...; docs/hybrid.md)")
     p.add_argument("--runs-dir", default="runs", help="where run folders go (default ./runs)")
     p.add_argument("--resume", metavar="RUN", help="continue an interrupted run of yours from its trace (with the "
                                                    "same --tools, --bindings, --model, --navigator, --serial)")
@@ -135,10 +137,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         except ValueError:
             print(f"error: --now {args.now!r} is not YYYY-MM-DDTHH:MM:SS", file=sys.stderr)
             return EXIT_SETUP
+    phone = None
+    if args.phone:
+        from mobile_actions.android.phone.setup import load_setup
+        from mobile_actions.errors import PhoneSetupError
+        try:
+            phone = load_setup(args.phone)
+        except PhoneSetupError as e:
+            print(f"error: --phone {e}", file=sys.stderr)
+            return EXIT_SETUP
     cfg = RunConfig(model=torch_spec(args.model, args.torch), navigator=None if args.navigator == "none" else args.navigator,
                     serial=args.serial, tools=args.tools, bindings=args.bindings, dry_run=args.dry_run, yes=args.yes,
                     max_steps=args.max_steps, max_turns=args.max_turns, navigate=args.navigate, route=args.route, now=args.now,
-                    runs_dir=args.runs_dir)
+                    runs_dir=args.runs_dir, phone=phone)
     runner = None
     _sigterm_as_interrupt()
     try:

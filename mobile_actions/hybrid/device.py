@@ -141,15 +141,20 @@ class DeviceSession:
             self._server = None
 
 
-def start_virtual_phone(state: dict[str, Any] | None = None, phone: Any = None) -> DeviceSession:
-    """A virtual phone on loopback, reached through a private adb server: the same path as a real phone."""
+def start_virtual_phone(state: dict[str, Any] | None = None, phone: Any = None,
+                        setup: dict[str, Any] | None = None) -> DeviceSession:
+    """A virtual phone on loopback, reached through a private adb server: the same path as a real phone.
+    ``state`` restores a saved snapshot; ``setup`` (`android.phone.setup`) gives a fresh one its contents."""
     from mobile_actions.android.adbserver import PrivateAdbServer
     from mobile_actions.android.device import ServerAddress, select_device
     from mobile_actions.android.phone import PhoneServer, VirtualPhone
+    from mobile_actions.android.phone.setup import apply_setup
 
     phone = phone or VirtualPhone()
     if state is not None:
         restore_phone_state(phone, state)
+    if setup:
+        apply_setup(phone, setup)
     server = PhoneServer(phone, "127.0.0.1", 0).start()
     adb = None
     try:
@@ -166,9 +171,10 @@ def start_virtual_phone(state: dict[str, Any] | None = None, phone: Any = None) 
 
 
 def open_session(serial: str | None = None, *, virtual: bool | None = None,
-                 state: dict[str, Any] | None = None) -> DeviceSession:
+                 state: dict[str, Any] | None = None, setup: dict[str, Any] | None = None) -> DeviceSession:
     """The run's device: ``serial`` (or $ANDROID_SERIAL, or the only device); with none attached (or
-    ``virtual=True``) an in-process virtual phone. ``state`` restores a virtual phone's saved state."""
+    ``virtual=True``) an in-process virtual phone. ``state`` restores a virtual phone's saved state;
+    ``setup`` fills a new virtual phone, and is refused for a real one (it would be silently ignored)."""
     from mobile_actions.android.device import (
         AdbServerUnavailableError,
         NoDeviceError,
@@ -176,13 +182,15 @@ def open_session(serial: str | None = None, *, virtual: bool | None = None,
     )
 
     if virtual:
-        return start_virtual_phone(state)
+        return start_virtual_phone(state, setup=setup)
     try:
         device = select_device(serial)
     except (NoDeviceError, AdbServerUnavailableError):
         if serial is not None or virtual is False:
             raise
-        return start_virtual_phone(state)
+        return start_virtual_phone(state, setup=setup)
+    if setup:
+        raise HybridError(f"a starting state (--phone) is for the virtual phone; {device.serial} is a real device")
     return DeviceSession(device, device.serial)
 
 

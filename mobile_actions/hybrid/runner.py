@@ -93,6 +93,7 @@ class RunConfig:
     screens: bool = True                # a screenshot after each dispatched call (the navigator always takes them)
     now: str | None = None              # the caller's clock, YYYY-MM-DDTHH:MM:SS (default: the run's start)
     runs_dir: str = "runs"
+    phone: dict[str, Any] | None = None  # the virtual phone's starting state (`android.phone.setup`); a new run only
 
     IDENTITY = ("tools", "bindings", "model", "navigator")
 
@@ -292,9 +293,10 @@ class Runner:
     def device(self) -> Any:
         return self.session.device if self.session is not None else None
 
-    def _ensure_session(self, state: dict[str, Any] | None = None, virtual: bool | None = None) -> None:
+    def _ensure_session(self, state: dict[str, Any] | None = None, virtual: bool | None = None,
+                        setup: dict[str, Any] | None = None) -> None:
         if self.session is None and not self.config.dry_run:
-            self.session = open_session(self.config.serial, virtual=virtual, state=state)
+            self.session = open_session(self.config.serial, virtual=virtual, state=state, setup=setup)
             self._own_session = True
             self._say(f"device: {self.session.serial}" + (" (virtual phone)" if self.session.virtual else ""))
 
@@ -310,7 +312,7 @@ class Runner:
         if cfg.now is None:
             cfg.now = datetime.now().replace(microsecond=0).isoformat()
         folder = Path(run_dir) if run_dir else new_run_dir(cfg.runs_dir, request)
-        self._ensure_session()
+        self._ensure_session(setup=cfg.phone)
         self.writer = TraceWriter(folder)
         self.prior: Trace | None = None
         self._write(StepRecord("run", data={"request": request, "config": cfg.to_json(),
