@@ -225,11 +225,13 @@ def test_removing_all_of_something_is_met_only_when_none_is_left(check, phone):
 
 def test_a_page_visited_is_evidence_only_for_a_goal_that_looks_something_up(check, phone):
     """Pages, searches and the clipboard fill as the phone is used: "pay my electric bill" is not met by a web
-    search for "ConEd", "search for ConEd" is."""
+    search for "ConEd", "search for ConEd" is. The goal's first verb says whether it looks something up: a
+    looking-up word further on ("take it out of checking") does not."""
     before = view(phone)
     phone.launch(CHROME)
     phone.visit("https://www.google.com/search?q=ConEd")
     assert check.judge("pay my electric bill, it's $84.20 to ConEd", before, view(phone)).status != "done"
+    assert check.judge("pay ConEd, it's $84.20, take it out of checking", before, view(phone)).status != "done"
     assert check.judge("search for ConEd in Chrome", before, view(phone)).status == "done"
 
 

@@ -137,7 +137,7 @@ class _Goal:
     content: frozenset[str]    # the keys of its words that name no field ("buy milk" in "write a note saying buy milk")
     times: frozenset[str] = frozenset()   # clock times it writes, as HH:MM ("6:45 pm" -> "18:45")
     whole: bool = False        # it removes all of what it names ("delete every note")
-    looks: bool = False        # it looks something up or copies it: pages, searches, the clipboard are evidence
+    looks: bool = False        # its first verb looks something up or copies it: pages, searches, the clipboard are evidence
     text: str = ""             # the step as written, for a verdict's reason
     amounts: frozenset[int] = frozenset()   # the numbers it says, in each unit they may be kept in ("12 min": 12, 720)
     measures: tuple[frozenset[int], ...] = ()  # each quantity it says, in those units ("for 45 minutes": 45, 2700)
@@ -203,7 +203,7 @@ class GoalCheck:
         if any(isinstance(state.get(f), int) and not isinstance(state.get(f), bool) for f in named):
             amounts |= {v for rx, v in self.levels.items() if rx.search(goal)}   # "mute the media volume": 0
         return _Goal(kinds, frozenset(keys), named, frozenset(content), clock_times(goal), whole and REMOVES in kinds,
-                     bool(self.looks & tokens), goal, amounts, measures, tuple(q for q in quoted if q),
+                     self._lead(goal) in self.looks, goal, amounts, measures, tuple(q for q in quoted if q),
                      self._labelled(goal, state, named), strict)
 
     def _named(self, state: dict[str, Any], said: set[str]) -> tuple[str, ...]:
