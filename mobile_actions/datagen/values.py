@@ -398,9 +398,62 @@ def switch_goal(rng: Random, on: bool) -> tuple[str, str]:
     return rng.choice(_SWITCH_ON if on else _SWITCH_OFF), rng.choice(_SETTINGS)
 
 
+# The phone's own apps beyond the tools: the Clock, Messages, levels and edits of what the phone keeps. Without
+# them a router sends "wake me up at 7 on weekdays, label it gym" to the calendar tool (an event named "gym").
+_ALARM_ASKS = ("set an alarm for {t}", "set an alarm at {t}", "wake me up at {t}", "alarm for {t}", "add an alarm at {t}",
+               "create an alarm for {t}", "I need an alarm at {t}", "get me up at {t}")
+_ALARM_DAYS = ("", "", " on weekdays", " every weekday", " every day", " on weekends", " on Mondays and Thursdays",
+               " every Saturday", " mon wed and fri", " Monday to Friday", " tomorrow")
+_ALARM_LABELS = ("", "", "", " called gym", " and label it meds", ", name it work", " labelled school run")
+_ALARM_EDITS = ("turn off my {t} alarm", "switch off the {t} alarm", "delete the {t} alarm", "remove my {t} alarm",
+                "get rid of the alarm at {t}", "disable my {t} alarm but keep it")
+_TIMERS = ("set a timer for {m} minutes", "start a {m} minute timer", "timer for {m} min", "{m} minute timer please",
+           "set a timer for an hour and {m} minutes", "countdown {m} seconds", "start a timer for half an hour",
+           "set a {m} min timer for the pasta", "start the stopwatch", "stop the stopwatch", "kick off the stopwatch")
+_TEXTS = ("text {who} saying {said}", "text {who} that {said}", "send {who} a message saying {said}",
+          "message {who}: {said}", "send a text to {who} that says {said}", "sms {who} {said}", "tell {who} {said} by text",
+          "reply to {who}'s text with {said}", "answer {who}'s message saying {said}")
+_LEVELS = ("set the brightness to {pct}", "turn the media volume to max", "put the ring volume at half",
+           "mute the media volume", "set the ring volume to {pct}", "brightness {pct} please", "max out the brightness",
+           "turn the screen brightness down to the lowest", "media volume to {pct}")
+_EDITS = ("delete the {title} note", "delete all my notes", "clear out my notes", "rename the {title} note to {title2}",
+          "add {thing} to my {title} note", "change {first}'s number to {phone}", "update {first}'s contact with "
+          "the number {phone}", "delete {first} {last} from my contacts", "remove the contact {first} {last}",
+          "add the location {place} to my {title} event", "delete my {title} event")
+
+
+def _time_said(rng: Random, short: bool = False) -> str:
+    h, m = rng.randint(1, 12), rng.choice(("00", "15", "30", "45", "10", "50"))
+    return rng.choice((f"{h}:{m}", f"{h}:{m} am", f"{h}:{m}pm", f"{h}am", f"{h} pm", f"{rng.randint(13, 23)}:{m}",
+                       *(() if short else (f"{h}:{m} in the morning",))))
+
+
+def phone_app_goal(rng: Random) -> str:
+    """A goal in the phone's own apps (Clock, Messages, levels, edits), in the user's words."""
+    kind = rng.randrange(6)
+    p = person(rng)
+    if kind == 0:
+        return (rng.choice(_ALARM_ASKS) + rng.choice(_ALARM_DAYS) + rng.choice(_ALARM_LABELS)).format(t=_time_said(rng))
+    if kind == 1:
+        return rng.choice(_ALARM_EDITS).format(t=_time_said(rng, short=True))
+    if kind == 2:
+        return rng.choice(_TIMERS).format(m=rng.choice((2, 5, 10, 12, 15, 20, 25, 30, 45, 90)))
+    if kind == 3:
+        who = rng.choice((p.first, p.first, p.full, rng.choice(NICKNAMES), phone(rng)))
+        return rng.choice(_TEXTS).format(who=who, said=statement(rng))
+    if kind == 4:
+        return rng.choice(_LEVELS).format(pct=rng.choice(("20%", "50%", "70", "80 percent", "30", "100%", "half")))
+    title, title2 = (_fill(rng, t).lower() for t in rng.sample(("shopping", "groceries", "ideas", "packing", "wifi",
+                                                               "{first}", "work", "recipes", "books"), 2))
+    return rng.choice(_EDITS).format(title=title, title2=title2, thing=rng.choice(_THINGS).removeprefix("the "),
+                                     first=p.first, last=p.last, phone=phone(rng), place=business(rng))
+
+
 def gui_goal(rng: Random) -> str:
-    """One thing to do on the screen, as a verb phrase in the user's words."""
-    kind = rng.randrange(8)
+    """One thing to do on the screen, as a verb phrase in the user's words (the phone's own apps: 3 in 11)."""
+    kind = rng.randrange(11)
+    if kind >= 8:
+        return phone_app_goal(rng)
     if kind <= 1:
         thing = rng.choice(_SETTINGS)
         verb = rng.choice(_SWITCH_ON if kind == 0 else _SWITCH_OFF)
