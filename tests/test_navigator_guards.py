@@ -115,6 +115,16 @@ def test_open_app_taps_the_apps_icon_on_the_home_screen():
     assert guard.narrow(view("open Notes", screen(el("Notes")))) is None      # not the home screen
 
 
+def test_app_opened_finishes_a_goal_that_only_opens_an_app():
+    guard = g.AppOpened()
+    chrome = screen(el("Search or type URL", "field", focused=True), package="com.android.chrome")
+    assert guard.narrow(view("Open Chrome", chrome, 'tap "Chrome"')) == Narrowing(blocked=but("finish",
+                                                                                            also=("type_text",)))
+    assert guard.narrow(view("Open Chrome", chrome)) is None                      # its icon was never tapped
+    assert guard.narrow(view("Open Chrome", HOME, 'tap "Chrome"')) is None        # still on the home screen
+    assert guard.narrow(view("open Chrome and go to example.com", chrome, 'tap "Chrome"')) is None
+
+
 def test_back_goal_is_not_a_way_home():
     guard = g.BackGoal()
     assert guard.narrow(view("back out of this screen", HOME)) == Narrowing(blocked=frozenset({"press_home"}))
@@ -158,7 +168,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 13 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 14 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition

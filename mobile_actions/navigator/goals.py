@@ -202,6 +202,13 @@ def app_to_open(goal: str, screen: Screen) -> str | None:
     return next((e.label for e in screen.actionable if e.label.lower() == m.group(1).lower()), None)
 
 
+def app_opened(goal: str, screen: Screen, done: Sequence[str]) -> bool:
+    """A goal that only opens an app ("open Chrome") whose icon has been tapped, and the home screen left: the
+    app is open and nothing is left of the goal."""
+    m = goal_words().open_goal.match(goal)
+    return bool(m) and not on_home_screen(screen) and m.group(1).lower() in tapped(done)
+
+
 def says_back(goal: str) -> bool:
     """The goal's action is the Back key ("go back", "back out of this screen"), not a way home."""
     return bool(goal_words().back_goal.search(goal))

@@ -193,6 +193,18 @@ class OpenApp:
         return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=(icon,)) if icon else None
 
 
+class AppOpened:
+    """A goal that only opens an app is finished once its icon is tapped and the app is in front (in "Open
+    Chrome and go to example.com", on the step "Open Chrome", the model went on to type "chrome" into the
+    address bar)."""
+    name = "app-opened"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.goal or not goals.app_opened(view.goal, view.screen, view.done):
+            return None
+        return Narrowing(blocked=_but("finish", also=("type_text",)))
+
+
 class BackGoal:
     """A goal whose action is the Back key ("go back", "back out of this screen") is not a way home."""
     name = "back-goal"
@@ -249,7 +261,7 @@ class LastStepDone:
 # the end. It is the order of the trace records; it decides a result only where a rule depends on what is left
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
 GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), SwitchAlreadySet(), FormFieldValue(), FormFieldOrder(),
-                             GoalButton(), FilledField(), OpenApp(), BackGoal(), HomeGoal(), RemoveOnly(),
+                             GoalButton(), FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(),
                              UntypedText(), LastStepDone())
 
 
