@@ -406,3 +406,20 @@ def test_what_a_goal_removes_it_names(check):
         p.state.contacts.append({"name": "Lisa Wong", "phone": "5550112", "email": ""})
         p.changed()
     assert check.judge("delete tom baker from my contacts", before, view(p)).status == "done"
+
+
+def test_an_entry_that_repeats_must_repeat_on_the_days_the_goal_says(check, phone):
+    """"an alarm for 9:30 every Saturday": an alarm at 9:30 that never repeats is not it; one on Saturdays is,
+    and "on weekdays" is Monday to Friday. A goal that says no day asks nothing of the days."""
+    before = view(phone)
+    phone.add_alarm("09:30")
+    after = view(phone)
+    assert check.judge("set an alarm for 9:30 every Saturday morning", before, after).status != "done"
+    assert check.judge("set an alarm for 9:30", before, after).status == "done"
+    before = after
+    phone.add_alarm("09:30", ["Sat"], "Farmers market")
+    assert check.judge("set an alarm for 9:30 every Saturday morning", before, view(phone)).status == "done"
+    before = view(phone)
+    phone.add_alarm("06:45", ["Mon", "Tue", "Wed", "Thu", "Fri"])
+    assert check.judge("wake me up at 6:45 on weekdays pls", before, view(phone)).status == "done"
+    assert check.judge("wake me up at 6:45 on mon and thu", before, view(phone)).status != "done"

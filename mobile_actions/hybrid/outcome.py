@@ -34,8 +34,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from mobile_actions.android.phone.state import LOG_FIELDS, VIEW_FIELDS, PhoneState
+from mobile_actions.android.phone.state import LOG_FIELDS, VIEW_FIELDS, WEEKDAYS, PhoneState
 from mobile_actions.decoding.coverage import FIELD_LABEL_RE, QUOTED_RE
+from mobile_actions.decoding.days import said as days_said
 
 WORDS_FILE = Path(__file__).with_name("goal_words.json")
 # the parts of a phone a goal may name, as the virtual phone keeps them (a real phone has the same parts)
@@ -144,6 +145,7 @@ class _Goal:
     quoted: tuple[str, ...] = ()               # what it writes in quotes, lower case
     labelled: tuple[tuple[str, str], ...] = ()  # (an entry's field it names, the first word it gives after it)
     strict: bool = False                       # a request judged for what a call made: details count
+    days: tuple[frozenset[int], ...] = ()      # the days of the week it repeats on, each way it says them (0 Monday)
 
 
 class GoalCheck:
@@ -204,7 +206,7 @@ class GoalCheck:
             amounts |= {v for rx, v in self.levels.items() if rx.search(goal)}   # "mute the media volume": 0
         return _Goal(kinds, frozenset(keys), named, frozenset(content), clock_times(goal), whole and REMOVES in kinds,
                      self._lead(goal) in self.looks, goal, amounts, measures, tuple(q for q in quoted if q),
-                     self._labelled(goal, state, named), strict)
+                     self._labelled(goal, state, named), strict, days_said(goal))
 
     def _named(self, state: dict[str, Any], said: set[str]) -> tuple[str, ...]:
         """The parts of the phone the words `said` name. A part named only by words that also name a part the
@@ -328,7 +330,10 @@ class GoalCheck:
             if c.kind == "removed":
                 lost[c.where] = f"{lost.get(c.where, '')} {c.text.lower()}"
         edited = (lost, frozenset(c.where for c in found if c.kind == "added"))
-        fits = [c for c in found if any(self._fits(c, g, by_state, edited) for g in clauses)]
+        # the parts of the phone whose entries repeat on days of the week (an alarm's ``days``, the phone's own field)
+        dayed = frozenset(f for f, v in (after.state or {}).items() if isinstance(v, list)
+                          and any(isinstance(e, dict) and "days" in e for e in v))
+        fits = [c for c in found if any(self._fits(c, g, by_state, edited, dayed) for g in clauses)]
         fitting = set(fits)
         seen = tuple(c.describe() for c in fits + [c for c in found if c not in fitting])[:50]
         left = [f for g in clauses if by_state and g.whole for f in g.named if after.state.get(f)]
@@ -341,7 +346,7 @@ class GoalCheck:
                  and self._unchanged(g, found, after.state)]   # (strict: one call, judged by what it made)
         # and every step needs evidence of its own ("turn on wifi then open the clock and start the stopwatch":
         # wifi on is not it), unless what it adds is there already
-        bare = [g for g in clauses if not any(self._fits(c, g, by_state, edited) for c in found)
+        bare = [g for g in clauses if not any(self._fits(c, g, by_state, edited, dayed) for c in found)
                 and not (by_state and self._already(g, after.state))]
         if fits and not unmet and not bare:
             return Verdict("done", "the phone shows it: " + "; ".join(c.describe() for c in fits[:SHOWN]), seen)
@@ -362,9 +367,11 @@ class GoalCheck:
                                   f"{', '.join(changed)})", seen)
 
     def _fits(self, c: Change, g: _Goal, by_state: bool,
-              edited: tuple[dict[str | None, str], frozenset[str | None]] = ({}, frozenset())) -> bool:
+              edited: tuple[dict[str | None, str], frozenset[str | None]] = ({}, frozenset()),
+              dayed: frozenset[str] = frozenset()) -> bool:
         """Whether one change is evidence for the goal (see the module docstring). `edited`: the text of the
-        entries each part of the phone lost, and the parts that gained entries."""
+        entries each part of the phone lost, and the parts that gained entries; `dayed`: the parts whose entries
+        repeat on days of the week."""
         lost, gained = edited
         was, now = lost.get(c.where, ""), c.text.lower()   # an entry edited: what it said before, and now
         if (by_state and c.kept and c.kind == "added" and c.where not in g.named and c.where not in self.trail
@@ -374,6 +381,9 @@ class GoalCheck:
             return False     # "pay my electric bill": a web search for "ConEd" is not it
         if c.kept and c.kind == "added" and not all(t in c.text for t in g.times):
             return False     # "an alarm for 6:45": not an alarm at 07:00
+        if (c.kept and c.kind == "added" and g.days and c.where in dayed
+                and not any(_repeats_on(c.text, d) for d in g.days)):
+            return False     # "an alarm for 9:30 every Saturday": not one that never repeats
         if c.kept and c.kind != "removed" and g.amounts and not g.amounts & _numbers_in(c.text.split("->")[-1]):
             return False     # "brightness to 80", "a 12 minute timer": not 50, not 600 s
         if g.strict and c.kept and c.kind != "removed" and not self._detailed(c, g):
@@ -459,6 +469,12 @@ def _forms(q: Any) -> frozenset[int]:
     12, 720, and 0.2 h is no whole) or 1000ths ("2 litres": 2, 2000), as whole numbers."""
     values = [q.value, q.value / 60, q.value / 3600] if q.kind == "time" else [q.value, q.value / 1000]
     return frozenset(int(v) for v in values if v == int(v))
+
+
+def _repeats_on(text: str, days: frozenset[int]) -> bool:
+    """Whether an entry's text (days kept as the phone writes them, "Mon,Wed") holds exactly these days."""
+    kept = {i for i, d in enumerate(WEEKDAYS) for t in re.findall(r"[A-Za-z]+", text) if t == d}
+    return kept == set(days)
 
 
 def _numbers_in(text: str) -> frozenset[int]:
