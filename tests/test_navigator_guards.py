@@ -125,6 +125,27 @@ def test_app_opened_finishes_a_goal_that_only_opens_an_app():
     assert guard.narrow(view("open Chrome and go to example.com", chrome, 'tap "Chrome"')) is None
 
 
+def alarm_form(*on: str, minute: str = "30") -> Screen:
+    days = [el(name[0] + (" (2)" if name in ("Thursday", "Sunday") else ""), "switch", checkable=True,
+               checked=name in on, description=name)
+            for name in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")]
+    return screen(el("Save"), el("Minute", "field", text=minute, focused=True), *days,
+                  package="com.google.android.deskclock")
+
+
+def test_days_to_set_taps_the_days_the_goal_says_before_anything_else():
+    guard = g.DaysToSet()
+    goal = "set an alarm for 6:30 on weekdays"
+    assert guard.narrow(view(goal, alarm_form())) == Narrowing(blocked=but("tap", also=("type_text",)),
+                                                               tap_only=("M", "T", "W", "T (2)", "F"))
+    assert guard.narrow(view(goal, alarm_form("Monday", "Sunday"))).tap_only == ("T", "W", "T (2)", "F", "S (2)")
+    assert guard.narrow(view(goal, alarm_form("Monday", "Tuesday", "Wednesday", "Thursday", "Friday"))) is None
+    assert guard.narrow(view("alarm 7pm mon and thu", alarm_form())).tap_only == ("M", "T (2)")
+    assert guard.narrow(view(goal, alarm_form(minute=""))) is None          # the focused field waits for text
+    assert guard.narrow(view("set an alarm for 6:30", alarm_form())) is None
+    assert guard.narrow(view(goal, mail(focus="To"))) is None               # no day toggles on the screen
+
+
 def test_back_goal_is_not_a_way_home():
     guard = g.BackGoal()
     assert guard.narrow(view("back out of this screen", HOME)) == Narrowing(blocked=frozenset({"press_home"}))
@@ -168,7 +189,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 14 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 15 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition

@@ -62,6 +62,20 @@ class StepView:
         return tuple(label for label, state in self.switches.items() if self.screen.element(label).checked != state)
 
     @cached_property
+    def wrong_days(self) -> tuple[str, ...]:
+        """The day-of-week toggles on the screen in the other state than the days the goal says, in screen
+        order (none when the goal says no days or the screen has no toggle for each of the seven)."""
+        from mobile_actions.decoding.days import said, weekday_of
+
+        lists = said(self.goal) if self.goal else ()
+        toggles = {e.label: (weekday_of(e.description or e.label), e.checked) for e in self.screen.elements
+                   if e.checkable}
+        days = {label: d for label, (d, _) in toggles.items() if d is not None}
+        if not lists or set(days.values()) != set(range(7)):
+            return ()
+        return tuple(label for label, d in days.items() if (d in lists[0]) != toggles[label][1])
+
+    @cached_property
     def form_values(self) -> dict[str, str]:
         """The value the goal gives each field (`goals.form_values`); none while a switch it names is wrong
         (the switch comes first)."""
@@ -127,6 +141,20 @@ class SwitchToSet:
         if not view.wrong_switches:
             return None
         return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=view.wrong_switches)
+
+
+class DaysToSet:
+    """The goal says the days something repeats on ("on weekdays", "mon, wed and fri": `decoding.days`, the
+    lexicon's words) and the screen has a toggle for each day of the week (its content-desc a weekday's name):
+    once no focused field waits for text, a day in the wrong state is the only thing to tap (the model typed the
+    time of "an alarm for 6:30 on weekdays" and saved it repeating on no day)."""
+    name = "days-to-set"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        wrong = view.wrong_days
+        if not wrong or view.awaits_text:
+            return None
+        return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=wrong)
 
 
 class SwitchAlreadySet:
@@ -260,7 +288,7 @@ class LastStepDone:
 # The fixed order: what the screen allows, then switches, the form, the goal's button, the app to open, keys and
 # the end. It is the order of the trace records; it decides a result only where a rule depends on what is left
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
-GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), SwitchAlreadySet(), FormFieldValue(), FormFieldOrder(),
+GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), SwitchAlreadySet(), FormFieldValue(), FormFieldOrder(),
                              GoalButton(), FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(),
                              UntypedText(), LastStepDone())
 

@@ -37,6 +37,7 @@ class Element:
     scrollable: bool = False
     focused: bool = False
     text: str = ""                      # the field's current text (inputs), or a secondary line
+    description: str = ""               # content-desc, when the label is something else ("M": "Monday")
 
     @property
     def center(self) -> tuple[int, int]:
@@ -138,7 +139,8 @@ def parse_hierarchy(dump: str | bytes) -> Screen:
         elements.append(Element(label=label, kind=kind, bounds=(x1, y1, x2, y2), clickable=flag("clickable"),
                                 long_clickable=flag("long-clickable"), checkable=flag("checkable"),
                                 checked=flag("checked"), scrollable=flag("scrollable"), focused=flag("focused"),
-                                text=" ".join(text.split())[:80] if kind == "field" else ""))
+                                text=" ".join(text.split())[:80] if kind == "field" else "",
+                                description=" ".join(desc.split())[:80] if desc != label else ""))
         if len(elements) >= MAX_ELEMENTS:
             break
     return Screen(package=package, elements=tuple(elements), size=(width, height))
