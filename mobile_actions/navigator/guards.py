@@ -65,15 +65,22 @@ class StepView:
     def wrong_days(self) -> tuple[str, ...]:
         """The day-of-week toggles on the screen in the other state than the days the goal says, in screen
         order (none when the goal says no days or the screen has no toggle for each of the seven)."""
-        from mobile_actions.decoding.days import said, weekday_of
+        from mobile_actions.decoding.days import said
 
-        lists = said(self.goal) if self.goal else ()
-        toggles = {e.label: (weekday_of(e.description or e.label), e.checked) for e in self.screen.elements
-                   if e.checkable}
-        days = {label: d for label, (d, _) in toggles.items() if d is not None}
-        if not lists or set(days.values()) != set(range(7)):
+        lists = said(self.goal) if self.goal and self.day_toggles else ()
+        if not lists:
             return ()
-        return tuple(label for label, d in days.items() if (d in lists[0]) != toggles[label][1])
+        return tuple(label for label, d in self.day_toggles.items()
+                     if (d in lists[0]) != self.screen.element(label).checked)
+
+    @cached_property
+    def day_toggles(self) -> dict[str, int]:
+        """The screen's toggle for each day of the week, label -> day (0 Monday), when it has all seven."""
+        from mobile_actions.decoding.days import weekday_of
+
+        days = {e.label: weekday_of(e.description or e.label) for e in self.screen.elements if e.checkable}
+        days = {label: d for label, d in days.items() if d is not None}
+        return days if set(days.values()) == set(range(7)) else {}
 
     @cached_property
     def form_values(self) -> dict[str, str]:
@@ -146,15 +153,19 @@ class SwitchToSet:
 class DaysToSet:
     """The goal says the days something repeats on ("on weekdays", "mon, wed and fri": `decoding.days`, the
     lexicon's words) and the screen has a toggle for each day of the week (its content-desc a weekday's name):
-    once no focused field waits for text, a day in the wrong state is the only thing to tap (the model typed the
-    time of "an alarm for 6:30 on weekdays" and saved it repeating on no day)."""
+    while a day is in the wrong state, the form is not left -- taps go to those days, the fields and the other
+    toggles, nothing is saved and nothing finished (the model typed the time of "an alarm for 6:30 on weekdays"
+    and saved it repeating on no day)."""
     name = "days-to-set"
 
     def narrow(self, view: StepView) -> Narrowing | None:
         wrong = view.wrong_days
-        if not wrong or view.awaits_text:
+        if not wrong:
             return None
-        return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=wrong)
+        days = set(view.day_toggles)
+        form = tuple(e.label for e in view.screen.elements
+                     if e.label in view.labels and (e.kind == "field" or e.checkable and e.label not in days))
+        return Narrowing(blocked=_but("tap"), tap_only=wrong + form)
 
 
 class SwitchAlreadySet:
