@@ -210,6 +210,9 @@ def print_report(report) -> None:
             print(f"  event: {e.get('title')!r} at {e.get('begin_ms')}")
         for n in st.get("notes", []):
             print(f"  note: {n!r}")
+        for key in ("alarms", "timers", "messages"):
+            for item in st.get(key, []):
+                print(f"  {key.rstrip('s')}: {item!r}")
         if st.get("map_searches"):
             print(f"  map searches: {st['map_searches']}")
     print(f"trace: {report.run_dir}  (mobile-actions replay {report.run_dir} [--html])")
