@@ -473,8 +473,8 @@ def _forms(q: Any) -> frozenset[int]:
 
 def _repeats_on(text: str, days: frozenset[int]) -> bool:
     """Whether an entry's text (days kept as the phone writes them, "Mon,Wed") holds exactly these days."""
-    kept = {i for i, d in enumerate(WEEKDAYS) for t in re.findall(r"[A-Za-z]+", text) if t == d}
-    return kept == set(days)
+    words = set(re.findall(r"[A-Za-z]+", text))
+    return {i for i, d in enumerate(WEEKDAYS) if d in words} == set(days)
 
 
 def _numbers_in(text: str) -> frozenset[int]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Protocol, Sequence
 
+from mobile_actions.decoding.days import said, weekday_of
 from mobile_actions.navigator import goals
 from mobile_actions.navigator.screen import Screen
 
@@ -65,8 +66,6 @@ class StepView:
     def wrong_days(self) -> tuple[str, ...]:
         """The day-of-week toggles on the screen in the other state than the days the goal says, in screen
         order (none when the goal says no days or the screen has no toggle for each of the seven)."""
-        from mobile_actions.decoding.days import said
-
         lists = said(self.goal) if self.goal and self.day_toggles else ()
         if not lists:
             return ()
@@ -76,8 +75,6 @@ class StepView:
     @cached_property
     def day_toggles(self) -> dict[str, int]:
         """The screen's toggle for each day of the week, label -> day (0 Monday), when it has all seven."""
-        from mobile_actions.decoding.days import weekday_of
-
         days = {e.label: weekday_of(e.description or e.label) for e in self.screen.elements if e.checkable}
         days = {label: d for label, d in days.items() if d is not None}
         return days if set(days.values()) == set(range(7)) else {}

@@ -6,12 +6,12 @@ and the item; nothing is applied until the whole setup has been checked.
 """
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from mobile_actions.errors import PhoneSetupError
+from mobile_actions import jsontext
+from mobile_actions.errors import JSONTextError, PhoneSetupError
 
 FLAGS = ("torch", "wifi", "bluetooth", "airplane", "dnd")
 # the setup lists of items: key -> {field: (type, required)}
@@ -143,22 +143,16 @@ def apply_setup(phone: Any, setup: dict[str, Any]) -> None:
         phone.changed()
 
 
-MAX_SETUP_BYTES = 1 << 20
-
-
 def load_setup(path: str | Path) -> dict[str, Any]:
-    """A setup from a JSON file, checked; errors name the file (and the line of a JSON syntax error)."""
-    path = Path(path)
+    """A setup from a JSON file, read as all outside JSON is (`jsontext.load_file`: bounded, no repeated keys)
+    and checked; errors name the file, and the line of a JSON syntax error."""
     try:
-        if path.stat().st_size > MAX_SETUP_BYTES:
-            raise PhoneSetupError(f"{path}: larger than {MAX_SETUP_BYTES} bytes")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise PhoneSetupError(f"{path}: cannot read it ({e})") from None
-    try:
-        setup = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise PhoneSetupError(f"{path}:{e.lineno}: not JSON ({e.msg})") from None
+        setup = jsontext.load_file(path)
+    except OSError as e:
+        raise PhoneSetupError(f"{path}: cannot read it ({e.strerror or e})") from None
+    except JSONTextError as e:
+        where = f"{path}:{e.line}" if e.line else str(path)
+        raise PhoneSetupError(f"{where}: not JSON ({e.reason})") from None
     why = setup_problem(setup)
     if why:
         raise PhoneSetupError(f"{path}: {why}")
