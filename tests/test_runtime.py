@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from datetime import datetime
@@ -223,14 +224,24 @@ def test_workers_spin_within_a_run_unless_the_other_cores_are_busy(monkeypatch, 
     from mobile_actions.runtime import onnx
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(onnx, "busy_cores", lambda: 0.1)     # a quiet machine
+    monkeypatch.setattr(onnx, "busy_cores", lambda since=None: 0.1)     # a quiet machine
     assert onnx.spin_by_default(2)
-    monkeypatch.setattr(onnx, "busy_cores", lambda: 1.0)     # another job on one of the two cores
+    monkeypatch.setattr(onnx, "busy_cores", lambda since=None: 1.0)     # another job on one of the two cores
     assert not onnx.spin_by_default(2)
     assert onnx.spin_by_default(1)                           # the free core is enough for one thread
-    monkeypatch.setattr(onnx, "busy_cores", lambda: None)    # no /proc/stat
+    monkeypatch.setattr(onnx, "busy_cores", lambda since=None: None)    # no /proc/stat
     assert onnx.spin_by_default(2)
     assert caller_factory(spin=True).decoder.spin and not caller_factory(spin=False).decoder.spin
+
+
+def test_other_processes_load_is_read_over_a_window_already_spent():
+    """A Caller reads the machine's load over its own tokenizer load (`since`), not a wait of its own."""
+    from mobile_actions.runtime import onnx
+
+    start = onnx.CpuTimes.now()
+    sum(i * i for i in range(200_000))   # this process's own work is not counted as another's
+    busy = onnx.busy_cores(since=start)
+    assert busy is not None and 0.0 <= busy <= (os.cpu_count() or 1)
 
 
 def test_busy_cores_counts_other_processes_not_this_one():

@@ -13,14 +13,18 @@ import time
 
 from mobile_actions.wire import LAYOUTS
 
-# Parts that add sub-commands; each module has `register(subparsers)`.
-PART_CLIS = (
-    "mobile_actions.cli.caller",
-    "mobile_actions.cli.runtime",
-    "mobile_actions.cli.android",
-    "mobile_actions.cli.navigator",
-    "mobile_actions.cli.hybrid",
-)
+# Parts that add sub-commands: each module's `register(subparsers)` adds the commands named here (a test holds
+# the two together), and `add_bench_subcommand(bench)`, where it has one, a `bench` kind. Naming them lets a
+# command build only its own part's parser: registering every part imports the recipes their options come from,
+# a third of a second that `call` would pay before loading anything.
+PART_CLIS = {
+    "mobile_actions.cli.caller": ("model", "train", "adapt", "eval", "adapter"),
+    "mobile_actions.cli.runtime": ("export", "call", "serve"),
+    "mobile_actions.cli.android": ("phone", "dispatch"),
+    "mobile_actions.cli.navigator": ("navigator",),
+    "mobile_actions.cli.hybrid": ("run", "replay"),
+}
+OWN_COMMANDS = ("validate", "score", "spans", "generate", "render", "bench", "rules")
 
 
 def _err(msg: str) -> None:
@@ -229,7 +233,11 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- main
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (`command`: a known command's name) one whose sub-commands are that command's
+    part only, which parses that command's arguments the same."""
+    known = command in OWN_COMMANDS or any(command in names for names in PART_CLIS.values())
+    command = command if known else None
     parser = argparse.ArgumentParser(
         prog="mobile-actions", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Let a small model run a phone: a 270M caller turns requests into validated tool calls, "
@@ -294,6 +302,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layout", default="official", choices=LAYOUTS)
     p.set_defaults(func=cmd_render)
 
+    if command in (None, "bench", "rules"):
+        bench = _add_bench_and_rules(sub)
+    for name, commands in PART_CLIS.items():
+        if command is not None and command not in commands and command != "bench":
+            continue
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            continue
+        if command is None or command in commands:
+            module.register(sub)
+        if command in (None, "bench") and hasattr(module, "add_bench_subcommand"):
+            module.add_bench_subcommand(bench)
+    return parser
+
+
+def _add_bench_and_rules(sub) -> argparse._SubParsersAction:
+    """`bench` (its own kinds; the parts add theirs) and `rules`; returns the `bench` kinds' subparsers."""
     p = sub.add_parser("bench", help="benchmarks that print a table: caller | act | bfcl | hybrid | android | train")
     bench = p.add_subparsers(dest="bench_kind", required=True, metavar="KIND")
     p = bench.add_parser("android", help="latency of one dispatched call through the real adb server")
@@ -311,22 +339,12 @@ def build_parser() -> argparse.ArgumentParser:
     rules = importlib.import_module("mobile_actions.recipes.rules")
     rules.add_arguments(p)
     p.set_defaults(func=rules.run)
-
-    for name in PART_CLIS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name != name:
-                raise
-            continue
-        module.register(sub)
-        if hasattr(module, "add_bench_subcommand"):
-            module.add_bench_subcommand(bench)
-    return parser
+    return bench
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(words[0] if words else None)
     args = parser.parse_args(argv)
     args.own_process = argv is None   # the command is this process's own: a job may start it again (allocator)
     try:

@@ -245,39 +245,58 @@ class Decoder:
         return out
 
 
-def spin_by_default(threads: int) -> bool:
+def spin_by_default(threads: int, since: "CpuTimes | None" = None) -> bool:
     """Spin (see `Decoder`) unless the other cores are busy. A decode step is ~600 small ops, and waking a
     sleeping worker for each cost a third of the step here (2 threads, 573-token prompt: 12.0 -> 8.1 ms
     per sparse step, 18.6 -> 14.6 per full-head step); but with another job on both cores, spinning
-    threads steal the CPU the next op needs (15.7 -> 31.6 ms). What other processes use now (`busy_cores`)
-    tells the two apart; the 1-minute load average did not: it still counts a job that ended seconds ago
-    (a benchmark's previous engine), and this process's own model load. Without /proc: spin."""
+    threads steal the CPU the next op needs (15.7 -> 31.6 ms). What other processes use now (`busy_cores`,
+    since `since` when given, else over a tenth of a second from now) tells the two apart; the 1-minute load
+    average did not: it still counts a job that ended seconds ago (a benchmark's previous engine), and this
+    process's own model load. Without /proc: spin."""
 
-    busy = busy_cores()
+    busy = busy_cores(since=since)
     return busy is None or busy < (os.cpu_count() or threads) - threads + 0.5
 
 
-def busy_cores(window_s: float = 0.1) -> float | None:
-    """Cores' worth of CPU time that other processes spend over the next `window_s` (from /proc/stat, less
-    this process's own; None where there is no /proc/stat)."""
+@dataclass(frozen=True)
+class CpuTimes:
+    """The machine's busy and total CPU ticks and this process's own CPU seconds at one instant."""
+    busy: int
+    total: int
+    own: float
+    at: float
 
-    def sample() -> tuple[float, float, float]:
-        with open("/proc/stat", encoding="ascii") as f:
-            fields = [int(v) for v in f.readline().split()[1:8]]
+    @classmethod
+    def now(cls) -> "CpuTimes | None":
+        """None where there is no /proc/stat."""
+        try:
+            with open("/proc/stat", encoding="ascii") as f:
+                fields = [int(v) for v in f.readline().split()[1:8]]
+        except (OSError, ValueError):
+            return None
+        if len(fields) < 5:
+            return None
         idle = fields[3] + fields[4]                    # idle + iowait, in clock ticks
-        return sum(fields) - idle, sum(fields), time.process_time()
+        return cls(sum(fields) - idle, sum(fields), time.process_time(), time.perf_counter())
 
-    try:
-        busy0, total0, own0 = sample()
-        time.sleep(window_s)
-        busy1, total1, own1 = sample()
-    except (OSError, ValueError, IndexError):
+
+def busy_cores(window_s: float = 0.1, since: CpuTimes | None = None) -> float | None:
+    """Cores' worth of CPU time that other processes spend over the next `window_s`, or since `since` (taken
+    before other work of this process, e.g. loading the tokenizer, so the answer costs no wait of its own):
+    from /proc/stat, less this process's own. None where there is no /proc/stat."""
+    start = since or CpuTimes.now()
+    if start is None:
         return None
-    ticks = total1 - total0
-    if ticks <= 0:
+    if since is None:
+        time.sleep(window_s)
+    end = CpuTimes.now()
+    if end is None:
+        return None
+    ticks, seconds = end.total - start.total, end.at - start.at
+    if ticks <= 0 or seconds <= 0:
         return 0.0
     cores = os.cpu_count() or 1
-    return max(0.0, (busy1 - busy0) / ticks * cores - (own1 - own0) / window_s)
+    return max(0.0, (end.busy - start.busy) / ticks * cores - (end.own - start.own) / seconds)
 
 
 def context_length(folder: Path) -> int:
@@ -482,6 +501,7 @@ class Caller:
 
         from mobile_actions.decoding.grounding import read_policies
 
+        loading = CpuTimes.now()   # what other processes use while the tokenizer loads decides `spin`
         self.folder = Path(folder)
         m = read_manifest(self.folder)
         # the catalogue before the model: a bad or oversized one is refused at once, nothing loaded for it
@@ -492,7 +512,10 @@ class Caller:
         # onnxruntime allows, added ~50 MB to the peak.)
         self.tokenizer = Tokenizer.from_file(str(self.folder / m.get("tokenizer", "tokenizer.json")))
         release_free_memory()
-        self.decoder = decoder if decoder is not None else Decoder(folder, threads, spin, prefill_graph=prefill_graph)
+        if decoder is None:
+            spin = spin_by_default(threads, loading) if spin is None else spin
+            decoder = Decoder(folder, threads, spin, prefill_graph=prefill_graph)
+        self.decoder = decoder
         from mobile_actions.runtime.prefix_store import PrefixStore, default_prefix_dir
 
         root = default_prefix_dir() if str(prefix_dir) == "default" else prefix_dir
