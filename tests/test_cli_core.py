@@ -42,3 +42,22 @@ def test_render_prints_the_prompt(capsys):
     out = capsys.readouterr().out
     assert out.startswith("<bos><start_of_turn>developer\nYou are a model")
     assert out.endswith("<start_of_turn>user\nturn on the flashlight<end_of_turn>\n<start_of_turn>model\n")
+
+
+def test_each_part_registers_the_commands_the_parser_names_for_it():
+    """`build_parser(command)` registers only the part `PART_CLIS` names for `command`: the names must be
+    the ones that part's `register` adds, or a command would go missing from its own parser."""
+    import argparse
+    import importlib
+
+    from mobile_actions.cli.main import OWN_COMMANDS, PART_CLIS, build_parser
+
+    for module, names in PART_CLIS.items():
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).register(sub)
+        assert tuple(sub.choices) == names, module
+    every = build_parser()._subparsers._group_actions[0].choices
+    assert set(every) == set(OWN_COMMANDS).union(*PART_CLIS.values())
+    for command in every:
+        assert command in build_parser(command)._subparsers._group_actions[0].choices
+    assert build_parser("call").parse_args(["call", "hi", "--json"]).json
