@@ -84,17 +84,20 @@ class Row:
         return out
 
 
-def parse_row(data: Any, source: str = "<memory>", line: int = 0) -> Row:
-    """A decoded JSON value -> Row, or ValueError with the reason (no location: the reader adds it)."""
+def parse_row(data: Any, source: str = "<memory>", line: int = 0, tools: Catalogue | None = None) -> Row:
+    """A decoded JSON value -> Row, or ValueError with the reason (no location: the reader adds it).
+    `tools`: the catalogue of a row that carries none (rows kept apart from their catalogue, as the seed
+    catalogues' are); a row's own `tools` always wins."""
     if not isinstance(data, dict):
         raise ValueError(f"a row is a JSON object, got {type(data).__name__}")
     for key in ("tools", "messages"):
-        if key not in data:
+        if key not in data and not (key == "tools" and tools is not None):
             raise ValueError(f"missing field {key!r}")
-    try:
-        tools = Catalogue.from_json(data["tools"], source="tools")
-    except CatalogueError as e:
-        raise ValueError(str(e)) from None
+    if "tools" in data:
+        try:
+            tools = Catalogue.from_json(data["tools"], source="tools")
+        except CatalogueError as e:
+            raise ValueError(str(e)) from None
     messages = data["messages"]
     if not isinstance(messages, list) or len(messages) < 2:
         raise ValueError("field 'messages' must be a list of at least a user and an assistant message")
@@ -127,10 +130,11 @@ def parse_row(data: Any, source: str = "<memory>", line: int = 0) -> Row:
 
 
 class Reader:
-    """Streams rows from a JSONL file; keeps the problems of skipped lines (lenient mode)."""
+    """Streams rows from a JSONL file; keeps the problems of skipped lines (lenient mode). `tools`: the
+    catalogue of rows that carry none (`parse_row`)."""
 
-    def __init__(self, path: str | Path, strict: bool = True):
-        self.path, self.strict = Path(path), strict
+    def __init__(self, path: str | Path, strict: bool = True, tools: Catalogue | None = None):
+        self.path, self.strict, self.tools = Path(path), strict, tools
         self.problems: list[LineProblem] = []
 
     def __iter__(self) -> Iterator[Row]:
@@ -139,7 +143,7 @@ class Reader:
         for lineno, data, reason in jsontext.read_jsonl(self.path):
             if reason is None:
                 try:
-                    row = parse_row(data, source, lineno)
+                    row = parse_row(data, source, lineno, self.tools)
                 except ValueError as e:
                     reason = str(e)
                 else:

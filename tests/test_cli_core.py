@@ -61,3 +61,14 @@ def test_each_part_registers_the_commands_the_parser_names_for_it():
     for command in every:
         assert command in build_parser(command)._subparsers._group_actions[0].choices
     assert build_parser("call").parse_args(["call", "hi", "--json"]).json
+
+
+def test_validate_with_tools_reads_rows_that_carry_none(tmp_path, examples_path, capsys):
+    """Rows kept apart from their catalogue (as the seed catalogues' are) validate against `--tools`."""
+    row = json.loads(examples_path.read_text().splitlines()[0])
+    (tmp_path / "tools.json").write_text(json.dumps(row.pop("tools")))
+    (tmp_path / "rows.jsonl").write_text(json.dumps(row) + "\n")
+    assert main(["validate", str(tmp_path / "rows.jsonl")]) == 1
+    assert "missing field 'tools'" in capsys.readouterr().out
+    assert main(["validate", "--tools", str(tmp_path / "tools.json"), str(tmp_path / "rows.jsonl")]) == 0
+    assert "all valid" in capsys.readouterr().out

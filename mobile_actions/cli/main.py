@@ -42,7 +42,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     except CatalogueError as e:
         _err(f"error: {e}")
         return 2
-    reader = Reader(args.file, strict=False)
+    reader = Reader(args.file, strict=False, tools=override)
     n_rows = n_calls = n_bad_calls = 0
     try:
         for row in reader:
