@@ -298,6 +298,18 @@ def test_navigator_tap_on_send_needs_confirmation(session, phone, tmp_path):
     assert len(phone.snapshot()["outbox"]) == 1 and rep.done
 
 
+def test_a_send_tap_the_request_says_not_to_make_is_refused_even_under_yes(session, phone, tmp_path):
+    """`--yes` says yes to what was asked: "write it up but dont send it" never gets its Send tapped."""
+    phone.open("compose", to="ana@example.com", subject="Lunch")
+    nav = ScriptedNavigator(phone, ("tap", "Send"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run(
+        "write up an email to ana@example.com about lunch but dont send it, i want to look at it first")
+    assert phone.snapshot()["outbox"] == [] and not rep.done
+    assert rep.refused and "dont send it" in rep.refused[0].reason
+    refused = [r for r in Trace.read(rep.run_dir).records if r["type"] == "nav" and r.get("status") == "refused"]
+    assert refused and refused[0]["declined"]["cue"] == "dont"
+
+
 def test_gui_bound_tool_falls_back_to_the_navigator(session, phone, tmp_path):
     """When a GUI-bound tool's scripted steps cannot find their element, the navigator gets the call."""
     data = json.loads(open(CATALOGS_DIR / "mobile_actions.android.json").read())

@@ -44,8 +44,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mobile_actions.acting import (Declined, Polarity, Refusal, asks_nothing, claimed, clause_of, gate_messages,
-                                   names_tool)
+from mobile_actions.acting import (REASONS, Declined, Piece, Polarity, Refusal, asks_nothing, claimed, clause_of,
+                                   gate_messages, names_tool)
 from mobile_actions.acting import read as read_request
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
@@ -777,6 +777,12 @@ class Runner:
                 guard = self._guard(pred.action, argv)
                 if guard is not None:
                     rec["guard"] = guard
+                    held = declined_tap(self.report.request, guard)
+                    if held is not None:   # "draft it but dont send it": no confirmation makes this tap asked
+                        rec["declined"] = {"piece": held.text, "cue": held.cue, "polarity": held.polarity.value}
+                        self._write(StepRecord("nav", key, "refused", data=rec))
+                        return end("refused", "refused", f"tap on {guard!r} refused: {REASONS[held.polarity]} "
+                                                         f"({held.cue!r} in {held.text.strip()!r})")
                     if not self._confirm(f"navigator wants to tap {guard!r}", [" ".join(argv)],
                                          again=bool(doubt and doubt.get("guard"))):
                         self._write(StepRecord("nav", key, "refused", data=rec))
@@ -896,6 +902,17 @@ def unclaimed_parts(request: str, calls: Sequence[ToolCall], catalogue: Any, che
         if not any(check.keys(check.words(piece.text)) & goal for goal in routed):
             out.append(piece.text)
     return out
+
+
+def declined_tap(request: str, label: str) -> Piece | None:
+    """The piece of `request` that does not ask for what a send/delete-type button does (its label's verb in a
+    negated, cancelled, supposed, reported, past or questioned piece: "write it up but dont send it" for
+    "Send"), else None. Such a tap is refused whatever is confirmed: `--yes` says yes to what was asked."""
+    verbs = [m.group(0).lower() for m in DANGEROUS_LABEL.finditer(label)]
+    for piece in read_request(request):
+        if not piece.asked and any(re.search(rf"(?<![\w']){re.escape(v)}", piece.text, re.I) for v in verbs):
+            return piece
+    return None
 
 
 def held_back(request: str, check: GoalCheck) -> Declined | None:
