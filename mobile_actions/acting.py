@@ -217,7 +217,10 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
         nxt = [i + 1] if i + 1 < len(out) and out[i + 1].sentence == p.sentence else []
         rest_of_sentence = [j for j in range(i + 1, len(out)) if out[j].sentence == p.sentence]
         targets: list[int] = []
-        if p.polarity is Polarity.CANCELLED and (not rest or opens_with(w.cancelled) or opens_with(w.cancel_verbs)):
+        if p.polarity is Polarity.CANCELLED and (not rest or opens_with(w.cancelled) or opens_with(w.cancel_verbs)) \
+                and (not rest or speaks_of is None or speaks_of(own)):
+            # (one that names another tool's things takes back only those: "turn the flashlight on but dont
+            # bother with wifi settings")
             # past pieces that only refuse or take back themselves: "mute the chat. ugh no actually i need it, leave
             # it" takes back the muting; "we already set the alarm so dont bother with that" the alarm
             targets = next(([j] for j in range(i - 1, -1, -1) if out[j].polarity not in REFUSING), prev)
@@ -415,10 +418,18 @@ def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence
         return not named or bool(own and own.search(text))
 
     mine = read(request, lexicon, spans, speaks_of)
-    elsewhere = next((p.text for i, p in enumerate(mine) if i and mine[i - 1].sentence == p.sentence
-                      and p.polarity is Polarity.NEGATED and not speaks_of(t := lexicons.normalise(p.text))
-                      and _refers_back_only(_rest(t, p.cue, w), w)), "")
-    return Reading(mine, tuple(request[a:b] for a, b in spans), elsewhere)
+
+    def elsewhere(i: int, p: Piece) -> bool:
+        """A refusal that would refer back to the piece before, but names another tool's things (`_carried`)."""
+        t = lexicons.normalise(p.text)
+        if not i or speaks_of(t):
+            return False
+        rest = _rest(t, p.cue, w)
+        return p.polarity is Polarity.CANCELLED and bool(rest) or (
+            p.polarity is Polarity.NEGATED and mine[i - 1].sentence == p.sentence and _refers_back_only(rest, w))
+
+    return Reading(mine, tuple(request[a:b] for a, b in spans),
+                   next((p.text for i, p in enumerate(mine) if elsewhere(i, p)), ""))
 
 
 def _takes_back(piece: Piece, own: re.Pattern | None, w: lexicons.PolarityWords) -> bool:

@@ -331,9 +331,20 @@ def test_reported_speech_questions_and_take_backs_are_read_as_such(request_, cal
 @pytest.mark.parametrize("request_, call", [
     ("turn off the flashlight. we already set the alarm so dont bother with that", T("turn_off_flashlight")),
     ("what I actually need is the torch on", T("turn_on_flashlight")),
+    ("turn the flashlight on but dont bother with wifi settings", T("turn_on_flashlight")),
 ])
 def test_a_take_back_or_a_what_that_is_not_about_the_call_keeps_it(request_, call):
-    assert acting.gate([call], request_, CAT)[0] == [call]
+    notes: list[str] = []
+    assert acting.gate([call], request_, CAT, notes=notes)[0] == [call]
+    if "wifi" in request_:   # the trace says why: the take-back names another tool's things
+        assert notes == ["turn_on_flashlight kept: 'dont bother with wifi settings' speaks of another tool"]
+        assert acting.gate([T("open_wifi_settings")], request_, CAT)[1][0].cue == "dont bother"
+
+
+def test_a_take_back_of_its_own_words_still_takes_back_the_piece_before():
+    """"nvm" with a reason, and "dont bother with that", name no other tool: the piece before is taken back."""
+    assert acting.gate([T("turn_on_flashlight")], "turn on the flashlight -- oh nvm the lights came back", CAT)[0] == []
+    assert acting.gate([T("turn_on_flashlight")], "turn on the flashlight, actually dont bother with it", CAT)[0] == []
 
 
 def test_a_tool_that_removes_is_called_only_when_the_request_says_a_removal():
