@@ -47,6 +47,7 @@ from typing import Any, Callable, Sequence
 from mobile_actions.acting import (REASONS, Declined, Piece, Polarity, Refusal, asks_nothing, claimed, clause_of,
                                    gate_messages, names_tool)
 from mobile_actions.acting import read as read_request
+from mobile_actions import lexicon as lexicons
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
                                           screencap)
@@ -59,8 +60,13 @@ RESULT_LIMIT = 2000            # characters of device output kept per command in
 Confirm = Callable[[str, Sequence[str]], bool]   # (what, detail lines) -> go ahead?
 Event = Callable[[dict[str, Any]], None]
 
-# Buttons whose tap sends or destroys something: a navigator tap on one needs confirmation.
-DANGEROUS_LABEL = re.compile(r"\b(send|delete|remove|discard|clear all|erase|uninstall|pay|buy|post|reset)\b", re.I)
+
+def confirm_button(label: str) -> list[str]:
+    """The words of `label` that make its button one whose tap sends or destroys something (the lexicon's
+    `navigator.confirm_buttons`): a navigator tap on it needs confirmation."""
+    words = lexicons.load().navigator.confirm_buttons
+    rx = re.compile(r"(?<![\w'])(?:" + lexicons.alternation(words) + r")(?![\w'])", re.I)
+    return [m.group(0).lower() for m in rx.finditer(label)]
 
 
 SCREEN_TOOL = "operate_screen"   # the routing tool (catalogs/operate_screen.json): a GUI step for the navigator
@@ -865,7 +871,7 @@ class Runner:
         if node is None:
             return None
         label = node.get("text") or node.get("content-desc") or ""
-        return label if DANGEROUS_LABEL.search(label) else None
+        return label if confirm_button(label) else None
 
     # ------------------------------------------------------------------ bookkeeping
     def _item(self, what: str, status: str, reason: str) -> None:
@@ -908,7 +914,7 @@ def declined_tap(request: str, label: str) -> Piece | None:
     """The piece of `request` that does not ask for what a send/delete-type button does (its label's verb in a
     negated, cancelled, supposed, reported, past or questioned piece: "write it up but dont send it" for
     "Send"), else None. Such a tap is refused whatever is confirmed: `--yes` says yes to what was asked."""
-    verbs = [m.group(0).lower() for m in DANGEROUS_LABEL.finditer(label)]
+    verbs = confirm_button(label)
     for piece in read_request(request):
         if not piece.asked and any(re.search(rf"(?<![\w']){re.escape(v)}", piece.text, re.I) for v in verbs):
             return piece

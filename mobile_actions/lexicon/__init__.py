@@ -246,6 +246,7 @@ class NavigatorWords:
     back_not_before: tuple[str, ...]
     remove_verbs: tuple[str, ...]
     new_item_words: tuple[str, ...]
+    confirm_buttons: tuple[str, ...]
 
 
 @dataclass(frozen=True)
