@@ -820,3 +820,30 @@ def test_cli_run_phone_gives_the_virtual_phone_its_contents(tmp_path, monkeypatc
     assert main(["run", "x", "--phone", str(tmp_path / "missing.json")]) == 2
     assert "missing.json: cannot read it" in capsys.readouterr().err
     assert len(list(runs.iterdir())) == 1                  # the refused runs left no run folder
+
+
+@pytest.mark.parametrize("request_, goals", [
+    ("set an alarm for 6:30 on weekdays and text Ana that I'll pick her up at 7",
+     ["set an alarm for 6:30 on weekdays", "text Ana that I'll pick her up at 7"]),
+    ("text mom and tell her i love you and also set a timer for 5 min",
+     ["text mom and tell her i love you", "also set a timer for 5 min"]),
+    ("Open Chrome and go to example.com", ["Open Chrome and go to example.com"]),   # one part (or none) named
+    ("open notes and write buy milk", ["open notes and write buy milk"]),
+    ("dont text mom, set an alarm for 7", ["dont text mom, set an alarm for 7"]),   # the gate reads it whole
+])
+def test_a_request_for_two_apps_is_two_goals_in_the_persons_words(request_, goals):
+    from mobile_actions.hybrid.outcome import GoalCheck
+    from mobile_actions.hybrid.runner import app_goals
+
+    assert app_goals(request_, GoalCheck()) == goals
+
+
+def test_the_screen_gets_one_goal_per_app_in_turn(session, phone, tmp_path):
+    """All screen work for two apps: the navigator gets the first app's goal, then the second's, and the trace
+    says why (rule app-goals)."""
+    nav = ScriptedNavigator(phone, "COMPLETE", "COMPLETE")
+    caller = RoutingCaller(raw_calls(("operate_screen", {"goal": "set an alarm"})))
+    rep = runner(session, tmp_path, caller, navigator=nav).run("set an alarm for 6:30 and text Ana im on my way")
+    assert [c[0] for c in nav.calls] == ["set an alarm for 6:30", "text Ana im on my way"]
+    split = [r for r in Trace.read(rep.run_dir).records if r.get("rule") == "app-goals"]
+    assert split and split[0]["goals"] == ["set an alarm for 6:30", "text Ana im on my way"]

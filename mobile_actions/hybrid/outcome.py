@@ -232,6 +232,10 @@ class GoalCheck:
                     out.append((t, after))
         return tuple(out)
 
+    def parts_named(self, text: str) -> tuple[str, ...]:
+        """The parts of the phone `text` names (``alarms``, ``messages``, ``wifi``...), with no phone at hand."""
+        return self._goal(text, dict.fromkeys(PHONE_PARTS)).named
+
     def actionable(self, text: str) -> bool:
         """Whether `text` asks something a navigator could do, not an aside or a context ("cant find my keys
         lol", "Using Gmail"): it starts with a verb that adds, removes, edits or looks something up ("open

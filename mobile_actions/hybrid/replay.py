@@ -68,6 +68,9 @@ def describe(rec: dict[str, Any]) -> tuple[str, str, str]:
         note = rec.get("note") or rec.get("error") or ""
         return (f"nav {rec.get('task')} #{rec.get('step')}", st,
                 f"{act}" + (f" → {argv}" if argv else "") + (f" ({note})" if note else ""))
+    if t == "gate" and rec.get("rule"):
+        said = " | ".join(rec.get("goals") or []) or f"{rec.get('cue')!r} in {rec.get('piece')!r}"
+        return "gate", st, f"rule {rec['rule']}: {said}"
     if t == "gate":
         return "gate", st, f"not handed to the navigator: {rec.get('reason', '')}"
     if t == "intent":

@@ -414,7 +414,11 @@ class Runner:
             if turn == 0 and self._all_screen_work(calls, validation):
                 # No tool is asked for: the request in the user's own words is the goal. A 270M router
                 # shortens or splits it ("Open Chrome and go to example.com" -> "open Chrome").
-                calls, validation = [ToolCall(SCREEN_TOOL, {"goal": request})], [[]]
+                goals = app_goals(request, self.goal_check)
+                if len(goals) > 1:
+                    self._write(StepRecord("gate", "route:app-goals", "split", data={"rule": "app-goals",
+                                                                                    "goals": goals}))
+                calls, validation = [ToolCall(SCREEN_TOOL, {"goal": g}) for g in goals], [[] for _ in goals]
             responses, informative, new = [], False, 0
             made += calls
             self._turn_calls = calls
@@ -919,6 +923,28 @@ def declined_tap(request: str, label: str) -> Piece | None:
         if not piece.asked and any(re.search(rf"(?<![\w']){re.escape(v)}", piece.text, re.I) for v in verbs):
             return piece
     return None
+
+
+def app_goals(request: str, check: GoalCheck) -> list[str]:
+    """The request as consecutive goals, one for each part of the phone its pieces name in turn ("set an alarm
+    for 6:30 on weekdays and text Ana I'll be late": the alarm, then the text), each in the person's own words:
+    a navigator works one app at a time. A piece that names no part stays with the goal before it ("text mom
+    and tell her i love you"). The whole request is the one goal when fewer than two parts are named in turn,
+    or when a piece does not ask (the gate and `held_back` read those on the whole request)."""
+    pieces = read_request(request)
+    if not all(p.asked for p in pieces):
+        return [request]
+    groups: list[tuple[list[Piece], set[str]]] = []
+    for piece in pieces:
+        named = set(check.parts_named(piece.text))
+        if groups and (not named or named & groups[-1][1]):
+            groups[-1][0].append(piece)
+            groups[-1][1].update(named)
+        else:
+            groups.append(([piece], named))
+    if sum(1 for _, named in groups if named) < 2:
+        return [request]
+    return [request[g[0].start:g[-1].start + len(g[-1].text)] for g, _ in groups]
 
 
 def held_back(request: str, check: GoalCheck) -> Declined | None:
