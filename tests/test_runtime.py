@@ -59,6 +59,17 @@ def test_prefix_reuse_gives_the_same_tokens_as_full_prefill(caller_factory, layo
         assert b.timings["prefill_tokens"] < a.timings["prefill_tokens"] - 400   # the declarations are not run again
 
 
+def test_a_request_continues_in_its_stable_prefixs_cache_without_growing_it(caller_factory, tmp_path):
+    """The stable prefix's cache has room for the request after it: no copy of the whole prefix into a
+    buffer twice its size (seconds and hundreds of MB for a 100-tool catalogue), filled or read from disk."""
+    for _ in range(2):   # filled, then read from the prefix store
+        c = caller_factory(layout="cache", constrained=False, max_new_tokens=12, prefix_dir=tmp_path)
+        c.warm()
+        buffers = c._prefixes[0].cache.buffers
+        c.call("email bob@example.com that I am late", now=NOW)
+        assert c._prefixes[0].cache.buffers is buffers
+
+
 def test_the_previous_prompt_is_reused_only_when_asked(caller_factory):
     c = caller_factory(layout="official", constrained=False, max_new_tokens=4, deterministic=False)
     c.call("turn on the flashlight", now=NOW)
