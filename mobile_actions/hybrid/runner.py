@@ -34,6 +34,7 @@ actions as argv) is device.py. The library never prints: progress goes to an ``o
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -44,10 +45,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from mobile_actions import lexicon as lexicons
 from mobile_actions.acting import (REASONS, Declined, Piece, Polarity, Refusal, asks_nothing, claimed, clause_of,
                                    gate_messages, names_tool)
 from mobile_actions.acting import read as read_request
-from mobile_actions import lexicon as lexicons
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
                                           screencap)
@@ -64,9 +65,12 @@ Event = Callable[[dict[str, Any]], None]
 def confirm_button(label: str) -> list[str]:
     """The words of `label` that make its button one whose tap sends or destroys something (the lexicon's
     `navigator.confirm_buttons`): a navigator tap on it needs confirmation."""
-    words = lexicons.load().navigator.confirm_buttons
-    rx = re.compile(r"(?<![\w'])(?:" + lexicons.alternation(words) + r")(?![\w'])", re.I)
-    return [m.group(0).lower() for m in rx.finditer(label)]
+    return [m.group(0).lower() for m in _confirm_words(lexicons.load().navigator.confirm_buttons).finditer(label)]
+
+
+@functools.lru_cache(maxsize=None)
+def _confirm_words(words: tuple[str, ...]) -> re.Pattern:
+    return re.compile(r"(?<![\w'])(?:" + lexicons.alternation(words) + r")(?![\w'])", re.I)
 
 
 SCREEN_TOOL = "operate_screen"   # the routing tool (catalogs/operate_screen.json): a GUI step for the navigator

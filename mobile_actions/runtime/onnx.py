@@ -48,7 +48,7 @@ FORMAT_VERSION = 3
 CACHE_ROOM = 160          # positions a new cache holds beyond its prompt (max new tokens + forced runs)
 # Positions a stable prefix's cache holds beyond the prefix, for the request after it (datetime lines, the
 # person's words: ~60-280 tokens) and its answer: the first request continues in that cache instead of
-# growing it (a copy of the whole prefix into a buffer twice its size: 2.6 s and 850 MB for 100 tools).
+# growing it (a copy of the whole prefix into a buffer twice its size: ~1 s of a 100-tool first request).
 # Unwritten positions cost no memory (zeroed pages are mapped on first write).
 REQUEST_ROOM = 512
 # Positions (prompt and answer) a KV cache may hold, whatever the model's context: ~37 KB each for the 270M
