@@ -114,6 +114,7 @@ def test_recipe_trains_resumes_and_serves_predictions(tmp_path):
     assert r.steps == 3
     rows = list(csv.DictReader(open(out / "loss.csv")))
     assert [int(x["step"]) for x in rows] == [1, 2, 3]
+    assert all(0 < int(x["rss_mib"]) <= int(x["peak_rss_mib"]) for x in rows)   # memory at every log
     nav = Navigator(str(out))
     p = nav.predict("set an alarm", _images(1)[0], ["CLICK: (1, 2)"], _images(1))
     assert isinstance(p.text, str) and (p.action is not None or p.error)

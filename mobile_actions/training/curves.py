@@ -9,9 +9,22 @@ import csv
 from pathlib import Path
 from typing import Callable
 
-CSV_COLUMNS = ("step", "epoch", "loss", "eval_loss", "learning_rate", "grad_norm", "num_tokens", "seconds")
+CSV_COLUMNS = ("step", "epoch", "loss", "eval_loss", "learning_rate", "grad_norm", "num_tokens", "seconds",
+               "rss_mib", "peak_rss_mib")
 # `seconds`: wall time of the optimizer steps since the previous log (forward, backward, update; not saving or
-# evaluating), so that throughput per step is d(num_tokens) / seconds, resumed runs included.
+# evaluating), so that throughput per step is d(num_tokens) / seconds, resumed runs included. `rss_mib` and
+# `peak_rss_mib`: the training process's resident memory at the log and its peak so far, so a run that the
+# kernel kills out of memory leaves in its curve how it got there (blank where /proc is not).
+
+
+def resident_mib() -> tuple[int, int] | None:
+    """This process's resident memory and its peak so far, in MiB (`/proc/self/status`); None without /proc."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            fields = dict(line.split(":", 1) for line in f if line.startswith(("VmRSS:", "VmHWM:")))
+        return int(fields["VmRSS"].split()[0]) // 1024, int(fields["VmHWM"].split()[0]) // 1024
+    except (OSError, KeyError, ValueError, IndexError):
+        return None
 
 
 def write_loss_curve(history: list[dict], out: Path, plot: bool = True, title: str | None = None) -> tuple[Path, Path]:
@@ -75,6 +88,9 @@ def run_files_callback(out: Path, title: str | None = None, on_save: Callable[[i
             if logs and "loss" in logs and state.log_history:   # a training log: the entry just appended
                 state.log_history[-1]["seconds"] = round(self.seconds, 3)
                 self.seconds = 0.0
+                memory = resident_mib()
+                if memory is not None:
+                    state.log_history[-1]["rss_mib"], state.log_history[-1]["peak_rss_mib"] = memory
             if state.is_world_process_zero:
                 write_loss_curve(state.log_history, out, plot=False)
 
