@@ -90,9 +90,10 @@ def parse_row(data: Any, source: str = "<memory>", line: int = 0, tools: Catalog
     catalogues' are); a row's own `tools` always wins."""
     if not isinstance(data, dict):
         raise ValueError(f"a row is a JSON object, got {type(data).__name__}")
-    for key in ("tools", "messages"):
-        if key not in data and not (key == "tools" and tools is not None):
-            raise ValueError(f"missing field {key!r}")
+    if "tools" not in data and tools is None:
+        raise ValueError("missing field 'tools'")
+    if "messages" not in data:
+        raise ValueError("missing field 'messages'")
     if "tools" in data:
         try:
             tools = Catalogue.from_json(data["tools"], source="tools")
