@@ -128,17 +128,26 @@ def bind_socket(path: Path) -> socket.socket:
             path.unlink()     # a socket left by a server that is gone
         finally:
             probe.close()
+    # Bound and listening under a private name first, then linked into place: a client that sees the path can
+    # connect at once, and a server that appeared meanwhile is never replaced (link refuses an existing name).
+    staging = path.with_name(f".{os.getpid()}.sock")   # short: a socket address holds ~107 bytes
+    staging.unlink(missing_ok=True)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
-        sock.bind(str(path))
+        sock.bind(str(staging))
+        os.chmod(staging, stat.S_IRUSR | stat.S_IWUSR)
+        sock.listen(BACKLOG)
+        os.link(staging, path)
+    except FileExistsError:
+        sock.close()
+        raise ServerError(f"a server already listens on {path}") from None
     except OSError as e:    # e.g. a path over the ~107 bytes a socket address holds
         sock.close()
         raise ServerError(f"cannot listen on {path}: {e}") from None
     finally:
         os.umask(old)
-    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
-    sock.listen(BACKLOG)
+        staging.unlink(missing_ok=True)
     return sock
 
 
