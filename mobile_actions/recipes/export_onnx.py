@@ -1015,8 +1015,10 @@ def write_runtime_files(out: Path, tokenizer, model_cfg, *, manifest: dict) -> d
     (out / GENAI_CONFIG).write_text(json.dumps(genai_config(model_cfg, manifest), indent=2) + "\n", encoding="utf-8")
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     from mobile_actions.decoding.tokens import TokenTable
+    from mobile_actions.runtime.pieces import build_piece_model
 
     TokenTable.from_folder(out)  # precompute the grammar's token strings once, cached in the folder
+    build_piece_model(out / "tokenizer.json")   # the runtime's fast-loading copy of the tokenizer, checked
     return manifest
 
 
