@@ -376,7 +376,7 @@ def tasks_for(rng: random.Random) -> list[Task]:
         Task("impossible", "General_Tool", ("Launcher",), P(impossible, f"please {impossible}", f"can you {impossible}"),
              impossible_task, lambda st: True),
     ]
-    return tasks + everyday_tasks_for(rng)
+    return tasks + everyday_tasks_for(rng) + leave_alone_tasks_for(rng)
 
 
 ALARM_LABELS = ["Gym", "Medicine", "Wake up", "Standup", "Walk the dog", "Pick up kids"]
@@ -645,6 +645,64 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
              f"set a timer for {mins} and turn on do not disturb",
              f"start a {minutes} minute timer, then switch on do not disturb"), timer_then_dnd,
              lambda st: timed(st) and st["dnd"]),
+    ]
+
+
+OTHER_APPS = ["WhatsApp", "Telegram", "Signal", "Instagram", "Messenger", "Slack", "Discord"]
+
+
+def leave_alone_tasks_for(rng: random.Random) -> list[Task]:
+    """Goals the phone cannot carry out as asked, where the nearest thing it can do is wrong: a message by an app
+    it does not have (an SMS is not a WhatsApp), an alarm, contact or note that is not there (another one is not
+    it), an alarm already set (tapping it would switch it off). The demonstration looks where the thing would be
+    and gives up, or finishes without a change; the check is that nothing changed. Drawn after the other
+    templates, so a seed keeps their instances."""
+    P = lambda *forms: _phrase(rng, *forms)  # noqa: E731
+    name, other, absent = rng.sample(NAMES, 3)
+    number, number2 = (f"555-{n}" for n in rng.sample(range(1000, 10000), 2))
+    text, app = rng.choice(MESSAGES), rng.choice(OTHER_APPS)
+    hours = rng.sample(range(5, 23), 3)
+    old, old2, missing = (f"{h:02d}:{m}" for h, m in zip(hours, rng.choices(["00", "15", "30", "45"], k=3)))
+    missing_shown = twelve_hour(missing)
+    title, title2, title3, gone = rng.sample(NOTE_TITLES, 4)
+    note, note2, note3 = rng.sample(NOTES, 3)
+    people = ((name, number, ""), (other, number2, ""))
+    notes = ((title, note), (title2, note2), (title3, note3))
+    alarms = (old, old2)
+    hour, minute = int(old[:2]), old[3:]
+    when = f"{hour % 12 or 12}:{minute} {'PM' if hour >= 12 else 'AM'}"
+
+    def give_up_at_home(r: Recorder) -> None:
+        r.impossible()
+
+    def look_then_give_up(app_name: str) -> Callable[[Recorder], None]:
+        def script(r: Recorder) -> None:
+            _open(r, app_name); r.impossible()
+        return script
+
+    def already_set(r: Recorder) -> None:
+        _open(r, "Clock"); r.complete()
+
+    nothing_sent = lambda st: not any(m["direction"] == "sent" for m in st["messages"])  # noqa: E731
+    alarms_kept = lambda st: sorted((a["time"], a["enabled"]) for a in st["alarms"]) == [(t, True) for t in sorted(alarms)]  # noqa: E731
+    return [
+        Task("other_app_message", "Social_Sharing", ("Launcher",), P(f"send {name} a {app} saying {text}",
+             f"message {name} on {app}: {text}", f"{app} {name} that {text}", f"tell {name} {text} on {app}",
+             f"send a {app} message to {name} saying {text}"), give_up_at_home, nothing_sent,
+             setup=_given(contacts=people)),
+        Task("alarm_absent", "General_Tool", ("Clock",), P(f"delete the {missing_shown} alarm",
+             f"turn off my {missing_shown} alarm", f"remove the alarm at {missing_shown}",
+             f"switch off the {missing_shown} alarm"), look_then_give_up("Clock"), alarms_kept,
+             setup=_given(alarms=alarms)),
+        Task("alarm_already_set", "General_Tool", ("Clock",), P(f"set an alarm for {when}", f"wake me up at {when}",
+             f"make sure there's an alarm at {when}"), already_set, alarms_kept, setup=_given(alarms=alarms)),
+        Task("contact_absent", "Information_Management", ("Contacts",), P(f"delete {absent} from my contacts",
+             f"remove the contact {absent}", f"change {absent}'s number to {number2}"), look_then_give_up("Contacts"),
+             lambda st: [(c["name"], c["phone"]) for c in st["contacts"]] == [(n, ph) for n, ph, _ in people],
+             setup=_given(contacts=people)),
+        Task("note_absent", "Information_Management", ("Notes",), P(f"delete the {gone} note",
+             f"remove my {gone} note", f"get rid of the note called {gone}"), look_then_give_up("Notes"),
+             lambda st: [n["title"] for n in st["notes"]] == [t for t, _ in notes], setup=_given(notes=notes)),
     ]
 
 
