@@ -1,6 +1,6 @@
 """The on-device caller: an exported ONNX decoder run by onnxruntime, without torch.
 
-Imports onnxruntime, tokenizers and numpy only (plus the project's core modules), so a phone-side
+Imports onnxruntime, sentencepiece and numpy only (tokenizers to build the piece model once; plus the project's core modules), so a phone-side
 or CLI process starts fast and small; `tests/test_runtime.py` proves torch is never imported.
 
 - `Decoder`: one ONNX session (I/O names: onnxruntime-genai's, see recipes/export_onnx.py) over a
@@ -287,13 +287,13 @@ class CpuTimes:
 
 def busy_cores(window_s: float = 0.1, since: CpuTimes | None = None) -> float | None:
     """Cores' worth of CPU time that other processes spend over the next `window_s`, or since `since` (taken
-    before other work of this process, e.g. loading the tokenizer, so the answer costs no wait of its own):
-    from /proc/stat, less this process's own. None where there is no /proc/stat."""
+    before other work of this process, e.g. loading the tokenizer, so the answer costs little wait of its own)
+    and over `window_s` at least: /proc/stat counts in ticks of 10 ms. From /proc/stat, less this process's own.
+    None where there is no /proc/stat."""
     start = since or CpuTimes.now()
     if start is None:
         return None
-    if since is None:
-        time.sleep(window_s)
+    time.sleep(max(0.0, window_s - (time.perf_counter() - start.at)))
     end = CpuTimes.now()
     if end is None:
         return None
