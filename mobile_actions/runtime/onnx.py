@@ -1,7 +1,8 @@
 """The on-device caller: an exported ONNX decoder run by onnxruntime, without torch.
 
-Imports onnxruntime, sentencepiece and numpy only (tokenizers to build the piece model once; plus the project's core modules), so a phone-side
-or CLI process starts fast and small; `tests/test_runtime.py` proves torch is never imported.
+Imports onnxruntime, sentencepiece and numpy only (tokenizers to build the piece model once; plus the
+project's core modules), so a phone-side or CLI process starts fast and small; `tests/test_runtime.py` proves
+torch is never imported.
 
 - `Decoder`: one ONNX session (I/O names: onnxruntime-genai's, see recipes/export_onnx.py) over a
   `KVCache` it advances in place; greedy steps, prefill of any chunk on top of a given cache.
