@@ -506,20 +506,21 @@ class Caller:
         from mobile_actions.decoding.grounding import read_policies
         from mobile_actions.runtime.pieces import load_tokenizer
 
-        loading = CpuTimes.now()   # what other processes use while the tokenizer loads decides `spin`
+        loading = CpuTimes.now()   # what other processes use meanwhile decides `spin`
         self.folder = Path(folder)
         m = read_manifest(self.folder)
         # the catalogue before the model: a bad or oversized one is refused at once, nothing loaded for it
         self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
-        # The tokenizer first, as a SentencePiece model (`pieces`: 0.06 s and ~50 MB against 0.7 s and ~130 MB
-        # for tokenizers' parse of tokenizer.json); what a load freed goes back to the OS before the session
-        # loads, which keeps the process peak down.
-        self.tokenizer = load_tokenizer(self.folder / m.get("tokenizer", "tokenizer.json"))
-        release_free_memory()
+        tokenizer_json = self.folder / m.get("tokenizer", "tokenizer.json")
         if decoder is None:
             spin = spin_by_default(threads, loading) if spin is None else spin
             decoder = Decoder(folder, threads, spin, prefill_graph=prefill_graph)
         self.decoder = decoder
+        # The tokenizer after the session: its SentencePiece copy (`pieces`) loads in 0.06 s with no transient
+        # peak, so it no longer needs the heap to itself; resident during the session's load (whose prepacking
+        # sets the process peak) it would add its ~50 MB to that peak.
+        self.tokenizer = load_tokenizer(tokenizer_json)
+        release_free_memory()
         from mobile_actions.runtime.prefix_store import PrefixStore, default_prefix_dir
 
         root = default_prefix_dir() if str(prefix_dir) == "default" else prefix_dir
