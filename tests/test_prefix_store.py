@@ -30,6 +30,30 @@ def test_a_new_caller_reads_the_prefix_from_disk_and_decodes_the_same(tmp_path):
     assert unstored.timings["prefix_from"] == "filled" and unstored.raw == first.raw
 
 
+
+def test_a_prefix_read_from_disk_holds_what_later_tokens_attend_to_and_gives_the_same_logits(tmp_path):
+    """The tiny model's layer 0 has a sliding window of 8, layer 1 attends to everything: read from the store,
+    layer 0 gets its last 8 positions only, and a request after the prefix gets the filled cache's logits exactly."""
+    folder = tiny_export("fp32")
+    filled = _caller(folder, tmp_path)
+    filled.warm()
+    read = _caller(folder, tmp_path)
+    read.warm()
+    assert (filled.prefix_from, read.prefix_from) == ("filled", "disk")
+    full, part = filled._prefixes[0].cache, read._prefixes[0].cache
+    n = part.length
+    assert n == full.length > 8 and part.windowed == n and full.windowed == 0
+    assert not part.buffers[0][0, :, : n - 8].any() and not part.buffers[1][0, :, : n - 8].any()
+    for k in range(4):
+        lo = 0 if k >= 2 else n - 8
+        assert np.array_equal(part.buffers[k][0, :, lo:n], full.buffers[k][0, :, lo:n])
+    ids = read.encode("<start_of_turn>user\nturn on the flashlight<end_of_turn>\n<start_of_turn>model\n")
+    a, _ = filled.decoder.forward(ids, full.prefix(n, room=len(ids) + 4))
+    b, _ = read.decoder.forward(ids, part.prefix(n, room=len(ids) + 4))
+    assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match="sliding-window"):
+        part.prefix(n - 1)
+
 def test_a_damaged_or_foreign_file_is_filled_again(tmp_path):
     folder = tiny_export("fp32")
     _caller(folder, tmp_path).call("turn on the flashlight", now=NOW)

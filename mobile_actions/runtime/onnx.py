@@ -74,6 +74,10 @@ class KVCache:
 
     buffers: list[np.ndarray]
     length: int = 0
+    # A prefix read from the store fills a sliding-window layer's last window of positions only (`Decoder.
+    # first_attended`; the rest stay zero and untouched, so unresident): positions before `windowed` are not all
+    # there, and the cache is continued at `windowed` or beyond, never cut shorter.
+    windowed: int = 0
     # (session, IOBinding with the buffers bound as past and present): a run binds the 36 buffers once per cache
     # and graph (decode or prefill), not every step; replaced buffers (`reserve`) drop it
     binding: tuple | None = field(default=None, repr=False, compare=False)
@@ -104,17 +108,22 @@ class KVCache:
             self.binding = (session, io)
         return self.binding[1]
 
-    def truncate(self, n: int) -> None:
-        """Keep the first `n` positions (the rest are written over by the next run)."""
+    def _check_cut(self, n: int) -> None:
         if n > self.length:
             raise ValueError(f"the cache holds {self.length} positions, not {n}")
+        if n < self.windowed:
+            raise ValueError(f"the cache's sliding-window layers hold only the last positions before {self.windowed}")
+
+    def truncate(self, n: int) -> None:
+        """Keep the first `n` positions (the rest are written over by the next run)."""
+        self._check_cut(n)
         self.length = n
 
     def prefix(self, n: int, room: int = CACHE_ROOM) -> "KVCache":
         """A new cache holding a copy of the first `n` positions, with room for `room` more."""
-        if n > self.length:
-            raise ValueError(f"the cache holds {self.length} positions, not {n}")
-        out = KVCache([np.zeros(b.shape[:2] + (n + room,) + b.shape[3:], dtype=b.dtype) for b in self.buffers], n)
+        self._check_cut(n)
+        out = KVCache([np.zeros(b.shape[:2] + (n + room,) + b.shape[3:], dtype=b.dtype) for b in self.buffers], n,
+                      windowed=self.windowed)
         for dst, src in zip(out.buffers, self.buffers):
             dst[:, :, :n] = src[:, :, :n]
         return out
@@ -141,6 +150,10 @@ class Decoder:
         m = self.manifest
         self.n_layers, self.n_kv, self.head_dim = m["num_layers"], m["num_kv_heads"], m["head_dim"]
         self.vocab_size = int(m["vocab_size"])
+        # the graph's GroupQueryAttention masks keys with query - key >= window on these layers (Gemma 3's mask)
+        window = m.get("sliding_window")
+        self.windows = [window if window and kind == "sliding_attention" else None
+                        for kind in m.get("layer_types", [None] * self.n_layers)]
         self.past_names = [PAST_NAME.format(i=i, kv=kv) for i in range(self.n_layers) for kv in ("key", "value")]
         self.present_names = [n.replace("past_key_values.", "present.") for n in self.past_names]
         names = {i.name for i in self.session.get_inputs()}
@@ -202,6 +215,12 @@ class Decoder:
     @classmethod
     def from_folder(cls, folder: str | Path, threads: int = DEFAULT_THREADS, spin: bool | None = None) -> "Decoder":
         return cls(folder, threads, spin)
+
+    def first_attended(self, layer: int, n: int) -> int:
+        """The first of `n` positions that a token after them attends to on `layer`: the window's on a
+        sliding-window layer, else the first."""
+        window = self.windows[layer]
+        return max(0, n - window) if window else 0
 
     def new_cache(self, capacity: int) -> KVCache:
         return KVCache.empty(2 * self.n_layers, self.n_kv, self.head_dim, capacity)
@@ -608,9 +627,13 @@ class Caller:
         key = PrefixStore.key(self.export_id, d.fill_graph(len(ids)), shape, ids)
         stored = self.store.load(key, shape)
         if stored is not None:
-            for dst, src in zip(cache.buffers, stored):
-                dst[0, :, :len(ids)] = src
-            cache.length = len(ids)
+            # only what later tokens attend to: of a 100-tool prefix (~12k positions) that is all of the 3 global
+            # layers and the last window of the 15 sliding ones, a sixth of the file's pages
+            n = len(ids)
+            for i, (dst, src) in enumerate(zip(cache.buffers, stored)):
+                start = d.first_attended(i // 2, n)
+                dst[0, :, start:n] = src[:, start:]
+            cache.length = cache.windowed = n
             self.prefix_from = "disk"
             return cache
         d.fill(ids, cache)
@@ -638,7 +661,7 @@ class Caller:
         best, source = 0, None
         for p in self._prefixes + ([self._last] if self._last is not None else []):
             n = min(common_prefix(p.ids, ids), len(ids) - 1)
-            if n > best:
+            if n > best and n >= p.cache.windowed:
                 best, source = n, p.cache
         room = len(ids) - best + self.max_new_tokens + CACHE_ROOM
         if source is None:
