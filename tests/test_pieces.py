@@ -58,7 +58,7 @@ def test_a_copy_that_disagrees_is_not_used(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pieces, "piece_model_bytes", off)
     assert build_piece_model(tmp_path / "tokenizer.json") is None
-    assert not list(tmp_path.glob("*.spm")) and not list(tmp_path.glob("*.tmp"))
+    assert not list(tmp_path.glob("*.spm")) and not list(tmp_path.glob(".*.tmp"))
     assert not isinstance(load_tokenizer(tmp_path / "tokenizer.json"), PieceTokenizer)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,13 +147,13 @@ def piece_model_path(tokenizer_json: Path) -> Path:
 def build_piece_model(tokenizer_json: Path) -> Path | None:
     """Write the piece model for `tokenizer_json` beside it, checked against `tokenizers`; None when it cannot be
     (no `sentencepiece`, another tokenizer shape, a disagreement, a read-only folder), with the reason logged."""
-    from tokenizers import Tokenizer
-
     path = piece_model_path(tokenizer_json)
     if path.is_file():
         return path
+    from tokenizers import Tokenizer
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")   # two processes building at once never share it
     try:
-        tmp = path.with_suffix(".tmp")
         tmp.write_bytes(piece_model_bytes(json.loads(tokenizer_json.read_text(encoding="utf-8"))))
         diff = agrees(PieceTokenizer(tmp), Tokenizer.from_file(str(tokenizer_json)), agreement_texts())
         if diff is not None:
@@ -161,8 +162,9 @@ def build_piece_model(tokenizer_json: Path) -> Path | None:
             return None
         tmp.replace(path)
         return path
-    except (ImportError, Unconvertible, OSError, RuntimeError) as e:   # RuntimeError: sentencepiece refused it
-        path.with_suffix(".tmp").unlink(missing_ok=True)
+    except (ImportError, Unconvertible, OSError, RuntimeError, ValueError, KeyError, TypeError) as e:
+        # RuntimeError: sentencepiece refused it; ValueError, KeyError, TypeError: a tokenizer.json of another form
+        tmp.unlink(missing_ok=True)
         logger.info("tokenizer: no SentencePiece copy (%s); keeping tokenizers", e)
         return None
 
