@@ -283,6 +283,7 @@ class TokenKV:
     """What `LlamaEngine` keeps for a `Caller` in place of a KV cache: the tokens it holds (llama.cpp keeps the
     keys and values of one sequence itself, and `LlamaEngine.forward` brings it to these tokens)."""
     tokens: list = field(default_factory=list)
+    windowed: int = 0   # llama.cpp holds every position (`runtime.onnx.KVCache.windowed`)
 
     @property
     def length(self) -> int:
