@@ -7,6 +7,7 @@ strings for prefix search. It depends on the tokenizer only, so it is built once
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -97,7 +98,7 @@ class TokenTable:
         folder = Path(folder)
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
         tok_path = folder / manifest.get("tokenizer", "tokenizer.json")
-        digest = hashlib.sha256(tok_path.read_bytes()).hexdigest()
+        digest = tokenizer_digest(tok_path)
         controls = {k: int(v) for k, v in manifest.get("control_token_ids", CONTROL_TOKEN_IDS).items()}
         stop = tuple(manifest["stop_token_ids"])
         cache = folder / TOKEN_CACHE
@@ -116,6 +117,17 @@ class TokenTable:
             pass  # a read-only folder: rebuild next time
         return table
 
+
+def tokenizer_digest(path: Path) -> str:
+    """sha256 of a tokenizer file: what the caches derived from it (this table, the runtime's piece model) are
+    keyed by. Read once per process and file version: both are built at a caller's start, and Gemma's file is 12 MB."""
+    st = path.stat()
+    return _digest(str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 def _token_strings(tokenizer, control_ids: dict) -> tuple[list, list]:
     """Decode every id alone. Special tokens other than the control strings are None."""

@@ -13,7 +13,6 @@ no `sentencepiece`, keeps `tokenizers`.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -140,8 +139,9 @@ def agrees(ours: PieceTokenizer, theirs: Any, texts: Sequence[str]) -> str | Non
 
 
 def piece_model_path(tokenizer_json: Path) -> Path:
-    digest = hashlib.sha256(tokenizer_json.read_bytes()).hexdigest()[:16]
-    return tokenizer_json.with_name(PIECE_MODEL.format(digest=digest))
+    from mobile_actions.decoding.tokens import tokenizer_digest
+
+    return tokenizer_json.with_name(PIECE_MODEL.format(digest=tokenizer_digest(tokenizer_json)[:16]))
 
 
 def build_piece_model(tokenizer_json: Path) -> Path | None:
