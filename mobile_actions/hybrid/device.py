@@ -58,16 +58,21 @@ def png_size(png: bytes) -> tuple[int, int]:
     return w, h
 
 
-def node_at(xml_text: str, x: int, y: int) -> dict[str, str] | None:
-    """The smallest clickable node whose bounds contain (x, y) (what a tap there would hit)."""
+def nodes(xml_text: str) -> list[dict[str, str]]:
+    """Every node of a ``uiautomator dump`` (its attributes), in document order; none when it is not XML."""
     import xml.etree.ElementTree as ET
 
     try:
         root = ET.fromstring(xml_text)
     except ET.ParseError:
-        return None
+        return []
+    return [dict(node.attrib) for node in root.iter("node")]
+
+
+def node_at(xml_text: str, x: int, y: int) -> dict[str, str] | None:
+    """The smallest clickable node whose bounds contain (x, y) (what a tap there would hit)."""
     best, best_area = None, None
-    for node in root.iter("node"):
+    for node in nodes(xml_text):
         if node.get("clickable") != "true":
             continue
         nums = [int(v) for v in re.findall(r"-?\d+", node.get("bounds", ""))[:4]]
@@ -77,7 +82,7 @@ def node_at(xml_text: str, x: int, y: int) -> dict[str, str] | None:
         if x1 <= x < x2 and y1 <= y < y2:
             area = (x2 - x1) * (y2 - y1)
             if best_area is None or area < best_area:
-                best, best_area = dict(node.attrib), area
+                best, best_area = node, area
     return best
 
 

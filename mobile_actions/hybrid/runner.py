@@ -50,10 +50,11 @@ from mobile_actions.acting import (REASONS, Declined, Piece, Polarity, Refusal, 
                                    gate_messages, names_tool)
 from mobile_actions.acting import read as read_request
 from mobile_actions.calls import Problem, ToolCall, validate_call
-from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, open_session, png_size,
+from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, nodes, open_session, png_size,
                                           screencap)
 from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
                                           resolve_caller, resolve_navigator)
+from mobile_actions.hybrid.items import Item, tapped_item, unnamed
 from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 
@@ -788,9 +789,15 @@ class Runner:
                 w, hgt = png_size(png)
                 argv = action_argv(pred.action, w, hgt)
                 rec["argv"] = argv
-                guard = self._guard(pred.action, argv)
-                if guard is not None:
+                guarded = self._guard(pred.action, argv)
+                if guarded is not None:
+                    guard, item = guarded
                     rec["guard"] = guard
+                    wrong = unnamed(instruction, item, guard) if item is not None else None
+                    if wrong is not None:   # "delete the 6:30 alarm" and the tap deletes the 6:00 one
+                        rec["unnamed"] = {"item": wrong.item.text, "from": wrong.item.source, "missing": wrong.missing}
+                        self._write(StepRecord("nav", key, "refused", data=rec))
+                        return end("refused", "refused", f"tap on {guard!r} refused: {wrong.why}")
                     held = declined_tap(self.report.request, guard)
                     if held is not None:   # "draft it but dont send it": no confirmation makes this tap asked
                         rec["declined"] = {"piece": held.text, "cue": held.cue, "polarity": held.polarity.value}
@@ -866,20 +873,26 @@ class Runner:
             return "done", f"{said}; {verdict.reason}"
         return verdict.status, f"{said}, but {verdict.reason}"
 
-    def _guard(self, action: Any, argv: list[str] | None) -> str | None:
-        """The label of a send/delete-type button a tap would hit, else None."""
+    def _guard(self, action: Any, argv: list[str] | None) -> tuple[str, Item | None] | None:
+        """The label of a send/delete-type button a tap would hit and, for one that removes something, the item
+        it acts on (`items.tapped_item`); None for any other tap."""
         if action.kind not in ("CLICK", "LONG_PRESS") or not argv:
             return None
         from mobile_actions.android.dispatch import StepFailedError, dump_ui
 
         try:
-            node = node_at(dump_ui(self.device), int(argv[2]), int(argv[3]))
+            dump = dump_ui(self.device)
         except StepFailedError:
             return None
+        node = node_at(dump, int(argv[2]), int(argv[3]))
         if node is None:
             return None
         label = node.get("text") or node.get("content-desc") or ""
-        return label if confirm_button(label) else None
+        verbs = confirm_button(label)
+        if not verbs:
+            return None
+        removes = lexicons.load().effect.removes
+        return label, (tapped_item(nodes(dump), node) if any(removes.find(v) for v in verbs) else None)
 
     # ------------------------------------------------------------------ bookkeeping
     def _item(self, what: str, status: str, reason: str) -> None:

@@ -1,0 +1,111 @@
+"""Which item a send/delete-type tap acts on, and whether the goal names that item.
+
+Why: asked to delete "the 6:30 alarm" when only 6:00 and 7:30 exist, or "ana gomez" when the phone has Ana Ruiz
+and Ana Lopez, a navigator taps Delete on the nearest look-alike. Confirmation asks a person about "Delete", not
+about which item, and `--yes` asks no one. So before such a tap the item it acts on is read from the screen --
+the button's own description when it says more than its label ("Delete 6:00 AM alarm"), else the screen's title
+(a toolbar title: a contact's name on its card, an event's title; no title, no check) -- and the words that tell that item from others must all be in
+the goal: its times, its numbers and its capitalised words (names). Otherwise the tap is refused before it
+happens, naming the item and the word the goal does not say. Nothing here is English: times and numbers are
+digits, names are the words the screen capitalises; a goal that names its item loosely ("delete jake" for Jake
+Miller) is refused too, which is the safe side of a destructive tap.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mobile_actions.lexicon import normalise
+
+_TIME_RE = re.compile(r"(?<![\d:])(\d{1,2})(?:[:.h](\d{2})|(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)?(?![\d:])", re.I)
+_CAPITAL_RE = re.compile(r"(?<![\w'])[A-Z][\w'-]*")
+_WORD_RE = re.compile(r"[\w'-]+")
+_MERIDIEM = {"am", "pm", "a.m.", "p.m.", "a.m", "p.m"}
+
+
+@dataclass(frozen=True)
+class Item:
+    """What a tap acts on, as the screen writes it, and where that was read."""
+    text: str
+    source: str      # "description" (the button's own) | "title" (the screen's)
+
+
+@dataclass(frozen=True)
+class Unnamed:
+    """A tap's item that the goal does not name: the item, and the word of it the goal does not say."""
+    item: Item
+    missing: str
+
+    @property
+    def why(self) -> str:
+        return f"it acts on {self.item.text!r}, and the goal does not say {self.missing!r}"
+
+
+def tapped_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | None:
+    """The item a tap on `node` acts on, from the screen's nodes (`uiautomator dump` attributes, in order)."""
+    label = (node.get("text") or "").strip()
+    desc = (node.get("content-desc") or "").strip()
+    if label and desc and desc != label and label.lower() in desc.lower():
+        at = desc.lower().index(label.lower())
+        rest = (desc[:at] + desc[at + len(label):]).strip()
+        if rest:
+            return Item(rest, "description")
+    package = node.get("package", "")
+    for e in elements:   # the title: the app's title text (an id that says so, as toolbars have), above the tap
+        rid = (e.get("resource-id") or "").rsplit("/", 1)[-1].lower()
+        if e.get("package") != package or "title" not in rid or not (e.get("text") or "").strip():
+            continue
+        top, node_top = _top(e), _top(node)
+        if top is not None and node_top is not None and top < node_top:
+            return Item(e["text"].strip(), "title")
+        break
+    return None
+
+
+def _top(node: dict[str, str]) -> int | None:
+    m = re.match(r"\[-?\d+,(-?\d+)\]", node.get("bounds", ""))
+    return int(m.group(1)) if m else None
+
+
+def _minutes(text: str, goal: bool) -> set[int]:
+    """Minutes of the day the text writes as times; in a goal a bare number up to 24 may be an hour, and a time
+    without am/pm may be either half of the day."""
+    out: set[int] = set()
+    for m in _TIME_RE.finditer(text):
+        hour, minute = int(m.group(1)), int(m.group(2) or m.group(3) or 0)
+        meridiem = (m.group(4) or "").lower().replace(".", "")
+        if not (m.group(2) or m.group(3) or meridiem) and not goal:
+            continue   # an item's bare number is a number, not a time
+        if hour > 24 or minute > 59:
+            continue
+        if meridiem:
+            hour = hour % 12 + (12 if meridiem == "pm" else 0)
+            out.add(hour * 60 + minute)
+        else:
+            out.update({hour * 60 + minute, ((hour + 12) % 24) * 60 + minute} if hour <= 12 else {hour * 60 + minute})
+    return out
+
+
+def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
+    """Whether `goal` fails to name `item`: a time of the item the goal does not say, a number it does not write,
+    or a capitalised word of it (other than the button's `label`) missing from the goal."""
+    text = item.text
+    times = [m for m in _TIME_RE.finditer(text) if m.group(2) or m.group(3) or m.group(4)]
+    if times:
+        said = _minutes(goal, goal=True)
+        if not said & _minutes(text, goal=False):
+            return Unnamed(item, times[0].group(0).strip())
+    rest = _TIME_RE.sub(lambda m: " " if (m.group(2) or m.group(3) or m.group(4)) else m.group(0), text)
+    goal_words = set(_WORD_RE.findall(normalise(goal)))
+    goal_numbers = set(re.findall(r"\d+", goal))
+    for number in re.findall(r"\d+", rest):
+        if number not in goal_numbers:
+            return Unnamed(item, number)
+    skip = set(_WORD_RE.findall(normalise(label))) | _MERIDIEM
+    for word in _CAPITAL_RE.findall(rest):
+        w = normalise(word)
+        if w in skip or w.upper() == word and len(word) <= 2:
+            continue
+        if not any(g == w or g.startswith(w) or w.startswith(g) and len(g) >= 4 for g in goal_words):
+            return Unnamed(item, word)
+    return None
