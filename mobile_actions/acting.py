@@ -6,10 +6,9 @@ every call passes this gate before it is dispatched, whatever decoded it. The re
 (sentences, and the parts of one between joining words and commas); each piece gets a `Polarity` from the
 lexicon's cues (`mobile_actions/lexicon/en.json`: "don't", "should I", "if", "already", "told me to", "never
 mind", ...). A call belongs to the pieces that write its values or name its tool; it is refused when none of
-them is asked -- except that a question may be answered by a tool that changes nothing. What the cues let
-through is refused when a model learned from requests and non-requests written for many catalogues reads
-the whole request as asking for nothing (`asking`). A call that reaches someone (``sends``) must also take
-its recipient from the person's own words, never from a tool result or a screen. The gate knows no tool and no English of its own: the words are the lexicon's, the tool's keywords
+them is asked -- except that a question may be answered by a tool that changes nothing. A call that reaches
+someone (``sends``) must also take its recipient from the person's own words, never from a tool result or a
+screen. The gate knows no tool and no English of its own: the words are the lexicon's, the tool's keywords
 are the catalogue's, and every refusal names the cue and the piece that decided it.
 """
 from __future__ import annotations
@@ -20,7 +19,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import Callable, Sequence
 
-from mobile_actions import asking, lexicon as lexicons
+from mobile_actions import lexicon as lexicons
 from mobile_actions.calls import ToolCall, argument_schema, value_kind
 from mobile_actions.catalog import Catalogue, name_words
 from mobile_actions.decoding import coverage
@@ -274,47 +273,24 @@ def unasked(request: str, texts: Sequence[str], lexicon: lexicons.Lexicon | None
 
 @dataclass(frozen=True)
 class Declined:
-    """A request none of whose pieces asks for anything, and the piece and cue that say so; or, with `score`, a
-    request the learned request model (`asking`) reads as asking for nothing."""
+    """A request none of whose pieces asks for anything, and the piece and cue that say so."""
     text: str
     polarity: Polarity
     cue: str
-    score: float | None = None
 
     @property
     def why(self) -> str:
-        if self.score is not None:
-            return learned_reason(self.score)
         return REASONS[self.polarity] + (f" ({self.cue!r} in {self.text!r})" if self.cue else "")
 
 
-def learned_nothing(request: str, pieces: Sequence[Piece]) -> float | None:
-    """The learned request model's score (`asking`) when it reads `request` as asking for nothing, else None;
-    never when a cue of the lexicon says a piece asks ("don't forget to", "could you"): a cue the person wrote
-    is surer than a model's reading of the whole request."""
-    model = asking.load()
-    if model is None or any(p.asked and p.cue for p in pieces):
-        return None
-    return model.asks_nothing(request)
-
-
-def learned_reason(score: float) -> str:
-    model = asking.load()
-    return (f"the request reads as asking for nothing (the learned request model scores it {score:.3f}, "
-            f"at or above {model.threshold if model else 1.0:.3f})")
-
-
 def asks_nothing(request: str, lexicon: lexicons.Lexicon | None = None) -> Declined | None:
-    """Whether no piece of `request` asks for an action ("whatever you do, don't email Ana"), or the learned
-    request model reads it as asking for nothing: then nothing is handed to a navigator either. A statement
-    alone may ask ("I need the torch"); a question may not."""
+    """Whether no piece of `request` asks for an action ("whatever you do, don't email Ana"): then nothing is
+    handed to a navigator either. A statement alone may ask ("I need the torch"); a question may not."""
     pieces = read(request, lexicon)
-    if pieces and not any(p.asked for p in pieces):
-        first = pieces[0]
-        return Declined(first.text, first.polarity, first.cue)
-    if (score := learned_nothing(request, pieces)) is not None:
-        return Declined(request, Polarity.STATED, "", score)
-    return None
+    if not pieces or any(p.asked for p in pieces):
+        return None
+    first = pieces[0]
+    return Declined(first.text, first.polarity, first.cue)
 
 
 @dataclass(frozen=True)
@@ -472,9 +448,7 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
          ) -> tuple[list[ToolCall], list[Refusal]]:
     """The calls `request` asks for, and the others refused with their reason. `user_text` is everything the
     person wrote in the conversation (default: `request`): the only place a recipient may come from. `notes`
-    gets a line for each call kept only because of its own `Reading` (traces show it as the `gate` rule's).
-    Calls the lexicon's cues keep are then refused together when the learned request model (`asking`) reads
-    the request as asking for nothing."""
+    gets a line for each call kept only because of its own `Reading` (traces show it as the `gate` rule's)."""
     pieces = read(request, lexicon)
     said = lexicons.normalise(user_text if user_text is not None else request)
     kept: list[ToolCall] = []
@@ -496,11 +470,6 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
             kept.append(call)
         else:
             refused.append(why)
-    # what the lexicon's cues let through, when the learned request model reads the whole request as asking
-    # for nothing ("lol the last carpenter I got was a legend")
-    if kept and (score := learned_nothing(request, pieces)) is not None:
-        refused += [Refusal(call, learned_reason(score)) for call in kept]
-        kept = []
     return kept, refused
 
 

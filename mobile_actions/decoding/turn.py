@@ -54,8 +54,7 @@ TURN_RULES = (OWED_CALL, CLAUSE_VALUES, FIRST_ITEM, OWED_ADDRESS, ANSWERED)
 LEFT_OUT = Rule("left-out", "a clause the turn left out that only a call that changes something answers is asked "
                             "about on its own, and only that clause's tools are kept (`runtime.with_left_out`)")
 GATE = Rule("gate", "a call the request does not ask for (negated, a question, hypothetical, reported, past, "
-                    "taken back; or a request the learned request model reads as asking for nothing) is refused "
-                    "before dispatch (`acting.gate`)")
+                    "taken back) is refused before dispatch (`acting.gate`)")
 RULES = (*TURN_RULES, LEFT_OUT, GATE)
 
 
