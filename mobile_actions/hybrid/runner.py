@@ -50,8 +50,8 @@ from mobile_actions.acting import (REASONS, Declined, Piece, Polarity, Refusal, 
                                    gate_messages, names_tool)
 from mobile_actions.acting import read as read_request
 from mobile_actions.calls import Problem, ToolCall, validate_call
-from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, nodes, open_session, png_size,
-                                          screencap)
+from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, nodes, open_session,
+                                          png_size, screencap)
 from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
                                           resolve_caller, resolve_navigator)
 from mobile_actions.hybrid.items import Item, tapped_item, unnamed
