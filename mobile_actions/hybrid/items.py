@@ -1,11 +1,11 @@
-"""Which item a send/delete-type tap acts on, and whether the goal names that item.
+"""Which item a tap that removes something acts on, and whether the goal names that item.
 
 Why: asked to delete "the 6:30 alarm" when only 6:00 and 7:30 exist, or "ana gomez" when the phone has Ana Ruiz
 and Ana Lopez, a navigator taps Delete on the nearest look-alike. Confirmation asks a person about "Delete", not
 about which item, and `--yes` asks no one. So before such a tap the item it acts on is read from the screen --
-the button's own description when it says more than its label ("Delete 6:00 AM alarm"), else the screen's title
-(a toolbar title: a contact's name on its card, an event's title; no title, no check) -- and the words that tell that item from others must all be in
-the goal: its times, its numbers and its capitalised words (names). Otherwise the tap is refused before it
+the button's own description when it says more than its label ("Delete 6:00 AM alarm"), else the screen's
+toolbar title (a contact's name on its card, an event's title; no title, no check) -- and the words that tell
+that item from others must all be in the goal: its times, its numbers and its capitalised words (names). Otherwise the tap is refused before it
 happens, naming the item and the word the goal does not say. Nothing here is English: times and numbers are
 digits, names are the words the screen capitalises; a goal that names its item loosely ("delete jake" for Jake
 Miller) is refused too, which is the safe side of a destructive tap.
