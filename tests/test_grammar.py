@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mobile_actions import wire
@@ -80,6 +80,7 @@ def test_datetime_prefixes_never_dead_end():
     assert not datetime_prefix_ok("2023-02-3")          # no 30th/31st of February
     assert datetime_prefix_ok("2024-04-3") and not datetime_prefix_ok("2024-04-31")
     assert not datetime_prefix_ok("2024-13") and not datetime_prefix_ok("2024-00")
+    assert datetime_prefix_ok("000") and not datetime_prefix_ok("0000")   # year 1 is the first
     assert not datetime_prefix_ok("2024-01-01T24") and datetime_prefix_ok("2024-01-01T23:59:59")
 
 
@@ -89,6 +90,7 @@ def _decode(tok, ids):
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), which=st.sampled_from(["mobile", "extra"]), boost=st.floats(0, 8))
+@example(seed=2445, which="extra", boost=4.0)   # once wrote the date-time 0000-10-24T14:21:10 (no year 0)
 def test_every_constrained_output_parses_and_validates(tok, table, cat, seed, which, boost):
     catalogue = cat if which == "mobile" else EXTRA
     rng = np.random.default_rng(seed)

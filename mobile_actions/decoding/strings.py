@@ -139,6 +139,8 @@ def datetime_prefix_ok(s: str) -> bool:
         if (t == "d") != (c in DIGITS) or (t != "d" and c != t):
             return False
     n = len(s)
+    if n >= 4 and int(s[:4]) == 0:   # no year 0 (Python's datetime and the validator start at 1)
+        return False
     if n >= 6 and s[5] not in "01":
         return False
     if n >= 7:
@@ -146,7 +148,7 @@ def datetime_prefix_ok(s: str) -> bool:
         if not 1 <= month <= 12:
             return False
         year = int(s[:4])
-        last = calendar.monthrange(year if year > 0 else 2000, month)[1]
+        last = calendar.monthrange(year, month)[1]
         if n >= 9:
             d1 = int(s[8])
             if d1 * 10 > last:
