@@ -69,16 +69,20 @@ def nodes(xml_text: str) -> list[dict[str, str]]:
     return [dict(node.attrib) for node in root.iter("node")]
 
 
+def bounds(node: dict[str, str]) -> tuple[int, int, int, int] | None:
+    """A node's ``[x1,y1][x2,y2]`` bounds, or None when they do not read so."""
+    nums = [int(v) for v in re.findall(r"-?\d+", node.get("bounds", ""))[:4]]
+    return (nums[0], nums[1], nums[2], nums[3]) if len(nums) == 4 else None
+
+
 def node_at(xml_text: str, x: int, y: int) -> dict[str, str] | None:
     """The smallest clickable node whose bounds contain (x, y) (what a tap there would hit)."""
     best, best_area = None, None
     for node in nodes(xml_text):
-        if node.get("clickable") != "true":
+        box = bounds(node) if node.get("clickable") == "true" else None
+        if box is None:
             continue
-        nums = [int(v) for v in re.findall(r"-?\d+", node.get("bounds", ""))[:4]]
-        if len(nums) != 4:
-            continue
-        x1, y1, x2, y2 = nums
+        x1, y1, x2, y2 = box
         if x1 <= x < x2 and y1 <= y < y2:
             area = (x2 - x1) * (y2 - y1)
             if best_area is None or area < best_area:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mobile_actions.hybrid.device import bounds
 from mobile_actions.lexicon import normalise
 
 _TIME_RE = re.compile(r"(?<![\d:])(\d{1,2})(?:[:.h](\d{2})|(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)?(?![\d:])", re.I)
@@ -55,16 +56,16 @@ def tapped_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | 
         rid = (e.get("resource-id") or "").rsplit("/", 1)[-1].lower()
         if e.get("package") != package or "title" not in rid or not (e.get("text") or "").strip():
             continue
-        top, node_top = _top(e), _top(node)
-        if top is not None and node_top is not None and top < node_top:
+        box, tapped = bounds(e), bounds(node)
+        if box is not None and tapped is not None and box[1] < tapped[1]:
             return Item(e["text"].strip(), "title")
         break
     return None
 
 
-def _top(node: dict[str, str]) -> int | None:
-    m = re.match(r"\[-?\d+,(-?\d+)\]", node.get("bounds", ""))
-    return int(m.group(1)) if m else None
+def _is_time(m: re.Match) -> bool:
+    """A `_TIME_RE` match with minutes or am/pm: a time, not a bare number."""
+    return bool(m.group(2) or m.group(3) or m.group(4))
 
 
 def _minutes(text: str, goal: bool) -> set[int]:
@@ -74,7 +75,7 @@ def _minutes(text: str, goal: bool) -> set[int]:
     for m in _TIME_RE.finditer(text):
         hour, minute = int(m.group(1)), int(m.group(2) or m.group(3) or 0)
         meridiem = (m.group(4) or "").lower().replace(".", "")
-        if not (m.group(2) or m.group(3) or meridiem) and not goal:
+        if not goal and not _is_time(m):
             continue   # an item's bare number is a number, not a time
         if hour > 24 or minute > 59:
             continue
@@ -90,12 +91,12 @@ def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
     """Whether `goal` fails to name `item`: a time of the item the goal does not say, a number it does not write,
     or a capitalised word of it (other than the button's `label`) missing from the goal."""
     text = item.text
-    times = [m for m in _TIME_RE.finditer(text) if m.group(2) or m.group(3) or m.group(4)]
+    times = [m for m in _TIME_RE.finditer(text) if _is_time(m)]
     if times:
         said = _minutes(goal, goal=True)
         if not said & _minutes(text, goal=False):
             return Unnamed(item, times[0].group(0).strip())
-    rest = _TIME_RE.sub(lambda m: " " if (m.group(2) or m.group(3) or m.group(4)) else m.group(0), text)
+    rest = _TIME_RE.sub(lambda m: " " if _is_time(m) else m.group(0), text)
     goal_words = set(_WORD_RE.findall(normalise(goal)))
     goal_numbers = set(re.findall(r"\d+", goal))
     for number in re.findall(r"\d+", rest):
