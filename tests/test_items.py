@@ -2,7 +2,7 @@
 import pytest
 
 from mobile_actions.android.phone import setup
-from mobile_actions.hybrid.items import Item, tapped_item, unnamed
+from mobile_actions.hybrid.items import Item, form_item, tapped_item, unnamed
 from tests.test_hybrid import runner
 from tests.test_hybrid_fakes import ScriptedCaller, ScriptedNavigator, phone, session  # noqa: F401
 
@@ -64,3 +64,54 @@ def test_a_contacts_delete_is_checked_against_the_name_on_its_card(session, phon
     nav = ScriptedNavigator(phone, ("tap", "Delete"), ("tap", "Delete"), "COMPLETE")
     rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("delete ana gomez from my contacts")
     assert len(phone.snapshot()["contacts"]) == 2 and rep.refused and "'Lopez'" in rep.refused[0].reason
+
+
+# ------------------------------------------------------------------------------------------ saves
+def test_a_forms_item_is_its_first_filled_field_of_the_tapped_app():
+    save = {"text": "Save", "package": "notes", "clickable": "true", "bounds": "[780,114][1044,222]"}
+    hint_only = {"class": "android.widget.EditText", "text": "Title", "hint": "Title", "package": "notes"}
+    body = {"class": "android.widget.EditText", "text": "milk, eggs", "hint": "Note", "package": "notes"}
+    other_app = {"class": "android.widget.EditText", "text": "Groceries 2", "package": "launcher"}
+    assert form_item([other_app, hint_only, body, save], save) == Item("milk, eggs", "field")
+    title = {"class": "android.widget.EditText", "text": "Groceries 2", "hint": "Title", "package": "notes"}
+    assert form_item([title, body, save], save) == Item("Groceries 2", "field")
+    assert form_item([hint_only, save], save) is None
+
+
+def _notes(phone):
+    setup.apply_setup(phone, {"notes": [{"title": "Groceries", "text": "milk, eggs"},
+                                        {"title": "Groceries 2", "text": "soap"}]})
+
+
+def test_saving_a_look_alike_of_the_item_the_goal_names_is_refused_even_under_yes(session, phone, tmp_path):
+    _notes(phone)
+    phone.open("notes")
+    nav = ScriptedNavigator(phone, ("tap", "Groceries 2"), "TYPE: bananas", ("tap", "Save"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("add bananas to the groceries note")
+    assert "bananas" not in str(phone.snapshot()["notes"]) and not rep.done
+    assert rep.refused and "'Groceries 2'" in rep.refused[0].reason and "'2'" in rep.refused[0].reason
+
+
+def test_saving_the_named_item_or_a_new_one_the_navigator_typed_goes_ahead(session, phone, tmp_path):
+    _notes(phone)
+    phone.open("notes")
+    nav = ScriptedNavigator(phone, ("tap", "Groceries"), "TYPE: bananas", ("tap", "Save"), "COMPLETE")
+    runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("add bananas to the groceries note")
+    assert any(n["title"] == "Groceries" and "bananas" in n["text"] for n in phone.snapshot()["notes"])
+    phone.open("note_edit")
+    nav = ScriptedNavigator(phone, "TYPE: Trip 2", ("tap", "Save"), "COMPLETE")
+    runner(session, tmp_path / "new", ScriptedCaller("no"), nav, yes=True).run("make a note for my trip")
+    assert any("Trip 2" in n["text"] for n in phone.snapshot()["notes"])   # typed by the navigator: its own words
+
+
+def test_a_save_tap_is_confirmed_and_refused_when_declined(session, phone, tmp_path):
+    _notes(phone)
+    phone.open("notes")
+    nav = ScriptedNavigator(phone, ("tap", "Groceries"), "TYPE: bananas", ("tap", "Save"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=False).run("add bananas to the groceries note")
+    assert "bananas" not in str(phone.snapshot()["notes"]) and "not confirmed" in rep.refused[0].reason
+    phone.open("notes")
+    nav = ScriptedNavigator(phone, ("tap", "Groceries"), "TYPE: bananas", ("tap", "Save"), "COMPLETE")
+    rep = runner(session, tmp_path / "declined", ScriptedCaller("no"), nav, yes=True).run(
+        "type bananas into the groceries note but dont save it yet")
+    assert "bananas" not in str(phone.snapshot()["notes"]) and rep.refused and not rep.done

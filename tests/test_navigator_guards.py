@@ -168,6 +168,16 @@ def test_a_goal_that_only_removes_types_nothing_and_makes_nothing_new():
     assert guard.narrow(view("open Notes", notes)) is None
 
 
+def test_a_goal_that_changes_something_that_exists_makes_nothing_new():
+    guard = g.EditOnly()
+    contacts = screen(el("Create contact"), el("Mike Chen"), el("Mike Torres"), package="com.android.contacts")
+    assert guard.narrow(view("change mike johnsons number to 555 0100", contacts)) == Narrowing(
+        tap_never=frozenset({"Create contact"}))
+    assert guard.narrow(view("move the dentist to 11", contacts)) is not None
+    assert guard.narrow(view("add a new contact, or change mike's number", contacts)) is None
+    assert guard.narrow(view("call mike", contacts)) is None
+
+
 def test_untyped_text_is_typed_before_the_goal_is_finished():
     guard = g.UntypedText()
     assert guard.narrow(view("write a note saying buy milk", HOME)) == Narrowing(blocked=frozenset({"finish"}))
@@ -189,7 +199,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 15 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 16 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition

@@ -1,4 +1,4 @@
-"""Which item a tap that removes something acts on, and whether the goal names that item.
+"""Which item a tap that removes or saves something acts on, and whether the goal names that item.
 
 Why: asked to delete "the 6:30 alarm" when only 6:00 and 7:30 exist, or "ana gomez" when the phone has Ana Ruiz
 and Ana Lopez, a navigator taps Delete on the nearest look-alike. Confirmation asks a person about "Delete", not
@@ -9,6 +9,12 @@ that item from others must all be in the goal: its times, its numbers and its ca
 happens, naming the item and the word the goal does not say. Nothing here is English: times and numbers are
 digits, names are the words the screen capitalises; a goal that names its item loosely ("delete jake" for Jake
 Miller) is refused too, which is the safe side of a destructive tap.
+
+A tap that saves a form ("Save" on a note or contact being edited) stores the item the form holds: asked to "add
+bananas to the groceries note", a navigator opened "Groceries 2" and saved it. The form's item is its first filled
+text field ("Groceries 2", "Mike Torres"), read with what the navigator itself typed in this task counted as said
+(a new item's name comes from the goal by way of the navigator's typing, so it passes; a look-alike's name that
+was already on the form does not).
 """
 from __future__ import annotations
 
@@ -28,7 +34,7 @@ _MERIDIEM = {"am", "pm", "a.m.", "p.m.", "a.m", "p.m"}
 class Item:
     """What a tap acts on, as the screen writes it, and where that was read."""
     text: str
-    source: str      # "description" (the button's own) | "title" (the screen's)
+    source: str      # "description" (the button's own) | "title" (the screen's) | "field" (a form's first)
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,19 @@ def tapped_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | 
         if box is not None and tapped is not None and box[1] < tapped[1]:
             return Item(e["text"].strip(), "title")
         break
+    return None
+
+
+def form_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | None:
+    """The item a save-type tap on `node` stores: the first text field of its app's form that holds text (a
+    field showing only its hint holds none). None when the form has no filled field."""
+    package = node.get("package", "")
+    for e in elements:
+        if e.get("package") != package or "EditText" not in e.get("class", ""):
+            continue
+        text = (e.get("text") or "").strip()
+        if text and text != (e.get("hint") or "").strip():
+            return Item(text, "field")
     return None
 
 

@@ -54,7 +54,7 @@ from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_arg
                                           png_size, screencap)
 from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
                                           resolve_caller, resolve_navigator)
-from mobile_actions.hybrid.items import Item, tapped_item, unnamed
+from mobile_actions.hybrid.items import Item, form_item, tapped_item, unnamed
 from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 
@@ -734,6 +734,7 @@ class Runner:
         doubt = self._nav_in_doubt(task, prior_steps)
         history: list[tuple[str, bytes]] = []
         hashes: list[str] = []
+        typed: list[str] = []   # the texts the navigator typed in this task
         for r in prior_steps:
             hashes.append(r.get("screen_hash", ""))
             if r.get("action") and r.get("argv"):
@@ -742,6 +743,8 @@ class Runner:
                     raise HybridError(f"{self.writer.dir}: trace record {r.get('seq')}: {r.get('screen')!r} is not "
                                       "a screenshot of this run folder; not resuming")
                 history.append((r["action"]["command"], shot.read_bytes()))
+                if r["action"].get("kind") == "TYPE":
+                    typed.append(str(r["action"].get("text") or ""))
         self.report.nav_steps += len(prior_steps)
         step = len(prior_steps)
         start = self._task_start(task, resumed=bool(prior_steps))
@@ -793,7 +796,9 @@ class Runner:
                 if guarded is not None:
                     guard, item = guarded
                     rec["guard"] = guard
-                    wrong = unnamed(instruction, item, guard) if item is not None else None
+                    # a form's item may be one the navigator named itself by typing it (a new note's title)
+                    said = " ".join([instruction, *typed]) if item is not None and item.source == "field" else instruction
+                    wrong = unnamed(said, item, guard) if item is not None else None
                     if wrong is not None:   # "delete the 6:30 alarm" and the tap deletes the 6:00 one
                         rec["unnamed"] = {"item": wrong.item.text, "from": wrong.item.source, "missing": wrong.missing}
                         self._write(StepRecord("nav", key, "refused", data=rec))
@@ -815,6 +820,8 @@ class Runner:
                 self._write(StepRecord("nav", key, "done", ms=model_ms + (time.perf_counter() - t1) * 1e3, data=rec))
                 self.report.nav_steps += 1
                 history.append((pred.action.to_command(), png))
+                if kind == "TYPE":
+                    typed.append(pred.action.text or "")
                 step += 1
         except DeviceError as e:
             raise Interrupted(f"navigator ({task}): {e}") from e
@@ -874,8 +881,8 @@ class Runner:
         return verdict.status, f"{said}, but {verdict.reason}"
 
     def _guard(self, action: Any, argv: list[str] | None) -> tuple[str, Item | None] | None:
-        """The label of a send/delete-type button a tap would hit and, for one that removes something, the item
-        it acts on (`items.tapped_item`); None for any other tap."""
+        """The label of a send/save/delete-type button a tap would hit and, for one that removes or saves
+        something, the item it acts on (`items.tapped_item`, `items.form_item`); None for any other tap."""
         if action.kind not in ("CLICK", "LONG_PRESS") or not argv:
             return None
         from mobile_actions.android.dispatch import StepFailedError, dump_ui
@@ -891,8 +898,12 @@ class Runner:
         verbs = confirm_button(label)
         if not verbs:
             return None
-        removes = lexicons.load().effect.removes
-        return label, (tapped_item(nodes(dump), node) if any(removes.find(v) for v in verbs) else None)
+        lex = lexicons.load()
+        if any(lex.effect.removes.find(v) for v in verbs):
+            return label, tapped_item(nodes(dump), node)
+        if any(v in lex.navigator.save_buttons for v in verbs):
+            return label, form_item(nodes(dump), node)
+        return label, None
 
     # ------------------------------------------------------------------ bookkeeping
     def _item(self, what: str, status: str, reason: str) -> None:

@@ -247,6 +247,8 @@ class NavigatorWords:
     remove_verbs: tuple[str, ...]
     new_item_words: tuple[str, ...]
     confirm_buttons: tuple[str, ...]
+    save_buttons: tuple[str, ...]
+    edit_verbs: tuple[str, ...]
 
 
 @dataclass(frozen=True)

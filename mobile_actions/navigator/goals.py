@@ -44,6 +44,8 @@ class GoalWords:
     remove_goal: re.Pattern    # a goal that starts by removing something
     adds_something: re.Pattern  # a word of a new item or of text to type, anywhere in a goal
     new_item: re.Pattern       # a label that makes a new item ("New note", "+")
+    edit_goal: re.Pattern      # a goal's verb that changes something that exists ("change", "move")
+    names_new: re.Pattern      # a new item's word anywhere in a goal ("add", "new")
 
     @classmethod
     def build(cls, words: NavigatorWords, screens: AndroidScreens) -> "GoalWords":
@@ -74,7 +76,7 @@ class GoalWords:
         return cls(words, screens, frozenset(w.request_verbs), switch_goal, value_end,
                    re.compile(rf"\b(?:{_alt(w.home_words)})\b", re.I), open_goal, back_goal,
                    re.compile(rf"\b(?:{_alt(screens.web_words)})\b", re.I), remove_goal,
-                   whole([*w.new_item_words, *w.text_cues]), new_item)
+                   whole([*w.new_item_words, *w.text_cues]), new_item, whole(w.edit_verbs), whole(w.new_item_words))
 
 
 @lru_cache(maxsize=None)
@@ -219,6 +221,13 @@ def removes_only(goal: str) -> bool:
     draft and add a new one", "clear the field and type X", or "start a contact ... but discard it")."""
     gw = goal_words()
     return bool(gw.remove_goal.match(goal)) and not gw.adds_something.search(goal)
+
+
+def edits_only(goal: str) -> bool:
+    """The goal changes something that exists and asks for nothing new ("change mike torres number to ...",
+    "move the dentist to 11"; not "change the title or make a new note")."""
+    gw = goal_words()
+    return bool(gw.edit_goal.search(goal)) and not gw.names_new.search(goal)
 
 
 def makes_new(label: str) -> bool:

@@ -271,6 +271,17 @@ class RemoveOnly:
                          tap_never=frozenset(label for label in view.labels if goals.makes_new(label)))
 
 
+class EditOnly:
+    """A goal that changes something that exists taps nothing that makes a new item: asked to change the
+    number of a contact the phone does not have (or one it has), the model created a new contact."""
+    name = "edit-only"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.goal or not goals.edits_only(view.goal):
+            return None
+        return Narrowing(tap_never=frozenset(label for label in view.labels if goals.makes_new(label)))
+
+
 class UntypedText:
     """A goal with text to type ("a note saying X", "google X") is not finished before it is typed."""
     name = "untyped-text"
@@ -298,7 +309,7 @@ class LastStepDone:
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
 GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), SwitchAlreadySet(), FormFieldValue(), FormFieldOrder(),
                              GoalButton(), FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(),
-                             UntypedText(), LastStepDone())
+                             EditOnly(), UntypedText(), LastStepDone())
 
 
 # ============================================================================================ composition
