@@ -178,6 +178,20 @@ def test_a_goal_that_changes_something_that_exists_makes_nothing_new():
     assert guard.narrow(view("call mike", contacts)) is None
 
 
+def test_a_value_that_replaces_another_is_typed_over_a_selection():
+    guard, form = g.ReplaceValue(), g.FormFieldValue()
+    held = screen(el("Name", "field", text="Mike Torres"), el("Phone", "field", text="415-555-0147", focused=True),
+                  el("Save"), package="com.android.contacts")
+    goal = "can you change mike torres number to 415 555 0199"
+    assert guard.narrow(view(goal, held)).tap_only == ("Phone",)            # long press the field ...
+    assert "long_press" not in guard.narrow(view(goal, held)).blocked and form.narrow(view(goal, held)) is None
+    menu = screen(*held.elements, el("Select all"), package="com.android.contacts")
+    assert guard.narrow(view(goal, menu, 'long_press "Phone"')).tap_only == ("Select all",)   # ... select all ...
+    assert guard.narrow(view(goal, menu, 'tap "Select all"')) is None                         # ... and type
+    assert form.narrow(view(goal, menu, 'tap "Select all"')).text_only == ("415 555 0199",)
+    assert guard.narrow(view("jot down 415 555 0199 in the phone field", held)) is None      # not an edit: adds
+
+
 def test_untyped_text_is_typed_before_the_goal_is_finished():
     guard = g.UntypedText()
     assert guard.narrow(view("write a note saying buy milk", HOME)) == Narrowing(blocked=frozenset({"finish"}))
@@ -199,7 +213,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 16 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 17 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition

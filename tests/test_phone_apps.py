@@ -49,6 +49,39 @@ def test_notes_copy_then_paste_into_mail(phone):
     assert phone.state.outbox[0]["body"] == "Call Ada"
 
 
+def long_press(phone, **attrs):
+    for node in ET.fromstring(ui_xml(phone)).iter("node"):
+        if all(node.get(k) == v for k, v in attrs.items()):
+            x1, y1, x2, y2 = map(int, re.findall(r"\d+", node.get("bounds")))
+            x, y = (x1 + x2) // 2, (y1 + y2) // 2
+            assert phone.run(f"input swipe {x} {y} {x} {y} 800").exit_code == 0
+            return
+    raise AssertionError(f"no node {attrs}")
+
+
+def test_a_fields_text_is_replaced_by_select_all_then_typing(phone):
+    phone.state.contacts.append({"name": "Mike Torres", "phone": "415-555-0147", "email": ""})
+    phone.open("contact_edit", index=0, name="Mike Torres", phone="415-555-0147", email="")
+    long_press(phone, **{"resource-id": "com.android.contacts:id/phone"})
+    popups = lambda: [n.get("text") for n in ET.fromstring(ui_xml(phone)).iter("node")  # noqa: E731
+                      if n.get("resource-id", "").startswith("android:id/") and n.get("class") == "android.widget.Button"]
+    assert popups() == ["Select all"]
+    tap(phone, text="Select all")
+    assert popups() == ["Cut", "Copy"]
+    phone.run("input text '415 555 0199'")          # typed over the selection
+    assert phone.state.top.fields["phone"] == "415 555 0199" and popups() == []
+    phone.run("input text 0")                       # the selection is gone: typing adds again
+    assert phone.state.top.fields["phone"] == "415 555 01990"
+    long_press(phone, **{"resource-id": "com.android.contacts:id/phone"})
+    tap(phone, text="Select all")
+    tap(phone, text="Cut")
+    assert phone.state.top.fields["phone"] == "" and phone.state.clipboard == "415 555 01990"
+    long_press(phone, **{"resource-id": "com.android.contacts:id/name"})
+    tap(phone, text="Select all")
+    tap(phone, text="Save")                          # a tap elsewhere collapses the selection
+    assert phone.state.contacts[0]["name"] == "Mike Torres"
+
+
 def test_quick_settings_tiles_and_back_home_recents(phone):
     phone.run("input swipe 540 10 540 1200 200")
     tap(phone, **{"content-desc": "Internet"})

@@ -28,6 +28,7 @@ class AndroidScreens:
     web_address_field: str
     web_words: tuple[str, ...]
     app_places: tuple[str, ...]
+    select_all: str
 
 
 def _words(value: Any, where: str) -> tuple[str, ...]:
@@ -65,4 +66,5 @@ def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
         address_fields=tuple(w.lower() for w in _words(data.get("address_fields"), at + "address_fields")),
         web_address_field=_text(data.get("web_address_field"), at + "web_address_field").lower(),
         web_words=_words(data.get("web_words"), at + "web_words"),
-        app_places=_words(data.get("app_places"), at + "app_places"))
+        app_places=_words(data.get("app_places"), at + "app_places"),
+        select_all=_text(data.get("select_all"), at + "select_all").lower())

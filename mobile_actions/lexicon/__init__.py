@@ -233,6 +233,7 @@ class NavigatorWords:
     off_verbs: tuple[str, ...]
     switch_object_ends: tuple[str, ...]
     value_stops: tuple[str, ...]
+    value_leads: tuple[str, ...]
     value_joins: tuple[str, ...]
     text_cues: tuple[str, ...]
     final_verbs: tuple[str, ...]

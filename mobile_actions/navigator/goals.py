@@ -44,7 +44,7 @@ class GoalWords:
     remove_goal: re.Pattern    # a goal that starts by removing something
     adds_something: re.Pattern  # a word of a new item or of text to type, anywhere in a goal
     new_item: re.Pattern       # a label that makes a new item ("New note", "+")
-    edit_goal: re.Pattern      # a goal's verb that changes something that exists ("change", "move")
+    first_verb: re.Pattern     # a request's or an edit's verb: the first one in a goal says what it does
     names_new: re.Pattern      # a new item's word anywhere in a goal ("add", "new")
 
     @classmethod
@@ -76,7 +76,8 @@ class GoalWords:
         return cls(words, screens, frozenset(w.request_verbs), switch_goal, value_end,
                    re.compile(rf"\b(?:{_alt(w.home_words)})\b", re.I), open_goal, back_goal,
                    re.compile(rf"\b(?:{_alt(screens.web_words)})\b", re.I), remove_goal,
-                   whole([*w.new_item_words, *w.text_cues]), new_item, whole(w.edit_verbs), whole(w.new_item_words))
+                   whole([*w.new_item_words, *w.text_cues]), new_item,
+                   whole(sorted({*w.request_verbs, *w.edit_verbs}, key=len, reverse=True)), whole(w.new_item_words))
 
 
 @lru_cache(maxsize=None)
@@ -123,7 +124,8 @@ def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str]) -> str:
     request's verb ("" if none)."""
     value_end = re.compile(goal_words().value_end % "".join(f"{s}|" for s in stops), re.I)
     for cue in cues:
-        m = re.search(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])[\s:]*", goal, re.I)
+        leads = _alt(goal_words().words.value_leads)
+        m = re.search(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])[\s:]*(?:(?:{leads})\s+)?", goal, re.I)
         if not m:
             continue
         rest = goal[m.end():]
@@ -223,11 +225,18 @@ def removes_only(goal: str) -> bool:
     return bool(gw.remove_goal.match(goal)) and not gw.adds_something.search(goal)
 
 
-def edits_only(goal: str) -> bool:
-    """The goal changes something that exists and asks for nothing new ("change mike torres number to ...",
-    "move the dentist to 11"; not "change the title or make a new note")."""
+def edits(goal: str) -> bool:
+    """The goal's first verb changes something that exists ("can you change mike torres number to ...", "move
+    the dentist to 11"; not "email omar with the subject Project update")."""
     gw = goal_words()
-    return bool(gw.edit_goal.search(goal)) and not gw.names_new.search(goal)
+    m = gw.first_verb.search(goal)
+    return m is not None and m.group(0).lower() in gw.words.edit_verbs
+
+
+def edits_only(goal: str) -> bool:
+    """The goal changes something that exists and asks for nothing new (not "change the title or make a new
+    note")."""
+    return edits(goal) and not goal_words().names_new.search(goal)
 
 
 def makes_new(label: str) -> bool:

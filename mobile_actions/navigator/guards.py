@@ -97,6 +97,16 @@ class StepView:
         """The label of the field that has the focus."""
         return next((e.label for e in self.screen.elements if e.kind == "field" and e.focused), None)
 
+    @cached_property
+    def replacing(self) -> bool:
+        """A goal that changes something that exists, and its focused field lacks its value and holds other
+        text, not yet selected: typing would add to that text, so it is selected first (the field's floating
+        toolbar, Select all). Other goals add to what a field holds ("jot down X" in an open note)."""
+        if (self.focus is None or self.focus not in self.missing_values or not self.screen.element(self.focus).text
+                or not goals.edits(self.goal)):
+            return False
+        return not self.done or goals.tapped(self.done[-1:]) != [goals.goal_words().screens.select_all]
+
     @property
     def awaits_text(self) -> bool:
         """A focused field is empty: text is the step, whatever the goal's button."""
@@ -180,9 +190,25 @@ class FormFieldValue:
     name = "form-field-value"
 
     def narrow(self, view: StepView) -> Narrowing | None:
-        if view.focus is None or view.focus not in view.missing_values:
+        if view.focus is None or view.focus not in view.missing_values or view.replacing:
             return None
         return Narrowing(blocked=frozenset(MOVES), text_only=(view.form_values[view.focus],))
+
+
+class ReplaceValue:
+    """The focused field holds other text than the goal's value for it ("change mike's number to ..."):
+    typing would add to it, so the step is a long press on the field, then its toolbar's Select all; the
+    value is typed over the selection (`form-field-value`)."""
+    name = "replace-value"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.replacing:
+            return None
+        select = goals.goal_words().screens.select_all
+        shown = next((label for label in view.labels if label.lower() == select), None)
+        if shown is not None:
+            return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=(shown,))
+        return Narrowing(blocked=_but("long_press", also=("type_text",)), tap_only=(view.focus,))
 
 
 class FormFieldOrder:
@@ -307,9 +333,9 @@ class LastStepDone:
 # The fixed order: what the screen allows, then switches, the form, the goal's button, the app to open, keys and
 # the end. It is the order of the trace records; it decides a result only where a rule depends on what is left
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
-GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), SwitchAlreadySet(), FormFieldValue(), FormFieldOrder(),
-                             GoalButton(), FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(),
-                             EditOnly(), UntypedText(), LastStepDone())
+GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), SwitchAlreadySet(), FormFieldValue(),
+                             ReplaceValue(), FormFieldOrder(), GoalButton(), FilledField(), OpenApp(), AppOpened(),
+                             BackGoal(), HomeGoal(), RemoveOnly(), EditOnly(), UntypedText(), LastStepDone())
 
 
 # ============================================================================================ composition

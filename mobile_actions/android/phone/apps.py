@@ -292,7 +292,7 @@ def text_field(phone: "VirtualPhone", act: Activity, key: str, bounds: tuple[int
     has focus, its action button (Go / Search) at its right end."""
     def menu(k: str = key) -> None:
         phone.focus(k)
-        if phone.state.clipboard:
+        if phone.state.clipboard or act.fields.get(k):
             act.data["paste_menu"] = k
 
     focused = act.focus == key
@@ -312,18 +312,32 @@ def text_field(phone: "VirtualPhone", act: Activity, key: str, bounds: tuple[int
 
 
 def paste_toolbar(phone: "VirtualPhone", act: Activity, views: list[Widget]) -> list[Widget]:
-    """Android's floating text toolbar over the long-pressed field: one Paste item."""
+    """Android's floating text toolbar over the long-pressed field: Select all (the field has text), then Cut
+    and Copy (its text is selected), and Paste (the clipboard has text). Typing or pasting over a selection
+    replaces it: how a value already in a field is changed without a key for each character."""
     key = act.data.get("paste_menu")
-    if not key or phone.state.overlay or key not in act.fields or not phone.state.clipboard:
+    if not key or phone.state.overlay or key not in act.fields:
         return []
     field = next((w for w in views if w.kind == "input" and w.field == key), None)
     if field is None:
         return []
+    selected = act.data.get("selected") == key
+    items: list[tuple[str, str, Callable[[], None]]] = []
+    if act.fields[key] and not selected:
+        items.append(("Select all", "selectAll", lambda: phone.select_all(key)))
+    if selected:
+        items += [("Cut", "cut", lambda: phone.cut_selection(key)), ("Copy", "copy", lambda: phone.copy_selection(key))]
+    if phone.state.clipboard:
+        items.append(("Paste", "paste", lambda: phone.paste_into(key)))
     x1, y1, _, y2 = field.bounds
     top = y1 - 118 if y1 - 118 > STATUS_H else y2 + 12
-    return [Widget("popup", (x1 + 24, top, x1 + 304, top + 112), text="Paste", desc="Paste", package=act.package,
-                   rid="android:id/paste", cls="android.widget.Button", clickable=True,
-                   on_tap=lambda: phone.paste_into(key))]
+    out, x = [], x1 + 24
+    for label, rid, on_tap in items:
+        w = 280 if len(label) > 5 else 200
+        out.append(Widget("popup", (x, top, x + w, top + 112), text=label, desc=label, package=act.package,
+                          rid=f"android:id/{rid}", cls="android.widget.Button", clickable=True, on_tap=on_tap))
+        x += w + 8
+    return out
 
 
 def _form(phone: "VirtualPhone", act: Activity, top: int, readonly: list[tuple[str, str]] = ()) -> list[Widget]:

@@ -390,6 +390,32 @@ class VirtualPhone:
     def paste(self) -> None:
         self.type_text(self.state.clipboard)
 
+    def select_all(self, key: str) -> None:
+        """The floating toolbar's Select all: the field's text is selected and the toolbar stays (Cut, Copy,
+        Paste); what is typed or pasted next replaces it."""
+        with self.lock:
+            act = self.state.top
+            if key in act.fields:
+                act.focus = key
+                act.data["selected"] = key
+                act.data["paste_menu"] = key
+                self.changed()
+
+    def cut_selection(self, key: str) -> None:
+        with self.lock:
+            act = self.state.top
+            if act.data.pop("selected", None) == key and key in act.fields:
+                self.copy(act.fields[key])
+                act.fields[key] = ""
+                self.changed()
+
+    def copy_selection(self, key: str) -> None:
+        with self.lock:
+            act = self.state.top
+            if act.data.pop("selected", None) == key and key in act.fields:
+                self.copy(act.fields[key])
+                self.changed()
+
     def paste_into(self, key: str) -> None:
         """The floating toolbar's Paste (after a long press on a text field): focus it, insert the clip."""
         with self.lock:
@@ -707,8 +733,11 @@ class VirtualPhone:
             self.state.toast = None
             widgets = self.screen().interactive
             self.state.top.data.pop("paste_menu", None)      # any tap dismisses the floating toolbar
+            selected = self.state.top.data.pop("selected", None)   # ... and collapses a selection
             for w in reversed(widgets):
                 if w.clickable and w.contains(x, y):
+                    if w.kind == "popup" and selected is not None:   # but the toolbar's own items act on it
+                        self.state.top.data["selected"] = selected
                     if w.on_slide is not None:
                         w.on_slide(w.track_fraction(x))
                     elif w.on_tap is not None:
@@ -770,6 +799,8 @@ class VirtualPhone:
             act.data.pop("paste_menu", None)
             if self.state.overlay or act.focus is None or act.focus not in act.fields:
                 return
+            if act.data.pop("selected", None) == act.focus:   # typing over a selection replaces it
+                act.fields[act.focus] = ""
             act.fields[act.focus] += text
             self.changed()
 
