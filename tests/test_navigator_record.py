@@ -68,3 +68,37 @@ def test_everyday_apps_are_demonstrated_as_a_text_navigator_can_repeat_them(tmp_
     assert ep["steps"][2]["info"][0][0] == 500
     text = record_episode(tasks["text_contact"], tmp_path, "vp-text")
     assert [s["info"] for s in text["steps"][-2:]] == ["KEY_BACK", ""]
+
+
+def _offered(example) -> bool:
+    """The demonstrated call is one the text navigator's grammar admits on its screen (guards applied)."""
+    from mobile_actions.navigator.text import screen_catalogue
+
+    tools = {t["function"]["name"]: t["function"]
+             for t in screen_catalogue(example.screen, example.goal, example.done).to_openai()}
+    fn = tools.get(example.call.name)
+    if fn is None or fn["parameters"].get("x-callable") is False:
+        return False
+    props = fn["parameters"].get("properties", {})
+    return all(v in props[k].get("x-enum", [v]) for k, v in example.call.arguments.items() if k in props)
+
+
+def test_look_alike_changes_are_demonstrated_as_the_guards_admit_them(tmp_path):
+    """Each change among look-alikes (and each give-up where the item is not there) reaches its checked state
+    (`record_episode` checks it), and every step is one the grammar offers: a value typed over a selection
+    after a long press and Select all, the right contact, note or event of several alike."""
+    from mobile_actions.navigator.record import look_alike_tasks_for
+    from mobile_actions.navigator.text import episode_examples, recording_steps
+
+    (tmp_path / "screenshots").mkdir()
+    (tmp_path / "annotations").mkdir()
+    for seed in range(3):
+        for task in look_alike_tasks_for(random.Random(seed)):
+            ep = record_episode(task, tmp_path, f"vp-{task.template}-{seed}", scale=0.05)
+            (tmp_path / "annotations" / f"vp-{task.template}-{seed}.json").write_text(json.dumps(ep))
+    moves = set()
+    for ep, steps in recording_steps(str(tmp_path)):
+        examples = episode_examples(ep.task.instruction, steps)
+        assert all(_offered(x) for x in examples), ep.episode_id
+        moves |= {x.call.name for x in examples}
+    assert {"long_press", "type_text", "give_up"} <= moves

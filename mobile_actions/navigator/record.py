@@ -74,7 +74,7 @@ class Recorder:
         w = self._find(label)
         x, y = w.center
         self._capture("LONG_PRESS" if long else "CLICK", [self._norm(x, y)])
-        self.phone.tap(x, y)
+        (self.phone.long_press if long else self.phone.tap)(x, y)
 
     def tap_slider(self, name: str) -> None:
         """A tap on the middle of the SeekBar whose content-desc starts with ``name`` ("Brightness 20%"): its
@@ -376,7 +376,7 @@ def tasks_for(rng: random.Random) -> list[Task]:
         Task("impossible", "General_Tool", ("Launcher",), P(impossible, f"please {impossible}", f"can you {impossible}"),
              impossible_task, lambda st: True),
     ]
-    return tasks + everyday_tasks_for(rng) + leave_alone_tasks_for(rng)
+    return tasks + everyday_tasks_for(rng) + leave_alone_tasks_for(rng) + look_alike_tasks_for(rng)
 
 
 ALARM_LABELS = ["Gym", "Medicine", "Wake up", "Standup", "Walk the dog", "Pick up kids"]
@@ -706,6 +706,106 @@ def leave_alone_tasks_for(rng: random.Random) -> list[Task]:
     ]
 
 
+def look_alike_tasks_for(rng: random.Random) -> list[Task]:
+    """Changes to one item among look-alikes (contacts who share a first name, notes "Groceries" and "Groceries
+    2", two events), a value already in a field typed over (long press, Select all), and the same changes asked
+    of a look-alike the phone does not have, where the demonstration looks and gives up. Drawn after the other
+    templates, so a seed keeps their instances."""
+    from mobile_actions.android.phone.setup import apply_setup
+
+    P = lambda *forms: _phrase(rng, *forms)  # noqa: E731
+    firsts, lasts = zip(*(n.split() for n in rng.sample(NAMES, 4)))
+    first = firsts[0]
+    name, other, absent = (f"{first} {last}" for last in lasts[1:])
+    said, absent_said = (n if rng.random() < 0.5 else n.lower() for n in (name, absent))
+    old, old2, new = (f"555-{n}" for n in rng.sample(range(1000, 10000), 3))
+    email = f"{first.lower()}.{lasts[1].lower()}@{rng.choice(['example.com', 'mail.com', 'work.org'])}"
+    people = [(name, old, ""), (other, old2, "")]
+    rng.shuffle(people)
+    title, title3, gone = rng.sample(NOTE_TITLES, 3)
+    item = rng.choice(["bananas", "olive oil", "batteries", "a phone charger", "rice", "coffee filters"])
+    notes = [(title, rng.choice(NOTES)), (f"{title} 2", rng.choice(NOTES)), (title3, rng.choice(NOTES))]
+    rng.shuffle(notes)
+    event, event2, gone_event = rng.sample(EVENTS, 3)
+    day, day2 = rng.sample(["2025-06-03", "2025-06-04", "2025-06-05", "2025-06-06"], 2)
+    hour, hour2 = rng.sample(range(8, 18), 2)
+    to_time = f"{rng.choice([h for h in range(8, 20) if h not in (hour, hour2)]):02d}:{rng.choice(['00', '15', '30', '45'])}"
+    events = [{"title": event, "begin": f"{day}T{hour:02d}:00"}, {"title": event2, "begin": f"{day2}T{hour2:02d}:00"}]
+
+    def with_contacts(phone: Any) -> None:
+        apply_setup(phone, {"contacts": [{"name": n, "phone": p} for n, p, _ in people]})
+
+    def with_notes(phone: Any) -> None:
+        apply_setup(phone, {"notes": [{"title": t, "text": x} for t, x in notes]})
+
+    def with_events(phone: Any) -> None:
+        apply_setup(phone, {"events": events})
+
+    def replace(r: Recorder, field_label: str, value: str) -> None:
+        r.tap(field_label, long=True); r.tap("Select all"); r.type(value)
+
+    def contact_number(r: Recorder) -> None:
+        _open(r, "Contacts"); r.tap(name); r.tap("Edit"); replace(r, "Phone", new); r.tap("Save"); r.complete()
+
+    def contact_email(r: Recorder) -> None:
+        _open(r, "Contacts"); r.tap(name); r.tap("Edit")
+        if r.phone.state.top.focus != "email":     # the form focuses its first empty field
+            r.tap("Email")
+        r.type(email); r.tap("Save"); r.complete()
+
+    def event_time(r: Recorder) -> None:
+        _open(r, "Calendar"); r.tap(event); r.tap("Edit"); replace(r, "Time", to_time); r.tap("Save"); r.complete()
+
+    def note_add(r: Recorder) -> None:
+        _open(r, "Notes"); r.tap(title); r.tap("Note"); r.type(item); r.tap("Save"); r.complete()
+
+    def look_then_give_up(app_name: str) -> Callable[[Recorder], None]:
+        def script(r: Recorder) -> None:
+            _open(r, app_name); r.impossible()
+        return script
+
+    def contacts_as(st: dict[str, Any], changed: dict[str, tuple[str, str]]) -> bool:
+        want = {n: changed.get(n, (p, "")) for n, p, _ in people}
+        return {c["name"]: (c["phone"], c["email"]) for c in st["contacts"]} == want
+
+    def notes_as(st: dict[str, Any], added: str = "") -> bool:
+        want = [(t, x + item if t == title and added else x) for t, x in notes]
+        return [(n["title"], n["text"]) for n in st["notes"]] == want
+
+    def events_as(st: dict[str, Any], moved: bool) -> bool:
+        want = [(e["title"], f"{e['begin'][:11]}{to_time}" if moved and e["title"] == event else e["begin"])
+                for e in events]
+        return [(e["title"], e["begin"]) for e in st["events"]] == want
+
+    return [
+        Task("contact_number_change", "Information_Management", ("Contacts",), P(
+             f"change {said}'s number to {new}", f"update {said}'s phone number to {new}",
+             f"can you change {said} number to {new}"), contact_number,
+             lambda st: contacts_as(st, {name: (new, "")}), setup=with_contacts),
+        Task("contact_email_add", "Information_Management", ("Contacts",), P(
+             f"add {email} as {said}'s email", f"save {said}'s email {email}", f"put {email} on {said}'s contact"),
+             contact_email, lambda st: contacts_as(st, {name: (old, email)}),
+             setup=with_contacts),
+        Task("event_time_change", "Information_Management", ("Calendar",), P(
+             f"move {event} to {to_time}", f"reschedule {event.lower()} to {to_time}",
+             f"change the time of {event} to {to_time}", f"push {event.lower()} to {to_time}"), event_time,
+             lambda st: events_as(st, moved=True), setup=with_events),
+        Task("note_add_named", "Information_Management", ("Notes",), P(
+             f"add {item} to the {title.lower()} note", f"put {item} on my {title} note", f"add {item} to {title}"),
+             note_add, lambda st: notes_as(st, added=item), setup=with_notes),
+        Task("contact_look_alike_absent", "Information_Management", ("Contacts",), P(
+             f"change {absent_said}'s number to {new}", f"delete {absent_said} from my contacts",
+             f"update {absent_said}'s phone number to {new}"), look_then_give_up("Contacts"),
+             lambda st: contacts_as(st, {}), setup=with_contacts),
+        Task("note_look_alike_absent", "Information_Management", ("Notes",), P(
+             f"add {item} to the {gone.lower()} note", f"delete my {gone} note", f"put {item} on the {gone} note"),
+             look_then_give_up("Notes"), lambda st: notes_as(st), setup=with_notes),
+        Task("event_absent", "Information_Management", ("Calendar",), P(
+             f"move {gone_event} to {to_time}", f"cancel {gone_event.lower()}", f"reschedule {gone_event} to {to_time}"),
+             look_then_give_up("Calendar"), lambda st: events_as(st, moved=False), setup=with_events),
+    ]
+
+
 def blind_tasks_for(rng: random.Random) -> list[Task]:
     """Templates recorded only for evaluation (`navigator record --templates blind`): written after the
     navigator's screen guards, never trained on and never used to shape the guards, so they measure both
@@ -793,6 +893,9 @@ def blind_tasks_for(rng: random.Random) -> list[Task]:
 
 TEMPLATES = tuple(t.template for t in tasks_for(random.Random(0)))
 BLIND_TEMPLATES = tuple(t.template for t in blind_tasks_for(random.Random(0)))
+# what `navigator record --templates` records
+FAMILIES: dict[str, Callable[[random.Random], list[Task]]] = {
+    "main": tasks_for, "blind": blind_tasks_for, "look-alike": look_alike_tasks_for}
 # the task split's test part: whole templates never seen in training (one per family of screens)
 HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy_place", "go_back",
                       "alarm_days", "reply_thread", "note_delete")
@@ -836,6 +939,7 @@ def record_tasks(out: str | Path, seed: int = 0, repeats: int = 1, scale: float 
                  elsewhere: float = 0.35, templates: str = "main") -> dict[str, Any]:
     """Record ``repeats`` instances of every template under ``out`` (official layout) with random and task
     splits; a share ``elsewhere`` of the episodes starts inside an app rather than on the home screen.
+    ``templates="look-alike"`` records only `look_alike_tasks_for`'s (more of them for a training mix).
     ``templates="blind"`` records the evaluation-only templates (`blind_tasks_for`), all in the task split's
     test part."""
     out = Path(out)
@@ -845,7 +949,7 @@ def record_tasks(out: str | Path, seed: int = 0, repeats: int = 1, scale: float 
     files: list[tuple[str, str]] = []
     steps = 0
     for n in range(repeats):
-        for task in (blind_tasks_for if templates == "blind" else tasks_for)(rng):
+        for task in FAMILIES[templates](rng):
             eid = f"vp-{task.template}-{seed}-{n:04d}"
             start = rng.choice(START_APPS) if rng.random() < elsewhere else None
             ep = record_episode(task, out, eid, scale, start)
@@ -864,5 +968,5 @@ def record_tasks(out: str | Path, seed: int = 0, repeats: int = 1, scale: float 
     for name, split in splits.items():
         (out / "splits" / f"{name}_split.json").write_text(json.dumps(split, indent=1))
     return {"out": str(out), "episodes": len(names), "steps": steps,
-            "templates": len(BLIND_TEMPLATES if templates == "blind" else TEMPLATES),
+            "templates": len(FAMILIES[templates](random.Random(0))),
             "splits": {k: {p: len(v) for p, v in s.items()} for k, s in splits.items()}}

@@ -516,12 +516,13 @@ def calendar(phone: "VirtualPhone", act: Activity) -> list[Widget]:
 
 
 def event_edit(phone: "VirtualPhone", act: Activity) -> list[Widget]:
-    return (_save_bar(phone, act, "New event", "Save", phone.save_event, "action_done")
+    title = "Edit event" if isinstance(act.data.get("index"), int) else "New event"
+    return (_save_bar(phone, act, title, "Save", phone.save_event, "action_done")
             + _form(phone, act, CONTENT_TOP + 40))
 
 
 def event_view(phone: "VirtualPhone", act: Activity) -> list[Widget]:
-    """An event's details (when, where, what) and Delete."""
+    """An event's details (when, where, what), Edit and Delete."""
     e = _item_at(phone.state.events, act.data.get("index"))
     if e is None:
         return app_bar(act, "Event") + _list(phone, act, [], "This event no longer exists")
@@ -534,7 +535,8 @@ def event_view(phone: "VirtualPhone", act: Activity) -> list[Widget]:
                               rid=f"{pkg}:id/{label.lower()}"))
             y += 150
     y += 40
-    out.append(_button(act, (48, y, 348, y + 140), "Delete", lambda: phone.ask("delete_event"), "delete"))
+    out.append(_button(act, (48, y, 348, y + 140), "Edit", lambda: phone.edit_event(act.data["index"]), "edit"))
+    out.append(_button(act, (380, y, 680, y + 140), "Delete", lambda: phone.ask("delete_event"), "delete"))
     return out
 
 

@@ -458,6 +458,16 @@ class VirtualPhone:
                 del items[index]
             self._finish(act, list_kind, message)
 
+    def edit_event(self, index: int) -> None:
+        """The event view's Edit: the event's form, filled with it; Save changes that event in place."""
+        with self.lock:
+            if not 0 <= index < len(self.state.events):
+                return
+            e = self.state.events[index]
+            self.new_event(begin_ms=e.get("begin_ms"), end_ms=e.get("end_ms"), title=e.get("title", ""),
+                           location=e.get("location", ""), description=e.get("description", ""), index=index,
+                           all_day=bool(e.get("all_day", False)))
+
     def new_event(self, begin_ms: int | None = None, end_ms: int | None = None, **fields: Any) -> None:
         """Calendar's event form, its Date / Time / Duration filled from ``begin_ms`` / ``end_ms`` (default: the
         next full hour, one hour long). The exact times are kept, used while those fields stay as shown."""
@@ -490,10 +500,13 @@ class VirtualPhone:
                     self.toast_msg("Duration: a number of minutes")
                     return
                 end = begin + int(minutes) * 60_000
-            self.state.events.append({
-                "title": f["title"], "location": f["location"], "description": f["description"],
-                "begin_ms": int(begin), "end_ms": int(end), "all_day": bool(act.data.get("all_day", False)),
-            })
+            event = {"title": f["title"], "location": f["location"], "description": f["description"],
+                     "begin_ms": int(begin), "end_ms": int(end), "all_day": bool(act.data.get("all_day", False))}
+            index = act.data.get("index")
+            if isinstance(index, int) and 0 <= index < len(self.state.events):
+                self.state.events[index] = event
+            else:
+                self.state.events.append(event)
             self._finish(act, "calendar", "Event saved")
 
     def send_email(self) -> None:
