@@ -464,8 +464,8 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
                     and _polarity_problem(call, tool, effect, pieces, lexicon) is not None:
                 notes.append(f"{call.name} kept: {mine}")
         if why is None and effect != "none":
-            why = _borrowed_values(call, tool, catalogue, mine.pieces, lexicon) or _removal_unsaid(call, pieces,
-                                                                                                 lexicon)
+            why = (_borrowed_values(call, tool, catalogue, mine.pieces, lexicon)
+                   or _removal_unsaid(call, pieces, lexicon) or _verb_declined(call, tool, pieces, lexicon))
         if why is None:
             kept.append(call)
         else:
@@ -593,6 +593,32 @@ def _removal_unsaid(call: ToolCall, pieces: Sequence[Piece], lexicon: lexicons.L
     if any(p.asked and removes.find(lexicons.normalise(p.text)) for p in pieces):
         return None
     return Refusal(call, "the request asks to remove nothing")
+
+
+def _verb_declined(call: ToolCall, tool, pieces: Sequence[Piece], lexicon: lexicons.Lexicon | None = None
+                   ) -> Refusal | None:
+    """A call whose tool's name says what it does by a send or removal verb (`send_email`: "send", "email";
+    `delete_note`: "delete"; the lexicon's `effect.sends` / `effect.removes`) is refused when a part of the
+    request says not to do that verb to the thing already spoken of -- the verb then "it"/"that"/... (the
+    lexicon's `polarity.back_references`), the tool's own words, or nothing: "draft an email to greg about the
+    sink, dont send it" is no email sent, though its address and subject are in the part that asks. A "don't"
+    with an object of its own is about something else ("dont remove the blocks", "don't message him")."""
+    lex = lexicon or lexicons.load()
+    verbs = {v for v in name_words(call.name) if v in lex.effect.sends or lex.effect.removes.find(v)}
+    if not verbs:
+        return None
+    named = _named_by(call.name, tool) or re.compile(r"(?!x)x")
+    back = lex.polarity.back_references.words
+    for p in pieces:
+        if p.polarity is not Polarity.NEGATED:
+            continue
+        text = lexicons.normalise(p.text)
+        for m in re.finditer(rf"(?<!\w)(?:{'|'.join(map(re.escape, sorted(verbs, key=len, reverse=True)))})(?!\w)", text):
+            rest = text[m.end():].split()
+            if not rest or rest[0] in back or named.match(" ".join(rest[1:] if rest[0] in ("the", "my", "an", "a")
+                                                                      else rest)):
+                return _refusal(call, p)
+    return None
 
 
 @lru_cache(maxsize=1024)

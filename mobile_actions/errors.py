@@ -152,6 +152,11 @@ class ConfirmationRequired(DispatchError):
     """A send-type or destructive tool was not confirmed (pass confirm=..., or --yes on the CLI)."""
 
 
+class DeclinedStepError(DispatchError):
+    """A binding's tap that the request declines ("fill in a contact for derek but dont hit save"): not made,
+    whatever was confirmed; the steps before it stand (the form is filled, not saved)."""
+
+
 class StepFailedError(DispatchError):
     def __init__(self, message: str, result: Any = None) -> None:
         super().__init__(message)

@@ -356,3 +356,17 @@ def test_a_tool_that_removes_is_called_only_when_the_request_says_a_removal():
         assert acting.gate([delete], ask, CHAT)[0] == [delete], ask
     out = T("delete_chat", chat="the group")
     assert acting.gate([out], "take the group out", CHAT)[0] == [out]
+
+
+@pytest.mark.parametrize("request_, refused", [
+    ("draft an email to my landlord greg.hollis@mailbox.org about the kitchen sink leaking again, dont send it "
+     "ill read it over first", True),
+    ("write an email to greg.hollis@mailbox.org about the sink but don't send the email yet", True),
+    ("email greg.hollis@mailbox.org about the sink, do not send", True),
+    ("don't text him, email greg.hollis@mailbox.org about the sink", False),         # not the tool's own verb
+    ("email greg.hollis@mailbox.org about the sink, dont send anything to bob", False),   # an object of its own
+])
+def test_a_send_the_request_says_not_to_make_is_refused_wherever_its_values_are(request_, refused):
+    call = ToolCall("send_email", {"to": "greg.hollis@mailbox.org", "subject": "the sink"})
+    kept, why = acting.gate([call], request_, CAT)
+    assert bool(why) is refused and (not why or why[0].reason == "the request says not to")

@@ -584,8 +584,8 @@ def test_a_run_stopped_right_after_the_send_tap_never_sends_again_on_resume(sess
 
     tap = dispatch_module.run_tap_step
 
-    def tap_then_die(device, step, tool):
-        tap(device, step, tool)              # the Send tap lands on the phone
+    def tap_then_die(device, step, tool, declines=None):
+        tap(device, step, tool, declines)    # the Send tap lands on the phone
         raise stop()
     monkeypatch.setattr(dispatch_module, "run_tap_step", tap_then_die)
     r = runner(session, tmp_path, ScriptedCaller(SEND))

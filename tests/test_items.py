@@ -115,3 +115,13 @@ def test_a_save_tap_is_confirmed_and_refused_when_declined(session, phone, tmp_p
     rep = runner(session, tmp_path / "declined", ScriptedCaller("no"), nav, yes=True).run(
         "type bananas into the groceries note but dont save it yet")
     assert "bananas" not in str(phone.snapshot()["notes"]) and rep.refused and not rep.done
+
+
+def test_a_bindings_save_the_request_declines_leaves_the_form_filled_and_unsaved(session, phone, tmp_path):
+    caller = ScriptedCaller('<start_function_call>call:create_contact{first_name:<escape>derek<escape>,'
+                            'last_name:<escape>nguyen<escape>,phone_number:<escape>555 310 8821<escape>}'
+                            '<end_function_call>')
+    rep = runner(session, tmp_path, caller, None, yes=True).run(
+        "fill in a new contact for derek nguyen 555 310 8821 but dont hit save, want to double check the number")
+    assert phone.snapshot()["contacts"] == [] and phone.state.top.fields["name"] == "derek nguyen"
+    assert rep.refused and "'Save' not made" in rep.refused[0].reason and "dont" in rep.refused[0].reason

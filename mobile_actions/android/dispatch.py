@@ -32,6 +32,7 @@ from mobile_actions.android.device import Device, ShellResult, command_line
 from mobile_actions.errors import (
     ArgumentError,
     ConfirmationRequired,
+    DeclinedStepError,
     DispatchError,
     InvalidCallError,
     StepFailedError,
@@ -235,12 +236,15 @@ def device_timezone(device: Device) -> str:
 
 def dispatch(call, device: Device | None, *, bindings: Bindings, catalogue,
              confirm: Callable[[Plan], bool] | None = None, tz: str | None = None,
-             dry_run: bool = False, on_start: Callable[[Plan], None] | None = None) -> DispatchResult:
+             dry_run: bool = False, on_start: Callable[[Plan], None] | None = None,
+             declines: Callable[[str], str | None] | None = None) -> DispatchResult:
     """Validate, plan, confirm if the tool needs it, then run each step (or only plan, with dry_run).
 
     ``device`` may be None only for a dry run (the time zone then defaults to UTC unless ``tz``).
     ``on_start`` is called once everything is decided, just before the first step acts on the phone: where
     a caller records its intent, so a run that dies mid-call knows the call may have happened.
+    ``declines`` reads a tap step's button label ("Save") and says why the request declines it, or None: such
+    a tap is not made (`DeclinedStepError`), confirmed or not.
     """
     validate(call, catalogue)
     if call.name not in bindings:
@@ -266,7 +270,7 @@ def dispatch(call, device: Device | None, *, bindings: Bindings, catalogue,
         if isinstance(step, ShellStep):
             out.outcomes.append(StepOutcome(step, run_shell_step(device, step, call.name)))
         else:
-            out.outcomes.append(run_tap_step(device, step, call.name))
+            out.outcomes.append(run_tap_step(device, step, call.name, declines))
     return out
 
 
@@ -323,7 +327,8 @@ def node_centre(node: dict[str, str]) -> tuple[int, int]:
     return (x1 + x2) // 2, (y1 + y2) // 2
 
 
-def run_tap_step(device: Device, step: TapStep, tool: str) -> StepOutcome:
+def run_tap_step(device: Device, step: TapStep, tool: str,
+                 declines: Callable[[str], str | None] | None = None) -> StepOutcome:
     deadline = time.monotonic() + step.timeout_s
     while True:
         node = find_node(dump_ui(device), step.selector)
@@ -335,6 +340,10 @@ def run_tap_step(device: Device, step: TapStep, tool: str) -> StepOutcome:
         time.sleep(0.1)
     if step.unless and all(node.get(k) == v for k, v in step.unless):
         return StepOutcome(step, None, "already in the wanted state: not tapped")
+    label = node.get("text") or node.get("content-desc") or ""
+    why = declines(label) if declines is not None and label else None
+    if why is not None:
+        raise DeclinedStepError(f"{tool}: tap on {label!r} not made: {why}")
     x, y = node_centre(node)
     argv = ("input", "tap", str(x), str(y))
     result = run_shell_step(device, ShellStep(argv), tool)

@@ -505,8 +505,8 @@ class Runner:
     def _call(self, key: str, call: ToolCall, problems: list[Problem]) -> dict[str, Any]:
         """Dispatch one call (or refuse it); returns its tool result for the caller's follow-up."""
         from mobile_actions.android.device import DeviceError
-        from mobile_actions.android.dispatch import (ConfirmationRequired, DispatchError, StepFailedError,
-                                                     dispatch)
+        from mobile_actions.android.dispatch import (ConfirmationRequired, DeclinedStepError, DispatchError,
+                                                     StepFailedError, dispatch)
 
         what = describe_call(call)
         if self._routed(call, problems):
@@ -561,8 +561,8 @@ class Runner:
         t0 = time.perf_counter()
         try:
             res = dispatch(call, self.device, bindings=self.bindings, catalogue=self.catalogue, confirm=confirm,
-                           dry_run=self.config.dry_run, on_start=intent)
-        except ConfirmationRequired as e:
+                           dry_run=self.config.dry_run, on_start=intent, declines=self._declines)
+        except (ConfirmationRequired, DeclinedStepError) as e:
             return self._call_end(key, what, "refused", str(e), data, {"status": "refused", "reason": str(e)})
         except StepFailedError as e:
             data["error"] = str(e)
@@ -879,6 +879,12 @@ class Runner:
         if verdict.status == "done":
             return "done", f"{said}; {verdict.reason}"
         return verdict.status, f"{said}, but {verdict.reason}"
+
+    def _declines(self, label: str) -> str | None:
+        """Why the request declines a binding's tap on a send/save/delete-type button (`declined_tap`), or None:
+        "fill in a new contact for derek but dont hit save" fills the form and leaves it unsaved."""
+        held = declined_tap(self.report.request, label)
+        return None if held is None else f"{REASONS[held.polarity]} ({held.cue!r} in {held.text.strip()!r})"
 
     def _guard(self, action: Any, argv: list[str] | None) -> tuple[str, Item | None] | None:
         """The label of a send/save/delete-type button a tap would hit and, for one that removes or saves
