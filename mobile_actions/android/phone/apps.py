@@ -326,7 +326,8 @@ def paste_toolbar(phone: "VirtualPhone", act: Activity, views: list[Widget]) -> 
     if act.fields[key] and not selected:
         items.append(("Select all", "selectAll", lambda: phone.select_all(key)))
     if selected:
-        items += [("Cut", "cut", lambda: phone.cut_selection(key)), ("Copy", "copy", lambda: phone.copy_selection(key))]
+        items += [("Cut", "cut", lambda: phone.copy_selection(key, cut=True)),
+                  ("Copy", "copy", lambda: phone.copy_selection(key))]
     if phone.state.clipboard:
         items.append(("Paste", "paste", lambda: phone.paste_into(key)))
     x1, y1, _, y2 = field.bounds

@@ -401,19 +401,14 @@ class VirtualPhone:
                 act.data["paste_menu"] = key
                 self.changed()
 
-    def cut_selection(self, key: str) -> None:
+    def copy_selection(self, key: str, cut: bool = False) -> None:
+        """The toolbar's Copy (or Cut: the field is emptied too) of a selected field's text."""
         with self.lock:
             act = self.state.top
             if act.data.pop("selected", None) == key and key in act.fields:
                 self.copy(act.fields[key])
-                act.fields[key] = ""
-                self.changed()
-
-    def copy_selection(self, key: str) -> None:
-        with self.lock:
-            act = self.state.top
-            if act.data.pop("selected", None) == key and key in act.fields:
-                self.copy(act.fields[key])
+                if cut:
+                    act.fields[key] = ""
                 self.changed()
 
     def paste_into(self, key: str) -> None:
