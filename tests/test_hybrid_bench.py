@@ -190,6 +190,13 @@ def test_check_language_negation_counts_and_lists_of_items():
     assert check_state({"!brightness": 20}, st)
     with pytest.raises(KeyError):
         check_state({"!alarm": {"time": "07:00"}}, st)
+    both = {"notes": [{"title": "Trip"}, {"text": "groceries"}]}     # a list: every object matches some entry
+    assert check_state(both, st) == [] and check_state({"notes": [{"title": "Trip"}, {"title": "Gone"}]}, st) == [
+        'notes: no entry matches {"title": "Gone"}']
+    with pytest.raises(TypeError, match="takes one object"):
+        check_state({"!notes": [{"title": "Trip"}]}, st)
+    with pytest.raises(TypeError, match="list of objects"):
+        check_state({"notes": ["Trip"]}, st)
 
 
 @pytest.mark.parametrize("setup, message", [

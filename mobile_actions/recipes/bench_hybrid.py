@@ -21,7 +21,8 @@ package; ``{"contacts"|"events"|"outbox"|"notes"|"alarms"|"timers"|"messages": {
 ``begin`` is ``YYYY-MM-DDTHH:MM`` on the phone's clock, an alarm's ``time`` ``HH:MM``, its ``days`` e.g.
 ``"Mon,Wed"``); ``{"notes~"|"map_searches~"|"visited_urls~"|"clipboard~": SUB}`` some entry (of a list of
 items: some text field of one) contains; ``{"alarms#": 2}`` a count; ``{"!KEY": ...}`` that condition fails
-(``{"!contacts": {"name": "Tom Baker"}}``: no such contact).
+(``{"!contacts": {"name": "Tom Baker"}}``: no such contact); a list of objects, each matching some item
+(``{"alarms": [{"time": "06:00"}, {"time": "07:15", "enabled": true}]}``: both are still there).
 """
 from __future__ import annotations
 
@@ -242,6 +243,10 @@ def _condition(key: str, want: Any, state: dict[str, Any]) -> str | None:
         values = values if isinstance(values, list) else [values]
         texts = [t for v in values for t in (v.values() if isinstance(v, dict) else [v]) if isinstance(t, str)]
         return None if any(_text_match(t, want, True) for t in texts) else f"{name}: nothing contains {want!r}"
+    if isinstance(want, list):     # several items that must all be there: each object matches some entry
+        if not want or not all(isinstance(w, dict) for w in want):
+            raise TypeError(f"check {key!r}: a list of conditions is a non-empty list of objects")
+        return "; ".join(why for w in want if (why := _condition(key, w, state)) is not None) or None
     if isinstance(want, dict):
         items = state.get(key)
         if not isinstance(items, list):
@@ -260,6 +265,8 @@ def check_state(check: dict[str, Any], state: dict[str, Any]) -> list[str]:
     failures = []
     for key, want in check.items():
         if key.startswith("!"):
+            if isinstance(want, list):
+                raise TypeError(f"check {key!r}: takes one object (a '!' of a list would hold when any one fails)")
             if _condition(key[1:], want, state) is None:
                 failures.append(f"{key[1:]}: {json.dumps(want, ensure_ascii=False)} holds, and must not")
         else:
