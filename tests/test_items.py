@@ -125,3 +125,16 @@ def test_a_bindings_save_the_request_declines_leaves_the_form_filled_and_unsaved
         "fill in a new contact for derek nguyen 555 310 8821 but dont hit save, want to double check the number")
     assert phone.snapshot()["contacts"] == [] and phone.state.top.fields["name"] == "derek nguyen"
     assert rep.refused and "'Save' not made" in rep.refused[0].reason and "dont" in rep.refused[0].reason
+
+
+def test_a_delete_in_a_form_is_checked_against_the_forms_item_not_its_bars_title(session, phone, tmp_path):
+    _notes(phone)
+    phone.open("notes")
+    nav = ScriptedNavigator(phone, ("tap", "Groceries 2"), ("tap", "Delete"), ("tap", "Delete"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("delete my groceries note")
+    assert len(phone.snapshot()["notes"]) == 2 and rep.refused and "'Groceries 2'" in rep.refused[0].reason
+
+
+def test_a_time_in_the_goal_names_an_alarms_hour_and_minute_fields():
+    assert unnamed("move my 645 alarm to 7:15", Item("6", "field")) is None
+    assert unnamed("move my 645 alarm to 7:15", Item("9", "field")).missing == "9"

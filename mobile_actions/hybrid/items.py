@@ -3,7 +3,8 @@
 Why: asked to delete "the 6:30 alarm" when only 6:00 and 7:30 exist, or "ana gomez" when the phone has Ana Ruiz
 and Ana Lopez, a navigator taps Delete on the nearest look-alike. Confirmation asks a person about "Delete", not
 about which item, and `--yes` asks no one. So before such a tap the item it acts on is read from the screen --
-the button's own description when it says more than its label ("Delete 6:00 AM alarm"), else the screen's
+the button's own description when it says more than its label ("Delete 6:00 AM alarm"), else the form's
+first filled field when the screen is a form (a note being edited: its title, not the bar's "Note"), else the screen's
 toolbar title (a contact's name on its card, an event's title; no title, no check) -- and the words that tell
 that item from others must all be in the goal: its times, its numbers and its capitalised words (names). Otherwise the tap is refused before it
 happens, naming the item and the word the goal does not say. Nothing here is English: times and numbers are
@@ -58,6 +59,9 @@ def tapped_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | 
         if rest:
             return Item(rest, "description")
     package = node.get("package", "")
+    in_form = form_item(elements, node)   # a form's Delete removes what the form holds, not its bar's "Note"
+    if in_form is not None:
+        return in_form
     for e in elements:   # the title: the app's title text (an id that says so, as toolbars have), above the tap
         rid = (e.get("resource-id") or "").rsplit("/", 1)[-1].lower()
         if e.get("package") != package or "title" not in rid or not (e.get("text") or "").strip():
@@ -118,6 +122,9 @@ def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
     rest = _TIME_RE.sub(lambda m: " " if _is_time(m) else m.group(0), text)
     goal_words = set(_WORD_RE.findall(normalise(goal)))
     goal_numbers = set(re.findall(r"\d+", goal))
+    for m in _TIME_RE.finditer(goal):   # "645" says the 6 and the 45 of an alarm's hour and minute fields
+        if _is_time(m):
+            goal_numbers |= {str(int(m.group(1))), m.group(2) or m.group(3) or "00"}
     for number in re.findall(r"\d+", rest):
         if number not in goal_numbers:
             return Unnamed(item, number)
