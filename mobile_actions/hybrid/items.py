@@ -56,7 +56,7 @@ def tapped_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | 
     if label and desc and desc != label and label.lower() in desc.lower():
         at = desc.lower().index(label.lower())
         rest = (desc[:at] + desc[at + len(label):]).strip()
-        if rest:
+        if rest and (re.search(r"\d", rest) or _CAPITAL_RE.search(rest)):   # "6:00 AM alarm", not just "note"
             return Item(rest, "description")
     package = node.get("package", "")
     in_form = form_item(elements, node)   # a form's Delete removes what the form holds, not its bar's "Note"
