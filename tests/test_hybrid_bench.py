@@ -75,19 +75,21 @@ def test_a_false_done_is_a_failure_of_its_own_kind(tmp_path, capsys):
 
     more = {"id": "x01", "category": "mixed", "request": "Turn on the flashlight",
             "check": {"torch": True, "bluetooth": True}, "gold": [{"name": "turn_on_flashlight", "arguments": {}}]}
-    tasks = [more, next(t for t in TASKS if t["id"] == "g01")]
+    held = {"id": "x02", "category": "gui", "request": "dont turn on the flashlight", "check": {"torch": False},
+            "expect": "not_done"}
+    tasks = [more, next(t for t in TASKS if t["id"] == "g01"), held]
     results = run_bench(BenchConfig(model="oracle", navigator=None, out=str(tmp_path)), tasks=tasks)
     by_id = {r.id: r for r in results}
     assert by_id["x01"].false_done and not by_id["x01"].success and by_id["x01"].kind == "✗!"
     assert not by_id["g01"].false_done and by_id["g01"].kind == "✗"
     md = markdown(results)
-    assert "| all | 2 | 0 | 0% | 1 |" in md and "| x01 | mixed | ✗! |" in md
+    assert "| all | 3 | 1 | 33% | 1 | 1 of 1 |" in md and "| x01 | mixed | ✗! |" in md and "| mixed | 1 | 0 | 0% | 1 | – |" in md
     path = tmp_path / "tasks.jsonl"
     path.write_text("".join(json.dumps(t) + "\n" for t in tasks))
     assert main(["bench", "hybrid", "--model", "oracle", "--navigator", "none", "--tasks", str(path),
                  "--out", str(tmp_path)]) == 0
     out = capsys.readouterr()
-    assert "false done: 1 of 2 tasks" in out.out and "(reported done)" in out.err
+    assert "false done: 1 of 3 tasks" in out.out and "(reported done)" in out.err
 
 
 def test_select_and_markdown():

@@ -563,6 +563,8 @@ class Summary:
     n: int
     success: int
     false_done: int      # of the failures: the run reported done
+    must_not_act: int    # tasks whose right outcome is not done (``expect: not_done``) ...
+    held_back: int       # ... and of them, those passed: nothing done that must not be, nothing claimed
     mean_steps: float
     mean_seconds: float
     median_seconds: float
@@ -580,19 +582,21 @@ def summarize(results: Sequence[TaskResult]) -> list[Summary]:
         rs = [r for r in results if group == "all" or r.category == group]
         if not rs:
             continue
+        held = [r for r in rs if r.expect == "not_done"]
         out.append(Summary(group, len(rs), sum(r.success for r in rs), sum(r.false_done for r in rs),
-                           statistics.mean(r.steps for r in rs),
+                           len(held), sum(r.success for r in held), statistics.mean(r.steps for r in rs),
                            statistics.mean(r.seconds for r in rs), statistics.median(r.seconds for r in rs)))
     return out
 
 
 def markdown(results: Sequence[TaskResult], title: str = "") -> str:
     lines = [f"**{title}**", ""] if title else []
-    lines += ["| tasks | n | success | rate | false done | mean steps | mean s/task | median s/task |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += ["| tasks | n | success | rate | false done | must not act: passed | mean steps | mean s/task | "
+              "median s/task |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in summarize(results):
-        lines.append(f"| {s.group} | {s.n} | {s.success} | {s.rate:.0%} | {s.false_done} | {s.mean_steps:.1f} | "
-                     f"{s.mean_seconds:.1f} | {s.median_seconds:.1f} |")
+        held = f"{s.held_back} of {s.must_not_act}" if s.must_not_act else "–"
+        lines.append(f"| {s.group} | {s.n} | {s.success} | {s.rate:.0%} | {s.false_done} | {held} | "
+                     f"{s.mean_steps:.1f} | {s.mean_seconds:.1f} | {s.median_seconds:.1f} |")
     lines += ["", "| id | category | ok | steps | s | state check failed | runner said |",
               "|---|---|:-:|---:|---:|---|---|"]
     for r in results:
