@@ -2,7 +2,7 @@
 import pytest
 
 from mobile_actions.android.phone import setup
-from mobile_actions.hybrid.items import Item, form_item, tapped_item, unnamed
+from mobile_actions.hybrid.items import Item, form_item, switched_item, tapped_item, unnamed
 from tests.test_hybrid import runner
 from tests.test_hybrid_fakes import ScriptedCaller, ScriptedNavigator, phone, session  # noqa: F401
 
@@ -138,3 +138,15 @@ def test_a_delete_in_a_form_is_checked_against_the_forms_item_not_its_bars_title
 def test_a_time_in_the_goal_names_an_alarms_hour_and_minute_fields():
     assert unnamed("move my 645 alarm to 7:15", Item("6", "field")) is None
     assert unnamed("move my 645 alarm to 7:15", Item("9", "field")).missing == "9"
+
+
+def test_a_switch_named_by_a_time_switches_only_the_item_the_goal_names(session, phone, tmp_path):
+    setup.apply_setup(phone, {"alarms": [{"time": "06:50", "days": "Sat"}, {"time": "07:30"}]})
+    phone.open("clock")
+    nav = ScriptedNavigator(phone, ("tap", "6:50 AM alarm"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("switch off my saturday alarm this week")
+    assert all(a["enabled"] for a in phone.snapshot()["alarms"]) and "'6:50 AM'" in rep.refused[0].reason
+    nav = ScriptedNavigator(phone, ("tap", "7:30 AM alarm"), "COMPLETE")
+    runner(session, tmp_path / "named", ScriptedCaller("no"), nav, yes=True).run("turn off my 730 alarm")
+    assert [a["enabled"] for a in phone.snapshot()["alarms"]] == [True, False]
+    assert switched_item({"text": "Wi-Fi", "checkable": "true"}) is None   # no time or number: no item to check

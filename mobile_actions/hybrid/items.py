@@ -11,7 +11,8 @@ happens, naming the item and the word the goal does not say. Nothing here is Eng
 digits, names are the words the screen capitalises; a goal that names its item loosely ("delete jake" for Jake
 Miller) is refused too, which is the safe side of a destructive tap.
 
-A tap that saves a form ("Save" on a note or contact being edited) stores the item the form holds: asked to "add
+A switch that names its item by a time or a number (an alarm's "6:50 AM alarm") is checked the same way before
+a tap turns it on or off. A tap that saves a form ("Save" on a note or contact being edited) stores the item the form holds: asked to "add
 bananas to the groceries note", a navigator opened "Groceries 2" and saved it. The form's item is its first filled
 text field ("Groceries 2", "Mike Torres"), read with what the navigator itself typed in this task counted as said
 (a new item's name comes from the goal by way of the navigator's typing, so it passes; a look-alike's name that
@@ -36,6 +37,7 @@ class Item:
     """What a tap acts on, as the screen writes it, and where that was read."""
     text: str
     source: str      # "description" (the button's own) | "title" (the screen's) | "field" (a form's first)
+    #                  | "switch" (a switch's own label)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,15 @@ def tapped_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | 
             return Item(e["text"].strip(), "title")
         break
     return None
+
+
+def switched_item(node: dict[str, str]) -> Item | None:
+    """The item a tap on a switch turns on or off when the switch names it by a time or a number (an alarm's
+    "6:50 AM alarm"), else None: a navigator asked to "switch off my saturday alarm" switched off the 6:50 one."""
+    label = (node.get("text") or node.get("content-desc") or "").strip()
+    if node.get("checkable") != "true" or not re.search(r"\d", label):
+        return None
+    return Item(label, "switch")
 
 
 def form_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | None:

@@ -54,7 +54,7 @@ from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_arg
                                           png_size, screencap)
 from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
                                           resolve_caller, resolve_navigator)
-from mobile_actions.hybrid.items import Item, form_item, tapped_item, unnamed
+from mobile_actions.hybrid.items import Item, form_item, switched_item, tapped_item, unnamed
 from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 
@@ -812,7 +812,8 @@ class Runner:
                     if not self._confirm(f"navigator wants to tap {guard!r}", [" ".join(argv)],
                                          again=bool(doubt and doubt.get("guard"))):
                         self._write(StepRecord("nav", key, "refused", data=rec))
-                        return end("refused", "refused", f"tap on {guard!r} (send/delete-type) not confirmed")
+                        return end("refused", "refused",
+                                   f"tap on {guard!r} (it sends, stores, removes or switches an item) not confirmed")
                 self._write(StepRecord("intent", key, data=rec))   # write-ahead, before the device acts
                 t1 = time.perf_counter()
                 r = self.device.shell(argv)
@@ -888,7 +889,8 @@ class Runner:
 
     def _guard(self, action: Any, argv: list[str] | None) -> tuple[str, Item | None] | None:
         """The label of a send/save/delete-type button a tap would hit and, for one that removes or saves
-        something, the item it acts on (`items.tapped_item`, `items.form_item`); None for any other tap."""
+        something, the item it acts on (`items.tapped_item`, `items.form_item`); for a switch that names its
+        item by a time or number, its label and that item (`items.switched_item`); None for any other tap."""
         if action.kind not in ("CLICK", "LONG_PRESS") or not argv:
             return None
         from mobile_actions.android.dispatch import StepFailedError, dump_ui
@@ -902,8 +904,9 @@ class Runner:
             return None
         label = node.get("text") or node.get("content-desc") or ""
         verbs = confirm_button(label)
-        if not verbs:
-            return None
+        if not verbs:   # a switch that names its item (an alarm's): a state change on that item, checked too
+            switched = switched_item(node)
+            return (label, switched) if switched is not None else None
         lex = lexicons.load()
         if any(lex.effect.removes.find(v) for v in verbs):
             return label, tapped_item(nodes(dump), node)
