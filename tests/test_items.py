@@ -150,3 +150,15 @@ def test_a_switch_named_by_a_time_switches_only_the_item_the_goal_names(session,
     runner(session, tmp_path / "named", ScriptedCaller("no"), nav, yes=True).run("turn off my 730 alarm")
     assert [a["enabled"] for a in phone.snapshot()["alarms"]] == [True, False]
     assert switched_item({"text": "Wi-Fi", "checkable": "true"}) is None   # no time or number: no item to check
+
+
+@pytest.mark.parametrize("request_, label", [
+    ("fill in an event for jake's bday sat 2pm but hold off saving until i confirm", "Save"),
+    ("fill it in, not saved yet pls", "Save"),
+    ("dont bother sending it", "Send"),
+])
+def test_a_declined_verb_is_read_in_any_of_its_forms(request_, label):
+    from mobile_actions.hybrid.runner import declined_tap
+
+    assert declined_tap(request_, label) is not None
+    assert declined_tap("save the event for jake's bday sat 2pm", "Save") is None

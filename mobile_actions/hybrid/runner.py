@@ -956,10 +956,19 @@ def declined_tap(request: str, label: str) -> Piece | None:
     negated, cancelled, supposed, reported, past or questioned piece: "write it up but dont send it" for
     "Send"), else None. Such a tap is refused whatever is confirmed: `--yes` says yes to what was asked."""
     verbs = confirm_button(label)
+    endings = lexicons.load().navigator.verb_endings
     for piece in read_request(request):
-        if not piece.asked and any(re.search(rf"(?<![\w']){re.escape(v)}", piece.text, re.I) for v in verbs):
+        if not piece.asked and any(re.search(rf"(?<![\w']){_inflected(v, endings)}(?![\w'])", piece.text, re.I)
+                                   for v in verbs):
             return piece
     return None
+
+
+def _inflected(verb: str, endings: Sequence[str]) -> str:
+    """A pattern for `verb` as a request writes it: "save", "saves", "saved", "saving" (the lexicon's
+    `navigator.verb_endings`; a final "e" may drop before them)."""
+    stem = verb[:-1] if verb.endswith("e") else verb
+    return rf"(?:{re.escape(verb)}|{re.escape(stem)}(?:{lexicons.alternation(endings)}))"
 
 
 def app_goals(request: str, check: GoalCheck) -> list[str]:

@@ -249,6 +249,7 @@ class NavigatorWords:
     new_item_words: tuple[str, ...]
     confirm_buttons: tuple[str, ...]
     save_buttons: tuple[str, ...]
+    verb_endings: tuple[str, ...]
     edit_verbs: tuple[str, ...]
 
 
