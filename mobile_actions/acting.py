@@ -465,7 +465,8 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
                 notes.append(f"{call.name} kept: {mine}")
         if why is None and effect != "none":
             why = (_borrowed_values(call, tool, catalogue, mine.pieces, lexicon)
-                   or _removal_unsaid(call, pieces, lexicon) or _verb_declined(call, tool, pieces, lexicon))
+                   or _removal_unsaid(call, pieces, lexicon) or _verb_declined(call, tool, pieces, lexicon)
+                   or (_edit_not_send(call, tool, pieces, lexicon) if effect == "sends" else None))
         if why is None:
             kept.append(call)
         else:
@@ -619,6 +620,32 @@ def _verb_declined(call: ToolCall, tool, pieces: Sequence[Piece], lexicon: lexic
                                                                       else rest)):
                 return _refusal(call, p)
     return None
+
+
+def _edit_not_send(call: ToolCall, tool, pieces: Sequence[Piece], lexicon: lexicons.Lexicon | None = None
+                   ) -> Refusal | None:
+    """A send whose values are all written in pieces that begin by changing something that exists and then
+    say the tool's own send word as its object (the first verb is one of the lexicon's `navigator.edit_verbs`:
+    "update aunt carols email to carol@x.com") is refused: the person asks to change what is stored, and "email"
+    there is a noun. "move two hundred to checking" says no send word and keeps its transfer."""
+    lex = lexicon or lexicons.load()
+    by_value = _owners(call, tool, pieces)[0]
+    own = tuple(v for v in name_words(call.name) if v in lex.effect.sends)
+    if not by_value or not own:
+        return None
+    verbs = _first_verbs(tuple(sorted({*lex.navigator.request_verbs, *lex.navigator.edit_verbs, *lex.effect.sends},
+                                      key=len, reverse=True)))
+    for p in by_value:
+        text = lexicons.normalise(p.text)
+        m = verbs.search(text)
+        if m is None or m.group(0) not in lex.navigator.edit_verbs or not _first_verbs(own).search(text, m.end()):
+            return None
+    return Refusal(call, "the request asks to change something, not to send it", "", by_value[0].text)
+
+
+@lru_cache(maxsize=4)
+def _first_verbs(words: tuple[str, ...]) -> re.Pattern:
+    return re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, words))})(?!\w)")
 
 
 @lru_cache(maxsize=1024)
