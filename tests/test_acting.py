@@ -370,3 +370,14 @@ def test_a_send_the_request_says_not_to_make_is_refused_wherever_its_values_are(
     call = ToolCall("send_email", {"to": "greg.hollis@mailbox.org", "subject": "the sink"})
     kept, why = acting.gate([call], request_, CAT)
     assert bool(why) is refused and (not why or why[0].reason == "the request says not to")
+
+
+@pytest.mark.parametrize("request_, to, refused", [
+    ("update aunt carols email to carol.b.finch@outlook.com", "carol.b.finch@outlook.com", True),
+    ("pls change jen liu's email to jen.liu@northwind.io", "jen.liu@northwind.io", True),
+    ("change of plans, email bob@x.com that the meeting moved", "bob@x.com", False),
+    ("email bob@x.com to update him on the roof", "bob@x.com", False),
+])
+def test_a_request_to_change_a_stored_email_sends_nothing(request_, to, refused):
+    kept, why = acting.gate([ToolCall("send_email", {"to": to, "subject": "x"})], request_, CAT)
+    assert bool(why) is refused and (not why or "change something" in why[0].reason)
