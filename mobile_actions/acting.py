@@ -609,15 +609,17 @@ def _verb_declined(call: ToolCall, tool, pieces: Sequence[Piece], lexicon: lexic
     if not verbs:
         return None
     named = _named_by(call.name, tool) or re.compile(r"(?!x)x")
-    back = lex.polarity.back_references.words
+    back, determiners = lex.polarity.back_references.words, lex.polarity.determiners.words
+    said = _mention(tuple(verbs))
     for p in pieces:
-        if p.polarity is not Polarity.NEGATED:
+        if p.polarity is not Polarity.NEGATED or said is None:
             continue
         text = lexicons.normalise(p.text)
-        for m in re.finditer(rf"(?<!\w)(?:{'|'.join(map(re.escape, sorted(verbs, key=len, reverse=True)))})(?!\w)", text):
+        for m in said.finditer(text):
             rest = text[m.end():].split()
-            if not rest or rest[0] in back or named.match(" ".join(rest[1:] if rest[0] in ("the", "my", "an", "a")
-                                                                      else rest)):
+            if rest and rest[0] in determiners:
+                rest = rest[1:]
+            if not rest or rest[0] in back or named.match(" ".join(rest)):
                 return _refusal(call, p)
     return None
 
@@ -633,19 +635,14 @@ def _edit_not_send(call: ToolCall, tool, pieces: Sequence[Piece], lexicon: lexic
     own = tuple(v for v in name_words(call.name) if v in lex.effect.sends)
     if not by_value or not own:
         return None
-    verbs = _first_verbs(tuple(sorted({*lex.navigator.request_verbs, *lex.navigator.edit_verbs, *lex.effect.sends},
-                                      key=len, reverse=True)))
+    verbs = _mention(tuple(sorted({*lex.navigator.request_verbs, *lex.navigator.edit_verbs, *lex.effect.sends})))
+    object_word = _mention(own)
     for p in by_value:
         text = lexicons.normalise(p.text)
-        m = verbs.search(text)
-        if m is None or m.group(0) not in lex.navigator.edit_verbs or not _first_verbs(own).search(text, m.end()):
+        m = verbs.search(text) if verbs is not None else None
+        if m is None or m.group(0) not in lex.navigator.edit_verbs or not object_word.search(text, m.end()):
             return None
     return Refusal(call, "the request asks to change something, not to send it", "", by_value[0].text)
-
-
-@lru_cache(maxsize=4)
-def _first_verbs(words: tuple[str, ...]) -> re.Pattern:
-    return re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, words))})(?!\w)")
 
 
 @lru_cache(maxsize=1024)

@@ -90,6 +90,7 @@ class PolarityWords:
     question_words: Phrases
     governs_next: Phrases
     back_references: Phrases
+    determiners: Phrases
     trailing: Phrases
     cancel_verbs: Phrases
     wildcard_excludes: Phrases
