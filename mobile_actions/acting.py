@@ -552,12 +552,13 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
     asked piece names its tool and refers back ("find the email from Ana and add them to my contacts"), or when a
     piece writes its address or number. A label before an address or a number is a field, not a tool ("...,
     email lan@x.vn" in a new contact)."""
-    if tool is None or (own := _mention(keywords(tool))) is None:
+    if tool is None or (own := lexicons.whole_words(keywords(tool))) is None:
         return None
     # a value whole, not a word inside an address ("oyelaran" in "k.oyelaran@x.ng")
     values = [(re.compile(rf"(?<![\w.@]){re.escape(lexicons.normalise(str(v).strip()))}(?![\w@]|\.\w)"),
                len(str(v).split())) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
-    others = [(t.name, rx) for t in catalogue if t.name != call.name and (rx := _mention(keywords(t))) is not None]
+    others = [(t.name, rx) for t in catalogue
+              if t.name != call.name and (rx := lexicons.whole_words(keywords(t))) is not None]
     addresses = [lexicons.normalise(str(v)) for v in _scalars(call.arguments)
                  if isinstance(v, str) and (EMAIL_RE.fullmatch(v.strip()) or PHONE_RE.fullmatch(v.strip()))]
     first: tuple[Piece, str, str] | None = None
@@ -605,23 +606,27 @@ def _verb_declined(call: ToolCall, tool, pieces: Sequence[Piece], lexicon: lexic
     sink, dont send it" is no email sent, though its address and subject are in the part that asks. A "don't"
     with an object of its own is about something else ("dont remove the blocks", "don't message him")."""
     lex = lexicon or lexicons.load()
-    verbs = {v for v in name_words(call.name) if v in lex.effect.sends or lex.effect.removes.find(v)}
-    if not verbs:
+    said = lexicons.whole_words(_own_verbs(call.name, lex, removals=True))
+    if said is None:
         return None
-    named = _named_by(call.name, tool) or re.compile(r"(?!x)x")
+    named = _named_by(call.name, tool)
     back, determiners = lex.polarity.back_references.words, lex.polarity.determiners.words
-    said = _mention(tuple(verbs))
     for p in pieces:
-        if p.polarity is not Polarity.NEGATED or said is None:
+        if p.polarity is not Polarity.NEGATED:
             continue
         text = lexicons.normalise(p.text)
         for m in said.finditer(text):
             rest = text[m.end():].split()
             if rest and rest[0] in determiners:
                 rest = rest[1:]
-            if not rest or rest[0] in back or named.match(" ".join(rest)):
+            if not rest or rest[0] in back or (named is not None and named.match(" ".join(rest))):
                 return _refusal(call, p)
     return None
+
+
+def _own_verbs(name: str, lex: lexicons.Lexicon, removals: bool) -> tuple[str, ...]:
+    """The words of a tool's name that say it sends (`effect.sends`) or, with `removals`, removes something."""
+    return tuple(v for v in name_words(name) if v in lex.effect.sends or removals and lex.effect.removes.find(v))
 
 
 def _edit_not_send(call: ToolCall, tool, pieces: Sequence[Piece], lexicon: lexicons.Lexicon | None = None
@@ -632,25 +637,16 @@ def _edit_not_send(call: ToolCall, tool, pieces: Sequence[Piece], lexicon: lexic
     there is a noun. "move two hundred to checking" says no send word and keeps its transfer."""
     lex = lexicon or lexicons.load()
     by_value = _owners(call, tool, pieces)[0]
-    own = tuple(v for v in name_words(call.name) if v in lex.effect.sends)
-    if not by_value or not own:
+    object_word = lexicons.whole_words(_own_verbs(call.name, lex, removals=False))
+    if not by_value or object_word is None:
         return None
-    verbs = _mention(tuple(sorted({*lex.navigator.request_verbs, *lex.navigator.edit_verbs, *lex.effect.sends})))
-    object_word = _mention(own)
+    verbs = lexicons.whole_words((*lex.navigator.request_verbs, *lex.navigator.edit_verbs, *lex.effect.sends))
     for p in by_value:
         text = lexicons.normalise(p.text)
-        m = verbs.search(text) if verbs is not None else None
-        if m is None or m.group(0) not in lex.navigator.edit_verbs or not object_word.search(text, m.end()):
+        first = verbs.search(text) if verbs is not None else None   # the piece's first verb says what it asks
+        if first is None or first.group(0) not in lex.navigator.edit_verbs or not object_word.search(text, first.end()):
             return None
     return Refusal(call, "the request asks to change something, not to send it", "", by_value[0].text)
-
-
-@lru_cache(maxsize=1024)
-def _mention(words: tuple[str, ...]) -> re.Pattern | None:
-    """A pattern that finds any of `words` whole, longest first ("flash light" before "light"); cached, as the
-    gate asks it for every tool of a catalogue for every call."""
-    alts = "|".join(re.escape(lexicons.normalise(k)) for k in sorted(set(words), key=len, reverse=True) if k)
-    return re.compile(rf"(?<!\w)(?:{alts})(?!\w)") if alts else None
 
 
 def _refusal(call: ToolCall, piece: Piece) -> Refusal:
@@ -688,7 +684,7 @@ def _named_by(name: str, tool, generic: bool = True) -> re.Pattern | None:
     `turn_on_flashlight`) the words of its name; "flash light" is one mention, not three."""
     names = [lexicons.normalise(k) for k in (keywords(tool) if tool is not None else ())]
     names += [w for w in name_words(name) if len(w) >= 3 and (generic or w not in coverage.GENERIC)]
-    return _mention(tuple(names))
+    return lexicons.whole_words(tuple(names))
 
 
 def names_tool(text: str, tool) -> bool:
@@ -699,7 +695,7 @@ def names_tool(text: str, tool) -> bool:
 
 def _tool_mention(tool) -> re.Pattern | None:
     """A pattern for `tool`'s keywords (`_mention`, cached)."""
-    return _mention(tuple(lexicons.normalise(k) for k in keywords(tool)))
+    return lexicons.whole_words(tuple(lexicons.normalise(k) for k in keywords(tool)))
 
 
 def claimed(call: ToolCall, request: str, catalogue: Catalogue, lexicon: lexicons.Lexicon | None = None

@@ -797,7 +797,7 @@ class Runner:
                     guard, item = guarded
                     rec["guard"] = guard
                     # a form's item may be one the navigator named itself by typing it (a new note's title)
-                    said = " ".join([instruction, *typed]) if item is not None and item.source == "field" else instruction
+                    said = " ".join([instruction, *typed]) if item and item.source == "field" else instruction
                     wrong = unnamed(said, item, guard) if item is not None else None
                     if wrong is not None:   # "delete the 6:30 alarm" and the tap deletes the 6:00 one
                         rec["unnamed"] = {"item": wrong.item.text, "from": wrong.item.source, "missing": wrong.missing}
@@ -807,8 +807,7 @@ class Runner:
                     if held is not None:   # "draft it but dont send it": no confirmation makes this tap asked
                         rec["declined"] = {"piece": held.text, "cue": held.cue, "polarity": held.polarity.value}
                         self._write(StepRecord("nav", key, "refused", data=rec))
-                        return end("refused", "refused", f"tap on {guard!r} refused: {REASONS[held.polarity]} "
-                                                         f"({held.cue!r} in {held.text.strip()!r})")
+                        return end("refused", "refused", f"tap on {guard!r} refused: {declined_why(held)}")
                     if not self._confirm(f"navigator wants to tap {guard!r}", [" ".join(argv)],
                                          again=bool(doubt and doubt.get("guard"))):
                         self._write(StepRecord("nav", key, "refused", data=rec))
@@ -885,7 +884,7 @@ class Runner:
         """Why the request declines a binding's tap on a send/save/delete-type button (`declined_tap`), or None:
         "fill in a new contact for derek but dont hit save" fills the form and leaves it unsaved."""
         held = declined_tap(self.report.request, label)
-        return None if held is None else f"{REASONS[held.polarity]} ({held.cue!r} in {held.text.strip()!r})"
+        return None if held is None else declined_why(held)
 
     def _guard(self, action: Any, argv: list[str] | None) -> tuple[str, Item | None] | None:
         """The label of a send/save/delete-type button a tap would hit and, for one that removes or saves
@@ -962,6 +961,11 @@ def declined_tap(request: str, label: str) -> Piece | None:
                                    for v in verbs):
             return piece
     return None
+
+
+def declined_why(piece: Piece) -> str:
+    """How a declined tap is reported: the reason and the cue in its piece."""
+    return f"{REASONS[piece.polarity]} ({piece.cue!r} in {piece.text.strip()!r})"
 
 
 def _inflected(verb: str, endings: Sequence[str]) -> str:

@@ -36,6 +36,14 @@ def alternation(words: Iterable[str], space: str = " ") -> str:
     return "|".join(space.join(map(re.escape, w.split(" "))) for w in words)
 
 
+@lru_cache(maxsize=1024)
+def whole_words(words: tuple[str, ...]) -> re.Pattern | None:
+    """A pattern that finds any of `words` whole in `normalise`d text, longest first ("flash light" before
+    "light"); None for no words. Cached: the gate asks it for every tool of a catalogue for every call."""
+    alts = "|".join(re.escape(normalise(k)) for k in sorted(set(words), key=len, reverse=True) if k)
+    return re.compile(rf"(?<!\w)(?:{alts})(?!\w)") if alts else None
+
+
 _WORD = r"[\w'@.+-]+"
 
 

@@ -16,6 +16,7 @@ from typing import Sequence
 from mobile_actions.android.screens import AndroidScreens, load_screens
 from mobile_actions.lexicon import NavigatorWords
 from mobile_actions.lexicon import load as load_lexicon
+from mobile_actions.lexicon import normalise, whole_words
 from mobile_actions.navigator.screen import Screen
 
 # A web address in a goal ("go to weather.example.com"): what a browser's address field takes first.
@@ -44,7 +45,6 @@ class GoalWords:
     remove_goal: re.Pattern    # a goal that starts by removing something
     adds_something: re.Pattern  # a word of a new item or of text to type, anywhere in a goal
     new_item: re.Pattern       # a label that makes a new item ("New note", "+")
-    first_verb: re.Pattern     # a request's or an edit's verb: the first one in a goal says what it does
     names_new: re.Pattern      # a new item's word anywhere in a goal ("add", "new")
 
     @classmethod
@@ -77,7 +77,7 @@ class GoalWords:
                    re.compile(rf"\b(?:{_alt(w.home_words)})\b", re.I), open_goal, back_goal,
                    re.compile(rf"\b(?:{_alt(screens.web_words)})\b", re.I), remove_goal,
                    whole([*w.new_item_words, *w.text_cues]), new_item,
-                   whole(sorted({*w.request_verbs, *w.edit_verbs}, key=len, reverse=True)), whole(w.new_item_words))
+                   whole(w.new_item_words))
 
 
 @lru_cache(maxsize=None)
@@ -123,8 +123,8 @@ def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str]) -> str:
     `stops` (patterns), a comma, the sentence's end, a place it is said to go or "and"/"then" before another
     request's verb ("" if none)."""
     value_end = re.compile(goal_words().value_end % "".join(f"{s}|" for s in stops), re.I)
+    leads = _alt(goal_words().words.value_leads)
     for cue in cues:
-        leads = _alt(goal_words().words.value_leads)
         m = re.search(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])[\s:]*(?:(?:{leads})\s+)?", goal, re.I)
         if not m:
             continue
@@ -228,9 +228,9 @@ def removes_only(goal: str) -> bool:
 def edits(goal: str) -> bool:
     """The goal's first verb changes something that exists ("can you change mike torres number to ...", "move
     the dentist to 11"; not "email omar with the subject Project update")."""
-    gw = goal_words()
-    m = gw.first_verb.search(goal)
-    return m is not None and m.group(0).lower() in gw.words.edit_verbs
+    w = goal_words().words
+    first = whole_words((*w.request_verbs, *w.edit_verbs)).search(normalise(goal))
+    return first is not None and first.group(0) in w.edit_verbs
 
 
 def edits_only(goal: str) -> bool:
