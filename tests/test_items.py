@@ -135,6 +135,25 @@ def test_a_delete_in_a_form_is_checked_against_the_forms_item_not_its_bars_title
     assert len(phone.snapshot()["notes"]) == 2 and rep.refused and "'Groceries 2'" in rep.refused[0].reason
 
 
+def test_a_goal_that_removes_every_item_names_each_one_and_each_delete_is_still_confirmed(session, phone, tmp_path):
+    _notes(phone)
+    phone.open("notes")
+    steps = [step for title in ("Groceries", "Groceries 2") for step in
+             (("tap", title), ("tap", "Delete"), ("tap", "Delete"))]
+    rep = runner(session, tmp_path, ScriptedCaller("no"), ScriptedNavigator(phone, *steps, "COMPLETE"),
+                 yes=False).run("delete every note")
+    assert len(phone.snapshot()["notes"]) == 2 and rep.refused and "not confirmed" in rep.refused[0].reason
+    runner(session, tmp_path / "yes", ScriptedCaller("no"), ScriptedNavigator(phone, *steps, "COMPLETE"),
+           yes=True).run("delete every note")
+    assert phone.snapshot()["notes"] == []
+    # a number names its items: "all the 6:30 alarms" is not every alarm
+    setup.apply_setup(phone, {"alarms": [{"time": "06:00"}, {"time": "07:30"}]})
+    phone.open("clock")
+    nav = ScriptedNavigator(phone, ("tap", "Delete 6:00 AM alarm"), "COMPLETE")
+    rep = runner(session, tmp_path / "n", ScriptedCaller("no"), nav, yes=True).run("delete all the 6:30 alarms")
+    assert len(phone.snapshot()["alarms"]) == 2 and "'6:00 AM'" in rep.refused[0].reason
+
+
 def test_a_time_in_the_goal_names_an_alarms_hour_and_minute_fields():
     assert unnamed("move my 645 alarm to 7:15", Item("6", "field")) is None
     assert unnamed("move my 645 alarm to 7:15", Item("9", "field")).missing == "9"

@@ -55,6 +55,7 @@ from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_arg
 from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
                                           resolve_caller, resolve_navigator)
 from mobile_actions.hybrid.items import Item, form_item, switched_item, tapped_item, unnamed
+from mobile_actions.navigator.goals import removes_every
 from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 
@@ -799,6 +800,10 @@ class Runner:
                     # a form's item may be one the navigator named itself by typing it (a new note's title)
                     said = " ".join([instruction, *typed]) if item and item.source == "field" else instruction
                     wrong = unnamed(said, item, guard) if item is not None else None
+                    if wrong is not None and item.source != "switch" and removes_every(instruction):
+                        # "delete every note": any note is named; each tap is still confirmed
+                        rec["note"] = f"{guard!r} on {wrong.item.text!r}: the goal removes every item of its kind"
+                        wrong = None
                     if wrong is not None:   # "delete the 6:30 alarm" and the tap deletes the 6:00 one
                         rec["unnamed"] = {"item": wrong.item.text, "from": wrong.item.source, "missing": wrong.missing}
                         self._write(StepRecord("nav", key, "refused", data=rec))
@@ -808,7 +813,8 @@ class Runner:
                         rec["declined"] = {"piece": held.text, "cue": held.cue, "polarity": held.polarity.value}
                         self._write(StepRecord("nav", key, "refused", data=rec))
                         return end("refused", "refused", f"tap on {guard!r} refused: {declined_why(held)}")
-                    if not self._confirm(f"navigator wants to tap {guard!r}", [" ".join(argv)],
+                    if not self._confirm(f"navigator wants to tap {guard!r}"
+                                         + (f" ({rec['note']})" if rec.get("note") else ""), [" ".join(argv)],
                                          again=bool(doubt and doubt.get("guard"))):
                         self._write(StepRecord("nav", key, "refused", data=rec))
                         return end("refused", "refused",

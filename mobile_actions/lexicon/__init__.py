@@ -259,6 +259,7 @@ class NavigatorWords:
     confirm_buttons: tuple[str, ...]
     save_buttons: tuple[str, ...]
     verb_endings: tuple[str, ...]
+    every_words: tuple[str, ...]
     edit_verbs: tuple[str, ...]
 
 

@@ -225,6 +225,13 @@ def removes_only(goal: str) -> bool:
     return bool(gw.remove_goal.match(goal)) and not gw.adds_something.search(goal)
 
 
+def removes_every(goal: str) -> bool:
+    """The goal only removes, and removes every item of its kind ("delete every note", "clear all my alarms";
+    not "delete all the 6:30 alarms", which names its items by a number)."""
+    return (removes_only(goal) and not re.search(r"\d", goal)
+            and whole_words(goal_words().words.every_words).search(normalise(goal)) is not None)
+
+
 def edits(goal: str) -> bool:
     """The goal's first verb changes something that exists ("can you change mike torres number to ...", "move
     the dentist to 11"; not "email omar with the subject Project update")."""

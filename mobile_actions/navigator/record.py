@@ -421,10 +421,15 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
     name, other = rng.sample(NAMES, 2)
     number, number2 = (f"555-{n}" for n in rng.sample(range(1000, 10000), 2))
     text, text2 = rng.sample(MESSAGES, 2)
+    # who a text goes to as people write it: often the first name alone, which Messages' To field completes
+    to_said = name.split()[0] if rng.random() < 0.5 else name
+    to_said = to_said.lower() if rng.random() < 0.3 else to_said
     hour, minute, pm = rng.randint(1, 12), rng.choice(["00", "05", "15", "20", "30", "45"]), rng.random() < 0.4
     ampm = ("PM" if pm else "AM") if rng.random() < 0.7 else ("pm" if pm else "am")
     say_minute = minute != "00" or rng.random() < 0.5        # "7 AM" as often as "7:00 AM"
-    when = f"{hour}:{minute} {ampm}" if say_minute else f"{hour} {ampm}"
+    if not pm and 5 <= hour <= 11 and rng.random() < 0.4:
+        ampm = ""                                             # "an alarm for 6:30": a morning, the picker's AM kept
+    when = (f"{hour}:{minute} {ampm}" if say_minute else f"{hour} {ampm}").strip()
     time24 = f"{hour % 12 + (12 if pm else 0):02d}:{minute}"
     label = rng.choice(ALARM_LABELS)
     chosen = sorted(rng.sample(WEEKDAYS, rng.randint(1, 3)), key=WEEKDAYS.index)
@@ -490,11 +495,16 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
         field, and a navigator never finishes beside a focused field (the focused-field guard)."""
         r.tap("Send"); r.key("KEY_BACK")
 
-    def new_text(r: Recorder, to: str, body: str) -> None:
-        r.tap("Start chat"); r.type(to); r.tap("Text message"); r.type(body); send_and_leave(r)
+    def new_text(r: Recorder, to: str, body: str, contact: str = "") -> None:
+        """Start chat, the recipient as the goal says it (a first name: then the matching contact offered
+        below the To field), the text, Send."""
+        r.tap("Start chat"); r.type(to)
+        if contact and contact != to:
+            r.tap(contact)
+        r.tap("Text message"); r.type(body); send_and_leave(r)
 
     def text_contact(r: Recorder) -> None:
-        _open(r, "Messages"); new_text(r, name, text); r.complete()
+        _open(r, "Messages"); new_text(r, to_said, text, name); r.complete()
 
     def text_number(r: Recorder) -> None:
         _open(r, "Messages"); new_text(r, number, text); r.complete()
@@ -546,7 +556,8 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
         _shade(r, expanded=True); r.tap("Do Not Disturb"); r.key("KEY_HOME"); r.tap(app); r.complete()
 
     def alarm_then_text(r: Recorder) -> None:
-        _open(r, "Clock"); alarm_form(r); r.key("KEY_HOME"); r.tap("Messages"); new_text(r, name, text); r.complete()
+        _open(r, "Clock"); alarm_form(r); r.key("KEY_HOME"); r.tap("Messages"); new_text(r, to_said, text, name)
+        r.complete()
 
     def timer_then_dnd(r: Recorder) -> None:
         _open(r, "Clock"); r.tap("Timer"); r.tap("Minutes"); r.type(str(minutes)); r.tap("Start")
@@ -582,15 +593,18 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
              f"timer for {mins} please", f"count down {mins}", f"set a {minutes} minute timer"), timer, timed),
         Task("stopwatch", "General_Tool", ("Clock",), P("start the stopwatch", "start a stopwatch",
              "time me with the stopwatch", "run the stopwatch"), stopwatch, lambda st: st["stopwatch_running"]),
-        Task("text_contact", "Social_Sharing", ("Messages",), P(f"text {name} saying {text}",
-             f"send {name} a message saying {text}", f"send a text to {name} that says {text}",
-             f"message {name} saying {text}", f"tell {name} {text} by text"), text_contact,
+        Task("text_contact", "Social_Sharing", ("Messages",), P(f"text {to_said} saying {text}",
+             f"send {to_said} a message saying {text}", f"send a text to {to_said} that says {text}",
+             f"message {to_said} saying {text}", f"tell {to_said} {text} by text", f"text {to_said} that {text}",
+             f"text {to_said} {text}", f"msg {to_said} {text}", f"let {to_said} know {text} by text",
+             f"send {to_said} a text: {text}"), text_contact,
              lambda st: sent(st, number, text), setup=_given(contacts=people)),
         Task("text_number", "Social_Sharing", ("Messages",), P(f"text {number} saying {text}",
              f"send an SMS to {number} saying {text}", f"send a text message to {number} that says {text}"),
              text_number, lambda st: sent(st, number, text)),
-        Task("reply_thread", "Social_Sharing", ("Messages",), P(f"reply to {name} saying {text2}",
-             f"answer {name}'s text saying {text2}", f"reply {text2} to {name}'s message"), reply_thread,
+        Task("reply_thread", "Social_Sharing", ("Messages",), P(f"reply to {to_said} saying {text2}",
+             f"answer {to_said}'s text saying {text2}", f"reply {text2} to {to_said}'s message",
+             f"text {to_said} back {text2}", f"reply to {to_said}: {text2}"), reply_thread,
              lambda st: sent(st, number, text2), setup=_given(contacts=people, received=((number, text),))),
         Task("brightness", "General_Tool", ("Settings",), P("set the brightness to 50%", "screen brightness to half",
              "put the brightness at 50 percent", "set brightness to half in Settings"), brightness,
@@ -638,8 +652,10 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
              f"switch DND on and then open {app}", f"enable do not disturb, then launch {app}"), dnd_then_app,
              lambda st: st["dnd"] and st["current"].split("/")[0] == app_package),
         Task("alarm_then_text", "Multi_Apps", ("Clock", "Messages"), P(
-             f"set an alarm for {when} and text {name} saying {text}",
-             f"wake me at {when}, then message {name} saying {text}"), alarm_then_text,
+             f"set an alarm for {when} and text {to_said} saying {text}",
+             f"wake me at {when}, then message {to_said} saying {text}",
+             f"set an alarm for {when} and text {to_said} that {text}",
+             f"alarm at {when} then text {to_said} {text}"), alarm_then_text,
              lambda st: has_alarm(st) and sent(st, number, text), setup=_given(contacts=people)),
         Task("timer_then_dnd", "Multi_Apps", ("Clock", "System UI"), P(
              f"set a timer for {mins} and turn on do not disturb",
