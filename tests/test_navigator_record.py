@@ -1,6 +1,7 @@
 """Virtual-phone demonstrations come out as GUI Odyssey episodes the loader and evaluator accept."""
 import json
 import random
+import re
 
 import pytest
 
@@ -59,13 +60,23 @@ def test_an_episode_can_start_inside_an_app(tmp_path):
 
 
 def test_everyday_apps_are_demonstrated_as_a_text_navigator_can_repeat_them(tmp_path):
-    """A slider is tapped on its middle (a navigator's tap lands on an element's centre: 50 %); after Send the
-    thread keeps its reply field focused, so a texting demonstration leaves it before finishing."""
+    """A slider is tapped on the level the goal says, at the centre of the element the text navigator reads
+    there ("Display brightness 30%"); after Send the thread keeps its reply field focused, so a texting
+    demonstration leaves it before finishing."""
+    from mobile_actions.navigator.screen import parse_hierarchy
+    from mobile_actions.navigator.text import from_action
+    from mobile_actions.navigator.actions import Action
+
     (tmp_path / "screenshots").mkdir()
-    tasks = {t.template: t for t in tasks_for(random.Random(4))}
-    ep = record_episode(tasks["brightness_tile"], tmp_path, "vp-bright")
+    (tmp_path / "hierarchies").mkdir()
+    task = {t.template: t for t in tasks_for(random.Random(4))}["brightness_tile"]
+    ep = record_episode(task, tmp_path, "vp-bright")
     assert [s["action"] for s in ep["steps"]] == ["SCROLL", "SCROLL", "CLICK", "COMPLETE"]
-    assert ep["steps"][2]["info"][0][0] == 500
+    said = int(re.search(r"(\d+)|half", task.instruction).group(0).replace("half", "50"))
+    screen = parse_hierarchy((tmp_path / "hierarchies" / ep["steps"][2]["hierarchy"]).read_bytes())
+    tap = from_action(Action("CLICK", point=tuple(ep["steps"][2]["info"][0])), screen)
+    assert tap.arguments["target"] == f"Display brightness {said}%"
+    tasks = {t.template: t for t in tasks_for(random.Random(4))}
     text = record_episode(tasks["text_contact"], tmp_path, "vp-text")
     assert [s["info"] for s in text["steps"][-2:]] == ["KEY_BACK", ""]
 

@@ -76,15 +76,17 @@ class Recorder:
         self._capture("LONG_PRESS" if long else "CLICK", [self._norm(x, y)])
         (self.phone.long_press if long else self.phone.tap)(x, y)
 
-    def tap_slider(self, name: str) -> None:
-        """A tap on the middle of the SeekBar whose content-desc starts with ``name`` ("Brightness 20%"): its
-        value becomes 50. The middle is the only point of a slider a text navigator reaches (a tap names an
-        element and lands on its centre), so no demonstration taps elsewhere on one."""
+    def tap_slider(self, name: str, percent: int = 50) -> None:
+        """A tap on the SeekBar whose content-desc starts with ``name`` ("Brightness 20%") at the point of its
+        track that sets ``percent``: the centre of the level the text navigator reads there ("Brightness 30%",
+        `navigator.screen`), so a demonstration taps what a text navigator can name."""
         bar = next((w for w in reversed(self.phone.screen().interactive)
                     if w.on_slide is not None and w.desc.startswith(name)), None)
         if bar is None:
             raise RecordError(f"{self.episode_id}: no slider {name!r} on {self.phone.current_component()}")
-        x, y = bar.center
+        x1, y1, x2, y2 = bar.bounds
+        pad = (y2 - y1) // 2
+        x, y = round(x1 + pad + max(1, x2 - x1 - 2 * pad) * percent / 100), (y1 + y2) // 2
         self._capture("CLICK", [self._norm(x, y)])
         self.phone.tap(x, y)
 
@@ -438,6 +440,11 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
     minutes = rng.choice([1, 2, 3, 5, 10, 15, 20, 25, 30, 45])
     level = rng.choice(["media_volume", "ring_volume"])
     level_name = {"media_volume": "Media volume", "ring_volume": "Ring volume"}[level]
+    # a level as people say it: a number with or without "%" / "percent", or "half"; from another level
+    percent = rng.choice(range(0, 101, 10))
+    start = rng.choice([v for v in (0, 10, 25, 50, 80, 100) if v != percent])
+    said_level = rng.choice([f"{percent}%", f"{percent} percent", str(percent)] + (["half"] if percent == 50 else []))
+    way = "up" if percent > start else "down"
     dnd_on = rng.random() < 0.5
     title, title2, title3 = rng.sample(NOTE_TITLES, 3)
     note, note2, note3 = rng.sample(NOTES, 3)
@@ -513,13 +520,13 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
         _open(r, "Messages"); r.tap(name); r.type(text2); send_and_leave(r); r.complete()
 
     def brightness(r: Recorder) -> None:
-        _open(r, "Settings"); r.tap("Display"); r.tap_slider("Brightness"); r.complete()
+        _open(r, "Settings"); r.tap("Display"); r.tap_slider("Brightness", percent); r.complete()
 
     def brightness_tile(r: Recorder) -> None:
-        _shade(r, expanded=True); r.tap_slider("Display brightness"); r.complete()
+        _shade(r, expanded=True); r.tap_slider("Display brightness", percent); r.complete()
 
     def volume(r: Recorder) -> None:
-        _open(r, "Settings"); r.tap("Sound & vibration"); r.tap_slider(level_name); r.complete()
+        _open(r, "Settings"); r.tap("Sound & vibration"); r.tap_slider(level_name, percent); r.complete()
 
     def dnd_settings(r: Recorder) -> None:
         _open(r, "Settings"); r.tap("Sound & vibration"); r.tap("Do Not Disturb"); r.complete()
@@ -606,16 +613,20 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
              f"answer {to_said}'s text saying {text2}", f"reply {text2} to {to_said}'s message",
              f"text {to_said} back {text2}", f"reply to {to_said}: {text2}"), reply_thread,
              lambda st: sent(st, number, text2), setup=_given(contacts=people, received=((number, text),))),
-        Task("brightness", "General_Tool", ("Settings",), P("set the brightness to 50%", "screen brightness to half",
-             "put the brightness at 50 percent", "set brightness to half in Settings"), brightness,
-             lambda st: st["brightness"] == 50, setup=_given(levels={"brightness": rng.choice([10, 25, 80, 100])})),
-        Task("brightness_tile", "General_Tool", ("System UI",), P("set brightness to 50% from quick settings",
-             "use quick settings to put the brightness at half", "half brightness from the quick settings slider"),
-             brightness_tile, lambda st: st["brightness"] == 50,
-             setup=_given(levels={"brightness": rng.choice([10, 25, 80, 100])})),
-        Task("volume", "General_Tool", ("Settings",), P(f"set the {level_name.lower()} to 50%",
-             f"{level_name.lower()} to half", f"put the {level_name.lower()} at 50 percent in Settings"), volume,
-             lambda st: st[level] == 50, setup=_given(levels={level: rng.choice([0, 20, 80, 100])})),
+        Task("brightness", "General_Tool", ("Settings",), P(f"set the brightness to {said_level}",
+             f"screen brightness to {said_level}", f"put the brightness at {said_level}",
+             f"turn the brightness {way} to {said_level}", f"brightness {said_level} pls",
+             f"set brightness to {said_level} in Settings"), brightness,
+             lambda st: st["brightness"] == percent, setup=_given(levels={"brightness": start})),
+        Task("brightness_tile", "General_Tool", ("System UI",), P(f"set brightness to {said_level} from quick settings",
+             f"use quick settings to put the brightness at {said_level}",
+             f"{said_level} brightness from the quick settings slider"),
+             brightness_tile, lambda st: st["brightness"] == percent, setup=_given(levels={"brightness": start})),
+        Task("volume", "General_Tool", ("Settings",), P(f"set the {level_name.lower()} to {said_level}",
+             f"{level_name.lower()} to {said_level}", f"put the {level_name.lower()} at {said_level} in Settings",
+             f"turn the {level_name.lower()} {way} to {said_level}",
+             *([f"turn the volume {way} to {said_level}", f"volume {said_level}"] if level == "media_volume" else [])),
+             volume, lambda st: st[level] == percent, setup=_given(levels={level: start})),
         Task("dnd_settings", "General_Tool", ("Settings",), P(
              f"turn {'on' if dnd_on else 'off'} Do Not Disturb in Settings",
              f"{'enable' if dnd_on else 'disable'} do not disturb in the sound settings",

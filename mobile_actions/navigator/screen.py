@@ -20,7 +20,12 @@ MAX_DUMP_BYTES = 4 * 1024 * 1024
 MAX_ELEMENTS = 200
 _BOUNDS = re.compile(r"^\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]$")
 _SHORT_CLASS = {"EditText": "field", "Switch": "switch", "CheckBox": "checkbox", "Button": "button",
-                "ImageButton": "button", "ImageView": "icon", "RecyclerView": "list", "ScrollView": "list"}
+                "ImageButton": "button", "ImageView": "icon", "RecyclerView": "list", "ScrollView": "list",
+                "SeekBar": "slider"}
+# A slider is read as the points of its track a tap can set, every LEVEL_STEP percent ("Brightness 30%"): a
+# text navigator names what it taps, and the centre of a SeekBar is one value only.
+LEVEL_STEP = 10
+_TRAILING_VALUE = re.compile(r"\s*\d+(?:[.,]\d+)?\s*%?\s*$")
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,32 @@ class Screen:
         return "\n".join(lines)
 
 
+def _levels(name: str, bounds: tuple[int, int, int, int], value: str, clickable: bool) -> list[Element]:
+    """A SeekBar as its levels: one element per LEVEL_STEP percent, each a slice of the track around the point a
+    tap there sets (the track stops half the bar's height short of each end, as Android's thumb does); the level
+    nearest the bar's value (its text, when it has one) is "on"."""
+    x1, y1, x2, y2 = bounds
+    pad = (y2 - y1) // 2
+    track = max(1, x2 - x1 - 2 * pad)
+    try:
+        current = float(value) if value.strip() else None
+    except ValueError:
+        current = None
+    out = []
+    for p in range(0, 101, LEVEL_STEP):
+        centre = x1 + pad + track * p / 100
+        half = track * LEVEL_STEP / 200
+        left, right = max(x1, round(centre - half)), min(x2, round(centre + half))
+        if p == 0:
+            left = x1
+        if p == 100:
+            right = x2
+        out.append(Element(label=f"{name} {p}%", kind="level", bounds=(left, y1, max(left + 1, right), y2),
+                           clickable=clickable, checkable=current is not None,
+                           checked=current is not None and abs(current - p) * 2 < LEVEL_STEP))
+    return out
+
+
 def _kind(node: ET.Element) -> str:
     cls = node.get("class", "").rsplit(".", 1)[-1]
     if cls in _SHORT_CLASS:
@@ -133,6 +164,12 @@ def parse_hierarchy(dump: str | bytes) -> Screen:
         if not label.strip() or not (interactive or text):
             continue
         label = " ".join(label.split())[:80]
+        if kind == "slider":
+            for level in _levels(" ".join((_TRAILING_VALUE.sub("", desc) or desc or label).split())[:60],
+                                 (x1, y1, x2, y2), text, flag("clickable") or flag("long-clickable")):
+                seen[level.label] = seen.get(level.label, 0) + 1
+                elements.append(level)
+            continue
         seen[label] = seen.get(label, 0) + 1
         if seen[label] > 1:
             label = f"{label} ({seen[label]})"
