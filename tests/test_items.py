@@ -181,3 +181,12 @@ def test_a_declined_verb_is_read_in_any_of_its_forms(request_, label):
 
     assert declined_tap(request_, label) is not None
     assert declined_tap("save the event for jake's bday sat 2pm", "Save") is None
+
+
+def test_a_goal_naming_an_app_the_phone_lacks_is_not_navigated(session, phone, tmp_path):
+    """"whatsapp jen ...": the phone has Messages but no WhatsApp; an SMS would be a substitute nobody asked for."""
+    setup.apply_setup(phone, {"contacts": [{"name": "Jen Alvarez", "phone": "5551234567"}]})
+    nav = ScriptedNavigator(phone, ("tap", "Messages"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("whatsapp jen the keys are under the mat")
+    assert not rep.done and not phone.snapshot()["messages"] and nav.calls == []
+    assert "whatsapp" in rep.not_done[0].reason and "does not have" in rep.not_done[0].reason

@@ -29,6 +29,7 @@ class AndroidScreens:
     web_words: tuple[str, ...]
     app_places: tuple[str, ...]
     select_all: str
+    app_packages: Mapping[str, tuple[str, ...]]   # an app's name as people write it -> its packages
 
 
 def _words(value: Any, where: str) -> tuple[str, ...]:
@@ -67,4 +68,5 @@ def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
         web_address_field=_text(data.get("web_address_field"), at + "web_address_field").lower(),
         web_words=_words(data.get("web_words"), at + "web_words"),
         app_places=_words(data.get("app_places"), at + "app_places"),
-        select_all=_text(data.get("select_all"), at + "select_all").lower())
+        select_all=_text(data.get("select_all"), at + "select_all").lower(),
+        app_packages=_table(data.get("app_packages"), at + "app_packages"))

@@ -55,7 +55,7 @@ from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_arg
 from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
                                           resolve_caller, resolve_navigator)
 from mobile_actions.hybrid.items import Item, form_item, switched_item, tapped_item, unnamed
-from mobile_actions.navigator.goals import removes_every
+from mobile_actions.navigator.goals import named_apps, removes_every
 from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 
@@ -705,6 +705,14 @@ class Runner:
         return bool(self.confirm and self.confirm(what, list(details)))
 
     # ------------------------------------------------------------------ navigator
+    def _absent_app(self, instruction: str) -> str | None:
+        """The first app the goal names (`goals.named_apps`) of which the phone has no package (``pm path``,
+        an argument list), else None."""
+        for name, packages in named_apps(instruction):
+            if not any(self.device.shell(["pm", "path", p]).exit_code == 0 for p in packages):
+                return name
+        return None
+
     def _navigate(self, task: str, instruction: str, why: str, what: str | None = None) -> str:
         """The navigator loop for one GUI task; returns the report status (done / not_done / refused)."""
         from mobile_actions.android.device import DeviceError
@@ -728,6 +736,10 @@ class Runner:
 
         if cfg.dry_run:
             return end("dry_run", "planned", f"dry run: would hand to the navigator ({why})")
+        absent = self._absent_app(instruction)
+        if absent is not None:   # "whatsapp jen ...": an SMS would be a substitute the person did not ask for
+            return end("absent_app", "not_done", f"the goal names {absent}, which this phone does not have; "
+                                                 "no other app is used instead")
         nav = self.navigator
         if nav is None:
             return end("no_navigator", "not_done", f"no navigator model ({why}); GUI work not done")

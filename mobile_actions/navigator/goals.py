@@ -225,6 +225,14 @@ def removes_only(goal: str) -> bool:
     return bool(gw.remove_goal.match(goal)) and not gw.adds_something.search(goal)
 
 
+def named_apps(goal: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The apps the goal names by name ("whatsapp jen that ..."), each with its packages (`screens.json`'s
+    ``app_packages``), in the order of that table."""
+    text = normalise(goal)
+    return [(name, packages) for name, packages in goal_words().screens.app_packages.items()
+            if whole_words((name,)).search(text)]
+
+
 def removes_every(goal: str) -> bool:
     """The goal only removes, and removes every item of its kind ("delete every note", "clear all my alarms";
     not "delete all the 6:30 alarms", which names its items by a number)."""
