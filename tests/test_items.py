@@ -154,6 +154,14 @@ def test_a_goal_that_removes_every_item_names_each_one_and_each_delete_is_still_
     assert len(phone.snapshot()["alarms"]) == 2 and "'6:00 AM'" in rep.refused[0].reason
 
 
+def test_every_word_of_a_forms_item_is_one_the_goal_must_say():
+    """A note titled "Recipe - lasagna" is not "the lemon cake recipe note": lower case words count in a title
+    someone typed; on a screen's own labels only the capitalised ones do ("Delete 6:00 AM alarm")."""
+    assert unnamed("delete the lemon cake recipe note", Item("Recipe - lasagna", "field")).missing == "lasagna"
+    assert unnamed("delete the lasagna recipe", Item("Recipe - lasagna", "field")) is None
+    assert unnamed("delete my 6 am one", Item("6:00 AM alarm", "description")) is None
+
+
 def test_a_time_in_the_goal_names_an_alarms_hour_and_minute_fields():
     assert unnamed("move my 645 alarm to 7:15", Item("6", "field")) is None
     assert unnamed("move my 645 alarm to 7:15", Item("9", "field")).missing == "9"

@@ -6,7 +6,8 @@ about which item, and `--yes` asks no one. So before such a tap the item it acts
 the button's own description when it says more than its label ("Delete 6:00 AM alarm"), else the form's
 first filled field when the screen is a form (a note being edited: its title, not the bar's "Note"), else the screen's
 toolbar title (a contact's name on its card, an event's title; no title, no check) -- and the words that tell
-that item from others must all be in the goal: its times, its numbers and its capitalised words (names). Otherwise the tap is refused before it
+that item from others must all be in the goal: its times, its numbers and its capitalised words (names); of a form's
+first field (a note's title as someone typed it, "Recipe - lasagna"), every word. Otherwise the tap is refused before it
 happens, naming the item and the word the goal does not say. Nothing here is English: times and numbers are
 digits, names are the words the screen capitalises; a goal that names its item loosely ("delete jake" for Jake
 Miller) is refused too, which is the safe side of a destructive tap.
@@ -140,7 +141,11 @@ def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
         if number not in goal_numbers:
             return Unnamed(item, number)
     skip = set(_WORD_RE.findall(normalise(label))) | _MERIDIEM
-    for word in _CAPITAL_RE.findall(rest):
+    # a form's first field is what a person wrote (a note's title "Recipe - lasagna"): every word of it tells it
+    # from its look-alikes, lower case or not; elsewhere the screen's capitalised words do
+    words = [w for w in _WORD_RE.findall(rest) if len(w) >= 3 and not w.isdigit()] if item.source == "field" \
+        else _CAPITAL_RE.findall(rest)
+    for word in words:
         w = normalise(word)
         if w in skip or w.upper() == word and len(word) <= 2:
             continue
