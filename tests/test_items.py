@@ -198,3 +198,14 @@ def test_a_goal_naming_an_app_the_phone_lacks_is_not_navigated(session, phone, t
     rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("whatsapp jen the keys are under the mat")
     assert not rep.done and not phone.snapshot()["messages"] and nav.calls == []
     assert "whatsapp" in rep.not_done[0].reason and "does not have" in rep.not_done[0].reason
+
+
+def test_a_call_for_a_part_naming_an_app_the_phone_lacks_is_refused(session, phone, tmp_path):
+    """"telegram kai the address": a map search is no stand-in for Telegram; the flashlight part still runs."""
+    from tests.test_hybrid import raw_calls
+
+    caller = ScriptedCaller(raw_calls(("turn_on_flashlight", {}), ("show_map", {"query": "the address"})))
+    rep = runner(session, tmp_path, caller, ScriptedNavigator(phone, "COMPLETE"), yes=True).run(
+        "turn on the flashlight and telegram kai the address")
+    assert phone.snapshot()["torch"] and not phone.snapshot()["map_searches"]
+    assert any("telegram" in r.reason for r in rep.refused)

@@ -545,6 +545,13 @@ class Runner:
                                       {"status": "refused", "reason": why})
             outcome = self._navigate(key, told, why)
             return {"status": "done" if outcome == "done" else "not_done"}
+        pieces = read_request(told) if told else []
+        own = pieces[0].text if pieces else ""   # the piece that owns the call, not those that follow it
+        absent = self._absent_app(own) if own else None
+        if absent is not None:   # "telegram kai the address": no tool of this phone's stands in for Telegram
+            why = f"its part of the request names {absent}, which this phone does not have ({own!r})"
+            return self._call_end(key, what, "refused", f"not dispatched: {why}", data,
+                                  {"status": "refused", "reason": why})
         binding = self.bindings[call.name] if call.name in self.bindings else None
         data["route"] = binding.route if binding else None
         serial = self.session.serial if self.session else "-"
@@ -707,7 +714,9 @@ class Runner:
     # ------------------------------------------------------------------ navigator
     def _absent_app(self, instruction: str) -> str | None:
         """The first app the goal names (`goals.named_apps`) of which the phone has no package (``pm path``,
-        an argument list), else None."""
+        an argument list), else None (also with no device to ask: a dry run)."""
+        if self.device is None:
+            return None
         for name, packages in named_apps(instruction):
             if not any(self.device.shell(["pm", "path", p]).exit_code == 0 for p in packages):
                 return name
