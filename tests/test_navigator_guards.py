@@ -146,6 +146,15 @@ def test_days_to_set_keeps_the_form_open_until_the_days_are_right():
     assert guard.narrow(view(goal, mail(focus="To"))) is None               # no day toggles on the screen
 
 
+def test_a_day_already_in_its_asked_state_is_never_tapped():
+    guard = g.DaysAlreadySet()
+    goal = "set an alarm for 6:30 on weekdays"
+    weekdays = alarm_form("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+    assert guard.narrow(view(goal, weekdays)).tap_never == {"M", "T", "W", "T (2)", "F", "S", "S (2)"}
+    assert guard.narrow(view(goal, alarm_form("Friday"))).tap_never == {"F", "S", "S (2)"}
+    assert guard.narrow(view("set an alarm for 6:30", weekdays)) is None        # the goal says no days
+
+
 def test_back_goal_is_not_a_way_home():
     guard = g.BackGoal()
     assert guard.narrow(view("back out of this screen", HOME)) == Narrowing(blocked=frozenset({"press_home"}))
@@ -213,7 +222,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 17 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 18 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition

@@ -175,6 +175,19 @@ class DaysToSet:
         return Narrowing(blocked=_but("tap"), tap_only=wrong + form)
 
 
+class DaysAlreadySet:
+    """The goal says the days something repeats on, and a day's toggle already shows its asked state: a tap would
+    undo it (the model tapped Friday, then Monday to Friday in order, and Friday off again)."""
+    name = "days-already-set"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        lists = said(view.goal) if view.goal and view.day_toggles else ()
+        if not lists:
+            return None
+        right = frozenset(label for label in view.day_toggles if label not in view.wrong_days)
+        return Narrowing(tap_never=right) if right else None
+
+
 class SwitchAlreadySet:
     """A switch the goal names is already in the asked state: a tap would undo it."""
     name = "switch-already-set"
@@ -333,9 +346,10 @@ class LastStepDone:
 # The fixed order: what the screen allows, then switches, the form, the goal's button, the app to open, keys and
 # the end. It is the order of the trace records; it decides a result only where a rule depends on what is left
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
-GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), SwitchAlreadySet(), FormFieldValue(),
-                             ReplaceValue(), FormFieldOrder(), GoalButton(), FilledField(), OpenApp(), AppOpened(),
-                             BackGoal(), HomeGoal(), RemoveOnly(), EditOnly(), UntypedText(), LastStepDone())
+GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), DaysAlreadySet(), SwitchAlreadySet(),
+                             FormFieldValue(), ReplaceValue(), FormFieldOrder(), GoalButton(), FilledField(),
+                             OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(), EditOnly(), UntypedText(),
+                             LastStepDone())
 
 
 # ============================================================================================ composition
