@@ -30,6 +30,8 @@ class AndroidScreens:
     app_places: tuple[str, ...]
     select_all: str
     app_packages: Mapping[str, tuple[str, ...]]   # an app's name as people write it -> its packages
+    hour_fields: tuple[str, ...]
+    minute_fields: tuple[str, ...]
 
 
 def _words(value: Any, where: str) -> tuple[str, ...]:
@@ -69,4 +71,6 @@ def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
         web_words=_words(data.get("web_words"), at + "web_words"),
         app_places=_words(data.get("app_places"), at + "app_places"),
         select_all=_text(data.get("select_all"), at + "select_all").lower(),
-        app_packages=_table(data.get("app_packages"), at + "app_packages"))
+        app_packages=_table(data.get("app_packages"), at + "app_packages"),
+        hour_fields=tuple(w.lower() for w in _words(data.get("hour_fields"), at + "hour_fields")),
+        minute_fields=tuple(w.lower() for w in _words(data.get("minute_fields"), at + "minute_fields")))

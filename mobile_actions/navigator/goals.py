@@ -148,6 +148,12 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
     fields = [e for e in screen.elements if e.kind == "field"]
     for e in fields:
         key = re.sub(r"\s*\(\d+\)$", "", e.label.lower())    # "Note (2)": labels are made unique on a screen
+        if key in sw.hour_fields or key in sw.minute_fields:
+            hour, minute = said_time(goal)
+            value = hour if key in sw.hour_fields else minute
+            if value:
+                out[e.label] = value
+            continue
         if key in sw.address_fields:
             m = _EMAIL.search(goal)
             if m:
@@ -165,6 +171,32 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
         if value:
             out[e.label] = value
     return out
+
+
+_CLOCK_DIGITS = re.compile(r"(?<!\d)(\d{1,2})(?:[:.](\d{2}))?(?!\d)")
+
+
+def said_time(goal: str) -> tuple[str, str]:
+    """The hour and the minutes of the time the goal writes in digits, as written ("6:30" -> ("6", "30"); "7pm"
+    -> ("7", "")), for a 12-hour picker's fields: the first time, or the last of a goal that changes something
+    ("move my 6:45 alarm to 7:15"). ("", "") when it writes none, or an hour past 12 (the picker takes 1-12).
+    Times are read by `decoding.datetimes`; the values are spans of the goal, as a navigator types them."""
+    from datetime import datetime
+
+    from mobile_actions.decoding.datetimes import mentions
+
+    said: list[tuple[str, str]] = []
+    for m in mentions(goal, datetime(2000, 1, 1)):
+        digits = _CLOCK_DIGITS.search(goal[m.start:m.end]) if m.kind == "time" else None
+        if digits is None:
+            continue
+        hour, minute = digits.group(1), digits.group(2) or ""
+        if (int(hour) % 12, int(minute or 0)) == (m.clock[0] % 12, m.clock[1]):   # not the 8 of "quarter to 8"
+            said.append((hour, minute))
+    if not said:
+        return "", ""
+    hour, minute = said[-1] if edits(goal) else said[0]
+    return (hour, minute) if 1 <= int(hour) <= 12 else ("", "")
 
 
 def untyped_text(goal: str, done: Sequence[str]) -> str:
