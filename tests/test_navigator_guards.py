@@ -354,3 +354,15 @@ def test_result_readers_are_binding_data(tmp_path):
     spec = {"tools": {"t": {"steps": [{"shell": ["true"]}], "reads": {"name": {"colour": "red"}}}}}
     with pytest.raises(BindingError, match="t: reads: name: 'selector' key 'colour'"):
         Bindings.from_json(spec)
+
+
+@pytest.mark.parametrize("goal, want", [
+    ("set an alarm for 6:30 on weekdays", ("6", "30")), ("alarm 7pm mon and thu", ("7", "")),
+    ("move my 6:45 alarm to 7:15", ("7", "15")),      # a change: the new time
+    ("wake me at quarter to 8", ("", "")),            # not written in digits: the picker's values are not spans
+    ("set an alarm at 18:30", ("", "")),              # a 12-hour picker takes 1-12
+])
+def test_a_time_picker_takes_the_time_the_goal_writes(goal, want):
+    from mobile_actions.navigator.goals import said_time
+
+    assert said_time(goal) == want
