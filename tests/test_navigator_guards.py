@@ -222,7 +222,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 18 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 19 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition
@@ -357,12 +357,25 @@ def test_result_readers_are_binding_data(tmp_path):
 
 
 @pytest.mark.parametrize("goal, want", [
-    ("set an alarm for 6:30 on weekdays", ("6", "30")), ("alarm 7pm mon and thu", ("7", "")),
-    ("move my 6:45 alarm to 7:15", ("7", "15")),      # a change: the new time
-    ("wake me at quarter to 8", ("", "")),            # not written in digits: the picker's values are not spans
-    ("set an alarm at 18:30", ("", "")),              # a 12-hour picker takes 1-12
+    ("set an alarm for 6:30 on weekdays", ("6", "30", "")), ("alarm 7pm mon and thu", ("7", "", "pm")),
+    ("move my 6:45 alarm to 7:15", ("7", "15", "")),     # a change: the new time
+    ("set an alarm for 10:30 tonight labeled bed", ("10", "30", "pm")),   # the part of the day says the half
+    ("wake me at quarter to 8", None),                   # not written in digits: the picker's values are not spans
+    ("set an alarm at 18:30", None),                     # a 12-hour picker takes 1-12
 ])
 def test_a_time_picker_takes_the_time_the_goal_writes(goal, want):
-    from mobile_actions.navigator.goals import said_time
+    from mobile_actions.navigator.goals import SaidTime, said_time
 
-    assert said_time(goal) == want
+    assert said_time(goal) == (SaidTime(*want) if want else None)
+
+
+def test_the_half_of_the_day_follows_the_goals_time():
+    guard = g.HalfDayToSet()
+    form = lambda pm: screen(el("Save"), el("Hour", "field", text="10"), el("Minute", "field", text="30"),  # noqa: E731
+                             el("AM", "switch", checkable=True, checked=not pm),
+                             el("PM", "switch", checkable=True, checked=pm), package="com.google.android.deskclock")
+    tonight = "set an alarm for 10:30 tonight"
+    assert guard.narrow(view(tonight, form(False))) == Narrowing(blocked=but("tap"), tap_only=("PM", "Hour", "Minute"))
+    assert guard.narrow(view(tonight, form(True))).tap_never == {"AM", "PM"}
+    assert guard.narrow(view("set an alarm for 6:30", form(False))).tap_never == {"AM", "PM"}   # no half said
+    assert guard.narrow(view("wake me at quarter to 8", form(False))) is None

@@ -32,6 +32,7 @@ class AndroidScreens:
     app_packages: Mapping[str, tuple[str, ...]]   # an app's name as people write it -> its packages
     hour_fields: tuple[str, ...]
     minute_fields: tuple[str, ...]
+    half_day_toggles: Mapping[str, tuple[str, ...]]   # "am" / "pm" -> the toggles' labels
 
 
 def _words(value: Any, where: str) -> tuple[str, ...]:
@@ -73,4 +74,5 @@ def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
         select_all=_text(data.get("select_all"), at + "select_all").lower(),
         app_packages=_table(data.get("app_packages"), at + "app_packages"),
         hour_fields=tuple(w.lower() for w in _words(data.get("hour_fields"), at + "hour_fields")),
-        minute_fields=tuple(w.lower() for w in _words(data.get("minute_fields"), at + "minute_fields")))
+        minute_fields=tuple(w.lower() for w in _words(data.get("minute_fields"), at + "minute_fields")),
+        half_day_toggles=_table(data.get("half_day_toggles"), at + "half_day_toggles"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Sequence
 
 from mobile_actions.android.screens import AndroidScreens, load_screens
 from mobile_actions.lexicon import NavigatorWords
@@ -149,8 +149,8 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
     for e in fields:
         key = re.sub(r"\s*\(\d+\)$", "", e.label.lower())    # "Note (2)": labels are made unique on a screen
         if key in sw.hour_fields or key in sw.minute_fields:
-            hour, minute = said_time(goal)
-            value = hour if key in sw.hour_fields else minute
+            said = said_time(goal)
+            value = (said.hour if key in sw.hour_fields else said.minute) if said else ""
             if value:
                 out[e.label] = value
             continue
@@ -176,27 +176,42 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
 _CLOCK_DIGITS = re.compile(r"(?<!\d)(\d{1,2})(?:[:.](\d{2}))?(?!\d)")
 
 
-def said_time(goal: str) -> tuple[str, str]:
-    """The hour and the minutes of the time the goal writes in digits, as written ("6:30" -> ("6", "30"); "7pm"
-    -> ("7", "")), for a 12-hour picker's fields: the first time, or the last of a goal that changes something
-    ("move my 6:45 alarm to 7:15"). ("", "") when it writes none, or an hour past 12 (the picker takes 1-12).
-    Times are read by `decoding.datetimes`; the values are spans of the goal, as a navigator types them."""
+@dataclass(frozen=True)
+class SaidTime:
+    """The time a goal writes in digits, as a 12-hour picker takes it: the hour and minutes as written (spans of
+    the goal, as a navigator types them; "" for minutes not written) and the half of the day the goal says ("am",
+    "pm", or "" when it says none: "6:30"). Read by `decoding.datetimes`: the meridiem, else the part of the day
+    said with it ("tonight", "in the evening": the lexicon's `part_hours`)."""
+    hour: str
+    minute: str
+    half: str
+
+
+def said_time(goal: str) -> SaidTime | None:
+    """The goal's time (`SaidTime`): the first one, or the last of a goal that changes something ("move my 6:45
+    alarm to 7:15"); None when it writes none in digits or an hour past 12 (the picker takes 1-12)."""
     from datetime import datetime
 
     from mobile_actions.decoding.datetimes import mentions
 
-    said: list[tuple[str, str]] = []
-    for m in mentions(goal, datetime(2000, 1, 1)):
+    found = mentions(goal, datetime(2000, 1, 1))
+    said: list[tuple[Any, str, str]] = []
+    for m in found:
         digits = _CLOCK_DIGITS.search(goal[m.start:m.end]) if m.kind == "time" else None
         if digits is None:
             continue
         hour, minute = digits.group(1), digits.group(2) or ""
         if (int(hour) % 12, int(minute or 0)) == (m.clock[0] % 12, m.clock[1]):   # not the 8 of "quarter to 8"
-            said.append((hour, minute))
+            said.append((m, hour, minute))
     if not said:
-        return "", ""
-    hour, minute = said[-1] if edits(goal) else said[0]
-    return (hour, minute) if 1 <= int(hour) <= 12 else ("", "")
+        return None
+    m, hour, minute = said[-1] if edits(goal) else said[0]
+    if not 1 <= int(hour) <= 12:
+        return None
+    part = m.part or next((d.part for d in found if d.kind == "day" and d.part), None)
+    half = (m.meridiem or "").replace(".", "").lower()[:2] or (
+        ("pm" if load_lexicon().datetimes.part_hours[part] >= 12 else "am") if part else "")
+    return SaidTime(hour, minute, half)
 
 
 def untyped_text(goal: str, done: Sequence[str]) -> str:

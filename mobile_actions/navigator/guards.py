@@ -188,6 +188,28 @@ class DaysAlreadySet:
         return Narrowing(tap_never=right) if right else None
 
 
+class HalfDayToSet:
+    """A time picker's AM and PM toggles (`screens.json` ``half_day_toggles``) follow the goal's time
+    (`goals.said_time`): the half it says ("10:30 tonight": PM) is tapped before the form is left, the fields and
+    other toggles staying open; once it shows, and when the goal says no half ("6:30"), neither is tapped (the
+    model set "6:30" to PM)."""
+    name = "half-day-to-set"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        halves = goals.goal_words().screens.half_day_toggles
+        toggles = {half: e.label for e in view.screen.elements if e.checkable
+                   for half, labels in halves.items() if e.label.lower() in labels}
+        said = goals.said_time(view.goal) if view.goal and len(toggles) == len(halves) else None
+        if said is None:
+            return None
+        want = toggles.get(said.half)
+        if want is None or view.screen.element(want).checked:
+            return Narrowing(tap_never=frozenset(toggles.values()))
+        form = tuple(e.label for e in view.screen.elements if e.label in view.labels
+                     and (e.kind == "field" or e.checkable and e.label not in toggles.values()))
+        return Narrowing(blocked=_but("tap"), tap_only=(want, *form))
+
+
 class SwitchAlreadySet:
     """A switch the goal names is already in the asked state: a tap would undo it."""
     name = "switch-already-set"
@@ -346,10 +368,10 @@ class LastStepDone:
 # The fixed order: what the screen allows, then switches, the form, the goal's button, the app to open, keys and
 # the end. It is the order of the trace records; it decides a result only where a rule depends on what is left
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
-GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), DaysAlreadySet(), SwitchAlreadySet(),
-                             FormFieldValue(), ReplaceValue(), FormFieldOrder(), GoalButton(), FilledField(),
-                             OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(), EditOnly(), UntypedText(),
-                             LastStepDone())
+GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), DaysAlreadySet(), HalfDayToSet(),
+                             SwitchAlreadySet(), FormFieldValue(), ReplaceValue(), FormFieldOrder(), GoalButton(),
+                             FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(), EditOnly(),
+                             UntypedText(), LastStepDone())
 
 
 # ============================================================================================ composition
