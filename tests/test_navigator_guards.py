@@ -222,7 +222,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 19 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 20 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition
@@ -379,3 +379,12 @@ def test_the_half_of_the_day_follows_the_goals_time():
     assert guard.narrow(view(tonight, form(True))).tap_never == {"AM", "PM"}
     assert guard.narrow(view("set an alarm for 6:30", form(False))).tap_never == {"AM", "PM"}   # no half said
     assert guard.narrow(view("wake me at quarter to 8", form(False))) is None
+
+
+def test_a_goal_that_removes_nothing_taps_nothing_that_removes():
+    guard = g.KeepItems()
+    clock = screen(el("7:10 AM alarm", "switch", checkable=True, checked=True), el("Delete 7:10 AM alarm"),
+                   el("Add alarm"), package="com.google.android.deskclock")
+    assert guard.narrow(view("turn off my 7:10 alarm pls", clock)) == Narrowing(tap_never=frozenset({"Delete 7:10 AM alarm"}))
+    assert guard.narrow(view("get rid of my 7:10 alarm", clock)) is None
+    assert guard.narrow(view("delete the 7:10 alarm", clock)) is None

@@ -306,6 +306,18 @@ def makes_new(label: str) -> bool:
     return bool(goal_words().new_item.search(label))
 
 
+def says_remove(goal: str) -> bool:
+    """The goal says a verb that removes something anywhere ("turn off my 7:10 alarm" does not)."""
+    return whole_words(goal_words().words.remove_verbs).search(normalise(goal)) is not None
+
+
+def removes(label: str) -> bool:
+    """An element whose label starts with a verb that removes ("Delete 7:10 AM alarm", "Remove", "Clear all")."""
+    words = goal_words().words.remove_verbs
+    text = normalise(label)
+    return any(text == w or text.startswith(w + " ") for w in words)
+
+
 def says_home(goal: str) -> bool:
     """The goal ends on the home screen ("... then go to the home screen")."""
     return bool(goal_words().home_goal.search(goal))

@@ -332,6 +332,18 @@ class RemoveOnly:
                          tap_never=frozenset(label for label in view.labels if goals.makes_new(label)))
 
 
+class KeepItems:
+    """A goal that says no verb of removing (`navigator.remove_verbs`) taps nothing that removes: asked to "turn off
+    my 7:10 alarm", the model tapped its Delete."""
+    name = "keep-items"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.goal or goals.says_remove(view.goal):
+            return None
+        gone = frozenset(label for label in view.labels if goals.removes(label))
+        return Narrowing(tap_never=gone) if gone else None
+
+
 class EditOnly:
     """A goal that changes something that exists taps nothing that makes a new item: asked to change the
     number of a contact the phone does not have (or one it has), the model created a new contact."""
@@ -370,8 +382,8 @@ class LastStepDone:
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
 GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), DaysAlreadySet(), HalfDayToSet(),
                              SwitchAlreadySet(), FormFieldValue(), ReplaceValue(), FormFieldOrder(), GoalButton(),
-                             FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(), EditOnly(),
-                             UntypedText(), LastStepDone())
+                             FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(), KeepItems(),
+                             EditOnly(), UntypedText(), LastStepDone())
 
 
 # ============================================================================================ composition
