@@ -55,9 +55,9 @@ from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_arg
 from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
                                           resolve_caller, resolve_navigator)
 from mobile_actions.hybrid.items import Item, form_item, switched_item, tapped_item, unnamed
-from mobile_actions.navigator.goals import named_apps, removes_every
 from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
+from mobile_actions.navigator.goals import named_apps, removes_every
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
 Confirm = Callable[[str, Sequence[str]], bool]   # (what, detail lines) -> go ahead?

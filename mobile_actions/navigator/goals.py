@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Sequence
 
 from mobile_actions.android.screens import AndroidScreens, load_screens
 from mobile_actions.lexicon import NavigatorWords
@@ -192,10 +192,10 @@ def said_time(goal: str) -> SaidTime | None:
     alarm to 7:15"); None when it writes none in digits or an hour past 12 (the picker takes 1-12)."""
     from datetime import datetime
 
-    from mobile_actions.decoding.datetimes import mentions
+    from mobile_actions.decoding.datetimes import Mention, mentions
 
     found = mentions(goal, datetime(2000, 1, 1))
-    said: list[tuple[Any, str, str]] = []
+    said: list[tuple[Mention, str, str]] = []
     for m in found:
         digits = _CLOCK_DIGITS.search(goal[m.start:m.end]) if m.kind == "time" else None
         if digits is None:
