@@ -187,6 +187,7 @@ class SaidTime:
     half: str
 
 
+@lru_cache(maxsize=256)
 def said_time(goal: str) -> SaidTime | None:
     """The goal's time (`SaidTime`): the first one, or the last of a goal that changes something ("move my 6:45
     alarm to 7:15"); None when it writes none in digits or an hour past 12 (the picker takes 1-12)."""

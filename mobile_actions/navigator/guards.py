@@ -63,14 +63,20 @@ class StepView:
         return tuple(label for label, state in self.switches.items() if self.screen.element(label).checked != state)
 
     @cached_property
+    def days_said(self) -> frozenset[int] | None:
+        """The days the goal says something repeats on (0 Monday), when the screen has a toggle for each of the
+        seven; None otherwise."""
+        lists = said(self.goal) if self.goal and self.day_toggles else ()
+        return lists[0] if lists else None
+
+    @cached_property
     def wrong_days(self) -> tuple[str, ...]:
         """The day-of-week toggles on the screen in the other state than the days the goal says, in screen
-        order (none when the goal says no days or the screen has no toggle for each of the seven)."""
-        lists = said(self.goal) if self.goal and self.day_toggles else ()
-        if not lists:
+        order (none when `days_said` is None)."""
+        if self.days_said is None:
             return ()
         return tuple(label for label, d in self.day_toggles.items()
-                     if (d in lists[0]) != self.screen.element(label).checked)
+                     if (d in self.days_said) != self.screen.element(label).checked)
 
     @cached_property
     def day_toggles(self) -> dict[str, int]:
@@ -181,8 +187,7 @@ class DaysAlreadySet:
     name = "days-already-set"
 
     def narrow(self, view: StepView) -> Narrowing | None:
-        lists = said(view.goal) if view.goal and view.day_toggles else ()
-        if not lists:
+        if view.days_said is None:
             return None
         right = frozenset(label for label in view.day_toggles if label not in view.wrong_days)
         return Narrowing(tap_never=right) if right else None

@@ -77,16 +77,16 @@ class Recorder:
         (self.phone.long_press if long else self.phone.tap)(x, y)
 
     def tap_slider(self, name: str, percent: int = 50) -> None:
-        """A tap on the SeekBar whose content-desc starts with ``name`` ("Brightness 20%") at the point of its
-        track that sets ``percent``: the centre of the level the text navigator reads there ("Brightness 30%",
-        `navigator.screen`), so a demonstration taps what a text navigator can name."""
-        bar = next((w for w in reversed(self.phone.screen().interactive)
-                    if w.on_slide is not None and w.desc.startswith(name)), None)
-        if bar is None:
-            raise RecordError(f"{self.episode_id}: no slider {name!r} on {self.phone.current_component()}")
-        x1, y1, x2, y2 = bar.bounds
-        pad = (y2 - y1) // 2
-        x, y = round(x1 + pad + max(1, x2 - x1 - 2 * pad) * percent / 100), (y1 + y2) // 2
+        """A tap on the level ``percent`` of the slider ``name`` ("Brightness 30%"), at the centre of the element
+        the text navigator reads there (`navigator.screen`), so a demonstration taps what a text navigator can name."""
+        from mobile_actions.android.phone import render
+        from mobile_actions.errors import ScreenError
+        from mobile_actions.navigator.screen import parse_hierarchy
+
+        try:
+            x, y = parse_hierarchy(render.ui_xml(self.phone)).element(f"{name} {percent}%").center
+        except ScreenError:
+            raise RecordError(f"{self.episode_id}: no slider {name!r} on {self.phone.current_component()}") from None
         self._capture("CLICK", [self._norm(x, y)])
         self.phone.tap(x, y)
 

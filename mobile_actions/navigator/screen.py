@@ -96,14 +96,11 @@ def _levels(name: str, bounds: tuple[int, int, int, int], value: str, clickable:
     except ValueError:
         current = None
     out = []
+    half = track * LEVEL_STEP / 200
     for p in range(0, 101, LEVEL_STEP):
         centre = x1 + pad + track * p / 100
-        half = track * LEVEL_STEP / 200
-        left, right = max(x1, round(centre - half)), min(x2, round(centre + half))
-        if p == 0:
-            left = x1
-        if p == 100:
-            right = x2
+        left = x1 if p == 0 else round(centre - half)        # the ends reach the bar's ends: a touch there clamps
+        right = x2 if p == 100 else round(centre + half)
         out.append(Element(label=f"{name} {p}%", kind="level", bounds=(left, y1, max(left + 1, right), y2),
                            clickable=clickable, checkable=current is not None,
                            checked=current is not None and abs(current - p) * 2 < LEVEL_STEP))
