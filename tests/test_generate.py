@@ -369,6 +369,19 @@ def test_refusal_topics_skip_what_the_catalogue_can_do():
     assert "refusal/weather" in topics
 
 
+def test_changes_to_saved_things_are_refused_by_create_tools_and_routed_to_the_screen():
+    """With only create_contact, "ana has a new number" is no tool's job; with operate_screen (whose description
+    names alarms, texts and edits of saved contacts) those are screen goals, never refusals."""
+    tools_only = {f.id for f in catalogue_families(load_catalogue("mobile_actions")) if f.group == "refusal"}
+    routing = {f.id for f in catalogue_families(load_catalogue("mobile_actions+operate_screen")) if f.group == "refusal"}
+    assert "refusal/edit_saved" in tools_only
+    assert not {"refusal/edit_saved", "refusal/timer_alarm", "refusal/sms", "refusal/delete_contact"} & routing
+    rows = generate_rows(load_catalogue("mobile_actions"), 40, seed=5, families="train", refusal_rate=1.0,
+                         tool_weights={"refusal/edit_saved": 1.0, **{t: 0.0 for t in tools_only - {"refusal/edit_saved"}}})
+    assert all(r["meta"]["families"] == ["refusal/edit_saved"] and "tool_calls" not in r["messages"][-1] for r in rows)
+    assert all("{" not in r["messages"][1]["content"] for r in rows)     # every slot it names is filled
+
+
 # ---------------------------------------------------------------------------------------------- generic catalogue
 def test_generic_catalogue_rows_validate_and_use_the_schema():
     cat = Catalogue.from_json(GENERIC)

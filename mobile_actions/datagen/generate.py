@@ -301,7 +301,7 @@ def _row(plan: _Plan, rng: Random, seed: int, index: int, families: str, refusal
     elif refusal:
         fam = (rng.choice(plan.refusal_families) if plan.refusal_weights is None
                else rng.choices(plan.refusal_families, plan.refusal_weights)[0])
-        segs = fam.template.expand(rng, refusals.refusal_slots(rng), style.quote)
+        segs = fam.template.expand(rng, refusals.refusal_slots(rng, fam.template.mentioned), style.quote)
         clauses, used, calls = [(segs, fam.mode)], [fam], []
         assistant = {"role": "assistant", "content": rng.choice(refusals.REFUSALS)}
     else:

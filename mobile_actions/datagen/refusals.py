@@ -51,6 +51,17 @@ TOPICS: tuple[Topic, ...] = (
           "(what's on my calendar|what do I have|am I free|what's my schedule) (tomorrow|on Friday|this afternoon|next week)(?|)"),
     Topic("delete_contact", ("delete", "remove", "edit", "update"),
           "(delete|remove|edit) (the contact|my contact) {_first} {_last}( from my phone|)"),
+    # A change to something already saved: with only create_contact, "ana has a new number, 555 0142" is no
+    # tool's job (not a second contact, not an email to the new address).
+    Topic("edit_saved", ("edit", "update", "modify", "rename"),
+          "((change|update|fix) {_first}'s (number|phone number|cell) to {_phone}"
+          "|(change|update) {_first}'s (email|email address) to {_email}"
+          "|{_first} (has|got) a new (number|phone number)(:| -|, it's|, its) {_phone}( now|, update (it|the contact)|)"
+          "|{_first} (has|got) a new (email|email address)(:| -|, it's|, its) {_email}( now|, update (it|the contact)|)"
+          "|(put|add) {_first}'s new number {_phone} (on|to) (her|his|their) contact"
+          "|(put|add) {_first}'s new email {_email} (on|to) (her|his|their) contact"
+          "|(move|push|reschedule) my {_event} (to|until) (tomorrow|friday|next week|3pm)"
+          "|rename the {_event} (event|meeting) to {_event2})"),
     Topic("ride_travel", ("ride", "taxi", "uber", "flight", "book", "hotel", "travel", "trip"),
           "(book me|get me|find me) (an Uber|a taxi|a flight|a hotel room|a train ticket) to {_city}( for tomorrow| tonight| next week|)"),
     Topic("trivia", ("search", "answer", "question", "wiki", "fact", "web"),
@@ -88,7 +99,14 @@ def usable_topics(tool_texts: list[str]) -> list[Topic]:
     return out
 
 
-def refusal_slots(rng: Random) -> dict[str, Value]:
+def refusal_slots(rng: Random, mentioned: frozenset[str] = frozenset()) -> dict[str, Value]:
+    """Context values for a topic's template; slots beyond the first five are drawn only when the template
+    `mentioned` them, so the rows of the older topics stay as they were for a given seed."""
     p = V.person(rng)
-    return {"_first": Value(p.first, LITERAL), "_last": Value(p.last, LITERAL), "_city": Value(V.city(rng), LITERAL),
-            "_biz": Value(V.business(rng), LITERAL), "_phone": Value(V.phone(rng), LITERAL)}
+    slots = {"_first": Value(p.first, LITERAL), "_last": Value(p.last, LITERAL), "_city": Value(V.city(rng), LITERAL),
+             "_biz": Value(V.business(rng), LITERAL), "_phone": Value(V.phone(rng), LITERAL)}
+    if "_email" in mentioned:
+        slots["_email"] = Value(V.email_for(rng, p), LITERAL)
+    if "_event" in mentioned:
+        slots["_event"], slots["_event2"] = Value(V.event_title(rng), LITERAL), Value(V.event_title(rng), LITERAL)
+    return slots

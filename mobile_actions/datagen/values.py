@@ -418,7 +418,8 @@ _LEVELS = ("set the brightness to {pct}", "turn the media volume to max", "put t
            "turn the screen brightness down to the lowest", "media volume to {pct}")
 _EDITS = ("delete the {title} note", "delete all my notes", "clear out my notes", "rename the {title} note to {title2}",
           "add {thing} to my {title} note", "change {first}'s number to {phone}", "update {first}'s contact with "
-          "the number {phone}", "delete {first} {last} from my contacts", "remove the contact {first} {last}",
+          "the number {phone}", "{first} has a new number, {phone}, update it", "change {first}'s email to {email}",
+          "{first} got a new email, it's {email}, fix her contact", "delete {first} {last} from my contacts", "remove the contact {first} {last}",
           "add the location {place} to my {title} event", "delete my {title} event")
 
 
@@ -446,7 +447,8 @@ def phone_app_goal(rng: Random) -> str:
     title, title2 = (_fill(rng, t).lower() for t in rng.sample(("shopping", "groceries", "ideas", "packing", "wifi",
                                                                "{first}", "work", "recipes", "books"), 2))
     return rng.choice(_EDITS).format(title=title, title2=title2, thing=rng.choice(_THINGS).removeprefix("the "),
-                                     first=p.first, last=p.last, phone=phone(rng), place=business(rng))
+                                     first=p.first, last=p.last, phone=phone(rng), place=business(rng),
+                                     email=email_for(rng, p))
 
 
 def gui_goal(rng: Random) -> str:
