@@ -12,6 +12,8 @@ import pytest
 
 from mobile_actions.calls import ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
+from mobile_actions.datagen import refusals
+from mobile_actions.datagen import values as V
 from mobile_actions.datagen.generate import (
     catalogue_families, developer_message, diversity, generate_rows, heldout_ids, iter_rows, user_text,
 )
@@ -379,7 +381,14 @@ def test_changes_to_saved_things_are_refused_by_create_tools_and_routed_to_the_s
     rows = generate_rows(load_catalogue("mobile_actions"), 40, seed=5, families="train", refusal_rate=1.0,
                          tool_weights={"refusal/edit_saved": 1.0, **{t: 0.0 for t in tools_only - {"refusal/edit_saved"}}})
     assert all(r["meta"]["families"] == ["refusal/edit_saved"] and "tool_calls" not in r["messages"][-1] for r in rows)
-    assert all("{" not in r["messages"][1]["content"] for r in rows)     # every slot it names is filled
+    # slots a template does not name draw nothing, so the older topics' rows stay the same for a seed
+    plain, five = Random(9), Random(9)
+    refusals.refusal_slots(plain, frozenset({"_first", "_phone"}))
+    V.person(five), V.city(five), V.business(five), V.phone(five)
+    assert plain.random() == five.random()
+    wider = Random(9)
+    assert set(refusals.refusal_slots(wider, frozenset({"_email", "_event"}))) >= {"_email", "_event", "_event2"}
+    assert wider.random() != Random(9).random()
 
 
 # ---------------------------------------------------------------------------------------------- generic catalogue

@@ -419,7 +419,8 @@ _LEVELS = ("set the brightness to {pct}", "turn the media volume to max", "put t
 _EDITS = ("delete the {title} note", "delete all my notes", "clear out my notes", "rename the {title} note to {title2}",
           "add {thing} to my {title} note", "change {first}'s number to {phone}", "update {first}'s contact with "
           "the number {phone}", "{first} has a new number, {phone}, update it", "change {first}'s email to {email}",
-          "{first} got a new email, it's {email}, fix her contact", "delete {first} {last} from my contacts", "remove the contact {first} {last}",
+          "{first} got a new email, it's {email}, fix her contact", "delete {first} {last} from my contacts",
+          "remove the contact {first} {last}",
           "add the location {place} to my {title} event", "delete my {title} event")
 
 
