@@ -203,6 +203,10 @@ def test_a_clause_left_out_is_asked_about_on_its_own_and_the_model_decides():
 
     res = with_left_out(CallResult([contact], raw="<first>"), [{"role": "user", "content": request}], CAT, ask)
     assert res.calls == [contact, mail] and res.raw == "<first><more>" and asked == ["email lee@example.com saying hello"]
+    assert res.unanswered == []
+    silent = with_left_out(CallResult([contact]), [{"role": "user", "content": request}], CAT,
+                           lambda m: CallResult([T("show_map", query="Lee")], text="Hello!"))
+    assert silent.calls == [contact] and silent.unanswered == ["email lee@example.com saying hello"]
     listed = "add Dentist Monday 9am, Haircut Wed 4pm"
     first = T("create_calendar_event", title="Dentist", datetime="2025-09-01T09:00:00")
     assert [c.text for c in acting.left_out([{"role": "user", "content": listed}], [first], CAT)] == \

@@ -121,6 +121,25 @@ def test_invalid_call_is_refused_and_never_dispatched(session, phone, tmp_path):
     assert rep.items[2].what == "GUI: email ana@example.com and add her" and "no navigator" in rep.items[2].reason
 
 
+def test_a_part_the_caller_still_made_no_call_for_is_not_done(session, phone, tmp_path):
+    """Asked about the left-out clause alone, the caller made no call: the run says that part is not done
+    instead of finishing as if the whole request were."""
+    from mobile_actions.runtime import CallResult
+
+    class Silent(ScriptedCaller):
+        def call_messages(self, messages, tools):
+            res = super().call_messages(messages, tools)
+            return CallResult(res.calls, res.text, res.problems, res.raw, res.timings,
+                              unanswered=["email lee@example.com saying hello"] if len(self.seen) == 1 else [])
+
+    contact = raw_calls(("create_contact", {"first_name": "Lee", "last_name": "Chen", "phone_number": "555-0199"}))
+    rep = runner(session, tmp_path, Silent(contact)).run(
+        "Add Lee Chen, 555-0199, to my contacts and email lee@example.com saying hello")
+    assert [c["name"] for c in phone.snapshot()["contacts"]] == ["Lee Chen"] and phone.snapshot()["outbox"] == []
+    assert [(i.what, i.status) for i in rep.not_done] == [("email lee@example.com saying hello", "not_done")]
+    assert not rep.all_done and "no call was made" in rep.not_done[0].reason
+
+
 def test_unparseable_output_runs_nothing(session, phone, tmp_path):
     caller = ScriptedCaller("<start_function_call>call:show_map{query:<escape>Lou")
     rep = runner(session, tmp_path, caller, navigate="never").run("show the Louvre")

@@ -416,6 +416,11 @@ class Runner:
                 self._item(describe_call(r.call), "refused", f"refused: {r.why}")
                 refused.append(r)
                 made.append(r.call)
+            for clause in rec.get("unanswered", []):
+                # asked about alone, the caller still made no call: nothing was done for this part, so the run
+                # says so instead of finishing as if the request were done ("... and email lee@x.com saying hello")
+                self._item(clause, "not_done", "no call was made for this part of the request (asked about it "
+                                               "on its own, the caller made none)")
             validation = [[Problem(**p) for p in v["problems"]] for v in rec["validation"]]
             if turn == 0 and self._all_screen_work(calls, validation):
                 # No tool is asked for: the request in the user's own words is the goal. A 270M router
@@ -500,7 +505,8 @@ class Runner:
             "calls": [c.to_json() for c in calls], "validation": validation,
             "refused": [r.to_json() for r in refused],
             "rules": [*getattr(res, "rules", []), *(f"{GATE.name}: {n}" for n in notes)],
-            "output_problems": output_problems, "timings": dict(res.timings or {})}))
+            "output_problems": output_problems, "timings": dict(res.timings or {}),
+            "unanswered": list(getattr(res, "unanswered", []))}))
 
     # ------------------------------------------------------------------ calls
     def _call(self, key: str, call: ToolCall, problems: list[Problem]) -> dict[str, Any]:

@@ -436,6 +436,9 @@ class CallResult:
     timings: dict = field(default_factory=dict)
     refused: list[Refusal] = field(default_factory=list)   # calls the request does not ask for (`acting.gate`)
     rules: list[str] = field(default_factory=list)   # the toolkit's rules that changed this turn (`decoding.turn`)
+    # clauses the turn left out that the model, asked about each alone, still made no call for (`with_left_out`):
+    # a part of the request nothing was done for, which a run reports as not done rather than finished
+    unanswered: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -444,7 +447,8 @@ class CallResult:
     def to_json(self) -> dict:
         return {"calls": [c.to_json() for c in self.calls], "text": self.text,
                 "problems": [str(p) for p in self.problems], "refused": [r.to_json() for r in self.refused],
-                "rules": list(self.rules), "raw": self.raw, "timings": self.timings}
+                "rules": list(self.rules), "raw": self.raw, "timings": self.timings,
+                "unanswered": list(self.unanswered)}
 
     def gated(self, messages: Sequence[dict], tools: Catalogue) -> "CallResult":
         """This result with the calls the conversation's request does not ask for moved to `refused`
@@ -455,7 +459,7 @@ class CallResult:
         kept, refused = gate_messages(self.calls, messages, tools, notes)
         problems = [p for p in self.problems if p.tool == "<output>"] + [p for c in kept for p in validate_call(c, tools)]
         return CallResult(kept, self.text, problems, self.raw, self.timings, [*self.refused, *refused],
-                          [*self.rules, *(f"{GATE.name}: {n}" for n in notes)])
+                          [*self.rules, *(f"{GATE.name}: {n}" for n in notes)], list(self.unanswered))
 
 
 def with_left_out(res: CallResult, messages: Sequence[dict], tools: Catalogue,
@@ -463,21 +467,26 @@ def with_left_out(res: CallResult, messages: Sequence[dict], tools: Catalogue,
     """`res` with the calls the model makes when asked about each clause the turn left out (`acting.left_out`)
     on its own: the same conversation with that clause as the person's message. Decoding never forces a call
     that changes something; here the model sees the clause alone and decides (a text reply adds nothing). Its
-    raw output is appended to `raw` (the trace shows it) and `timings["asked_again"]` lists the clauses."""
+    raw output is appended to `raw` (the trace shows it) and `timings["asked_again"]` lists the clauses; those
+    the model still made no call for are `unanswered`."""
     from mobile_actions.decoding.turn import LEFT_OUT   # the decoder's modules load on the first decoded turn
 
     clauses = left_out(messages, res.calls, tools)
     if not clauses:
         return res
     calls, problems, raw, rules = list(res.calls), list(res.problems), res.raw, list(res.rules)
+    unanswered = list(res.unanswered)
     for clause in clauses:   # only the clause's own tools: "email Giulia ..." with no address is no map search
         more = ask([*messages[:-1], {"role": "user", "content": clause.text}])
-        calls += [c for c in more.calls if c.name in clause.tools and c not in calls]
+        answers = [c for c in more.calls if c.name in clause.tools]
+        if not answers:
+            unanswered.append(clause.text)
+        calls += [c for c in answers if c not in calls]
         problems += [p for p in more.problems if p.tool in clause.tools and p not in problems]
         raw += more.raw
         rules += [f"{LEFT_OUT.name}: asked again about {clause.text!r}", *more.rules]
     return CallResult(calls, res.text, problems, raw, {**res.timings, "asked_again": [c.text for c in clauses]},
-                      list(res.refused), rules)
+                      list(res.refused), rules, unanswered)
 
 
 def result_from_raw(raw: str, tools: Catalogue, timings: dict, rules: Sequence[str] = ()) -> CallResult:
