@@ -390,7 +390,7 @@ def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence
     own, introduced_by = _named_by(call.name, tool), _named_by(call.name, tool, generic=False)
     props = argument_schema(tool).get("properties") or {}
     values = [lexicons.normalise(str(v).strip()) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int]] = list(_names_copied(call, request))
     for name, value in call.arguments.items():
         sub = props.get(name)
         if not isinstance(value, str) or len(value.split()) < 2 or not isinstance(sub, dict) or sub.get("enum") \
@@ -430,6 +430,20 @@ def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence
 
     return Reading(mine, tuple(request[a:b] for a, b in spans),
                    next((p.text for i, p in enumerate(mine) if elsewhere(i, p)), ""))
+
+
+def _names_copied(call: ToolCall, request: str) -> list[tuple[int, int]]:
+    """Spans of `request` where the call copies a one-word value the person wrote capitalised inside a sentence:
+    a name ("add a contact Omar Said 555-0142": "Said" is a surname, not reported speech), read as a value."""
+    out = []
+    for value in _scalars(call.arguments):
+        word = str(value).strip()
+        if not isinstance(value, str) or not word[:1].isupper() or not word.isalpha() or word.isupper():
+            continue
+        for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", request):
+            if request[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?", "\n"):
+                out.append((m.start(), m.end()))
+    return out
 
 
 def _takes_back(piece: Piece, own: re.Pattern | None, w: lexicons.PolarityWords) -> bool:

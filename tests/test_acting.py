@@ -385,3 +385,13 @@ def test_a_send_the_request_says_not_to_make_is_refused_wherever_its_values_are(
 def test_a_request_to_change_a_stored_email_sends_nothing(request_, to, refused):
     kept, why = acting.gate([ToolCall("send_email", {"to": to, "subject": "x"})], request_, CAT)
     assert bool(why) is refused and (not why or "change something" in why[0].reason)
+
+
+def test_a_name_the_call_copies_is_no_cue():
+    """"Said" written as a surname is a value the call copies, not reported speech; said in a sentence, it reports."""
+    omar = T("create_contact", first_name="Omar", last_name="Said", phone_number="555-0142")
+    assert acting.gate([omar], "Add a contact Omar Said 555-0142 and write a note saying call Omar", CAT) == ([omar], [])
+    assert acting.gate([omar], "can you add omar said 555-0142", CAT)[1]          # not written as a name
+    mail = T("send_email", to="omar@example.com", subject="the report")
+    kept, refused = acting.gate([mail], "my boss Omar said I should email omar@example.com the report", CAT)
+    assert kept == [] and refused[0].reason == acting.REASONS[Polarity.REPORTED]
