@@ -27,6 +27,7 @@ from mobile_actions.decoding.coverage import EMAIL_RE, FIELD_LABEL_RE, PHONE_RE,
 
 _WORD_RE = re.compile(r"[\w'@.+-]*\w")
 _SENTENCE_RE = re.compile(r"[.!?;\n]+(?=\s|$)|\.{2,}|\u2026|\s[-\u2013\u2014]{1,2}\s|\s*\(|\)")
+_SENTENCE_START_RE = re.compile(rf"(?:^|{_SENTENCE_RE.pattern})\s*$")   # on the text before a word: it opens one
 
 
 class Polarity(str, Enum):
@@ -435,15 +436,10 @@ def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence
 def _names_copied(call: ToolCall, request: str) -> list[tuple[int, int]]:
     """Spans of `request` where the call copies a one-word value the person wrote capitalised inside a sentence:
     a name ("add a contact Omar Said 555-0142": "Said" is a surname, not reported speech), read as a value."""
-    out = []
-    for value in _scalars(call.arguments):
-        word = str(value).strip()
-        if not isinstance(value, str) or not word[:1].isupper() or not word.isalpha() or word.isupper():
-            continue
-        for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", request):
-            if request[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?", "\n"):
-                out.append((m.start(), m.end()))
-    return out
+    words = {v.strip() for v in _scalars(call.arguments) if isinstance(v, str)}
+    return [(m.start(), m.end()) for word in words if word.isalpha() and word[:1].isupper() and not word.isupper()
+            for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", request)
+            if not _SENTENCE_START_RE.search(request, 0, m.start())]
 
 
 def _takes_back(piece: Piece, own: re.Pattern | None, w: lexicons.PolarityWords) -> bool:
