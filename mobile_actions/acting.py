@@ -476,7 +476,7 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
         if why is None and effect != "none":
             why = (_borrowed_values(call, tool, catalogue, mine.pieces, lexicon)
                    or _removal_unsaid(call, pieces, lexicon) or _verb_declined(call, tool, pieces, lexicon)
-                   or (_edit_not_send(call, tool, pieces, lexicon) if effect == "sends" else None))
+                   or _edits_what_exists(call, tool, effect, pieces, lexicon))
         if why is None:
             kept.append(call)
         else:
@@ -639,24 +639,32 @@ def _own_verbs(name: str, lex: lexicons.Lexicon, removals: bool) -> tuple[str, .
     return tuple(v for v in name_words(name) if v in lex.effect.sends or removals and lex.effect.removes.find(v))
 
 
-def _edit_not_send(call: ToolCall, tool, pieces: Sequence[Piece], lexicon: lexicons.Lexicon | None = None
-                   ) -> Refusal | None:
-    """A send whose values are all written in pieces that begin by changing something that exists and then
-    say the tool's own send word as its object (the first verb is one of the lexicon's `navigator.edit_verbs`:
-    "update aunt carols email to carol@x.com") is refused: the person asks to change what is stored, and "email"
-    there is a noun. "move two hundred to checking" says no send word and keeps its transfer."""
+def _edits_what_exists(call: ToolCall, tool, effect: str, pieces: Sequence[Piece],
+                       lexicon: lexicons.Lexicon | None = None) -> Refusal | None:
+    """A call that makes something new or sends it is refused when every piece that writes its values begins by
+    changing or removing something that exists (its first verb is one of the lexicon's `navigator.edit_verbs` or
+    `effect.removes`) and the tool's own name says no such verb: "update Chen Wei's contact with his new email"
+    is no new contact, "move my dentist appointment to Friday at 3pm" no second appointment; `update_contact`
+    may still be called for it. A send must also say its own send word after that verb ("update aunt carols
+    email to carol@x.com": "email" is a noun there), since "move two hundred to checking" keeps its transfer."""
     lex = lexicon or lexicons.load()
-    by_value = _owners(call, tool, pieces)[0]
-    object_word = lexicons.whole_words(_own_verbs(call.name, lex, removals=False))
-    if not by_value or object_word is None:
+    if any(v in lex.navigator.edit_verbs or lex.effect.removes.find(v) for v in name_words(call.name)):
         return None
-    verbs = lexicons.whole_words((*lex.navigator.request_verbs, *lex.navigator.edit_verbs, *lex.effect.sends))
+    by_value = _owners(call, tool, pieces)[0]
+    object_word = lexicons.whole_words(_own_verbs(call.name, lex, removals=False)) if effect == "sends" else None
+    if not by_value or effect == "sends" and object_word is None:
+        return None
+    verbs = lexicons.whole_words((*lex.navigator.request_verbs, *lex.navigator.edit_verbs, *lex.effect.sends,
+                                  *lex.effect.removes.words))
     for p in by_value:
         text = lexicons.normalise(p.text)
         first = verbs.search(text) if verbs is not None else None   # the piece's first verb says what it asks
-        if first is None or first.group(0) not in lex.navigator.edit_verbs or not object_word.search(text, first.end()):
+        if first is None or not (first.group(0) in lex.navigator.edit_verbs or lex.effect.removes.find(first.group(0))):
             return None
-    return Refusal(call, "the request asks to change something, not to send it", "", by_value[0].text)
+        if object_word is not None and not object_word.search(text, first.end()):
+            return None
+    return Refusal(call, "the request asks to change something that exists, not to "
+                   + ("send it" if effect == "sends" else "make a new one"), "", by_value[0].text)
 
 
 def _refusal(call: ToolCall, piece: Piece) -> Refusal:

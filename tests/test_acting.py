@@ -387,6 +387,42 @@ def test_a_request_to_change_a_stored_email_sends_nothing(request_, to, refused)
     assert bool(why) is refused and (not why or "change something" in why[0].reason)
 
 
+CONTACTS = Catalogue.from_json([
+    {"function": {"name": "create_contact", "description": "Creates a contact.", "parameters": {
+        "type": "OBJECT", "properties": {"person": {"type": "STRING"}, "email": {"type": "STRING"}},
+        "required": ["person"]}}},
+    {"function": {"name": "update_contact", "description": "Changes a saved contact.", "parameters": {
+        "type": "OBJECT", "properties": {"person": {"type": "STRING"}, "email": {"type": "STRING"}},
+        "required": ["person"]}}},
+])
+
+
+@pytest.mark.parametrize("request_, call, refused", [
+    ("update Chen Wei's contact with his new email chen.wei@tsinghua.edu.cn",
+     T("create_contact", first_name="Chen", last_name="Wei", email="chen.wei@tsinghua.edu.cn"), True),
+    ("move my dentist appointment to Friday at 3pm",
+     T("create_calendar_event", title="dentist appointment", datetime="2026-12-04T15:00:00"), True),
+    ("cancel dinner with Bo friday 8pm", T("create_calendar_event", title="dinner with Bo",
+                                           datetime="2026-12-04T20:00:00"), True),
+    ("add dinner with Bo friday 8pm", T("create_calendar_event", title="dinner with Bo",
+                                        datetime="2026-12-04T20:00:00"), False),
+    ("save Mia Chen 555 0101, then update the group chat",
+     T("create_contact", first_name="Mia", last_name="Chen", phone_number="555 0101"), False),
+])
+def test_a_change_to_something_saved_makes_nothing_new(request_, call, refused):
+    """A tool that creates is no way to change or remove what exists; a tool whose name changes may be called."""
+    kept, why = acting.gate([call], request_, CAT)
+    assert bool(why) is refused and (not why or "change something that exists" in why[0].reason)
+
+
+def test_a_tool_that_changes_may_be_called_for_a_change():
+    update = T("update_contact", person="Chen Wei", email="chen.wei@tsinghua.edu.cn")
+    create = T("create_contact", person="Chen Wei", email="chen.wei@tsinghua.edu.cn")
+    ask = "update Chen Wei's contact with his new email chen.wei@tsinghua.edu.cn"
+    assert acting.gate([update], ask, CONTACTS)[0] == [update]
+    assert acting.gate([create], ask, CONTACTS)[0] == []
+
+
 def test_a_name_the_call_copies_is_no_cue():
     """"Said" written as a surname is a value the call copies, not reported speech; said in a sentence, it reports."""
     omar = T("create_contact", first_name="Omar", last_name="Said", phone_number="555-0142")
