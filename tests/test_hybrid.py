@@ -121,16 +121,22 @@ def test_invalid_call_is_refused_and_never_dispatched(session, phone, tmp_path):
     assert rep.items[2].what == "GUI: email ana@example.com and add her" and "no navigator" in rep.items[2].reason
 
 
-def test_a_part_the_caller_still_made_no_call_for_is_not_done(session, phone, tmp_path):
-    """Asked about the left-out clause alone, the caller made no call: the run says that part is not done
-    instead of finishing as if the whole request were."""
+def silent_on(clause: str):
+    """A scripted caller that, asked about `clause` alone, made no call for it (`CallResult.unanswered`)."""
     from mobile_actions.runtime import CallResult
 
     class Silent(ScriptedCaller):
         def call_messages(self, messages, tools):
             res = super().call_messages(messages, tools)
             return CallResult(res.calls, res.text, res.problems, res.raw, res.timings,
-                              unanswered=["email lee@example.com saying hello"] if len(self.seen) == 1 else [])
+                              unanswered=[clause] if len(self.seen) == 1 else [])
+    return Silent
+
+
+def test_a_part_the_caller_still_made_no_call_for_is_not_done(session, phone, tmp_path):
+    """Asked about the left-out clause alone, the caller made no call, and there is no screen to hand it to: the
+    run says that part is not done instead of finishing as if the whole request were."""
+    Silent = silent_on("email lee@example.com saying hello")
 
     contact = raw_calls(("create_contact", {"first_name": "Lee", "last_name": "Chen", "phone_number": "555-0199"}))
     rep = runner(session, tmp_path, Silent(contact)).run(
@@ -138,6 +144,19 @@ def test_a_part_the_caller_still_made_no_call_for_is_not_done(session, phone, tm
     assert [c["name"] for c in phone.snapshot()["contacts"]] == ["Lee Chen"] and phone.snapshot()["outbox"] == []
     assert [(i.what, i.status) for i in rep.not_done] == [("email lee@example.com saying hello", "not_done")]
     assert not rep.all_done and "no call was made" in rep.not_done[0].reason
+
+
+def test_a_part_no_call_answers_goes_to_the_screen(session, phone, tmp_path):
+    """"Note down pay rent and email it ..." with only the email made: the email's subject claims the note's part,
+    but the caller made no call for that part alone, so the navigator writes the note."""
+    nav = ScriptedNavigator(phone, "PRESS_HOME", ("tap", "Notes"), ("tap", "New note"), "TYPE: pay rent",
+                            ("tap", "Save"), "COMPLETE")
+    mail = raw_calls(("send_email", {"to": "ana@example.com", "subject": "pay rent"}))
+    rep = runner(session, tmp_path, silent_on("Note down pay rent")(mail), nav).run(
+        "Note down pay rent and email it to ana@example.com as the subject")
+    assert phone.snapshot()["notes"] == [{"title": "", "text": "pay rent"}] and len(phone.snapshot()["outbox"]) == 1
+    assert nav.calls[0][0] == "Note down pay rent" and rep.all_done
+    assert [(i.what, i.status) for i in rep.items][1] == ("Note down pay rent", "done")
 
 
 def test_unparseable_output_runs_nothing(session, phone, tmp_path):

@@ -76,6 +76,7 @@ def _confirm_words(words: tuple[str, ...]) -> re.Pattern:
 
 
 SCREEN_TOOL = "operate_screen"   # the routing tool (catalogs/operate_screen.json): a GUI step for the navigator
+UNANSWERED = "no call was made for this part of the request (asked about it on its own, the caller made none)"
 
 
 # ============================================================================================ config / records
@@ -406,6 +407,7 @@ class Runner:
         any_valid = False
         refused: list[Refusal] = []   # the gate's refusals: what they asked for is no goal for the screen either
         made: list[ToolCall] = []     # every call of every turn, made, routed or refused: what they answer is taken
+        unanswered: list[str] = []    # parts the caller, asked about each alone, still made no call for
         self._first_text = ""
         for turn in range(cfg.max_turns):
             rec = self._caller_turn(turn, messages)
@@ -416,11 +418,7 @@ class Runner:
                 self._item(describe_call(r.call), "refused", f"refused: {r.why}")
                 refused.append(r)
                 made.append(r.call)
-            for clause in rec.get("unanswered", []):
-                # asked about alone, the caller still made no call: nothing was done for this part, so the run
-                # says so instead of finishing as if the request were done ("... and email lee@x.com saying hello")
-                self._item(clause, "not_done", "no call was made for this part of the request (asked about it "
-                                               "on its own, the caller made none)")
+            unanswered += [c for c in rec.get("unanswered", []) if c not in unanswered]
             validation = [[Problem(**p) for p in v["problems"]] for v in rec["validation"]]
             if turn == 0 and self._all_screen_work(calls, validation):
                 # No tool is asked for: the request in the user's own words is the goal. A 270M router
@@ -458,12 +456,26 @@ class Runner:
                     "task": "request", "reason": reason, "cue": declined.cue if declined else refused[0].cue,
                     "piece": declined.text if declined else refused[0].piece}))
                 self._item(f"GUI: {request}", "refused", f"not handed to the navigator: {reason}")
+                self._unanswered(unanswered)
                 return
             self._navigate("request", request, why)
         elif cfg.navigate == "auto":
             # "wifi off, bluetooth on, and media volume to 70" with only Wi-Fi routed: the rest is the screen's
-            for n, part in enumerate(unclaimed_parts(request, made, self.catalogue, self.goal_check)):
+            parts = unclaimed_parts(request, made, self.catalogue, self.goal_check)
+            for n, part in enumerate(parts):
                 self._navigate(f"part:{n}", part, "no call answered this part of the request")
+            # "Note down pay rent and email it to ana@..." with only the email made: its value claims the note's
+            # part, but asked about that part alone the caller made no call, so no tool covers it
+            for n, clause in enumerate(c for c in unanswered if c not in parts):
+                self._navigate(f"unanswered:{n}", clause, UNANSWERED, what=clause)
+        else:
+            self._unanswered(unanswered)
+
+    def _unanswered(self, clauses: Sequence[str]) -> None:
+        """Parts no call and no GUI task answered are reported not done, never finished as if the request were
+        ("... and email lee@x.com saying hello" with the caller silent on it and no screen to hand it to)."""
+        for clause in clauses:
+            self._item(clause, "not_done", UNANSWERED)
 
     def _routed(self, call: ToolCall, problems: list[Problem]) -> bool:
         """Whether `call` is a valid GUI step the caller routed to the screen (not a catalogue tool of that name)."""
