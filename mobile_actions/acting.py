@@ -72,6 +72,12 @@ class Refusal:
     piece: str = ""
 
     @property
+    def edits_existing(self) -> bool:
+        """Whether it was refused because the request changes something saved (`_edits_what_exists`): that is
+        no refusal of the change itself, which a screen may still make."""
+        return self.reason.startswith(EDITS_EXISTING)
+
+    @property
     def why(self) -> str:
         """The reason with the cue and the piece that decided it."""
         return self.reason + (f" ({self.cue!r} in {self.piece!r})" if self.cue else "")
@@ -501,6 +507,7 @@ REFUSING = frozenset({Polarity.NEGATED, Polarity.CANCELLED})
 # A call that changes something, of which the person wrote no value and named no tool word: the caller's guess
 # ("can u set alarms for every other day?" -> `turn_on_flashlight()`), never what they asked.
 UNTIED = "the request neither names it nor says any of its values"
+EDITS_EXISTING = "the request asks to change something that exists"
 LIKE = 0.8          # how alike a written word and a tool's word must be to be one misspelt ("flashlite")
 
 
@@ -663,8 +670,8 @@ def _edits_what_exists(call: ToolCall, tool, effect: str, pieces: Sequence[Piece
             return None
         if object_word is not None and not object_word.search(text, first.end()):
             return None
-    return Refusal(call, "the request asks to change something that exists, not to "
-                   + ("send it" if effect == "sends" else "make a new one"), "", by_value[0].text)
+    return Refusal(call, f"{EDITS_EXISTING}, not to " + ("send it" if effect == "sends" else "make a new one"), "",
+                   by_value[0].text)
 
 
 def _refusal(call: ToolCall, piece: Piece) -> Refusal:

@@ -791,6 +791,23 @@ def test_what_the_person_said_of_each_call_of_a_turn():
     assert clause_of(mail, request, cat, turn).endswith("tell him the bulb on the 2nd floor hallway is out again")
 
 
+def test_a_call_the_gate_refuses_as_an_edit_goes_to_the_screen(session, phone, tmp_path):
+    """The gate refuses a new contact for "update Chen Wei's contact ..." (`acting._edits_what_exists`); the change
+    itself was asked for, so the screen gets it, as for `edits_by_adding` -- and with navigate never, nothing."""
+    chen = ("create_contact", {"first_name": "Chen", "last_name": "Wei", "email": "chen.wei@tsinghua.edu.cn"})
+    turn_off = ("turn_off_flashlight", {})
+    request = "turn off the flashlight. update Chen Wei's contact with his new email chen.wei@tsinghua.edu.cn"
+    nav = ScriptedNavigator(phone, "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(turn_off, chen)), navigator=nav).run(request)
+    assert nav.calls == [("update Chen Wei's contact with his new email chen.wei@tsinghua.edu.cn", 0)]
+    assert phone.snapshot()["contacts"] == [] and rep.calls_dispatched == 1
+    (handed,) = [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"]
+    assert handed["rule"] == "edits-what-exists"
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(turn_off, chen)), navigate="never").run(request)
+    assert [(i.what[:14], i.status) for i in rep.items if i.status == "refused"] == [("create_contact", "refused")]
+    assert phone.snapshot()["contacts"] == []
+
+
 def test_an_edit_is_not_made_by_a_tool_that_adds(session, phone, tmp_path):
     """"update his contact" answered by create_contact would leave a second Tom: the clause goes to the screen,
     and with no navigator nothing is dispatched."""

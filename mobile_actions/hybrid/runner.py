@@ -408,6 +408,7 @@ class Runner:
         refused: list[Refusal] = []   # the gate's refusals: what they asked for is no goal for the screen either
         made: list[ToolCall] = []     # every call of every turn, made, routed or refused: what they answer is taken
         unanswered: list[str] = []    # parts the caller, asked about each alone, still made no call for
+        edits: list[Refusal] = []     # refused as a new entry for a change to a saved one: the screen's to make
         self._first_text = ""
         for turn in range(cfg.max_turns):
             rec = self._caller_turn(turn, messages)
@@ -415,9 +416,12 @@ class Runner:
                 self._first_text = " ".join(str(rec.get("text") or rec.get("raw") or "").split())
             calls = [ToolCall.from_json(c) for c in rec.get("calls", [])]
             for r in map(Refusal.from_json, rec.get("refused", [])):
+                made.append(r.call)
+                if r.edits_existing and cfg.navigate != "never":
+                    edits.append(r)   # as `GoalCheck.edits_by_adding` in `_call`: the edit goes to the screen
+                    continue
                 self._item(describe_call(r.call), "refused", f"refused: {r.why}")
                 refused.append(r)
-                made.append(r.call)
             unanswered += [c for c in rec.get("unanswered", []) if c not in unanswered]
             validation = [[Problem(**p) for p in v["problems"]] for v in rec["validation"]]
             if turn == 0 and self._all_screen_work(calls, validation):
@@ -456,6 +460,8 @@ class Runner:
                     "task": "request", "reason": reason, "cue": declined.cue if declined else refused[0].cue,
                     "piece": declined.text if declined else refused[0].piece}))
                 self._item(f"GUI: {request}", "refused", f"not handed to the navigator: {reason}")
+                for r in edits:
+                    self._item(describe_call(r.call), "refused", f"refused: {r.why}")
                 self._unanswered(unanswered)
                 return
             self._navigate("request", request, why)
@@ -468,6 +474,10 @@ class Runner:
             # part, but asked about that part alone the caller made no call, so no tool covers it
             for n, clause in enumerate(c for c in unanswered if c not in parts):
                 self._navigate(f"unanswered:{n}", clause, UNANSWERED, what=clause)
+            for n, r in enumerate(r for r in edits if r.piece not in parts):
+                self._write(StepRecord("gate", f"handover:edit:{n}", "handed", data={
+                    "call": r.call.to_json(), "rule": "edits-what-exists", "piece": r.piece}))
+                self._navigate(f"edit:{n}", r.piece, r.why, what=describe_call(r.call))
         else:
             self._unanswered(unanswered)
 
