@@ -902,3 +902,22 @@ def test_the_screen_gets_one_goal_per_app_in_turn(session, phone, tmp_path):
     assert [c[0] for c in nav.calls] == ["set an alarm for 6:30", "text Ana im on my way"]
     split = [r for r in Trace.read(rep.run_dir).records if r.get("rule") == "app-goals"]
     assert split and split[0]["goals"] == ["set an alarm for 6:30", "text Ana im on my way"]
+
+
+def test_a_screen_a_call_opened_whose_switch_the_request_sets_goes_to_the_navigator(session, phone, tmp_path):
+    """"turn off the flashlight and Wi-Fi" answered by open_wifi_settings: the Wi-Fi screen shows the switch
+    on, so the navigator finishes there; "open the wifi settings" alone hands nothing over."""
+    from mobile_actions.android.phone import setup
+
+    setup.apply_setup(phone, {"torch": True})
+    caller = ScriptedCaller(raw_calls(("turn_off_flashlight", {}), ("open_wifi_settings", {})))
+    nav = ScriptedNavigator(phone, ("tap", "Use Wi-Fi"), "COMPLETE")
+    rep = runner(session, tmp_path, caller, nav).run("Turn off the flashlight and Wi-Fi")
+    assert phone.snapshot()["wifi"] is False and rep.done and not rep.not_done
+    rules = [r.get("rule") for r in Trace.read(rep.run_dir).records if r.get("type") == "gate"]
+    assert "opened-not-switched" in rules
+    phone.reset()
+    nav = ScriptedNavigator(phone, ("tap", "Use Wi-Fi"), "COMPLETE")
+    runner(session, tmp_path / "open", ScriptedCaller(raw_calls(("open_wifi_settings", {}))), nav).run(
+        "open the wifi settings")
+    assert phone.snapshot()["wifi"] is True and nav.calls == []

@@ -2,7 +2,7 @@
 import pytest
 
 from mobile_actions.android.phone import setup
-from mobile_actions.hybrid.items import Item, form_item, switched_item, tapped_item, unnamed
+from mobile_actions.hybrid.items import Item, form_item, list_rows, loosely_named, switched_item, tapped_item, unnamed
 from tests.test_hybrid import runner
 from tests.test_hybrid_fakes import ScriptedCaller, ScriptedNavigator, phone, session  # noqa: F401
 
@@ -31,12 +31,12 @@ def test_an_item_the_goal_names_passes(goal, item):
 
 def test_the_item_is_the_buttons_own_description_else_the_screens_title():
     row = {"text": "Delete", "content-desc": "Delete 6:00 AM alarm", "package": "clock", "bounds": "[780,402][1032,492]"}
-    assert tapped_item([], row) == Item("6:00 AM alarm", "description")
+    assert tapped_item([], row) == Item("6:00 AM alarm", "description", "clock")
     title = {"text": "Ana Lopez", "package": "contacts", "resource-id": "contacts:id/toolbar_title", "bounds": "[0,84][1080,252]"}
     bar = {"text": "20:10", "package": "systemui", "clickable": "false", "bounds": "[0,0][1080,84]"}
     button = {"text": "Delete", "content-desc": "Delete", "package": "contacts", "clickable": "true",
               "bounds": "[390,502][690,642]"}
-    assert tapped_item([bar, title, button], button) == Item("Ana Lopez", "title")
+    assert tapped_item([bar, title, button], button) == Item("Ana Lopez", "title", "contacts")
     assert tapped_item([bar, button], button) is None   # no title: no item, no check ("Clear all" in recents)
 
 
@@ -72,9 +72,9 @@ def test_a_forms_item_is_its_first_filled_field_of_the_tapped_app():
     hint_only = {"class": "android.widget.EditText", "text": "Title", "hint": "Title", "package": "notes"}
     body = {"class": "android.widget.EditText", "text": "milk, eggs", "hint": "Note", "package": "notes"}
     other_app = {"class": "android.widget.EditText", "text": "Groceries 2", "package": "launcher"}
-    assert form_item([other_app, hint_only, body, save], save) == Item("milk, eggs", "field")
+    assert form_item([other_app, hint_only, body, save], save) == Item("milk, eggs", "field", "notes")
     title = {"class": "android.widget.EditText", "text": "Groceries 2", "hint": "Title", "package": "notes"}
-    assert form_item([title, body, save], save) == Item("Groceries 2", "field")
+    assert form_item([title, body, save], save) == Item("Groceries 2", "field", "notes")
     assert form_item([hint_only, save], save) is None
 
 
@@ -209,3 +209,52 @@ def test_a_call_for_a_part_naming_an_app_the_phone_lacks_is_refused(session, pho
         "turn on the flashlight and telegram kai the address")
     assert phone.snapshot()["torch"] and not phone.snapshot()["map_searches"]
     assert any("telegram" in r.reason for r in rep.refused)
+
+
+# ------------------------------------------------------------------------------ items named as people do
+class ReadingNavigator(ScriptedNavigator):
+    """A scripted navigator that, like the text navigator, is handed the screen's hierarchy at each step."""
+    reads_hierarchy = True
+
+    def next_action(self, instruction, screen, history, hierarchy=None):
+        return super().next_action(instruction, screen, history)
+
+
+def test_an_item_named_by_part_passes_when_it_is_the_one_row_seen_that_fits():
+    rows = {"Priya Nair", "Tom Baker"}
+    wrong = unnamed("priya changed her number, its 9845012345 now", Item("Priya Nair", "title"))
+    assert wrong is not None and loosely_named("priya changed her number", wrong, rows)
+    assert not loosely_named("priya changed her number", wrong, rows | {"Priya Shah"})   # two Priyas: which?
+    assert not loosely_named("priya changed her number", wrong, {"Tom Baker"})           # never passed on a list
+    lars = unnamed("coffee w lars tmrw moved", Item("Coffee with Lars", "field"))
+    assert lars is not None and loosely_named("coffee w lars tmrw moved", lars, {"Coffee with Lars", "Team sync"})
+    six = unnamed("delete my alarm", Item("6:00 AM alarm", "description"))
+    assert not loosely_named("delete my alarm", six, {"6:00 AM alarm"})                 # a time is never loose
+
+
+def test_list_rows_are_the_clickable_texts_not_buttons_fields_or_switches():
+    nodes = [{"text": "Priya Nair", "clickable": "true", "class": "android.widget.TextView", "package": "contacts"},
+             {"text": "Delete", "clickable": "true", "class": "android.widget.Button", "package": "contacts"},
+             {"text": "555", "clickable": "true", "class": "android.widget.EditText", "package": "contacts"},
+             {"text": "Contacts", "clickable": "false", "class": "android.widget.TextView", "package": "contacts"}]
+    assert list_rows(nodes) == [("contacts", "Priya Nair")]
+
+
+def test_a_contact_named_by_first_name_is_edited_when_it_is_the_only_one_of_that_name(session, phone, tmp_path):
+    setup.apply_setup(phone, {"contacts": [{"name": "Priya Nair", "phone": "+91 98200 11223"},
+                                           {"name": "Tom Baker", "phone": "555 0101"}]})
+    phone.open("contacts")
+    steps = [("tap", "Priya Nair"), ("tap", "Edit"), ("tap", "Phone"), ("tap", "Phone"), "TYPE: 9845012345",
+             ("tap", "Save"), "COMPLETE"]
+    rep = runner(session, tmp_path, ScriptedCaller("no"), ReadingNavigator(phone, *steps), yes=True).run(
+        "priya changed her numbr, its 9845012345 now. update it")
+    assert any(c["name"] == "Priya Nair" and "9845012345" in c["phone"] for c in phone.snapshot()["contacts"])
+    assert not rep.refused
+    # two of that first name on the list: the same tap is refused, naming the item
+    phone.reset()
+    setup.apply_setup(phone, {"contacts": [{"name": "Priya Nair", "phone": "1"}, {"name": "Priya Shah", "phone": "2"}]})
+    phone.open("contacts")
+    rep = runner(session, tmp_path / "two", ScriptedCaller("no"), ReadingNavigator(phone, *steps), yes=True).run(
+        "priya changed her numbr, its 9845012345 now. update it")
+    assert rep.refused and "'Nair'" in rep.refused[0].reason
+    assert not any("9845012345" in c["phone"] for c in phone.snapshot()["contacts"])

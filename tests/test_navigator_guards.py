@@ -198,7 +198,26 @@ def test_a_value_that_replaces_another_is_typed_over_a_selection():
     assert guard.narrow(view(goal, menu, 'long_press "Phone"')).tap_only == ("Select all",)   # ... select all ...
     assert guard.narrow(view(goal, menu, 'tap "Select all"')) is None                         # ... and type
     assert form.narrow(view(goal, menu, 'tap "Select all"')).text_only == ("415 555 0199",)
-    assert guard.narrow(view("jot down 415 555 0199 in the phone field", held)) is None      # not an edit: adds
+    # a number or an address is held whole: typed over the old one whatever the verb ("X got a new email ...")
+    assert guard.narrow(view("mike got a new number 415 555 0199", held)).tap_only == ("Phone",)
+    note = screen(el("Note", "field", text="milk", focused=True), el("Save"), package="com.mobileactions.notes")
+    assert guard.narrow(view("jot down eggs in the note", note)) is None                     # not an edit: adds
+
+
+def test_a_typed_value_ends_before_the_courtesy_words_that_close_a_request():
+    from mobile_actions.navigator.goals import form_values, whole_value
+
+    form = screen(el("Location", "field", focused=True), el("Phone", "field"), el("Save"))
+    assert form_values("change the yoga location to Harbour Cafe thx", form)["Location"] == "Harbour Cafe"
+    assert form_values("pls change omar's number to 555 6685 asap", form)["Phone"] == "555 6685"
+    assert whole_value("wei.chen@outlook.com") and whole_value("+91 98450 12345") and not whole_value("eggs 12")
+
+
+def test_an_address_in_the_goal_names_no_app():
+    from mobile_actions.navigator.goals import named_apps
+
+    assert named_apps("chen wei got a new email, pls update it to wei.chen@outlook.com") == []
+    assert [name for name, _ in named_apps("send it to bob on outlook")] == ["outlook"]
 
 
 def test_untyped_text_is_typed_before_the_goal_is_finished():

@@ -39,6 +39,7 @@ class Item:
     text: str
     source: str      # "description" (the button's own) | "title" (the screen's) | "field" (a form's first)
     #                  | "switch" (a switch's own label)
+    package: str = ""  # the app whose screen shows it
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def tapped_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | 
         at = desc.lower().index(label.lower())
         rest = (desc[:at] + desc[at + len(label):]).strip()
         if rest and (re.search(r"\d", rest) or _CAPITAL_RE.search(rest)):   # "6:00 AM alarm", not just "note"
-            return Item(rest, "description")
+            return Item(rest, "description", node.get("package", ""))
     package = node.get("package", "")
     in_form = form_item(elements, node)   # a form's Delete removes what the form holds, not its bar's "Note"
     if in_form is not None:
@@ -71,7 +72,7 @@ def tapped_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | 
             continue
         box, tapped = bounds(e), bounds(node)
         if box is not None and tapped is not None and box[1] < tapped[1]:
-            return Item(e["text"].strip(), "title")
+            return Item(e["text"].strip(), "title", package)
         break
     return None
 
@@ -82,7 +83,7 @@ def switched_item(node: dict[str, str]) -> Item | None:
     label = (node.get("text") or node.get("content-desc") or "").strip()
     if node.get("checkable") != "true" or not re.search(r"\d", label):
         return None
-    return Item(label, "switch")
+    return Item(label, "switch", node.get("package", ""))
 
 
 def form_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | None:
@@ -94,7 +95,7 @@ def form_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | No
             continue
         text = (e.get("text") or "").strip()
         if text and text != (e.get("hint") or "").strip():
-            return Item(text, "field")
+            return Item(text, "field", package)
     return None
 
 
@@ -152,3 +153,41 @@ def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
         if not any(g == w or g.startswith(w) or w.startswith(g) and len(g) >= 4 for g in goal_words):
             return Unnamed(item, word)
     return None
+
+
+def list_rows(elements: list[dict[str, str]]) -> list[tuple[str, str]]:
+    """A screen's rows as (package, text): the clickable text views of its lists (a contact's name, an event's
+    title), not its buttons, fields or switches. What a navigator saw on the way to an item."""
+    rows = []
+    for e in elements:
+        cls, text = e.get("class", ""), (e.get("text") or "").strip()
+        if (text and e.get("clickable") == "true" and e.get("checkable") != "true"
+                and not any(k in cls for k in ("Button", "EditText", "Switch", "CheckBox"))):
+            rows.append((e.get("package", ""), text))
+    return rows
+
+
+def _name_words(text: str) -> set[str]:
+    return {w for w in (normalise(x) for x in _WORD_RE.findall(text)) if len(w) >= 3 and not w.isdigit()}
+
+
+def _fit(goal_words: set[str], text: str) -> int:
+    """How many words of `text` the goal says (whole, or one the start of the other, as `unnamed` reads)."""
+    return sum(any(g == w or g.startswith(w) or w.startswith(g) and len(g) >= 4 for g in goal_words)
+               for w in _name_words(text))
+
+
+def loosely_named(goal: str, wrong: Unnamed, rows: set[str]) -> bool:
+    """Whether the goal names `wrong.item` by part of it ("priya" for Priya Nair, "coffee w lars" for Coffee
+    with Lars) and it alone: the item is among the list rows this task saw, the goal says one of its words, and
+    no other row seen fits the goal's words as well ("delete ana" with Ana Ruiz and Ana Lopez listed fits both:
+    refused). A time or number the goal does not say is never loose; neither is an item the navigator did not
+    pass on a list (nothing to tell it from)."""
+    if re.search(r"\d", wrong.missing) or wrong.item.source == "switch":
+        return False
+    words = {w for w in _WORD_RE.findall(normalise(goal)) if len(w) >= 3}
+    item = normalise(wrong.item.text)
+    if item not in {normalise(r) for r in rows}:
+        return False
+    best = _fit(words, wrong.item.text)
+    return best > 0 and all(_fit(words, r) < best for r in rows if normalise(r) != item)

@@ -54,7 +54,8 @@ from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_arg
                                           png_size, screencap)
 from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
                                           resolve_caller, resolve_navigator)
-from mobile_actions.hybrid.items import Item, form_item, switched_item, tapped_item, unnamed
+from mobile_actions.hybrid.items import Item as ScreenItem
+from mobile_actions.hybrid.items import form_item, list_rows, loosely_named, switched_item, tapped_item, unnamed
 from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 from mobile_actions.navigator.goals import named_apps, removes_every
@@ -658,7 +659,32 @@ class Runner:
         out = self._call_end(key, what, "done", notes, data, result, ms=ms, item_status=item_status)
         if lost is not None:
             raise Interrupted(f"after {call.name}: {lost}") from lost
+        left = self._switches_left() if self._effect(call.name) == "none" else ()
+        if left and self.navigator is not None and self.config.navigate == "auto":
+            # "turn off the flashlight and Wi-Fi" answered by open_wifi_settings: the screen it opened shows
+            # the switch the request sets, in the other state; the navigator finishes on that screen (under
+            # `always` it gets the whole request after the calls anyway)
+            why = f"{call.name} opened a screen whose {', '.join(map(repr, left))} the request asks to switch"
+            self._write(StepRecord("gate", f"handover:{key}:switch", "handed", data={
+                "call": call.to_json(), "rule": "opened-not-switched", "switches": list(left)}))
+            outcome = self._navigate(f"{key}:switch", self.report.request, why)
+            out = {**out, "status": "done" if outcome == "done" and out.get("status") == "done" else "not_done"}
         return out
+
+    def _switches_left(self) -> tuple[str, ...]:
+        """The switches on the screen now shown that the request names and that show the other state
+        (`navigator.guards.StepView.wrong_switches`, the navigator's own reading of switch goals)."""
+        from mobile_actions.android.dispatch import StepFailedError, dump_ui
+        from mobile_actions.errors import ScreenError
+        from mobile_actions.navigator.guards import StepView
+        from mobile_actions.navigator.screen import parse_hierarchy
+
+        if self.config.dry_run or self.device is None:
+            return ()
+        try:
+            return StepView(self.report.request, parse_hierarchy(dump_ui(self.device))).wrong_switches
+        except (StepFailedError, ScreenError):
+            return ()
 
     def _checked_on_phone(self, call: ToolCall, binding: Any) -> bool:
         """Whether a dispatched call's outcome is judged on the phone (`GoalCheck`, as a navigator's COMPLETE is):
@@ -785,6 +811,7 @@ class Runner:
         history: list[tuple[str, bytes]] = []
         hashes: list[str] = []
         typed: list[str] = []   # the texts the navigator typed in this task
+        rows_seen: set[tuple[str, str]] = set()   # (package, text) of the list rows this task saw
         for r in prior_steps:
             hashes.append(r.get("screen_hash", ""))
             if r.get("action") and r.get("argv"):
@@ -815,7 +842,9 @@ class Runner:
                 t0 = time.perf_counter()
                 try:
                     if getattr(nav, "reads_hierarchy", False):   # the text navigator reads the accessibility tree
-                        pred = nav.next_action(instruction, png, history, hierarchy=dump_ui(self.device))
+                        hierarchy = dump_ui(self.device)
+                        rows_seen.update(list_rows(nodes(hierarchy)))
+                        pred = nav.next_action(instruction, png, history, hierarchy=hierarchy)
                     else:
                         pred = nav.next_action(instruction, png, history)
                 except Exception as e:  # a service or model failure ends this GUI task, not the run
@@ -852,6 +881,11 @@ class Runner:
                     if wrong is not None and item.source != "switch" and removes_every(instruction):
                         # "delete every note": any note is named; each tap is still confirmed
                         rec["note"] = f"{guard!r} on {wrong.item.text!r}: the goal removes every item of its kind"
+                        wrong = None
+                    if wrong is not None and loosely_named(said, wrong, {t for p, t in rows_seen if p == item.package}):
+                        # "priya changed her number": Priya Nair, the one row seen that the goal's words fit
+                        rec["note"] = f"{guard!r} on {wrong.item.text!r}: the one item seen that the goal names"
+                        rec["loosely_named"] = {"item": wrong.item.text, "missing": wrong.missing}
                         wrong = None
                     if wrong is not None:   # "delete the 6:30 alarm" and the tap deletes the 6:00 one
                         rec["unnamed"] = {"item": wrong.item.text, "from": wrong.item.source, "missing": wrong.missing}
@@ -941,7 +975,7 @@ class Runner:
         held = declined_tap(self.report.request, label)
         return None if held is None else declined_why(held)
 
-    def _guard(self, action: Any, argv: list[str] | None) -> tuple[str, Item | None] | None:
+    def _guard(self, action: Any, argv: list[str] | None) -> tuple[str, ScreenItem | None] | None:
         """The label of a send/save/delete-type button a tap would hit and, for one that removes or saves
         something, the item it acts on (`items.tapped_item`, `items.form_item`); for a switch that names its
         item by a time or number, its label and that item (`items.switched_item`); None for any other tap."""

@@ -133,10 +133,28 @@ def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str]) -> str:
         if quoted:
             return next(g for g in quoted.groups() if g)
         end = value_end.search(rest)
-        value = (rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").strip()
+        value = _courtesy_trimmed((rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").strip())
         if value:
             return value
     return ""
+
+
+_PHONE_NUMBER = re.compile(r"\+?\d[\d\s().-]{5,}\d")
+
+
+def whole_value(value: str) -> bool:
+    """An email address or a phone number: a value a field holds whole, never one added to what it holds."""
+    return bool(_EMAIL.fullmatch(value) or _PHONE_NUMBER.fullmatch(value))
+
+
+def _courtesy_trimmed(value: str) -> str:
+    """`value` without the words it ends on that no value ends on ("Harbour Cafe thx", "555 0142 asap"): the
+    lexicon's `values.joins`, the words a copied value ends before, which the caller's grounding reads too."""
+    joins = load_lexicon().values.joins
+    words = value.split()
+    while words and normalise(words[-1]).strip(".!?") in joins:
+        words.pop()
+    return " ".join(words)
 
 
 def form_values(goal: str, screen: Screen) -> dict[str, str]:
@@ -275,8 +293,9 @@ def removes_only(goal: str) -> bool:
 
 def named_apps(goal: str) -> list[tuple[str, tuple[str, ...]]]:
     """The apps the goal names by name ("whatsapp jen that ..."), each with its packages (`screens.json`'s
-    ``app_packages``), in the order of that table."""
-    text = normalise(goal)
+    ``app_packages``), in the order of that table. A value the goal writes whole is no app's name: the outlook
+    of "update it to wei.chen@outlook.com" names an address, not Outlook."""
+    text = normalise(_URL.sub(" ", _EMAIL.sub(" ", goal)))
     return [(name, packages) for name, packages in goal_words().screens.app_packages.items()
             if whole_words((name,)).search(text)]
 

@@ -107,9 +107,11 @@ class StepView:
     def replacing(self) -> bool:
         """A goal that changes something that exists, and its focused field lacks its value and holds other
         text, not yet selected: typing would add to that text, so it is selected first (the field's floating
-        toolbar, Select all). Other goals add to what a field holds ("jot down X" in an open note)."""
+        toolbar, Select all), as is a field whose value is an email address or a phone number, which nothing is
+        added to ("X got a new email, update it to ..."). Other goals add to what a field holds ("jot down X" in
+        an open note)."""
         if (self.focus is None or self.focus not in self.missing_values or not self.screen.element(self.focus).text
-                or not goals.edits(self.goal)):
+                or not (goals.edits(self.goal) or goals.whole_value(self.form_values[self.focus]))):
             return False
         return not self.done or goals.tapped(self.done[-1:]) != [goals.goal_words().screens.select_all]
 

@@ -378,7 +378,8 @@ def tasks_for(rng: random.Random) -> list[Task]:
         Task("impossible", "General_Tool", ("Launcher",), P(impossible, f"please {impossible}", f"can you {impossible}"),
              impossible_task, lambda st: True),
     ]
-    return tasks + everyday_tasks_for(rng) + leave_alone_tasks_for(rng) + look_alike_tasks_for(rng)
+    return (tasks + everyday_tasks_for(rng) + leave_alone_tasks_for(rng) + look_alike_tasks_for(rng)
+            + saved_item_tasks_for(rng))
 
 
 ALARM_LABELS = ["Gym", "Medicine", "Wake up", "Standup", "Walk the dog", "Pick up kids"]
@@ -833,6 +834,149 @@ def look_alike_tasks_for(rng: random.Random) -> list[Task]:
     ]
 
 
+# How people refer to what they saved, for `saved_item_tasks_for`: a few words that shorten or soften a request
+# ("pls", "appt", "tmrw"). Data for the recorder's phrasings, not read by the toolkit.
+CASUAL_OPENERS = ("", "", "pls ", "can you ", "hey ", "could u ")
+CASUAL_CLOSERS = ("", "", " pls", " thx", " thanks", " asap")
+EVENT_NICKNAMES = {"Team sync": ("team sync", "the sync"), "Dentist": ("dentist appt", "the dentist thing"),
+                   "Yoga class": ("yoga", "yoga class"), "Birthday dinner": ("bday dinner", "the birthday dinner"),
+                   "Flight to Oslo": ("oslo flight", "the flight"), "Book club": ("book club", "bookclub")}
+NEW_EVENT_TITLES = ["Q4 review", "Sprint demo", "Lunch with Sam", "Parents evening", "Kickoff", "Physio"]
+FIELD_KEYS = {"Phone": "phone", "Email": "email", "Title": "title", "Time": "time", "Location": "location"}
+STREETS = ["Baker Street 221", "14 Rue Cler", "Calle Mayor 5", "Main St 40", "Via Roma 12", "Hauptstrasse 8"]
+
+
+def saved_item_tasks_for(rng: random.Random) -> list[Task]:
+    """Changes to things the phone already holds (a contact's number or email, an event's time, title or
+    place) and deletions of one among others, asked the way people ask: a first name, lower
+    case, a nickname of the event ("the dentist thing"), the day it is on, "pls". Drawn after every other
+    group, so a seed keeps their instances. The demonstration opens the item and changes it in place: a new
+    item beside it would leave the old one."""
+    from mobile_actions.android.phone.setup import apply_setup
+
+    def casual(*forms: str) -> str:
+        """One form, an opener before an imperative ("pls ..."; a form that starts with "~" states a fact and
+        takes none: "~priya has a new number ..."), a closer after it, capitalised or not."""
+        form = rng.choice(forms)
+        opener = "" if form.startswith("~") else rng.choice(CASUAL_OPENERS)
+        said = opener + form.lstrip("~") + rng.choice([c for c in CASUAL_CLOSERS if c.strip() != opener.strip()])
+        return said if rng.random() < 0.7 else said[:1].upper() + said[1:]
+
+    three = rng.sample(NAMES, 3)
+    name, other = three[0], three[1]
+    first = name.split()[0]
+    said = rng.choice([first.lower(), first, name.lower(), name])
+    other_said = rng.choice([other.lower(), other, other.split()[0].lower()])
+    they = rng.choice(["her", "his", "their"])
+    phones = [f"+1 415 555 {n}" if rng.random() < 0.5 else f"555-{n}" for n in rng.sample(range(1000, 10000), 3)]
+    new_number = rng.choice([f"{rng.randint(600, 999)}{rng.randint(1000000, 9999999)}",
+                             f"555 {rng.randint(1000, 9999)}", f"07700 {rng.randint(100000, 999999)}"])
+    emails = [f"{n.split()[0].lower()}.{n.split()[1].lower()}@{rng.choice(['gmail.com', 'yahoo.com', 'mail.com'])}"
+              for n in three]
+    new_email = f"{first.lower()}{rng.randint(1, 99)}@{rng.choice(['outlook.com', 'proton.me', 'work.org'])}"
+    people = [(n, p, e if rng.random() < 0.7 or n == name else "") for n, p, e in zip(three, phones, emails)]
+
+    event, event2, event3 = rng.sample(EVENTS, 3)
+    nick = rng.choice(EVENT_NICKNAMES[event] + (event.lower(),))
+    my_nick = nick.removeprefix("the ")      # "move my dentist appt", not "my the dentist thing"
+    days = {"2025-06-03": ("tmrw", "tomorrow", "tuesday", "tue"), "2025-06-04": ("wednesday", "wed"),
+            "2025-06-05": ("thursday", "thu"), "2025-06-06": ("friday", "fri")}
+    day, day2 = rng.sample(sorted(days), 2)
+    when = rng.choice(days[day])
+    on_day = rng.choice([f" {when}", ""] if when in ("tmrw", "tomorrow") else [f" on {when}", f" {when}", ""])
+    hour, hour2 = rng.sample(range(8, 18), 2)
+    new_hour, new_minute = rng.choice([h for h in range(9, 20) if h not in (hour, hour2)]), rng.choice(["00", "30", "15"])
+    to_time = rng.choice([f"{new_hour:02d}:{new_minute}",
+                          f"{(new_hour - 1) % 12 + 1}:{new_minute}{'pm' if new_hour >= 12 else 'am'}",
+                          f"{(new_hour - 1) % 12 + 1}{'pm' if new_hour >= 12 else 'am'}" if new_minute == "00"
+                          else f"{(new_hour - 1) % 12 + 1}:{new_minute} {'pm' if new_hour >= 12 else 'am'}"])
+    new_title, new_place = rng.choice(NEW_EVENT_TITLES), rng.choice(STREETS + PLACES)
+    old_place = rng.choice(PLACES + [""])
+    events = [{"title": event, "begin": f"{day}T{hour:02d}:00", "location": old_place},
+              {"title": event2, "begin": f"{day2}T{hour2:02d}:00"},
+              {"title": event3, "begin": f"{day}T{hour2:02d}:30"}][:rng.randint(2, 3)]
+    title, title2 = rng.sample(NOTE_TITLES, 2)
+    notes = [(title, rng.choice(NOTES)), (title2, rng.choice(NOTES))]
+
+    def setup(phone: Any) -> None:
+        apply_setup(phone, {"contacts": [{"name": n, "phone": p, "email": e} for n, p, e in people],
+                            "events": events, "notes": [{"title": t, "text": x} for t, x in notes]})
+
+    def set_field(r: Recorder, label: str, value: str, filled: bool = True) -> None:
+        """Focus the field (a form focuses its first), then select what it holds and type over it."""
+        if r.phone.state.top.focus != FIELD_KEYS[label]:
+            r.tap(label)
+        if filled:
+            r.tap(label, long=True); r.tap("Select all")
+        r.type(value)
+
+    def contact(field: str, value: str) -> Callable[[Recorder], None]:
+        def script(r: Recorder) -> None:
+            _open(r, "Contacts"); r.tap(name); r.tap("Edit")
+            set_field(r, field.capitalize(), value); r.tap("Save"); r.complete()
+        return script
+
+    def contact_delete(r: Recorder) -> None:
+        _open(r, "Contacts"); r.tap(other); r.tap("Delete"); r.tap("Delete"); r.complete()
+
+    def event_field(label: str, value: str, filled: bool) -> Callable[[Recorder], None]:
+        def script(r: Recorder) -> None:
+            _open(r, "Calendar"); r.tap(event); r.tap("Edit"); set_field(r, label, value, filled); r.tap("Save")
+            r.complete()
+        return script
+
+    def event_delete(r: Recorder) -> None:
+        _open(r, "Calendar"); r.tap(event); r.tap("Delete"); r.tap("Delete"); r.complete()
+
+    def contacts_are(st: dict[str, Any], changed: dict[str, tuple[str, str]], gone: str = "") -> bool:
+        want = {n: changed.get(n, (p, e)) for n, p, e in people if n != gone}
+        return {c["name"]: (c["phone"], c["email"]) for c in st["contacts"]} == want
+
+    def events_are(st: dict[str, Any], **changed: str) -> bool:
+        want = sorted((e["title"], e["begin"], e.get("location", "")) for e in events)
+        if changed.get("gone"):
+            want = [w for w in want if w[0] != event]
+        else:
+            want = [(t, b, loc) if t != event else (changed.get("title", t),
+                     f"{b[:11]}{changed['time']}" if "time" in changed else b, changed.get("location", loc))
+                    for t, b, loc in want]
+        return sorted((e["title"], e["begin"], e.get("location", "")) for e in st["events"]) == sorted(want)
+
+    hh, mm = (int(x) for x in (f"{new_hour:02d}:{new_minute}").split(":"))
+    moved = f"{hh:02d}:{mm:02d}"
+    return [
+        Task("contact_number_said", "Information_Management", ("Contacts",), casual(
+             f"~{said} changed {they} number, its {new_number} now. update it", f"update {said}'s number to {new_number}",
+             f"~{said} has a new number {new_number}", f"change {said} number to {new_number}"),
+             contact("phone", new_number), lambda st: contacts_are(st, {name: (new_number, people[0][2])}), setup=setup),
+        Task("contact_email_said", "Information_Management", ("Contacts",), casual(
+             f"~{said} got a new email, update it to {new_email}", f"change {said}'s email to {new_email}",
+             f"~{said}'s email is {new_email} now", f"replace {said}'s email with {new_email}"),
+             contact("email", new_email), lambda st: contacts_are(st, {name: (people[0][1], new_email)}), setup=setup),
+        Task("contact_delete_said", "Information_Management", ("Contacts",), casual(
+             f"delete {other_said} from my contacts", f"remove {other_said} from contacts", f"get rid of {other_said}",
+             f"delete the contact {other_said}"), contact_delete, lambda st: contacts_are(st, {}, gone=other),
+             setup=setup),
+        Task("event_time_said", "Information_Management", ("Calendar",), casual(
+             f"move my {my_nick}{on_day} to {to_time}", f"push {nick}{on_day} to {to_time}",
+             f"~{nick}{on_day} got moved to {to_time}", f"reschedule {nick} to {to_time}"),
+             event_field("Time", to_time, filled=True), lambda st: events_are(st, time=moved), setup=setup),
+        Task("event_rename_said", "Information_Management", ("Calendar",), casual(
+             f"rename {nick}{on_day} to {new_title}", f"change the name of {nick} to {new_title}",
+             f"call {nick}{on_day} {new_title} instead"),
+             event_field("Title", new_title, filled=True), lambda st: events_are(st, title=new_title), setup=setup),
+        Task("event_place_said", "Information_Management", ("Calendar",), casual(
+             f"~{nick}{on_day} moved to {new_place}, fix the location", f"update the place of {nick}{on_day} to {new_place}",
+             f"change {nick}'s location to {new_place}", f"~{nick} has moved to {new_place}, update it"),
+             event_field("Location", new_place, filled=bool(old_place)),
+             lambda st: events_are(st, location=new_place), setup=setup),
+        Task("event_delete_said", "Information_Management", ("Calendar",), casual(
+             f"cancel {nick}{on_day}, take it off the calendar", f"delete {nick}{on_day}",
+             f"remove {nick} from my calendar", f"~{nick}{on_day} is off, delete it"),
+             event_delete, lambda st: events_are(st, gone="yes"), setup=setup),
+    ]
+
+
 def blind_tasks_for(rng: random.Random) -> list[Task]:
     """Templates recorded only for evaluation (`navigator record --templates blind`): written after the
     navigator's screen guards, never trained on and never used to shape the guards, so they measure both
@@ -922,7 +1066,8 @@ TEMPLATES = tuple(t.template for t in tasks_for(random.Random(0)))
 BLIND_TEMPLATES = tuple(t.template for t in blind_tasks_for(random.Random(0)))
 # what `navigator record --templates` records
 FAMILIES: dict[str, Callable[[random.Random], list[Task]]] = {
-    "main": tasks_for, "blind": blind_tasks_for, "look-alike": look_alike_tasks_for}
+    "main": tasks_for, "blind": blind_tasks_for, "look-alike": look_alike_tasks_for,
+    "saved-items": saved_item_tasks_for}
 # the task split's test part: whole templates never seen in training (one per family of screens)
 HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy_place", "go_back",
                       "alarm_days", "reply_thread", "note_delete")
