@@ -407,3 +407,28 @@ def test_a_goal_that_removes_nothing_taps_nothing_that_removes():
     assert guard.narrow(view("turn off my 7:10 alarm pls", clock)) == Narrowing(tap_never=frozenset({"Delete 7:10 AM alarm"}))
     assert guard.narrow(view("get rid of my 7:10 alarm", clock)) is None
     assert guard.narrow(view("delete the 7:10 alarm", clock)) is None
+
+
+def test_a_rename_gives_its_value_to_the_title_not_to_the_field_named_in_passing():
+    """"rename my groceries note to Party plan": the span after "to" is the title's ("rename … to"), though the
+    note field's cue ("note") reaches it too; the cue said first claims a shared span."""
+    from mobile_actions.navigator.goals import form_values
+
+    note = screen(el("Title", "field", text="Groceries"), el("Note", "field", text="eggs"), el("Save"))
+    assert form_values("rename my groceries note to Party plan", note) == {"Title": "Party plan"}
+    assert form_values("change the title of the groceries note to Party plan pls", note) == {"Title": "Party plan"}
+    assert form_values("write a note saying buy milk", note) == {"Note": "buy milk"}
+    contact = screen(el("Name", "field", text="Tom Baker"), el("Phone", "field"), el("Save"))
+    assert form_values("rename tom baker to Tommy B", contact) == {"Name": "Tommy B"}
+
+
+def test_a_time_written_in_capitals_keeps_its_half_of_the_day():
+    from mobile_actions.navigator.goals import said_time
+
+    assert said_time("Create an alarm for 6:05 PM").half == "pm" and said_time("alarm at 7 AM").half == "am"
+
+
+def test_cancelling_an_event_may_tap_its_delete():
+    delete = screen(el("Edit"), el("Delete"), package="com.android.calendar")
+    assert g.KeepItems().narrow(view("could u cancel yoga on thursday, take it off the calendar", delete)) is None
+    assert g.KeepItems().narrow(view("move yoga to thursday", delete)).tap_never == frozenset({"Delete"})

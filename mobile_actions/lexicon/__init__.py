@@ -255,6 +255,7 @@ class NavigatorWords:
     back_verbs: tuple[str, ...]
     back_not_before: tuple[str, ...]
     remove_verbs: tuple[str, ...]
+    goal_remove_verbs: tuple[str, ...]
     new_item_words: tuple[str, ...]
     confirm_buttons: tuple[str, ...]
     save_buttons: tuple[str, ...]

@@ -70,7 +70,7 @@ class GoalWords:
                                rf"(?:\s+(?:{_alt(w.open_app_words)}))?\s*[.!]?\s*$", re.I)
         back_goal = re.compile(rf"^\s*{polite}(?:{_alt(w.back_verbs)})\b(?!\s+(?:{_alt(w.back_not_before)})\b)", re.I)
         whole = lambda words: re.compile(rf"(?<!\w)(?:{_alt(words)})(?!\w)", re.I)   # noqa: E731
-        remove_goal = re.compile(rf"^\s*{polite}(?:{_alt(w.remove_verbs)})(?!\w)", re.I)
+        remove_goal = re.compile(rf"^\s*{polite}(?:{_alt([*w.remove_verbs, *w.goal_remove_verbs])})(?!\w)", re.I)
         new_item = re.compile("|".join(rf"(?<!\w){re.escape(x)}(?!\w)" if x[0].isalnum() else re.escape(x)
                                        for x in w.new_item_words), re.I)
         return cls(words, screens, frozenset(w.request_verbs), switch_goal, value_end,
@@ -118,25 +118,40 @@ def switch_states(goal: str, screen: Screen) -> dict[str, bool]:
     return out
 
 
-def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str]) -> str:
+@dataclass(frozen=True)
+class Said:
+    """A field's value as the goal writes it, and where its cue starts (the earlier cue claims a shared span)."""
+    value: str
+    cue_at: int
+    at: int
+
+
+def _cue_pattern(cue: str) -> str:
+    """A cue as a pattern: its words whole; "…" in it stands for up to five words ("rename … to": "rename my
+    groceries note to")."""
+    parts = [re.escape(p.strip()) for p in cue.split("…")]
+    return r"(?:\s+\S+){0,5}?\s+".join(parts)
+
+
+def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str]) -> Said | None:
     """The words the goal gives after the first of `cues` it says: a quoted text whole, else up to one of
     `stops` (patterns), a comma, the sentence's end, a place it is said to go or "and"/"then" before another
-    request's verb ("" if none)."""
+    request's verb (None if none)."""
     value_end = re.compile(goal_words().value_end % "".join(f"{s}|" for s in stops), re.I)
     leads = _alt(goal_words().words.value_leads)
     for cue in cues:
-        m = re.search(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])[\s:]*(?:(?:{leads})\s+)?", goal, re.I)
+        m = re.search(rf"(?<![^\W_]){_cue_pattern(cue)}(?![^\W_])[\s:]*(?:(?:{leads})\s+)?", goal, re.I)
         if not m:
             continue
         rest = goal[m.end():]
         quoted = re.match(r"'([^']+)'|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’", rest)
         if quoted:
-            return next(g for g in quoted.groups() if g)
+            return Said(next(g for g in quoted.groups() if g), m.start(), m.end())
         end = value_end.search(rest)
         value = _courtesy_trimmed((rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").strip())
         if value:
-            return value
-    return ""
+            return Said(value, m.start(), m.end() + rest.index(value))
+    return None
 
 
 _PHONE_NUMBER = re.compile(r"\+?\d[\d\s().-]{5,}\d")
@@ -163,6 +178,7 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
     first email address written; the browser's a web address, or a search said to go to the web."""
     sw = goal_words().screens
     out: dict[str, str] = {}
+    spans: dict[str, Said] = {}
     fields = [e for e in screen.elements if e.kind == "field"]
     for e in fields:
         key = re.sub(r"\s*\(\d+\)$", "", e.label.lower())    # "Note (2)": labels are made unique on a screen
@@ -183,11 +199,19 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
                 out[e.label] = url.group(0)
             if url or not goal_words().web.search(goal):
                 continue
-        stops = sorted({re.escape(c) for f in fields if f is not e for c in sw.field_cues.get(f.label.lower(), ())},
+        stops = sorted({_cue_pattern(c) for f in fields if f is not e for c in sw.field_cues.get(f.label.lower(), ())},
                        key=len, reverse=True)
-        value = _value_after(goal, sw.field_cues.get(key, ()), stops)
-        if value:
-            out[e.label] = value
+        said = _value_after(goal, sw.field_cues.get(key, ()), stops)
+        if said is None:
+            continue
+        # one span of the goal is one field's value: "rename my groceries note to Party plan" is the title's
+        # ("rename … to"), not the note's ("note ... to Party plan"); the cue said first claims it
+        rival = next((label for label, other in spans.items() if other.at == said.at), None)
+        if rival is not None and spans[rival].cue_at <= said.cue_at:
+            continue
+        if rival is not None:
+            del spans[rival], out[rival]
+        spans[e.label], out[e.label] = said, said.value
     return out
 
 
@@ -213,10 +237,11 @@ def said_time(goal: str) -> SaidTime | None:
 
     from mobile_actions.decoding.datetimes import Mention, mentions
 
-    found = mentions(goal, datetime(2000, 1, 1))
+    text = normalise(goal)     # what `mentions` reads: "6:05 PM" is read as "6:05 pm"
+    found = mentions(text, datetime(2000, 1, 1))
     said: list[tuple[Mention, str, str]] = []
     for m in found:
-        digits = _CLOCK_DIGITS.search(goal[m.start:m.end]) if m.kind == "time" else None
+        digits = _CLOCK_DIGITS.search(text[m.start:m.end]) if m.kind == "time" else None
         if digits is None:
             continue
         hour, minute = digits.group(1), digits.group(2) or ""
@@ -236,7 +261,8 @@ def said_time(goal: str) -> SaidTime | None:
 def untyped_text(goal: str, done: Sequence[str]) -> str:
     """Text the goal says to type ("a note saying X", "google X") that no `type_text` so far has typed ("" when
     none): a goal is not finished before it is typed."""
-    value = _value_after(goal, goal_words().words.text_cues, ())
+    said = _value_after(goal, goal_words().words.text_cues, ())
+    value = said.value if said else ""
     done_typed = [t.lower() for t in typed(done)]
     return value if value and not any(value.lower() in t for t in done_typed) else ""
 
@@ -328,7 +354,8 @@ def makes_new(label: str) -> bool:
 
 def says_remove(goal: str) -> bool:
     """The goal says a verb that removes something anywhere ("turn off my 7:10 alarm" does not)."""
-    return whole_words(goal_words().words.remove_verbs).search(normalise(goal)) is not None
+    w = goal_words().words
+    return whole_words((*w.remove_verbs, *w.goal_remove_verbs)).search(normalise(goal)) is not None
 
 
 def removes(label: str) -> bool:
