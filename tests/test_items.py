@@ -225,6 +225,7 @@ def test_an_item_named_by_part_passes_when_it_is_the_one_row_seen_that_fits():
     wrong = unnamed("priya changed her number, its 9845012345 now", Item("Priya Nair", "title"))
     assert wrong is not None and loosely_named("priya changed her number", wrong, rows)
     assert not loosely_named("priya changed her number", wrong, rows | {"Priya Shah"})   # two Priyas: which?
+    assert loosely_named("priya changed her number", wrong, rows | {"Priyanka Shah"})    # a whole word fits better
     assert not loosely_named("priya changed her number", wrong, {"Tom Baker"})           # never passed on a list
     lars = unnamed("coffee w lars tmrw moved", Item("Coffee with Lars", "field"))
     assert lars is not None and loosely_named("coffee w lars tmrw moved", lars, {"Coffee with Lars", "Team sync"})

@@ -418,6 +418,7 @@ def test_a_rename_gives_its_value_to_the_title_not_to_the_field_named_in_passing
     assert form_values("rename my groceries note to Party plan", note) == {"Title": "Party plan"}
     assert form_values("change the title of the groceries note to Party plan pls", note) == {"Title": "Party plan"}
     assert form_values("write a note saying buy milk", note) == {"Note": "buy milk"}
+    assert form_values("rename my note 'groceries' to Party plan", note) == {"Title": "Party plan"}   # its name
     contact = screen(el("Name", "field", text="Tom Baker"), el("Phone", "field"), el("Save"))
     assert form_values("rename tom baker to Tommy B", contact) == {"Name": "Tommy B"}
 

@@ -172,8 +172,11 @@ def _name_words(text: str) -> set[str]:
 
 
 def _fit(goal_words: set[str], text: str) -> int:
-    """How many words of `text` the goal says (whole, or one the start of the other, as `unnamed` reads)."""
-    return sum(any(g == w or g.startswith(w) or w.startswith(g) and len(g) >= 4 for g in goal_words)
+    """How well the goal's words fit `text`: two for each of its words the goal says whole, one for each it says
+    the start of, or that starts a word of the goal (as `unnamed` reads): "priya" fits Priya Raman better than
+    Priyanka Shah."""
+    return sum(2 if w in goal_words else
+               1 if any(g.startswith(w) or w.startswith(g) and len(g) >= 4 for g in goal_words) else 0
                for w in _name_words(text))
 
 

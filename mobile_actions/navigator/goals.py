@@ -202,8 +202,8 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
         stops = sorted({_cue_pattern(c) for f in fields if f is not e for c in sw.field_cues.get(f.label.lower(), ())},
                        key=len, reverse=True)
         said = _value_after(goal, sw.field_cues.get(key, ()), stops)
-        if said is None:
-            continue
+        if said is None or any(f is not e and f.text.strip().lower() == said.value.lower() for f in fields):
+            continue   # "rename my note 'stuff' to ...": what another field already holds names the item
         # one span of the goal is one field's value: "rename my groceries note to Party plan" is the title's
         # ("rename … to"), not the note's ("note ... to Party plan"); the cue said first claims it
         rival = next((label for label, other in spans.items() if other.at == said.at), None)
