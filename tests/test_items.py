@@ -2,7 +2,8 @@
 import pytest
 
 from mobile_actions.android.phone import setup
-from mobile_actions.hybrid.items import Item, form_item, list_rows, loosely_named, switched_item, tapped_item, unnamed
+from mobile_actions.hybrid.items import (Item, form_item, list_rows, loosely_named, recipient_item, switched_item,
+                                         tapped_item, unnamed)
 from tests.test_hybrid import runner
 from tests.test_hybrid_fakes import ScriptedCaller, ScriptedNavigator, phone, session  # noqa: F401
 
@@ -259,3 +260,25 @@ def test_a_contact_named_by_first_name_is_edited_when_it_is_the_only_one_of_that
         "priya changed her numbr, its 9845012345 now. update it")
     assert rep.refused and "'Nair'" in rep.refused[0].reason
     assert not any("9845012345" in c["phone"] for c in phone.snapshot()["contacts"])
+
+
+def test_a_send_goes_only_to_the_recipient_the_goal_names(session, phone, tmp_path):
+    """"reply to dads text": a Send in Dana Cole's thread is refused, `--yes` or not; in Dad's it is sent. A form
+    with an address field is not checked here: what it holds was typed from the goal or put there by a binding."""
+    people = {"contacts": [{"name": "Dad", "phone": "5554443333"}, {"name": "Dana Cole", "phone": "5554449999"}],
+              "messages": [{"to": "Dad", "number": "5554443333", "text": "sunday?", "direction": "received"},
+                           {"to": "Dana Cole", "number": "5554449999", "text": "gym?", "direction": "received"}]}
+    goal = "reply to dads text and tell him yes ill bring dessert"
+    for thread, sent in (("Dana Cole", False), ("Dad", True)):
+        phone.reset()
+        setup.apply_setup(phone, people)
+        phone.open("messages")
+        nav = ReadingNavigator(phone, ("tap", thread), "TYPE: yes ill bring dessert", ("tap", "Send"), "COMPLETE")
+        rep = runner(session, tmp_path / thread, ScriptedCaller("no"), nav, yes=True).run(goal)
+        out = [m for m in phone.snapshot()["messages"] if m["direction"] == "sent"]
+        assert bool(out) is sent and (sent or "'Dana Cole'" in rep.refused[0].reason)
+    to = {"class": "android.widget.EditText", "text": "bob@x.com", "hint": "To", "package": "gm"}
+    send = {"text": "Send", "package": "gm", "clickable": "true", "bounds": "[780,114][1044,222]"}
+    title = {"text": "Compose", "package": "gm", "resource-id": "gm:id/toolbar_title", "bounds": "[0,84][1080,252]"}
+    assert recipient_item([title, to, send], send, ("to",)) is None              # a form's To: typed from the goal
+    assert recipient_item([title, send], send, ("to",)) == Item("Compose", "title", "gm")

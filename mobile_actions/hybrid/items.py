@@ -62,11 +62,15 @@ def tapped_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | 
         rest = (desc[:at] + desc[at + len(label):]).strip()
         if rest and (re.search(r"\d", rest) or _CAPITAL_RE.search(rest)):   # "6:00 AM alarm", not just "note"
             return Item(rest, "description", node.get("package", ""))
-    package = node.get("package", "")
     in_form = form_item(elements, node)   # a form's Delete removes what the form holds, not its bar's "Note"
-    if in_form is not None:
-        return in_form
-    for e in elements:   # the title: the app's title text (an id that says so, as toolbars have), above the tap
+    return in_form if in_form is not None else screen_title(elements, node)
+
+
+def screen_title(elements: list[dict[str, str]], node: dict[str, str]) -> Item | None:
+    """The title of the screen `node` is on: its app's title text (an id that says so, as toolbars have), above
+    the node; None when there is none."""
+    package = node.get("package", "")
+    for e in elements:
         rid = (e.get("resource-id") or "").rsplit("/", 1)[-1].lower()
         if e.get("package") != package or "title" not in rid or not (e.get("text") or "").strip():
             continue
@@ -97,6 +101,19 @@ def form_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | No
         if text and text != (e.get("hint") or "").strip():
             return Item(text, "field", package)
     return None
+
+
+def recipient_item(elements: list[dict[str, str]], node: dict[str, str], address_fields: tuple[str, ...]) -> Item | None:
+    """Whom a send-type tap on `node` sends to, when the screen says it by its title (a conversation's contact):
+    asked to "reply to dads text", a navigator opened Dana Cole's thread and sent there. None on a form with an
+    address field (a hint or id of `address_fields`, "To"): what it holds was typed from the goal (typed text is a
+    span of it) or put there by the toolkit's own binding."""
+    package = node.get("package", "")
+    for e in elements:
+        names = {(e.get("hint") or "").strip().lower(), (e.get("resource-id") or "").rsplit("/", 1)[-1].lower()}
+        if e.get("package") == package and "EditText" in e.get("class", "") and names & set(address_fields):
+            return None
+    return screen_title(elements, node)
 
 
 def _is_time(m: re.Match) -> bool:

@@ -55,10 +55,11 @@ from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_arg
 from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
                                           resolve_caller, resolve_navigator)
 from mobile_actions.hybrid.items import Item as ScreenItem
-from mobile_actions.hybrid.items import form_item, list_rows, loosely_named, switched_item, tapped_item, unnamed
+from mobile_actions.hybrid.items import (form_item, list_rows, loosely_named, recipient_item, switched_item,
+                                         tapped_item, unnamed)
 from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
-from mobile_actions.navigator.goals import named_apps, removes_every
+from mobile_actions.navigator.goals import goal_words, named_apps, removes_every
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
 Confirm = Callable[[str, Sequence[str]], bool]   # (what, detail lines) -> go ahead?
@@ -976,9 +977,10 @@ class Runner:
         return None if held is None else declined_why(held)
 
     def _guard(self, action: Any, argv: list[str] | None) -> tuple[str, ScreenItem | None] | None:
-        """The label of a send/save/delete-type button a tap would hit and, for one that removes or saves
-        something, the item it acts on (`items.tapped_item`, `items.form_item`); for a switch that names its
-        item by a time or number, its label and that item (`items.switched_item`); None for any other tap."""
+        """The label of a send/save/delete-type button a tap would hit and, for one that removes, saves or sends
+        something, the item it acts on (`items.tapped_item`, `items.form_item`, `items.recipient_item`: whom it
+        sends to); for a switch that names its item by a time or number, its label and that item
+        (`items.switched_item`); None for any other tap."""
         if action.kind not in ("CLICK", "LONG_PRESS") or not argv:
             return None
         from mobile_actions.android.dispatch import StepFailedError, dump_ui
@@ -1000,6 +1002,8 @@ class Runner:
             return label, tapped_item(nodes(dump), node)
         if any(v in lex.navigator.save_buttons for v in verbs):
             return label, form_item(nodes(dump), node)
+        if any(v in lex.effect.sends for v in verbs):
+            return label, recipient_item(nodes(dump), node, goal_words().screens.address_fields)
         return label, None
 
     # ------------------------------------------------------------------ bookkeeping
