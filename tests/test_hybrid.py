@@ -332,8 +332,12 @@ def test_navigator_tap_on_send_needs_confirmation(session, phone, tmp_path):
     nav = ScriptedNavigator(phone, ("tap", "Send"), "COMPLETE")
     r = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=False)
     r.confirm = lambda what, details: True
-    rep = r.run("send it")
+    rep = r.run("send the hi email to ana@example.com")
     assert len(phone.snapshot()["outbox"]) == 1 and rep.done
+    phone.open("compose", to="ana@example.com", subject="Hi")   # a recipient the goal does not name: never sent
+    rep = runner(session, tmp_path / "unnamed", ScriptedCaller("no"), ScriptedNavigator(phone, ("tap", "Send")),
+                 yes=True).run("send it")
+    assert len(phone.snapshot()["outbox"]) == 1 and "'ana'" in rep.refused[0].reason
 
 
 def test_a_send_tap_the_request_says_not_to_make_is_refused_even_under_yes(session, phone, tmp_path):
@@ -673,14 +677,14 @@ def test_a_navigator_action_in_doubt_is_not_replayed_and_a_guarded_tap_needs_a_p
     r = runner(session, tmp_path, ScriptedCaller("no"), ScriptedNavigator(phone, ("tap", "Send")))
     r.on_event = die_at_the_nav_intent
     with pytest.raises(Killed):
-        r.run("send it")
+        r.run("send the hi email to ana@example.com")
     assert phone.snapshot()["outbox"] == []
     nav = ScriptedNavigator(phone, ("tap", "Send"), "COMPLETE")
     asked = []
     confirm = None if person is None else (lambda what, details: asked.append(what) or person)
     rep = Runner(RunConfig(yes=True), caller=NoCaller(), navigator=nav, session=session,
                  confirm=confirm).resume(r.writer.dir)
-    assert nav.calls[0] == ("send it", 1)              # it saw the action in doubt, and the screen as it is now
+    assert nav.calls[0] == ("send the hi email to ana@example.com", 1)              # it saw the action in doubt, and the screen as it is now
     if person is None:
         assert phone.snapshot()["outbox"] == [] and [i.status for i in rep.items] == ["refused"]
     else:

@@ -264,7 +264,7 @@ def test_a_contact_named_by_first_name_is_edited_when_it_is_the_only_one_of_that
 
 def test_a_send_goes_only_to_the_recipient_the_goal_names(session, phone, tmp_path):
     """"reply to dads text": a Send in Dana Cole's thread is refused, `--yes` or not; in Dad's it is sent. A form
-    with an address field is not checked here: what it holds was typed from the goal or put there by a binding."""
+    with an address field checks what the field holds."""
     people = {"contacts": [{"name": "Dad", "phone": "5554443333"}, {"name": "Dana Cole", "phone": "5554449999"}],
               "messages": [{"to": "Dad", "number": "5554443333", "text": "sunday?", "direction": "received"},
                            {"to": "Dana Cole", "number": "5554449999", "text": "gym?", "direction": "received"}]}
@@ -280,5 +280,22 @@ def test_a_send_goes_only_to_the_recipient_the_goal_names(session, phone, tmp_pa
     to = {"class": "android.widget.EditText", "text": "bob@x.com", "hint": "To", "package": "gm"}
     send = {"text": "Send", "package": "gm", "clickable": "true", "bounds": "[780,114][1044,222]"}
     title = {"text": "Compose", "package": "gm", "resource-id": "gm:id/toolbar_title", "bounds": "[0,84][1080,252]"}
-    assert recipient_item([title, to, send], send, ("to",)) is None              # a form's To: typed from the goal
+    assert recipient_item([title, to, send], send, ("to",)) == Item("bob@x.com", "field", "gm")
     assert recipient_item([title, send], send, ("to",)) == Item("Compose", "title", "gm")
+
+
+def test_a_recipient_picked_from_suggestions_must_be_the_one_the_goal_names(session, phone, tmp_path):
+    """"text sofia ...": typing "sofia" offers Sofia Lindqvist and Sofiane Haddad; sending to Sofiane is refused,
+    to Sofia sent (a whole word fits better than the start of one)."""
+    two = {"contacts": [{"name": "Sofia Lindqvist", "phone": "+1 415-555-0175"},
+                        {"name": "Sofiane Haddad", "phone": "+1 415-555-0188"}]}
+    for picked, sent in (("Sofiane Haddad", False), ("Sofia Lindqvist", True)):
+        phone.reset()
+        setup.apply_setup(phone, two)
+        phone.open("messages")
+        nav = ReadingNavigator(phone, ("tap", "Start chat"), "TYPE: sofia", ("tap", picked), ("tap", "Text message"),
+                               "TYPE: meet me there at 11", ("tap", "Send"), "COMPLETE")
+        rep = runner(session, tmp_path / picked, ScriptedCaller("no"), nav, yes=True).run(
+            "text sofia meet me there at 11")
+        out = [m["to"] for m in phone.snapshot()["messages"] if m["direction"] == "sent"]
+        assert out == ([picked] if sent else []) and (sent or "'Haddad'" in rep.refused[0].reason)

@@ -104,15 +104,17 @@ def form_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | No
 
 
 def recipient_item(elements: list[dict[str, str]], node: dict[str, str], address_fields: tuple[str, ...]) -> Item | None:
-    """Whom a send-type tap on `node` sends to, when the screen says it by its title (a conversation's contact):
-    asked to "reply to dads text", a navigator opened Dana Cole's thread and sent there. None on a form with an
-    address field (a hint or id of `address_fields`, "To"): what it holds was typed from the goal (typed text is a
-    span of it) or put there by the toolkit's own binding."""
+    """Whom a send-type tap on `node` sends to: its app's address field (a hint or id of `address_fields`, "To")
+    as it is filled in, with the navigator's own typing counted as said (a contact picked from the suggestions is
+    not: asked to "text sofia", a navigator typed "sofia" and picked Sofiane Haddad); else, on a screen with no
+    such field, the screen's title (a conversation's contact: asked to "reply to dads text", a navigator sent in
+    Dana Cole's thread). A recipient is never one the screen chose."""
     package = node.get("package", "")
     for e in elements:
         names = {(e.get("hint") or "").strip().lower(), (e.get("resource-id") or "").rsplit("/", 1)[-1].lower()}
         if e.get("package") == package and "EditText" in e.get("class", "") and names & set(address_fields):
-            return None
+            text = (e.get("text") or "").strip()
+            return Item(text, "field", package) if text and text != (e.get("hint") or "").strip() else None
     return screen_title(elements, node)
 
 
