@@ -1,4 +1,4 @@
-"""The text navigator's per-screen catalogue, pinned: `screen_catalogue` over 10,378 (screen, goal, actions done)
+"""The text navigator's per-screen catalogue, pinned: `screen_catalogue` over 10,896 (screen, goal, actions done)
 cases gives the catalogue it gave when the fixture was built, byte for byte (a digest of its tools as JSON).
 
 The cases: every step of virtual-phone recordings (4 seeds, the main and the blind templates, 2 repeats each)
