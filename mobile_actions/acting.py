@@ -70,12 +70,8 @@ class Refusal:
     reason: str
     cue: str = ""
     piece: str = ""
-
-    @property
-    def edits_existing(self) -> bool:
-        """Whether it was refused because the request changes something saved (`_edits_what_exists`): that is
-        no refusal of the change itself, which a screen may still make."""
-        return self.reason.startswith(EDITS_EXISTING)
+    edits_existing: bool = False   # refused as a new entry where the request changes a saved one
+    #                                (`_edits_what_exists`): no refusal of the change itself, a screen may make it
 
     @property
     def why(self) -> str:
@@ -86,12 +82,13 @@ class Refusal:
         return f"refused {self.call.name}: {self.why}"
 
     def to_json(self) -> dict:
-        return {"call": self.call.to_json(), "reason": self.reason, "cue": self.cue, "piece": self.piece}
+        out = {"call": self.call.to_json(), "reason": self.reason, "cue": self.cue, "piece": self.piece}
+        return {**out, "edits_existing": True} if self.edits_existing else out
 
     @classmethod
     def from_json(cls, data: dict) -> "Refusal":
         return cls(ToolCall.from_json(data["call"]), str(data.get("reason", "")), str(data.get("cue", "")),
-                   str(data.get("piece", "")))
+                   str(data.get("piece", "")), data.get("edits_existing") is True)
 
 
 # ============================================================================================ reading
@@ -507,7 +504,6 @@ REFUSING = frozenset({Polarity.NEGATED, Polarity.CANCELLED})
 # A call that changes something, of which the person wrote no value and named no tool word: the caller's guess
 # ("can u set alarms for every other day?" -> `turn_on_flashlight()`), never what they asked.
 UNTIED = "the request neither names it nor says any of its values"
-EDITS_EXISTING = "the request asks to change something that exists"
 LIKE = 0.8          # how alike a written word and a tool's word must be to be one misspelt ("flashlite")
 
 
@@ -670,8 +666,8 @@ def _edits_what_exists(call: ToolCall, tool, effect: str, pieces: Sequence[Piece
             return None
         if object_word is not None and not object_word.search(text, first.end()):
             return None
-    return Refusal(call, f"{EDITS_EXISTING}, not to " + ("send it" if effect == "sends" else "make a new one"), "",
-                   by_value[0].text)
+    return Refusal(call, "the request asks to change something that exists, not to "
+                   + ("send it" if effect == "sends" else "make a new one"), "", by_value[0].text, edits_existing=True)
 
 
 def _refusal(call: ToolCall, piece: Piece) -> Refusal:

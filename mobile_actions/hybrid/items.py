@@ -95,12 +95,15 @@ def form_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | No
     field showing only its hint holds none). None when the form has no filled field."""
     package = node.get("package", "")
     for e in elements:
-        if e.get("package") != package or "EditText" not in e.get("class", ""):
-            continue
-        text = (e.get("text") or "").strip()
-        if text and text != (e.get("hint") or "").strip():
-            return Item(text, "field", package)
+        if e.get("package") == package and "EditText" in e.get("class", "") and _filled(e):
+            return Item(_filled(e), "field", package)
     return None
+
+
+def _filled(field: dict[str, str]) -> str:
+    """What a text field holds ("" when it shows only its hint)."""
+    text = (field.get("text") or "").strip()
+    return text if text != (field.get("hint") or "").strip() else ""
 
 
 def recipient_item(elements: list[dict[str, str]], node: dict[str, str], address_fields: tuple[str, ...]) -> Item | None:
@@ -113,8 +116,7 @@ def recipient_item(elements: list[dict[str, str]], node: dict[str, str], address
     for e in elements:
         names = {(e.get("hint") or "").strip().lower(), (e.get("resource-id") or "").rsplit("/", 1)[-1].lower()}
         if e.get("package") == package and "EditText" in e.get("class", "") and names & set(address_fields):
-            text = (e.get("text") or "").strip()
-            return Item(text, "field", package) if text and text != (e.get("hint") or "").strip() else None
+            return Item(_filled(e), "field", package) if _filled(e) else None
     return screen_title(elements, node)
 
 
@@ -169,9 +171,15 @@ def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
         w = normalise(word)
         if w in skip or w.upper() == word and len(word) <= 2:
             continue
-        if not any(g == w or g.startswith(w) or w.startswith(g) and len(g) >= 4 for g in goal_words):
+        if not _says(goal_words, w):
             return Unnamed(item, word)
     return None
+
+
+def _says(goal_words: set[str], word: str) -> bool:
+    """Whether the goal says `word` (normalised): whole, at the start of a longer goal word ("dads" says "dad"),
+    or by a goal word of four letters or more that starts it ("priya" says "priyanka", "pri" does not)."""
+    return any(g == word or g.startswith(word) or word.startswith(g) and len(g) >= 4 for g in goal_words)
 
 
 def list_rows(elements: list[dict[str, str]]) -> list[tuple[str, str]]:
@@ -194,9 +202,7 @@ def _fit(goal_words: set[str], text: str) -> int:
     """How well the goal's words fit `text`: two for each of its words the goal says whole, one for each it says
     the start of, or that starts a word of the goal (as `unnamed` reads): "priya" fits Priya Raman better than
     Priyanka Shah."""
-    return sum(2 if w in goal_words else
-               1 if any(g.startswith(w) or w.startswith(g) and len(g) >= 4 for g in goal_words) else 0
-               for w in _name_words(text))
+    return sum(2 if w in goal_words else 1 if _says(goal_words, w) else 0 for w in _name_words(text))
 
 
 def loosely_named(goal: str, wrong: Unnamed, rows: set[str]) -> bool:

@@ -477,9 +477,8 @@ class Runner:
             for n, clause in enumerate(c for c in unanswered if c not in parts):
                 self._navigate(f"unanswered:{n}", clause, UNANSWERED, what=clause)
             for n, r in enumerate(r for r in edits if r.piece not in parts):
-                self._write(StepRecord("gate", f"handover:edit:{n}", "handed", data={
-                    "call": r.call.to_json(), "rule": "edits-what-exists", "piece": r.piece}))
-                self._navigate(f"edit:{n}", r.piece, r.why, what=describe_call(r.call))
+                self._hand_over(f"edit:{n}", r.piece, r.why, r.call, "edits-what-exists", what=describe_call(r.call),
+                                piece=r.piece)
         else:
             self._unanswered(unanswered)
 
@@ -568,12 +567,10 @@ class Runner:
         if cue is not None:
             # "update Tom's number" -> create_contact would leave a second Tom: the edit is the screen's to make
             why = f"{call.name} makes a new entry, and the request edits one ({cue!r} in {told!r})"
-            self._write(StepRecord("gate", f"handover:{key}", "handed", data={
-                "call": call.to_json(), "rule": "edits-by-adding", "cue": cue, "piece": told}))
             if self.config.navigate == "never" or self.navigator is None:
                 return self._call_end(key, what, "refused", f"not dispatched: {why}", data,
                                       {"status": "refused", "reason": why})
-            outcome = self._navigate(key, told, why)
+            outcome = self._hand_over(key, told, why, call, "edits-by-adding", cue=cue, piece=told)
             return {"status": "done" if outcome == "done" else "not_done"}
         pieces = read_request(told) if told else []
         own = pieces[0].text if pieces else ""   # the piece that owns the call, not those that follow it
@@ -666,11 +663,18 @@ class Runner:
             # the switch the request sets, in the other state; the navigator finishes on that screen (under
             # `always` it gets the whole request after the calls anyway)
             why = f"{call.name} opened a screen whose {', '.join(map(repr, left))} the request asks to switch"
-            self._write(StepRecord("gate", f"handover:{key}:switch", "handed", data={
-                "call": call.to_json(), "rule": "opened-not-switched", "switches": list(left)}))
-            outcome = self._navigate(f"{key}:switch", self.report.request, why)
+            outcome = self._hand_over(f"{key}:switch", self.report.request, why, call, "opened-not-switched",
+                                      switches=list(left))
             out = {**out, "status": "done" if outcome == "done" and out.get("status") == "done" else "not_done"}
         return out
+
+    def _hand_over(self, task: str, instruction: str, why: str, call: ToolCall, rule: str, what: str | None = None,
+                   **detail: Any) -> str:
+        """Give the navigator a part of the request that `call` does not do as asked; the trace's `gate` record,
+        written first, names the rule that handed it."""
+        self._write(StepRecord("gate", f"handover:{task}", "handed", data={"call": call.to_json(), "rule": rule,
+                                                                           **detail}))
+        return self._navigate(task, instruction, why, what=what)
 
     def _switches_left(self) -> tuple[str, ...]:
         """The switches on the screen now shown that the request names and that show the other state

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from mobile_actions.android.phone.apps import DAY_NAMES, twelve_hour
+from mobile_actions.android.phone.apps import DAY_NAMES, FORMS, twelve_hour
 from mobile_actions.android.phone.state import WEEKDAYS, days_text
 from mobile_actions.errors import RecordError
 
@@ -842,7 +842,6 @@ EVENT_NICKNAMES = {"Team sync": ("team sync", "the sync"), "Dentist": ("dentist 
                    "Yoga class": ("yoga", "yoga class"), "Birthday dinner": ("bday dinner", "the birthday dinner"),
                    "Flight to Oslo": ("oslo flight", "the flight"), "Book club": ("book club", "bookclub")}
 NEW_EVENT_TITLES = ["Q4 review", "Sprint demo", "Lunch with Sam", "Parents evening", "Kickoff", "Physio"]
-FIELD_KEYS = {"Phone": "phone", "Email": "email", "Title": "title", "Time": "time", "Location": "location"}
 STREETS = ["Baker Street 221", "14 Rue Cler", "Calle Mayor 5", "Main St 40", "Via Roma 12", "Hauptstrasse 8"]
 
 
@@ -904,7 +903,8 @@ def saved_item_tasks_for(rng: random.Random) -> list[Task]:
 
     def set_field(r: Recorder, label: str, value: str, filled: bool = True) -> None:
         """Focus the field (a form focuses its first), then select what it holds and type over it."""
-        if r.phone.state.top.focus != FIELD_KEYS[label]:
+        top = r.phone.state.top
+        if top.focus != next(key for key, shown, _ in FORMS[top.kind] if shown == label):
             r.tap(label)
         if filled:
             r.tap(label, long=True); r.tap("Select all")
