@@ -230,6 +230,15 @@ def test_stall_on_repeated_screen(session, phone, tmp_path, monkeypatch):
     assert rep.nav_steps == 2 and "stalled" in rep.not_done[0].reason
 
 
+def test_the_callers_now_is_the_virtual_phones_clock(session, phone, tmp_path):
+    from datetime import datetime
+
+    phone.set_clock(datetime(2031, 1, 5, 8, 30))
+    rep_runner = runner(session, tmp_path, ScriptedCaller("no"), now=None)
+    rep_runner.run("do things")
+    assert rep_runner.config.now.startswith("2031-01-05T08:3")
+
+
 def test_impossible_and_unparseable(session, phone, tmp_path):
     rep = runner(session, tmp_path, ScriptedCaller("no"), ScriptedNavigator(phone, "IMPOSSIBLE")).run("fly")
     assert "IMPOSSIBLE" in rep.not_done[0].reason

@@ -36,6 +36,19 @@ def test_check_language():
         check_state({"torchlight": True}, st)
 
 
+def test_a_setup_sets_the_phones_clock_and_it_runs_on_from_there():
+    from datetime import datetime, timedelta
+
+    phone = VirtualPhone()
+    apply_setup(phone, {"clock": "2025-06-02T10:00"})
+    now = phone.now()
+    assert timedelta(0) <= now.replace(tzinfo=None) - datetime(2025, 6, 2, 10, 0) < timedelta(seconds=5)
+    bar = next(w for w in phone.screen().base if w.package == "com.android.systemui")
+    assert bar.text == "10:00"
+    phone.reset()   # a fresh phone keeps the host's clock
+    assert abs(phone.now().replace(tzinfo=None) - datetime.now(phone.tz()).replace(tzinfo=None)) < timedelta(seconds=5)
+
+
 def test_setup():
     phone = VirtualPhone()
     apply_setup(phone, {"torch": True, "recents": ["com.mobileactions.notes", "com.android.chrome"],
@@ -208,6 +221,8 @@ def test_check_language_negation_counts_and_lists_of_items():
     ({"media_volume": True}, "setup.media_volume"),
     ({"open": ["com.example.nothing"]}, "setup.open: no app 'com.example.nothing'"),
     ({"clipboard": 3}, "setup.clipboard: expected a string"),
+    ({"clock": "tomorrow 9am"}, "setup.clock: expected the phone's time as YYYY-MM-DDTHH:MM"),
+    ({"clock": "2025-06-02T10:00+02:00"}, "setup.clock: expected the phone's time"),
     ({"notes": [3]}, "setup.notes[0]: expected an object or a string"),
     ({"notes": [{"body": "x"}]}, "setup.notes[0]: unknown field 'body'"),
     ({"contacts": [{"phone": "1"}]}, "setup.contacts[0]: needs 'name'"),

@@ -95,6 +95,24 @@ def test_a_request_decodes_the_same_whatever_was_decoded_before(caller_factory):
     assert len({r.timings["reused_tokens"] for r in results}) == 1
 
 
+def test_a_conversation_with_its_own_developer_turn_reuses_its_own_prefix(caller_factory):
+    """A navigator's prompts start with its instruction, not the caller's date lines: their declarations'
+    prefix is still kept, and decoding from it gives what a full prefill gives."""
+    from mobile_actions.navigator.screen import Element, Screen
+    from mobile_actions.navigator.text import messages, screen_catalogue
+
+    screen = Screen("com.android.settings", (Element("Wi-Fi", "switch", (0, 100, 500, 200), clickable=True),),
+                    (1080, 2400))
+    msgs = messages("turn on wifi", screen, ())
+    tools = screen_catalogue()
+    full = caller_factory(constrained=False, prefix_reuse=False, max_new_tokens=8).call_messages(msgs, tools)
+    c = caller_factory(constrained=False, max_new_tokens=8)
+    first, again = c.call_messages(msgs, tools), c.call_messages(msgs, tools)
+    assert first.raw == again.raw == full.raw
+    assert first.timings["reused_tokens"] > 100 and first.timings["prefix_from"] in ("filled", "disk")
+    assert again.timings["prefix_from"] == "memory"
+
+
 def test_stream_yields_the_same_text_as_call(caller_factory):
     c = caller_factory(constrained=False, max_new_tokens=10)
     assert "".join(c.stream("open wifi settings", now=NOW)) == c.call("open wifi settings", now=NOW).raw

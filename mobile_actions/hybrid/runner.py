@@ -324,10 +324,10 @@ class Runner:
     def run(self, request: str, run_dir: str | Path | None = None) -> RunReport:
         """A new run in a fresh folder under ``config.runs_dir`` (or ``run_dir``)."""
         cfg = self.config
-        if cfg.now is None:
-            cfg.now = datetime.now().replace(microsecond=0).isoformat()
         folder = Path(run_dir) if run_dir else new_run_dir(cfg.runs_dir, request)
         self._ensure_session(setup=cfg.phone)
+        if cfg.now is None:
+            cfg.now = self._clock().replace(microsecond=0).isoformat()
         self.writer = TraceWriter(folder)
         self.prior: Trace | None = None
         self._write(StepRecord("run", data={"request": request, "config": cfg.to_json(),
@@ -1018,6 +1018,12 @@ class Runner:
         out = self.writer.append(rec.to_json())
         self.on_event(out)
         return out
+
+    def _clock(self) -> datetime:
+        """What "now" is for the caller: the virtual phone's own clock (a setup may have set it), else this
+        computer's."""
+        phone = self.session.phone if self.session is not None else None
+        return phone.now().replace(tzinfo=None) if phone is not None else datetime.now()
 
     def _device_info(self) -> dict[str, Any]:
         if self.session is None:

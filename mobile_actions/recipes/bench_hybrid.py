@@ -30,6 +30,7 @@ import csv
 import json
 import time
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -406,6 +407,7 @@ class TaskResult:
     note: str = ""        # the run's first not-done / refused reason (why, from the runner's side)
     false_done: bool = False   # the run reported every item done, and the task failed (for a not_done task: always)
     expect: str = "done"       # the task's right outcome: done, or not_done (the run must say it could not)
+    nav_ms: tuple[float, ...] = ()   # the navigator's time per step (its model's answer, `model_ms` in the trace)
 
     @property
     def kind(self) -> str:
@@ -518,6 +520,7 @@ def run_bench(cfg: BenchConfig, *, caller: Any = None, navigator: Any = "config"
     try:
         for n, task in enumerate(chosen, 1):
             session.phone.reset()
+            session.phone.set_clock(datetime.fromisoformat(NOW))   # the status bar agrees with the caller's day
             apply_setup(session.phone, task.get("setup", {}))
             run_dir = out / "runs" / task["id"]
             if run_dir.exists():
@@ -547,13 +550,24 @@ def run_bench(cfg: BenchConfig, *, caller: Any = None, navigator: Any = "config"
                              len(rep.done) if rep else 0, len(rep.not_done) if rep else 0,
                              len(rep.refused) if rep else 0, str(run_dir), error,
                              next((i.reason for i in (rep.not_done + rep.refused)), "") if rep else "",
-                             false_done=not success and reported_done, expect=expect)
+                             false_done=not success and reported_done, expect=expect,
+                             nav_ms=_nav_step_ms(run_dir))
             results.append(res)
             if on_result:
                 on_result(n, len(chosen), res)
     finally:
         session.close()
     return results
+
+
+def _nav_step_ms(run_dir: Path) -> tuple[float, ...]:
+    """The navigator's answer time per step of a run, read from the run's own trace."""
+    from mobile_actions.hybrid.trace import Trace
+
+    if not (run_dir / "trace.jsonl").is_file():
+        return ()
+    return tuple(float(r["model_ms"]) for r in Trace.read(run_dir).of_type("nav")
+                 if isinstance(r.get("model_ms"), (int, float)))
 
 
 # --------------------------------------------------------------------------------------------- tables
@@ -589,6 +603,20 @@ def summarize(results: Sequence[TaskResult]) -> list[Summary]:
     return out
 
 
+def nav_step_line(results: Sequence[TaskResult]) -> str:
+    """The navigator's step time over every step of the run ("" when no task reached it), with the CPU."""
+    import statistics
+
+    from mobile_actions.recipes.machine import cpu_name
+
+    ms = sorted(m for r in results for m in r.nav_ms)
+    if not ms:
+        return ""
+    p90 = ms[min(len(ms) - 1, int(0.9 * len(ms)))]
+    return (f"navigator step: median {statistics.median(ms):.0f} ms, p90 {p90:.0f} ms over {len(ms)} steps "
+            f"({cpu_name()})")
+
+
 def markdown(results: Sequence[TaskResult], title: str = "") -> str:
     lines = [f"**{title}**", ""] if title else []
     lines += ["| tasks | n | success | rate | false done | must not act: passed | mean steps | mean s/task | "
@@ -597,6 +625,9 @@ def markdown(results: Sequence[TaskResult], title: str = "") -> str:
         held = f"{s.held_back} of {s.must_not_act}" if s.must_not_act else "–"
         lines.append(f"| {s.group} | {s.n} | {s.success} | {s.rate:.0%} | {s.false_done} | {held} | "
                      f"{s.mean_steps:.1f} | {s.mean_seconds:.1f} | {s.median_seconds:.1f} |")
+    step = nav_step_line(results)
+    if step:
+        lines += ["", step]
     lines += ["", "| id | category | ok | steps | s | state check failed | runner said |",
               "|---|---|:-:|---:|---:|---|---|"]
     for r in results:
@@ -619,6 +650,7 @@ def write_outputs(results: Sequence[TaskResult], out: str | Path, title: str = "
         for r in results:
             row = r.to_json()
             row["failures"] = "; ".join(r.failures)
+            row["nav_ms"] = " ".join(f"{m:.1f}" for m in r.nav_ms)
             w.writerow(row)
     md_path.write_text(markdown(results, title), encoding="utf-8")
     data = {"title": title, "summary": [asdict(s) | {"rate": s.rate} for s in summarize(results)],

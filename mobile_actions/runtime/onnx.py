@@ -418,6 +418,16 @@ class MappedWeights:
                    if n >= min_bytes and self._libc.madvise(start, n, MADV_DONTNEED) == 0)
 
 
+def _developer_text(messages: list[dict] | None) -> str | None:
+    """The developer turn a conversation starts with ("" when it has none, as `wire.render` reads it; None
+    without a conversation: the caller's own)."""
+    if messages is None:
+        return None
+    if messages and messages[0].get("role") in ("developer", "system"):
+        return str(messages[0].get("content") or "")
+    return ""
+
+
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = min(len(a), len(b))
     i = 0
@@ -607,12 +617,15 @@ class Caller:
         return self.tokenizer.encode(text, add_special_tokens=False).ids
 
     # ------------------------------------------------------------------ prefix cache
-    def warm(self, tools: Catalogue | None = None) -> int:
-        """Prefill the stable prefix for `tools` now (the first request then pays nothing extra)."""
+    def warm(self, tools: Catalogue | None = None, developer: str | None = None) -> int:
+        """Prefill the stable prefix for `tools` now (the first request then pays nothing extra). `developer`:
+        the developer turn the prompts start with when it is not the caller's own (a navigator's instruction):
+        its stable lines are part of the prefix, so without it such prompts would share none of it."""
         if not self.prefix_reuse:
             return 0
         tools = tools if tools is not None else self.tools
-        text = wire.stable_prefix(self.developer_text(), tools) if self.layout in wire.PREFIX_LAYOUTS else None
+        developer = developer if developer is not None else self.developer_text()
+        text = wire.stable_prefix(developer, tools) if self.layout in wire.PREFIX_LAYOUTS else None
         if text is None:
             return 0
         ids = tuple(self.encode(text))
@@ -706,7 +719,7 @@ class Caller:
             self._constraint(tools)  # load the token table once, outside the timed region
         if self.prefix_reuse and self.layout in wire.PREFIX_LAYOUTS:
             t_warm = time.perf_counter()
-            self.warm(tools)
+            self.warm(tools, _developer_text(messages))
             stats.update(prefix_ms=(time.perf_counter() - t_warm) * 1e3, prefix_from=self.prefix_from)
         t0 = time.perf_counter()
         steps0 = self.decoder.steps

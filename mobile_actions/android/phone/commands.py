@@ -6,7 +6,6 @@ exit codes follow what a stock Android 14 phone prints, closely enough for adbut
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Callable
 
 from mobile_actions.android.phone import render
@@ -544,7 +543,7 @@ def whoami(io: IO, argv: list[str]) -> int:
 def date(io: IO, argv: list[str]) -> int:
     phone = phone_of(io)
     if argv[1:2] == ["+%s"]:
-        io.out(f"{int(time.time())}\n")
+        io.out(f"{int(phone.now().timestamp())}\n")
     else:
         io.out(phone.now().strftime("%a %b %d %H:%M:%S %Z %Y") + "\n")
     return 0

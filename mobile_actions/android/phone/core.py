@@ -8,9 +8,9 @@ states. Shell text only ever reaches ``Shell`` (a parser); device commands are P
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
-import time
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 from urllib.parse import parse_qs, quote_plus, unquote
@@ -171,7 +171,16 @@ class VirtualPhone:
         return zone(self.state.timezone)
 
     def now(self) -> datetime:
-        return datetime.now(self.tz())
+        """The phone's clock: the host's, moved by what `set_clock` set."""
+        return datetime.now(self.tz()) + timedelta(milliseconds=self.state.clock_offset_ms)
+
+    def set_clock(self, when: datetime) -> None:
+        """Set the phone's clock to `when` (naive: the phone's own time zone); it runs on from there."""
+        with self.lock:
+            when = when if when.tzinfo is not None else when.replace(tzinfo=self.tz())
+            # rounded up: the clock never reads a moment before `when` (the status bar would show the minute before)
+            self.state.clock_offset_ms = math.ceil((when - datetime.now(self.tz())).total_seconds() * 1000)
+            self.changed()
 
     def format_ms(self, ms: int | None) -> str:
         if ms is None:
@@ -189,7 +198,7 @@ class VirtualPhone:
     def cached(self, key: str, make) -> Any:
         """Renders are cached per state version and minute (the status-bar clock)."""
         with self.lock:
-            stamp = (self.version, int(time.time() // 60))
+            stamp = (self.version, int(self.now().timestamp() // 60))
             hit = self._render_cache.get(key)
             if hit and hit[0] == stamp:
                 return hit[1]

@@ -23,7 +23,17 @@ SETUP_ITEMS: dict[str, dict[str, tuple[type, bool]]] = {
     "messages": {"to": (str, False), "number": (str, True), "text": (str, True), "direction": (str, False)},
     "notes": {"title": (str, False), "text": (str, False)},
 }
-SETUP_KEYS = (*FLAGS, "brightness", "media_volume", "ring_volume", "open", "recents", "clipboard", *SETUP_ITEMS)
+SETUP_KEYS = (*FLAGS, "brightness", "media_volume", "ring_volume", "open", "recents", "clipboard", "clock",
+              *SETUP_ITEMS)
+
+
+def setup_clock(value: Any) -> datetime | None:
+    """A setup's ``clock`` (``YYYY-MM-DDTHH:MM[:SS]``, the phone's own time) as a datetime; None if unreadable."""
+    try:
+        when = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+    return when if when is not None and when.tzinfo is None else None
 
 
 def setup_problem(setup: Any) -> str | None:
@@ -43,6 +53,8 @@ def setup_problem(setup: Any) -> str | None:
             return f"{where}: expected a whole number from 0 to 100"
         if key == "clipboard" and not isinstance(value, str):
             return f"{where}: expected a string"
+        if key == "clock" and setup_clock(value) is None:
+            return f"{where}: expected the phone's time as YYYY-MM-DDTHH:MM (no time zone), got {value!r}"
         if key in ("open", "recents"):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 return f"{where}: expected a list of strings"
@@ -106,6 +118,8 @@ def apply_setup(phone: Any, setup: dict[str, Any]) -> None:
     why = setup_problem(setup)
     if why:
         raise PhoneSetupError(why)
+    if "clock" in setup:
+        phone.set_clock(setup_clock(setup["clock"]))
     for flag in ("torch", "bluetooth", "airplane"):
         if flag in setup:
             phone.set_flag(flag, setup[flag])

@@ -97,6 +97,9 @@ class PhoneState:
     serial: str = "vphone-0001"
     model: str = "Virtual Phone"
     timezone: str = "UTC"
+    # The phone's clock minus the host's, in ms: a clock set apart from the host's, as on an emulator (a
+    # benchmark runs on its own fixed day, and the status bar then shows the same minute in every run).
+    clock_offset_ms: int = 0
     screen_on: bool = True
     torch: bool = False
     wifi: bool = True
