@@ -7,6 +7,7 @@ import json
 import pytest
 
 from mobile_actions.errors import BindingError, CatalogueError
+from mobile_actions.navigator import goals
 from mobile_actions.navigator import guards as g
 from mobile_actions.navigator.guards import MOVES, Firing, Narrowing, StepView, narrow
 from mobile_actions.navigator.screen import Element, Screen
@@ -103,6 +104,46 @@ def test_filled_field_is_not_tapped_again_once_the_form_is_settled():
         tap_rather_not=frozenset({"To", "Subject"}))
     assert guard.narrow(view(goal, mail(to="a@b.co"))) is None
     assert guard.narrow(view("turn on Bluetooth", mail(to="a@b.co"))) is None
+
+
+def test_a_focused_field_keeps_finish_once_the_goal_is_over():
+    chrome = screen(el("Search or type URL", "field", focused=True), el("Tabs"), package="com.android.chrome")
+    assert g.FocusedField().narrow(view("open Chrome", chrome, 'tap "Chrome"')) is None
+    assert g.FocusedField().narrow(view("open Chrome and search cats", chrome, 'tap "Chrome"')) == Narrowing(
+        blocked=frozenset({"finish"}))
+
+
+ALARM = screen(el("Hour", "field", text="7", focused=True), el("Minute", "field", text="30"), el("AM", "chip"),
+               el("PM", "chip"), el("Label", "field", text="gym"), el("Save"),
+               package="com.google.android.deskclock")
+
+
+def test_a_time_pickers_hour_and_minute_are_typed_over_whatever_the_goal_says():
+    """An hour or a minute is held whole: typing after the 7 an alarm holds would make 75."""
+    for goal in ("the gym alarm should be 5:50 now", "push my 7:30 alarm to 5:50", "change my 7:30 alarm to 5:50"):
+        v = view(goal, ALARM, 'tap "Clock"', 'tap "7:30 AM"')
+        assert goals.form_values(goal, ALARM) == {"Hour": "5", "Minute": "50"}, goal
+        assert g.ReplaceValue().narrow(v) == Narrowing(blocked=but("long_press", also=("type_text",)),
+                                                      tap_only=("Hour",)), goal
+
+
+def test_what_a_field_holds_names_the_item_and_no_cue_reads_across_it():
+    note = screen(el("Title", "field", text="Books to read", focused=True), el("Note", "field", text="dune"),
+                  el("Save"), package="com.mobileactions.notes")
+    assert goals.form_values("rename the Books to read note to packing list", note) == {"Title": "packing list"}
+    renamed = screen(el("Title", "field", text="meal plan", focused=True), el("Note", "field", text="buy milk"),
+                     el("Save"), package="com.mobileactions.notes")
+    # after the rename is typed, the quoted old name inside "rename … to" is no value of the note's text
+    assert goals.form_values("could u rename my note 'todo' to meal plan", renamed) == {"Title": "meal plan"}
+    mail_filled = mail(to="a@b.co", subject="Invoice")
+    assert goals.form_values("send an email to a@b.co about Invoice", mail_filled)["Subject"] == "Invoice"
+
+
+def test_goals_read_past_the_openers_people_write_and_start_opens_no_app():
+    assert goals.removes_only("could u remove the note with the old wifi password in it")
+    assert goals.removes_only("hey can you delete ben from my contacts")
+    assert goals.app_to_open("start the stopwatch", HOME) is None
+    assert goals.app_to_open("pls open Notes", HOME) == "Notes"
 
 
 def test_open_app_taps_the_apps_icon_on_the_home_screen():
@@ -275,7 +316,7 @@ def test_tap_lists_intersect_in_the_later_order_and_one_that_would_leave_nothing
     assert offer.tap_targets == ("C",) and offer.labels == ("A", "B", "C", "D") and "tap" not in offer.blocked
     assert [f.describe() for f in offer.firings] == [
         "guard wide narrowed tap targets 4 → 3", "guard narrow narrowed tap targets 3 → 2",
-        "guard elsewhere overruled (its tap targets share none with those left)",
+        "guard elsewhere overruled (it would leave nothing to tap, or no action at all)",
         "guard never narrowed tap targets 2 → 1"]
 
 
@@ -285,6 +326,25 @@ def test_rather_not_never_leaves_nothing_to_tap_but_never_does():
     assert rather.tap_targets == ("A", "B") and [f.guard for f in rather.firings] == ["only"]
     never = narrow(view("", ABC), [Fixed("never", Narrowing(tap_never=frozenset({"A", "B", "C", "D"})))])
     assert never.tap_targets == () and "tap" in never.blocked
+
+
+def test_a_guard_that_would_leave_no_action_at_all_is_overruled():
+    """Two guards that disagree (typing only, then no typing) must not leave the grammar no call to admit:
+    the model would write free text."""
+    offer = narrow(view("", ABC), [Fixed("type-only", Narrowing(blocked=frozenset(MOVES), text_only=("x",))),
+                                   Fixed("no-typing", Narrowing(blocked=frozenset({"type_text"})))])
+    assert offer.blocked == frozenset(MOVES) and offer.text == ("x",)
+    assert [f.describe() for f in offer.firings][-1] == (
+        "guard no-typing overruled (it would leave nothing to tap, or no action at all)")
+
+
+def test_a_goal_that_only_removes_gives_no_field_a_value():
+    note = screen(el("Title", "field", text="wifi"), el("Note", "field", text="old router pw: tigerlily2019",
+                                                         focused=True), el("Delete"), el("Save"),
+                  package="com.mobileactions.notes")
+    offer = narrow(view("delete the note with the old wifi password", note, 'tap "Notes"', 'tap "wifi"'))
+    assert "tap" not in offer.blocked and "Delete" in offer.tap_targets
+    assert "form-field-value" not in [f.guard for f in offer.firings]
 
 
 def test_texts_to_type_intersect_and_nothing_left_blocks_typing():

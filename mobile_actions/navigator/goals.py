@@ -65,7 +65,7 @@ class GoalWords:
         stops = _alt([*w.value_stops, *screens.app_places]).replace("%", "%%")
         verbs = _alt(sorted(w.request_verbs, key=len, reverse=True)).replace("%", "%%")
         value_end = rf"[,;]|\.(?:\s|$)|\b(?:%s{stops})\b|\s(?:{_alt(w.value_joins)})\s+(?=(?:{verbs})\b)"
-        polite = rf"(?:(?:{_alt(w.politeness)})\s+)?"
+        polite = rf"(?:(?:{_alt(w.politeness)}),?\s+)*"     # "hey can you delete ...", "pls, open ..."
         open_goal = re.compile(rf"^\s*{polite}(?:{_alt(w.open_verbs)})\s+(?:(?:{_alt(w.open_articles)})\s+)?(.+?)"
                                rf"(?:\s+(?:{_alt(w.open_app_words)}))?\s*[.!]?\s*$", re.I)
         back_goal = re.compile(rf"^\s*{polite}(?:{_alt(w.back_verbs)})\b(?!\s+(?:{_alt(w.back_not_before)})\b)", re.I)
@@ -162,6 +162,17 @@ def whole_value(value: str) -> bool:
     return bool(_EMAIL.fullmatch(value) or _PHONE_NUMBER.fullmatch(value))
 
 
+def _field_key(label: str) -> str:
+    """A field's label as the screens' data names it: lower case, without the " (2)" that makes it unique."""
+    return re.sub(r"\s*\(\d+\)$", "", label.lower())
+
+
+def time_field(label: str) -> bool:
+    """A time picker's hour or minute field (`screens.json`): it holds one number whole, never one added to."""
+    sw = goal_words().screens
+    return _field_key(label) in sw.hour_fields + sw.minute_fields
+
+
 def _courtesy_trimmed(value: str) -> str:
     """`value` without the words it ends on that no value ends on ("Harbour Cafe thx", "555 0142 asap"): the
     lexicon's `values.joins`, the words a copied value ends before, which the caller's grounding reads too."""
@@ -172,6 +183,20 @@ def _courtesy_trimmed(value: str) -> str:
     return " ".join(words)
 
 
+_HELD = "\x00"   # stands for the words of what a field already holds, where the goal names the item by them
+
+
+def _held_masked(goal: str, held: Sequence[str]) -> str:
+    """The goal with what the fields already hold blanked out, at the same positions: those words name the
+    item, so no cue reads across them ("rename the Books to read note to packing list": not "read note to
+    packing list"). Short texts (an hour, "AM") are left: they say too little to name anything."""
+    for text in sorted({t.strip() for t in held if len(t.strip()) >= 3 and re.search(r"[^\W\d_]", t)}, key=len,
+                       reverse=True):
+        goal = re.sub(rf"(?<![^\W_]){re.escape(text)}(?![^\W_])", lambda m: _HELD * len(m.group(0)), goal,
+                      flags=re.I)
+    return goal
+
+
 def form_values(goal: str, screen: Screen) -> dict[str, str]:
     """What the goal asks each field of this screen to hold: {"Subject": "Invoice", "To": "a@b.com"}. A field
     gets the words after its cue ("about Invoice": Subject) up to the next field's cue; an address field the
@@ -180,8 +205,10 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
     out: dict[str, str] = {}
     spans: dict[str, Said] = {}
     fields = [e for e in screen.elements if e.kind == "field"]
+    named = _held_masked(goal, [e.text for e in fields])
+    reached: list[Said] = []     # every cue the goal says, whether its value is kept or not
     for e in fields:
-        key = re.sub(r"\s*\(\d+\)$", "", e.label.lower())    # "Note (2)": labels are made unique on a screen
+        key = _field_key(e.label)
         if key in sw.hour_fields or key in sw.minute_fields:
             said = said_time(goal)
             value = (said.hour if key in sw.hour_fields else said.minute) if said else ""
@@ -201,8 +228,14 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
                 continue
         stops = sorted({_cue_pattern(c) for f in fields if f is not e for c in sw.field_cues.get(f.label.lower(), ())},
                        key=len, reverse=True)
-        said = _value_after(goal, sw.field_cues.get(key, ()), stops)
-        if said is None or any(f is not e and f.text.strip().lower() == said.value.lower() for f in fields):
+        cues = sw.field_cues.get(key, ())
+        said = _value_after(goal, cues, stops)
+        if said is None or said.value.lower() != e.text.strip().lower():   # a field holding its value keeps it
+            said = _value_after(named, cues, stops)
+        if said is not None:
+            reached.append(said)
+        if said is None or _HELD in said.value or any(
+                f is not e and f.text.strip().lower() == said.value.lower() for f in fields):
             continue   # "rename my note 'stuff' to ...": what another field already holds names the item
         # one span of the goal is one field's value: "rename my groceries note to Party plan" is the title's
         # ("rename … to"), not the note's ("note ... to Party plan"); the cue said first claims it
@@ -212,6 +245,11 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
         if rival is not None:
             del spans[rival], out[rival]
         spans[e.label], out[e.label] = said, said.value
+    # a span inside another field's cue ("rename my note 'todo' to ...": the gap of "rename … to") names the
+    # item that cue changes, not a value of its own
+    for label, said in list(spans.items()):
+        if any(other.cue_at < said.at < other.at for other in reached if other is not said):
+            del out[label]
     return out
 
 

@@ -13,7 +13,9 @@ when it has nothing to say. It never sees another guard's result, so each can be
   later guard gives), ``tap_never`` labels go; a guard whose ``tap_only`` shares none with the labels left is
   overruled (recorded, never silently), as a step with nothing to tap is no step; ``tap_rather_not`` labels
   go unless that leaves nothing;
-- texts to type: any span of the goal to begin with; ``text_only`` lists intersect.
+- texts to type: any span of the goal to begin with; ``text_only`` lists intersect;
+- a guard that would leave no action at all (every tool blocked, or nothing to tap or type where those are all
+  that is left) is overruled too: the grammar would then admit no call, and the model writes free text.
 
 Where one guard must give way to another (a form waits while a switch the goal names is wrong), the one that
 gives way says so in its own condition. Every guard that changes the step leaves a `Firing`, which the hybrid
@@ -88,8 +90,11 @@ class StepView:
     @cached_property
     def form_values(self) -> dict[str, str]:
         """The value the goal gives each field (`goals.form_values`); none while a switch it names is wrong
-        (the switch comes first)."""
-        return goals.form_values(self.goal, self.screen) if self.goal and not self.wrong_switches else {}
+        (the switch comes first), and none for a goal that only removes (it types nothing, `remove-only`:
+        "delete the note with the old wifi password" gives the note's text no value)."""
+        if not self.goal or self.wrong_switches or goals.removes_only(self.goal):
+            return {}
+        return goals.form_values(self.goal, self.screen)
 
     @cached_property
     def missing_values(self) -> tuple[str, ...]:
@@ -107,13 +112,28 @@ class StepView:
     def replacing(self) -> bool:
         """A goal that changes something that exists, and its focused field lacks its value and holds other
         text, not yet selected: typing would add to that text, so it is selected first (the field's floating
-        toolbar, Select all), as is a field whose value is an email address or a phone number, which nothing is
-        added to ("X got a new email, update it to ..."). Other goals add to what a field holds ("jot down X" in
-        an open note)."""
+        toolbar, Select all), as is a field whose value is an email address or a phone number, or a time
+        picker's hour or minute, which nothing is added to ("X got a new email, update it to ...", "the gym
+        alarm should be 5:50 now"). Other goals add to what a field holds ("jot down X" in an open note)."""
         if (self.focus is None or self.focus not in self.missing_values or not self.screen.element(self.focus).text
-                or not (goals.edits(self.goal) or goals.whole_value(self.form_values[self.focus]))):
+                or not (goals.edits(self.goal) or goals.whole_value(self.form_values[self.focus])
+                        or goals.time_field(self.focus))):
             return False
         return not self.done or goals.tapped(self.done[-1:]) != [goals.goal_words().screens.select_all]
+
+    @cached_property
+    def last_step_over(self) -> bool:
+        """The goal's last verb changes nothing on the screen and its button is tapped ("copy its name"), with
+        no text left to type, no switch wrong and no field lacking its value (`last-step-done`)."""
+        return bool(self.goal) and not (self.wrong_switches or self.missing_values
+                                        or goals.untyped_text(self.goal, self.done)) \
+            and goals.last_step_done(self.goal, self.done)
+
+    @cached_property
+    def over(self) -> bool:
+        """Nothing the goal asks is left: an app-only goal's app is open (`app-opened`), or its last step is
+        over (`last-step-done`)."""
+        return bool(self.goal) and (goals.app_opened(self.goal, self.screen, self.done) or self.last_step_over)
 
     @property
     def awaits_text(self) -> bool:
@@ -147,11 +167,14 @@ class Guard(Protocol):
 # ============================================================================================ the guards
 class FocusedField:
     """Typed text goes nowhere without a focused field; with one, the text is not saved or sent yet (no
-    demonstration ends with text in a field), so the goal is not finished."""
+    demonstration ends with text in a field), so the goal is not finished, unless what it asks is over
+    whatever the field holds (`StepView.over`: "open Chrome" with its address bar focused)."""
     name = "focused-field"
 
     def narrow(self, view: StepView) -> Narrowing | None:
-        return Narrowing(blocked=frozenset({"finish" if view.focus is not None else "type_text"}))
+        if view.focus is None:
+            return Narrowing(blocked=frozenset({"type_text"}))
+        return None if view.over else Narrowing(blocked=frozenset({"finish"}))
 
 
 class SwitchToSet:
@@ -378,8 +401,7 @@ class LastStepDone:
     name = "last-step-done"
 
     def narrow(self, view: StepView) -> Narrowing | None:
-        if (not view.goal or view.wrong_switches or view.missing_values or goals.untyped_text(view.goal, view.done)
-                or not goals.last_step_done(view.goal, view.done)):
+        if not view.last_step_over:
             return None
         return Narrowing(blocked=_but("finish", also=("type_text",)))
 
@@ -401,12 +423,12 @@ class Firing:
     blocked: tuple[str, ...] = ()                   # tools it took away, in `TOOLS` order
     tap_targets: tuple[int, int] | None = None      # how many labels `tap` could name, before → after
     text: tuple[str, ...] | None = None             # the texts it left `type_text`
-    overruled: bool = False                         # its tap targets shared none with those left: not applied
+    overruled: bool = False                         # it would have left nothing to tap or to do: not applied
 
     def describe(self) -> str:
         parts = []
         if self.overruled:
-            parts.append("overruled (its tap targets share none with those left)")
+            parts.append("overruled (it would leave nothing to tap, or no action at all)")
         if self.tap_targets is not None:
             parts.append(f"narrowed tap targets {self.tap_targets[0]} → {self.tap_targets[1]}")
         if self.text is not None:
@@ -454,6 +476,19 @@ class Offer:
     firings: tuple[Firing, ...] = field(default=())
 
 
+def _callable(view: StepView, blocked: frozenset[str], taps: tuple[str, ...] | None,
+              text: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The tools a step could still call under these narrowings (`narrow` ends with the same reading)."""
+    gone = set(blocked)
+    if not view.labels:
+        gone.add("long_press")
+    if not (view.labels if taps is None else taps):
+        gone.add("tap")
+    if text == ():
+        gone.add("type_text")
+    return tuple(t for t in TOOLS if t not in gone)
+
+
 def narrow(view: StepView, guards: Sequence[Guard] = GUARDS) -> Offer:
     """The guards' narrowings composed in order, by the rules in the module's docstring. A tool whose argument
     has nothing left to name is not offered either."""
@@ -478,17 +513,15 @@ def narrow(view: StepView, guards: Sequence[Guard] = GUARDS) -> Offer:
         new_text = text
         if n.text_only is not None:
             new_text = n.text_only if text is None else tuple(t for t in n.text_only if t in text)
+        if not _callable(view, blocked | n.blocked, new_taps, new_text):
+            firings.append(Firing(guard.name, overruled=True))
+            continue
         added = tuple(t for t in TOOLS if t in n.blocked and t not in blocked)
         before, after = (view.labels if x is None else x for x in (taps, new_taps))
         if added or overruled or before != after or new_text != text:
             firings.append(Firing(guard.name, added, (len(before), len(after)) if before != after else None,
                                   new_text if new_text != text else None, overruled))
         taps, text, blocked = new_taps, new_text, blocked | n.blocked
+    blocked = frozenset(t for t in TOOLS if t not in _callable(view, blocked, taps, text))
     taps = view.labels if taps is None else taps
-    if not view.labels:
-        blocked |= {"long_press"}
-    if not taps:
-        blocked |= {"tap"}
-    if text == ():
-        blocked |= {"type_text"}
     return Offer(view.labels, taps, text, blocked, tuple(firings))

@@ -845,6 +845,25 @@ NEW_EVENT_TITLES = ["Q4 review", "Sprint demo", "Lunch with Sam", "Parents eveni
 STREETS = ["Baker Street 221", "14 Rue Cler", "Calle Mayor 5", "Main St 40", "Via Roma 12", "Hauptstrasse 8"]
 
 
+def _retype(r: Recorder, label: str, value: str, filled: bool = True) -> None:
+    """Focus a form's field (a form focuses its first), then select what it holds and type over it."""
+    top = r.phone.state.top
+    if top.focus != next(key for key, shown, _ in FORMS[top.kind] if shown == label):
+        r.tap(label)
+    if filled:
+        r.tap(label, long=True); r.tap("Select all")
+    r.type(value)
+
+
+def _casual(rng: random.Random, *forms: str) -> str:
+    """One form, an opener before an imperative ("pls ..."; a form that starts with "~" states a fact and
+    takes none: "~priya has a new number ..."), a closer after it, capitalised or not."""
+    form = rng.choice(forms)
+    opener = "" if form.startswith("~") else rng.choice(CASUAL_OPENERS)
+    said = opener + form.lstrip("~") + rng.choice([c for c in CASUAL_CLOSERS if c.strip() != opener.strip()])
+    return said if rng.random() < 0.7 else said[:1].upper() + said[1:]
+
+
 def saved_item_tasks_for(rng: random.Random) -> list[Task]:
     """Changes to things the phone already holds (a contact's number or email, an event's time, title or
     place) and deletions of one among others, asked the way people ask: a first name, lower
@@ -853,13 +872,7 @@ def saved_item_tasks_for(rng: random.Random) -> list[Task]:
     item beside it would leave the old one."""
     from mobile_actions.android.phone.setup import apply_setup
 
-    def casual(*forms: str) -> str:
-        """One form, an opener before an imperative ("pls ..."; a form that starts with "~" states a fact and
-        takes none: "~priya has a new number ..."), a closer after it, capitalised or not."""
-        form = rng.choice(forms)
-        opener = "" if form.startswith("~") else rng.choice(CASUAL_OPENERS)
-        said = opener + form.lstrip("~") + rng.choice([c for c in CASUAL_CLOSERS if c.strip() != opener.strip()])
-        return said if rng.random() < 0.7 else said[:1].upper() + said[1:]
+    casual = lambda *forms: _casual(rng, *forms)  # noqa: E731
 
     three = rng.sample(NAMES, 3)
     name, other = three[0], three[1]
@@ -901,19 +914,10 @@ def saved_item_tasks_for(rng: random.Random) -> list[Task]:
         apply_setup(phone, {"contacts": [{"name": n, "phone": p, "email": e} for n, p, e in people],
                             "events": events, "notes": [{"title": t, "text": x} for t, x in notes]})
 
-    def set_field(r: Recorder, label: str, value: str, filled: bool = True) -> None:
-        """Focus the field (a form focuses its first), then select what it holds and type over it."""
-        top = r.phone.state.top
-        if top.focus != next(key for key, shown, _ in FORMS[top.kind] if shown == label):
-            r.tap(label)
-        if filled:
-            r.tap(label, long=True); r.tap("Select all")
-        r.type(value)
-
     def contact(field: str, value: str) -> Callable[[Recorder], None]:
         def script(r: Recorder) -> None:
             _open(r, "Contacts"); r.tap(name); r.tap("Edit")
-            set_field(r, field.capitalize(), value); r.tap("Save"); r.complete()
+            _retype(r, field.capitalize(), value); r.tap("Save"); r.complete()
         return script
 
     def contact_delete(r: Recorder) -> None:
@@ -921,7 +925,7 @@ def saved_item_tasks_for(rng: random.Random) -> list[Task]:
 
     def event_field(label: str, value: str, filled: bool) -> Callable[[Recorder], None]:
         def script(r: Recorder) -> None:
-            _open(r, "Calendar"); r.tap(event); r.tap("Edit"); set_field(r, label, value, filled); r.tap("Save")
+            _open(r, "Calendar"); r.tap(event); r.tap("Edit"); _retype(r, label, value, filled); r.tap("Save")
             r.complete()
         return script
 
@@ -974,6 +978,164 @@ def saved_item_tasks_for(rng: random.Random) -> list[Task]:
              f"cancel {nick}{on_day}, take it off the calendar", f"delete {nick}{on_day}",
              f"remove {nick} from my calendar", f"~{nick}{on_day} is off, delete it"),
              event_delete, lambda st: events_are(st, gone="yes"), setup=setup),
+    ]
+
+
+NEW_NOTE_TITLES = ["packing list", "trip stuff", "Work todo", "house ideas", "Passwords", "meal plan"]
+NOTE_FACTS = ["cabin door code 4471, wifi pinecone88", "locker 112, combo 36-4-19", "gate code 2290",
+              "parking level 3 spot C14", "bike lock 5521", "guest wifi sunflower77"]
+LEVEL_REASONS = {"dim": ("screen is way too dim", "i cant see the screen", "its too dark"),
+                 "bright": ("its way too bright", "screen is blinding me", "too bright at night")}
+
+
+def edit_tasks_for(rng: random.Random) -> list[Task]:
+    """Changes people ask of the Clock, Notes and settings in few words: an alarm named by its time or label
+    moved to another time or other days, a new alarm with days and a label at once, a note renamed or picked
+    by what it says and deleted, a note of facts after a colon, Do Not Disturb and the ringer in two words,
+    brightness with the reason first. Among other alarms and notes, so the right one must be picked."""
+    casual = lambda *forms: _casual(rng, *forms)  # noqa: E731
+    times = rng.sample([f"{h:02d}:{m}" for h in range(5, 10) for m in ("00", "15", "30", "45")], 3)
+    labels = rng.sample(ALARM_LABELS, 2)
+    alarms = [{"time": times[0], "days": "Mon,Tue,Wed,Thu,Fri", "label": labels[0]},
+              {"time": times[1], "days": "Sat,Sun", "label": ""},
+              {"time": times[2], "days": "", "label": labels[1]}][:rng.randint(2, 3)]
+    pick = rng.randrange(len(alarms))
+    target = alarms[pick]
+    shown = twelve_hour(target["time"])                      # "6:30 AM"
+    time_said = rng.choice([shown.removesuffix(" AM"), shown, shown.lower().replace(" ", ""),
+                            *([target["label"].lower() + " alarm"] if target["label"] else [])])
+    by_time = time_said if not time_said.endswith("alarm") else ""
+    new_hour = rng.choice([h for h in range(5, 11)])
+    new_minute = rng.choice([m for m in ("00", "10", "15", "20", "30", "40", "45", "50")
+                             if f"{new_hour:02d}:{m}" not in [a["time"] for a in alarms]])
+    new_said = rng.choice([f"{new_hour}:{new_minute}", f"{new_hour}:{new_minute}am", f"{new_hour}:{new_minute} am"])
+    moved = f"{new_hour:02d}:{new_minute}"
+    old_h, old_m = (int(x) for x in target["time"].split(":"))
+
+    def setup_alarms(phone: Any) -> None:
+        for a in alarms:
+            phone.add_alarm(a["time"], [d for d in a["days"].split(",") if d], a["label"], True)
+
+    def alarm_named() -> str:
+        """The alarm as the goal names it: its time, or its label."""
+        return f"my {time_said}" if by_time else f"the {time_said}"
+
+    def alarm_time(r: Recorder) -> None:
+        _open(r, "Clock"); r.tap(shown)
+        if new_hour != (old_h % 12 or 12):
+            _retype(r, "Hour", str(new_hour))
+        if f"{old_m:02d}" != new_minute:
+            _retype(r, "Minute", new_minute)
+        r.tap("Save"); r.complete()
+
+    weekdays, weekend = ["Mon", "Tue", "Wed", "Thu", "Fri"], ["Sat", "Sun"]
+    now_days = [d for d in target["days"].split(",") if d]
+    want_days = weekdays if set(now_days) != set(weekdays) else weekdays + weekend
+    days_said = "weekdays only" if want_days == weekdays else "every day"
+
+    def alarm_days(r: Recorder) -> None:
+        _open(r, "Clock"); r.tap(shown)
+        for day in WEEKDAYS:
+            if (day in now_days) != (day in want_days):
+                r.tap(DAY_NAMES[WEEKDAYS.index(day)])
+        r.tap("Save"); r.complete()
+
+    def alarms_are(st: dict[str, Any], **changed: Any) -> bool:
+        want = [dict(a, enabled=True) for a in alarms]
+        want[pick] = {**want[pick], **changed}
+        key = lambda a: (a["time"], a["days"], a["label"], a["enabled"])  # noqa: E731
+        return sorted(map(key, st["alarms"])) == sorted(map(key, want))
+
+    full_hour, full_minute = rng.randint(5, 9), rng.choice(["05", "10", "20", "40", "50"])
+    full_label = rng.choice(["meds", "vitamins", "walk the dog", "school run", "yoga", "take out trash"])
+    full_days = rng.choice([(weekdays, "weekdays", "Mon,Tue,Wed,Thu,Fri"), (["Mon", "Wed", "Fri"], "mon wed fri",
+                            "Mon,Wed,Fri"), (weekend, "weekends", "Sat,Sun")])
+
+    def alarm_full(r: Recorder) -> None:
+        _open(r, "Clock"); r.tap("Add alarm"); r.type(str(full_hour)); r.tap("Minute"); r.type(full_minute)
+        for day in full_days[0]:
+            r.tap(DAY_NAMES[WEEKDAYS.index(day)])
+        r.tap("Label"); r.type(full_label); r.tap("Save"); r.complete()
+
+    title, other_title, third = rng.sample(NOTE_TITLES, 3)
+    notes = [(title, rng.choice(NOTES)), (other_title, rng.choice(NOTES)), (third, rng.choice(NOTES))][:rng.randint(2, 3)]
+    old_title = rng.choice(["stuff", "misc", "untitled", "todo", title])
+    notes[0] = (old_title, notes[0][1])
+    new_title = rng.choice(NEW_NOTE_TITLES)
+    secret = rng.choice(["old wifi password", "old door code", "old locker combo"])
+    secret_text = {"old wifi password": "router pw: tigerlily2019", "old door code": "door 8812",
+                   "old locker combo": "locker 44-12-9"}[secret]
+    del_notes = [(other_title, secret_text)] + [n for n in notes if n[0] != other_title]
+
+    def note_rename(r: Recorder) -> None:
+        _open(r, "Notes"); r.tap(old_title); _retype(r, "Title", new_title); r.tap("Save"); r.complete()
+
+    def note_delete_by_text(r: Recorder) -> None:
+        _open(r, "Notes"); r.tap(other_title); r.tap("Delete"); r.tap("Delete"); r.complete()
+
+    fact = rng.choice(NOTE_FACTS)
+
+    def note_facts(r: Recorder) -> None:
+        _open(r, "Notes"); r.tap("New note"); r.type(fact); r.tap("Save"); r.complete()
+
+    def dnd_on(r: Recorder) -> None:
+        _shade(r, expanded=True); r.tap("Do Not Disturb"); r.complete()
+
+    def ringer_mute(r: Recorder) -> None:
+        _open(r, "Settings"); r.tap("Sound & vibration"); r.tap_slider("Ring volume", 0); r.complete()
+
+    dim = rng.random() < 0.5
+    level = rng.choice([70, 80, 90, 100]) if dim else rng.choice([10, 20, 30])
+    level_said = rng.choice([f"{level}", f"{level}%", f"{level} percent"])
+    reason = rng.choice(LEVEL_REASONS["dim" if dim else "bright"])
+
+    def brightness_reason(r: Recorder) -> None:
+        _open(r, "Settings"); r.tap("Display"); r.tap_slider("Brightness", level); r.complete()
+
+    aside = rng.choice(["", ", im in a meeting till 3", " for the next hour", ", in a movie", " til i land"])
+    return [
+        Task("alarm_time_said", "General_Tool", ("Clock",), casual(
+             f"change {alarm_named()} alarm to {new_said}".replace("alarm alarm", "alarm"),
+             f"move {alarm_named()} alarm to {new_said}".replace("alarm alarm", "alarm"),
+             f"~{alarm_named()} alarm should be {new_said} now".replace("alarm alarm", "alarm"),
+             f"push {alarm_named()} alarm to {new_said}".replace("alarm alarm", "alarm")),
+             alarm_time, lambda st: alarms_are(st, time=moved), setup=setup_alarms),
+        Task("alarm_days_said", "General_Tool", ("Clock",), casual(
+             f"make {alarm_named()} alarm {days_said}".replace("alarm alarm", "alarm"),
+             f"~{alarm_named()} alarm should ring {days_said}".replace("alarm alarm", "alarm"),
+             f"set {alarm_named()} alarm to {days_said}".replace("alarm alarm", "alarm")),
+             alarm_days, lambda st: alarms_are(st, days=days_text(want_days)), setup=setup_alarms),
+        Task("alarm_full_said", "General_Tool", ("Clock",), casual(
+             f"set an alarm for {full_hour}:{full_minute} on {full_days[1]}, call it {full_label}",
+             f"~{full_label} alarm {full_hour}:{full_minute} {full_days[1]}",
+             f"~alarm at {full_hour}:{full_minute} {full_days[1]} labeled {full_label}",
+             f"wake me {full_days[1]} at {full_hour}:{full_minute}, label it {full_label}"),
+             alarm_full, lambda st: any(a["time"] == f"{full_hour:02d}:{full_minute}" and a["days"] == full_days[2]
+                                        and a["label"] == full_label for a in st["alarms"])),
+        Task("note_rename_said", "Information_Management", ("Notes",), casual(
+             f"rename my note '{old_title}' to {new_title}", f"rename the {old_title} note to {new_title}",
+             f"change the title of my {old_title} note to {new_title}", f"call the {old_title} note {new_title} instead"),
+             note_rename, lambda st: sorted((n["title"], n["text"]) for n in st["notes"])
+             == sorted((new_title if t == old_title else t, x) for t, x in notes), setup=_given(notes=tuple(notes))),
+        Task("note_delete_described", "Information_Management", ("Notes",), casual(
+             f"delete the note with the {secret}", f"get rid of the note that has my {secret}",
+             f"remove the note with the {secret} in it"),
+             note_delete_by_text, lambda st: sorted((n["title"], n["text"]) for n in st["notes"])
+             == sorted(del_notes[1:]), setup=_given(notes=tuple(del_notes))),
+        Task("note_facts", "Information_Management", ("Notes",), casual(
+             f"make a note: {fact}", f"~note: {fact}", f"save a note {fact}", f"jot this down: {fact}"),
+             note_facts, lambda st: any(n["text"] == fact for n in st["notes"])),
+        Task("dnd_terse", "General_Tool", ("System UI",), casual(
+             f"~dnd on{aside}", f"~do not disturb on{aside}", f"turn on dnd{aside}", f"silence notifications{aside}"),
+             dnd_on, lambda st: st["dnd"]),
+        Task("ringer_mute", "General_Tool", ("Settings",), casual(
+             "mute the ringer", "~ringer off", "turn the ringer all the way down", "~ring volume to 0",
+             "silence my ringtone"), ringer_mute, lambda st: st["ring_volume"] == 0,
+             setup=_given(levels={"ring_volume": rng.choice([40, 60, 80])})),
+        Task("brightness_reason", "General_Tool", ("Settings",), casual(
+             f"~{reason}, put brightness at {level_said}", f"~{reason}, brightness {level_said}",
+             f"~{reason}. set brightness to {level_said}"), brightness_reason,
+             lambda st: st["brightness"] == level, setup=_given(levels={"brightness": 25 if dim else 85})),
     ]
 
 
@@ -1067,7 +1229,7 @@ BLIND_TEMPLATES = tuple(t.template for t in blind_tasks_for(random.Random(0)))
 # what `navigator record --templates` records
 FAMILIES: dict[str, Callable[[random.Random], list[Task]]] = {
     "main": tasks_for, "blind": blind_tasks_for, "look-alike": look_alike_tasks_for,
-    "saved-items": saved_item_tasks_for}
+    "saved-items": saved_item_tasks_for, "edits": edit_tasks_for}
 # the task split's test part: whole templates never seen in training (one per family of screens)
 HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy_place", "go_back",
                       "alarm_days", "reply_thread", "note_delete")
