@@ -2,8 +2,8 @@
 import pytest
 
 from mobile_actions.android.phone import setup
-from mobile_actions.hybrid.items import (Item, form_item, list_rows, loosely_named, recipient_item, switched_item,
-                                         tapped_item, unnamed)
+from mobile_actions.hybrid.items import (Item, better_named, form_item, list_rows, loosely_named, recipient_item,
+                                         switched_item, tapped_item, unnamed)
 from tests.test_hybrid import runner
 from tests.test_hybrid_fakes import ScriptedCaller, ScriptedNavigator, phone, session  # noqa: F401
 
@@ -232,6 +232,16 @@ def test_an_item_named_by_part_passes_when_it_is_the_one_row_seen_that_fits():
     assert lars is not None and loosely_named("coffee w lars tmrw moved", lars, {"Coffee with Lars", "Team sync"})
     six = unnamed("delete my alarm", Item("6:00 AM alarm", "description"))
     assert not loosely_named("delete my alarm", six, {"6:00 AM alarm"})                 # a time is never loose
+
+
+def test_a_named_item_is_refused_when_a_look_alike_seen_fits_the_goal_better():
+    rows = {"Wifi password old", "Wifi password", "Book recs"}
+    goal = "delete the old wifi password note"
+    assert unnamed(goal, Item("Wifi password", "title")) is None          # every word of it is said ...
+    assert better_named(goal, Item("Wifi password", "title"), rows) == "Wifi password old"   # ... and more of the other's
+    assert better_named(goal, Item("Wifi password old", "title"), rows) is None
+    assert better_named("delete the wifi password note", Item("Wifi password", "title"), rows) is None
+    assert better_named("delete ana ruiz", Item("Ana Ruiz", "title"), {"Ana Ruiz", "Ana Ruiz Lopez"}) is None   # a tie
 
 
 def test_list_rows_are_the_clickable_texts_not_buttons_fields_or_switches():

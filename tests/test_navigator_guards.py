@@ -118,13 +118,14 @@ ALARM = screen(el("Hour", "field", text="7", focused=True), el("Minute", "field"
                package="com.google.android.deskclock")
 
 
-def test_a_time_pickers_hour_and_minute_are_typed_over_whatever_the_goal_says():
-    """An hour or a minute is held whole: typing after the 7 an alarm holds would make 75."""
-    for goal in ("the gym alarm should be 5:50 now", "push my 7:30 alarm to 5:50", "change my 7:30 alarm to 5:50"):
+def test_a_time_pickers_hour_and_minute_are_typed_over_for_a_goal_that_moves_the_alarm():
+    for goal in ("push my 7:30 alarm to 5:50", "change my 7:30 alarm to 5:50"):
         v = view(goal, ALARM, 'tap "Clock"', 'tap "7:30 AM"')
         assert goals.form_values(goal, ALARM) == {"Hour": "5", "Minute": "50"}, goal
         assert g.ReplaceValue().narrow(v) == Narrowing(blocked=but("long_press", also=("type_text",)),
                                                       tap_only=("Hour",)), goal
+    # "turn off my 5:30 alarm" names an alarm by its time: nothing is typed over the one opened
+    assert g.ReplaceValue().narrow(view("turn off my 5:30 alarm", ALARM, 'tap "Clock"', 'tap "7:30 AM"')) is None
 
 
 def test_what_a_field_holds_names_the_item_and_no_cue_reads_across_it():
@@ -137,6 +138,13 @@ def test_what_a_field_holds_names_the_item_and_no_cue_reads_across_it():
     assert goals.form_values("could u rename my note 'todo' to meal plan", renamed) == {"Title": "meal plan"}
     mail_filled = mail(to="a@b.co", subject="Invoice")
     assert goals.form_values("send an email to a@b.co about Invoice", mail_filled)["Subject"] == "Invoice"
+
+
+def test_a_value_after_a_colon_keeps_its_commas():
+    note = screen(el("Title", "field"), el("Note", "field", focused=True), el("Save"), package="com.mobileactions.notes")
+    assert goals.form_values("make a note: cabin door code 4471, wifi pinecone88 thx", note) == {
+        "Note": "cabin door code 4471, wifi pinecone88"}
+    assert goals.form_values("make a note saying buy milk, then open Chrome", note) == {"Note": "buy milk"}
 
 
 def test_goals_read_past_the_openers_people_write_and_start_opens_no_app():

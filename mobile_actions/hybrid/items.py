@@ -205,6 +205,18 @@ def _fit(goal_words: set[str], text: str) -> int:
     return sum(2 if w in goal_words else 1 if _says(goal_words, w) else 0 for w in _name_words(text))
 
 
+def better_named(goal: str, item: Item, rows: set[str]) -> str | None:
+    """A list row this task saw that the goal's words fit better than `item`, which the goal names ("delete
+    the old wifi password note" names "Wifi password", and "Wifi password old" better): the tap acts on the
+    lesser of two look-alikes. None when the item is the best fit, or tied (as `loosely_named` reads fit)."""
+    words = {w for w in _WORD_RE.findall(normalise(goal)) if len(w) >= 3}
+    mine = _fit(words, item.text)
+    item_words = set(_name_words(item.text))
+    better = [r for r in rows if normalise(r) != normalise(item.text) and _fit(words, r) > mine
+              and set(_name_words(r)) >= {w for w in item_words if w in words}]
+    return max(better, key=lambda r: _fit(words, r)) if better else None
+
+
 def loosely_named(goal: str, wrong: Unnamed, rows: set[str]) -> bool:
     """Whether the goal names `wrong.item` by part of it ("priya" for Priya Nair, "coffee w lars" for Coffee
     with Lars) and it alone: the item is among the list rows this task saw, the goal says one of its words, and

@@ -55,8 +55,8 @@ from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_arg
 from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLike, PredictorNavigator,
                                           resolve_caller, resolve_navigator)
 from mobile_actions.hybrid.items import Item as ScreenItem
-from mobile_actions.hybrid.items import (form_item, list_rows, loosely_named, recipient_item, switched_item,
-                                         tapped_item, unnamed)
+from mobile_actions.hybrid.items import (better_named, form_item, list_rows, loosely_named, recipient_item,
+                                         switched_item, tapped_item, unnamed)
 from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 from mobile_actions.navigator.goals import goal_words, named_apps, removes_every
@@ -883,15 +883,24 @@ class Runner:
                     # a form's item may be one the navigator named itself by typing it (a new note's title)
                     said = " ".join([instruction, *typed]) if item and item.source == "field" else instruction
                     wrong = unnamed(said, item, guard) if item is not None else None
+                    seen = {t for p, t in rows_seen if item is not None and p == item.package}
                     if wrong is not None and item.source != "switch" and removes_every(instruction):
                         # "delete every note": any note is named; each tap is still confirmed
                         rec["note"] = f"{guard!r} on {wrong.item.text!r}: the goal removes every item of its kind"
                         wrong = None
-                    if wrong is not None and loosely_named(said, wrong, {t for p, t in rows_seen if p == item.package}):
+                    if wrong is not None and loosely_named(said, wrong, seen):
                         # "priya changed her number": Priya Nair, the one row seen that the goal's words fit
                         rec["note"] = f"{guard!r} on {wrong.item.text!r}: the one item seen that the goal names"
                         rec["loosely_named"] = {"item": wrong.item.text, "missing": wrong.missing}
                         wrong = None
+                    rival = better_named(said, item, seen) if (
+                        wrong is None and item is not None and item.source != "switch"
+                        and not removes_every(instruction)) else None
+                    if rival is not None:   # "delete the old wifi password note": not "Wifi password"
+                        rec["better_named"] = {"item": item.text, "rival": rival}
+                        self._write(StepRecord("nav", key, "refused", data=rec))
+                        return end("refused", "refused", f"tap on {guard!r} refused: it acts on {item.text!r}, and "
+                                                         f"{rival!r} fits the goal's words better")
                     if wrong is not None:   # "delete the 6:30 alarm" and the tap deletes the 6:00 one
                         rec["unnamed"] = {"item": wrong.item.text, "from": wrong.item.source, "missing": wrong.missing}
                         self._write(StepRecord("nav", key, "refused", data=rec))

@@ -64,7 +64,9 @@ class GoalWords:
         # request's verb ("note down pay rent and email it to ...")
         stops = _alt([*w.value_stops, *screens.app_places]).replace("%", "%%")
         verbs = _alt(sorted(w.request_verbs, key=len, reverse=True)).replace("%", "%%")
-        value_end = rf"[,;]|\.(?:\s|$)|\b(?:%s{stops})\b|\s(?:{_alt(w.value_joins)})\s+(?=(?:{verbs})\b)"
+        # a value after a colon is a list of its own ("make a note: door code 4471, wifi pinecone88"): commas
+        # inside it are part of it (`_LISTED`)
+        value_end = rf"{_LISTED}\.(?:\s|$)|\b(?:%s{stops})\b|\s(?:{_alt(w.value_joins)})\s+(?=(?:{verbs})\b)"
         polite = rf"(?:(?:{_alt(w.politeness)}),?\s+)*"     # "hey can you delete ...", "pls, open ..."
         open_goal = re.compile(rf"^\s*{polite}(?:{_alt(w.open_verbs)})\s+(?:(?:{_alt(w.open_articles)})\s+)?(.+?)"
                                rf"(?:\s+(?:{_alt(w.open_app_words)}))?\s*[.!]?\s*$", re.I)
@@ -133,11 +135,15 @@ def _cue_pattern(cue: str) -> str:
     return r"(?:\s+\S+){0,5}?\s+".join(parts)
 
 
+_LISTED = "[,;]|"   # the part of a value's end that a colon after the cue lifts
+
+
 def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str]) -> Said | None:
     """The words the goal gives after the first of `cues` it says: a quoted text whole, else up to one of
-    `stops` (patterns), a comma, the sentence's end, a place it is said to go or "and"/"then" before another
+    `stops` (patterns), a comma (unless a colon follows the cue), the sentence's end, a place it is said to go or "and"/"then" before another
     request's verb (None if none)."""
-    value_end = re.compile(goal_words().value_end % "".join(f"{s}|" for s in stops), re.I)
+    pattern = goal_words().value_end % "".join(f"{s}|" for s in stops)
+    value_end, listed_end = re.compile(pattern, re.I), re.compile(pattern.replace(_LISTED, "", 1), re.I)
     leads = _alt(goal_words().words.value_leads)
     for cue in cues:
         m = re.search(rf"(?<![^\W_]){_cue_pattern(cue)}(?![^\W_])[\s:]*(?:(?:{leads})\s+)?", goal, re.I)
@@ -147,7 +153,7 @@ def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str]) -> Said |
         quoted = re.match(r"'([^']+)'|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’", rest)
         if quoted:
             return Said(next(g for g in quoted.groups() if g), m.start(), m.end())
-        end = value_end.search(rest)
+        end = (listed_end if ":" in m.group(0) else value_end).search(rest)
         value = _courtesy_trimmed((rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").strip())
         if value:
             return Said(value, m.start(), m.end() + rest.index(value))
@@ -165,12 +171,6 @@ def whole_value(value: str) -> bool:
 def _field_key(label: str) -> str:
     """A field's label as the screens' data names it: lower case, without the " (2)" that makes it unique."""
     return re.sub(r"\s*\(\d+\)$", "", label.lower())
-
-
-def time_field(label: str) -> bool:
-    """A time picker's hour or minute field (`screens.json`): it holds one number whole, never one added to."""
-    sw = goal_words().screens
-    return _field_key(label) in sw.hour_fields + sw.minute_fields
 
 
 def _courtesy_trimmed(value: str) -> str:

@@ -112,12 +112,12 @@ class StepView:
     def replacing(self) -> bool:
         """A goal that changes something that exists, and its focused field lacks its value and holds other
         text, not yet selected: typing would add to that text, so it is selected first (the field's floating
-        toolbar, Select all), as is a field whose value is an email address or a phone number, or a time
-        picker's hour or minute, which nothing is added to ("X got a new email, update it to ...", "the gym
-        alarm should be 5:50 now"). Other goals add to what a field holds ("jot down X" in an open note)."""
+        toolbar, Select all), as is a field whose value is an email address or a phone number, which nothing is
+        added to ("X got a new email, update it to ..."). Other goals add to what a field holds ("jot down X" in
+        an open note). A time picker's hour is typed over only for a goal that edits: "turn off my 5:30 alarm"
+        names an alarm by its time, and typing 5 over the 6 of the 6:30 one opened would move it."""
         if (self.focus is None or self.focus not in self.missing_values or not self.screen.element(self.focus).text
-                or not (goals.edits(self.goal) or goals.whole_value(self.form_values[self.focus])
-                        or goals.time_field(self.focus))):
+                or not (goals.edits(self.goal) or goals.whole_value(self.form_values[self.focus]))):
             return False
         return not self.done or goals.tapped(self.done[-1:]) != [goals.goal_words().screens.select_all]
 

@@ -1097,7 +1097,6 @@ def edit_tasks_for(rng: random.Random) -> list[Task]:
         Task("alarm_time_said", "General_Tool", ("Clock",), casual(
              f"change {alarm_named()} alarm to {new_said}".replace("alarm alarm", "alarm"),
              f"move {alarm_named()} alarm to {new_said}".replace("alarm alarm", "alarm"),
-             f"~{alarm_named()} alarm should be {new_said} now".replace("alarm alarm", "alarm"),
              f"push {alarm_named()} alarm to {new_said}".replace("alarm alarm", "alarm")),
              alarm_time, lambda st: alarms_are(st, time=moved), setup=setup_alarms),
         Task("alarm_days_said", "General_Tool", ("Clock",), casual(
@@ -1114,7 +1113,7 @@ def edit_tasks_for(rng: random.Random) -> list[Task]:
                                         and a["label"] == full_label for a in st["alarms"])),
         Task("note_rename_said", "Information_Management", ("Notes",), casual(
              f"rename my note '{old_title}' to {new_title}", f"rename the {old_title} note to {new_title}",
-             f"change the title of my {old_title} note to {new_title}", f"call the {old_title} note {new_title} instead"),
+             f"change the title of my {old_title} note to {new_title}"),
              note_rename, lambda st: sorted((n["title"], n["text"]) for n in st["notes"])
              == sorted((new_title if t == old_title else t, x) for t, x in notes), setup=_given(notes=tuple(notes))),
         Task("note_delete_described", "Information_Management", ("Notes",), casual(
