@@ -242,6 +242,8 @@ def test_a_named_item_is_refused_when_a_look_alike_seen_fits_the_goal_better():
     assert better_named(goal, Item("Wifi password old", "title"), rows) is None
     assert better_named("delete the wifi password note", Item("Wifi password", "title"), rows) is None
     assert better_named("delete ana ruiz", Item("Ana Ruiz", "title"), {"Ana Ruiz", "Ana Ruiz Lopez"}) is None   # a tie
+    # an alarm's form names its item by the hour typed: the Clock's "Alarm" tab is no look-alike of it
+    assert better_named("set an alarm for 6:30 on weekdays", Item("6", "field"), {"Alarm", "Timer"}) is None
 
 
 def test_list_rows_are_the_clickable_texts_not_buttons_fields_or_switches():

@@ -208,9 +208,12 @@ def _fit(goal_words: set[str], text: str) -> int:
 def better_named(goal: str, item: Item, rows: set[str]) -> str | None:
     """A list row this task saw that the goal's words fit better than `item`, which the goal names ("delete
     the old wifi password note" names "Wifi password", and "Wifi password old" better): the tap acts on the
-    lesser of two look-alikes. None when the item is the best fit, or tied (as `loosely_named` reads fit)."""
+    lesser of two look-alikes. None when the item is the best fit, or tied (as `loosely_named` reads fit), or
+    named by none of the goal's words."""
     words = {w for w in _WORD_RE.findall(normalise(goal)) if len(w) >= 3}
     mine = _fit(words, item.text)
+    if not mine:     # an item the goal names by no word (an alarm's hour typed in its form) has no look-alikes
+        return None
     item_words = set(_name_words(item.text))
     better = [r for r in rows if normalise(r) != normalise(item.text) and _fit(words, r) > mine
               and set(_name_words(r)) >= {w for w in item_words if w in words}]

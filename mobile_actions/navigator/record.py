@@ -1122,7 +1122,7 @@ def edit_tasks_for(rng: random.Random) -> list[Task]:
              note_delete_by_text, lambda st: sorted((n["title"], n["text"]) for n in st["notes"])
              == sorted(del_notes[1:]), setup=_given(notes=tuple(del_notes))),
         Task("note_facts", "Information_Management", ("Notes",), casual(
-             f"make a note: {fact}", f"~note: {fact}", f"save a note {fact}", f"jot this down: {fact}"),
+             f"make a note: {fact}", f"~note: {fact}", f"save a note: {fact}", f"jot this down: {fact}"),
              note_facts, lambda st: any(n["text"] == fact for n in st["notes"])),
         Task("dnd_terse", "General_Tool", ("System UI",), casual(
              f"~dnd on{aside}", f"~do not disturb on{aside}", f"turn on dnd{aside}", f"silence notifications{aside}"),
