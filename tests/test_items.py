@@ -238,7 +238,7 @@ def test_a_named_item_is_refused_when_a_look_alike_seen_fits_the_goal_better():
     rows = {"Wifi password old", "Wifi password", "Book recs"}
     goal = "delete the old wifi password note"
     assert unnamed(goal, Item("Wifi password", "title")) is None          # every word of it is said ...
-    assert better_named(goal, Item("Wifi password", "title"), rows) == "Wifi password old"   # ... and more of the other's
+    assert better_named(goal, Item("Wifi password", "title"), rows) == "Wifi password old"   # ... and more of this
     assert better_named(goal, Item("Wifi password old", "title"), rows) is None
     assert better_named("delete the wifi password note", Item("Wifi password", "title"), rows) is None
     assert better_named("delete ana ruiz", Item("Ana Ruiz", "title"), {"Ana Ruiz", "Ana Ruiz Lopez"}) is None   # a tie

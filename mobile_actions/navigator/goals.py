@@ -140,8 +140,8 @@ _LISTED = "[,;]|"   # the part of a value's end that a colon after the cue lifts
 
 def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str]) -> Said | None:
     """The words the goal gives after the first of `cues` it says: a quoted text whole, else up to one of
-    `stops` (patterns), a comma (unless a colon follows the cue), the sentence's end, a place it is said to go or "and"/"then" before another
-    request's verb (None if none)."""
+    `stops` (patterns), a comma (unless a colon follows the cue), the sentence's end, a place it is said to go
+    or "and"/"then" before another request's verb (None if none)."""
     pattern = goal_words().value_end % "".join(f"{s}|" for s in stops)
     value_end, listed_end = re.compile(pattern, re.I), re.compile(pattern.replace(_LISTED, "", 1), re.I)
     leads = _alt(goal_words().words.value_leads)
