@@ -206,7 +206,7 @@ def _fit(goal_words: set[str], text: str) -> int:
 
 
 def better_named(goal: str, item: Item, rows: set[str]) -> str | None:
-    """A list row this task saw that the goal's words fit better than `item`, which the goal names ("delete
+    """A list row seen in this run that the goal's words fit better than `item`, which the goal names ("delete
     the old wifi password note" names "Wifi password", and "Wifi password old" better): the tap acts on the
     lesser of two look-alikes. None when the item is the best fit, or tied (as `loosely_named` reads fit), or
     named by none of the goal's words."""
