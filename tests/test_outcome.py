@@ -280,6 +280,20 @@ def test_a_goal_that_edits_is_not_met_by_a_new_entry_beside_the_old(check):
     assert check.judge(goal, before, view(p), strict=True).status == "done"
 
 
+def test_a_goal_that_says_no_verb_of_removing_is_not_met_by_an_entry_gone(check):
+    p = VirtualPhone()
+    with p.lock:
+        p.state.events.append({"title": "Dentist", "location": "", "description": "", "begin_ms": 1749049200000,
+                               "end_ms": 1749051900000, "all_day": False})
+    before = view(p)
+    with p.lock:
+        p.state.events.pop()
+        p.changed()
+    for goal in ("push my dentist appt on wed to 4:30", "the dentist thing on wed, 4:30 instead"):
+        assert check.judge(goal, before, view(p)).status != "done", goal
+    assert check.judge("delete my dentist appt on wed", before, view(p)).status == "done"
+
+
 @pytest.mark.parametrize("event, status", [
     ({"title": "dentist appointment", "duration_min": 60, "location": ""}, "unknown"),          # nothing said of it
     ({"title": "dentist appointment", "duration_min": 45, "location": ""}, "unknown"),          # the place left out

@@ -393,6 +393,9 @@ class GoalCheck:
         if g.strict and c.kept and c.kind != "removed" and not self._detailed(c, g):
             return False
         if not g.kinds:                                      # "open my contacts", "turn on Bluetooth"
+            if by_state and c.kept and c.kind == "removed":
+                return False     # a goal that says no verb of removing is not met by an entry gone ("push my
+                                 # dentist appt to 4:30": the event deleted), as the navigator's keep-items reads it
             if by_state and not c.kept and (c.kind == "removed" or not g.looks):
                 return False     # what the screen stopped showing (Maps left, not shown); what it shows, for a
                                  # goal that neither looks nor goes anywhere ("get me an uber": a search page)
