@@ -185,6 +185,13 @@ def canonical_order(tools: Sequence[Tool]) -> list[Tool]:
     return sorted(tools, key=lambda t: (rank.get(t.name, len(rank)), t.name))
 
 
+def developer_turn(messages: Sequence[dict]) -> str | None:
+    """The developer (or system) text a conversation opens with; None when it opens otherwise."""
+    if messages and messages[0].get("role") in ("developer", "system"):
+        return str(messages[0].get("content") or "")
+    return None
+
+
 def render(messages: Sequence[dict], tools: Catalogue | Iterable[Any] | None = None, *,
            add_generation_prompt: bool = False, layout: str = "official") -> str:
     """A conversation as FunctionGemma text. Roles: developer/system, user, assistant/model, tool.
@@ -196,11 +203,8 @@ def render(messages: Sequence[dict], tools: Catalogue | Iterable[Any] | None = N
         declared = canonical_order(declared)
     decls = "".join(render_declaration(t) for t in declared)
     out = [BOS]
-    msgs = list(messages)
-    if msgs and msgs[0].get("role") in ("developer", "system"):
-        dev = msgs.pop(0).get("content") or ""
-    else:
-        dev = None
+    dev = developer_turn(messages)
+    msgs = list(messages[1:] if dev is not None else messages)
     if dev is not None or decls:
         dev = dev or ""
         if layout in PREFIX_LAYOUTS:

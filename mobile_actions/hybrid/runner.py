@@ -884,7 +884,8 @@ class Runner:
                     said = " ".join([instruction, *typed]) if item and item.source == "field" else instruction
                     wrong = unnamed(said, item, guard) if item is not None else None
                     seen = {t for p, t in rows_seen if item is not None and p == item.package}
-                    if wrong is not None and item.source != "switch" and removes_every(instruction):
+                    every = item is not None and item.source != "switch" and removes_every(instruction)
+                    if wrong is not None and every:
                         # "delete every note": any note is named; each tap is still confirmed
                         rec["note"] = f"{guard!r} on {wrong.item.text!r}: the goal removes every item of its kind"
                         wrong = None
@@ -894,8 +895,7 @@ class Runner:
                         rec["loosely_named"] = {"item": wrong.item.text, "missing": wrong.missing}
                         wrong = None
                     rival = better_named(said, item, seen) if (
-                        wrong is None and item is not None and item.source != "switch"
-                        and not removes_every(instruction)) else None
+                        wrong is None and item is not None and item.source != "switch" and not every) else None
                     if rival is not None:   # "delete the old wifi password note": not "Wifi password"
                         rec["better_named"] = {"item": item.text, "rival": rival}
                         self._write(StepRecord("nav", key, "refused", data=rec))

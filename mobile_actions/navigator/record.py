@@ -1004,7 +1004,8 @@ def edit_tasks_for(rng: random.Random) -> list[Task]:
     shown = twelve_hour(target["time"])                      # "6:30 AM"
     time_said = rng.choice([shown.removesuffix(" AM"), shown, shown.lower().replace(" ", ""),
                             *([target["label"].lower() + " alarm"] if target["label"] else [])])
-    by_time = time_said if not time_said.endswith("alarm") else ""
+    # the alarm as the goal names it: by its time ("my 6:30 alarm") or by its label ("the gym alarm")
+    named = f"the {time_said}" if time_said.endswith("alarm") else f"my {time_said} alarm"
     new_hour = rng.choice([h for h in range(5, 11)])
     new_minute = rng.choice([m for m in ("00", "10", "15", "20", "30", "40", "45", "50")
                              if f"{new_hour:02d}:{m}" not in [a["time"] for a in alarms]])
@@ -1015,10 +1016,6 @@ def edit_tasks_for(rng: random.Random) -> list[Task]:
     def setup_alarms(phone: Any) -> None:
         for a in alarms:
             phone.add_alarm(a["time"], [d for d in a["days"].split(",") if d], a["label"], True)
-
-    def alarm_named() -> str:
-        """The alarm as the goal names it: its time, or its label."""
-        return f"my {time_said}" if by_time else f"the {time_said}"
 
     def alarm_time(r: Recorder) -> None:
         _open(r, "Clock"); r.tap(shown)
@@ -1095,14 +1092,14 @@ def edit_tasks_for(rng: random.Random) -> list[Task]:
     aside = rng.choice(["", ", im in a meeting till 3", " for the next hour", ", in a movie", " til i land"])
     return [
         Task("alarm_time_said", "General_Tool", ("Clock",), casual(
-             f"change {alarm_named()} alarm to {new_said}".replace("alarm alarm", "alarm"),
-             f"move {alarm_named()} alarm to {new_said}".replace("alarm alarm", "alarm"),
-             f"push {alarm_named()} alarm to {new_said}".replace("alarm alarm", "alarm")),
+             f"change {named} to {new_said}",
+             f"move {named} to {new_said}",
+             f"push {named} to {new_said}"),
              alarm_time, lambda st: alarms_are(st, time=moved), setup=setup_alarms),
         Task("alarm_days_said", "General_Tool", ("Clock",), casual(
-             f"make {alarm_named()} alarm {days_said}".replace("alarm alarm", "alarm"),
-             f"~{alarm_named()} alarm should ring {days_said}".replace("alarm alarm", "alarm"),
-             f"set {alarm_named()} alarm to {days_said}".replace("alarm alarm", "alarm")),
+             f"make {named} {days_said}",
+             f"~{named} should ring {days_said}",
+             f"set {named} to {days_said}"),
              alarm_days, lambda st: alarms_are(st, days=days_text(want_days)), setup=setup_alarms),
         Task("alarm_full_said", "General_Tool", ("Clock",), casual(
              f"set an alarm for {full_hour}:{full_minute} on {full_days[1]}, call it {full_label}",

@@ -26,7 +26,6 @@ import json
 import os
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from mobile_actions.recipes.export_onnx import QUANTS
+from mobile_actions.recipes.stats import median, p90
 from mobile_actions.wire import LAYOUTS
 
 @dataclass(frozen=True)
@@ -479,16 +479,6 @@ def worker(spec: dict) -> dict:
 
 
 # ============================================================================================ driver
-def _median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def _p90(xs):
-    xs = sorted(x for x in xs if x is not None)
-    return xs[min(len(xs) - 1, int(round(0.9 * (len(xs) - 1))))] if xs else None
-
-
 def _size_mb(path: Path) -> float:
     path = Path(path)
     if path.is_file():
@@ -512,12 +502,12 @@ def summarise(name: str, res: dict, size_mb: float | None, variant: str | None =
         "variant": name, "engine": v.engine, "policy": v.policy, "runtime": v.runtime, "quant": v.quant,
         "prefix_reuse": v.prefix_reuse, "constrained": v.constrained, "grounded": v.grounded,
         "sparse_head": v.sparse_head, "requests": len(per),
-        "e2e_ms_p50": _median([r["e2e_ms"] for r in per]), "e2e_ms_p90": _p90([r["e2e_ms"] for r in per]),
-        "ttft_ms_p50": _median([r["ttft_ms"] for r in per]),
-        "steps_p50": _median([r["steps"] for r in per]), "ms_per_step": ms_per_step(per),
+        "e2e_ms_p50": median([r["e2e_ms"] for r in per]), "e2e_ms_p90": p90([r["e2e_ms"] for r in per]),
+        "ttft_ms_p50": median([r["ttft_ms"] for r in per]),
+        "steps_p50": median([r["steps"] for r in per]), "ms_per_step": ms_per_step(per),
         "sparse_pct": 100.0 * sum(r.get("sparse_steps") or 0 for r in per) / steps if steps else None,
-        "prefill_tokens_p50": _median([r["prefill_tokens"] for r in per]),
-        "new_tokens_p50": _median([r["new_tokens"] for r in per]),
+        "prefill_tokens_p50": median([r["prefill_tokens"] for r in per]),
+        "new_tokens_p50": median([r["new_tokens"] for r in per]),
         "calls": calls, "valid_pct": 100.0 * sum(r["valid_calls"] for r in per) / calls if calls else None,
         "exact_pct": 100.0 * sum(r["exact"] for r in per) / len(per) if per else None,
         "peak_rss_mb": res["peak_rss_mb"], "size_mb": size_mb, "load_avg": res.get("load_avg"),

@@ -605,16 +605,13 @@ def summarize(results: Sequence[TaskResult]) -> list[Summary]:
 
 def nav_step_line(results: Sequence[TaskResult]) -> str:
     """The navigator's step time over every step of the run ("" when no task reached it), with the CPU."""
-    import statistics
-
     from mobile_actions.recipes.machine import cpu_name
+    from mobile_actions.recipes.stats import median, p90
 
-    ms = sorted(m for r in results for m in r.nav_ms)
+    ms = [m for r in results for m in r.nav_ms]
     if not ms:
         return ""
-    p90 = ms[min(len(ms) - 1, int(0.9 * len(ms)))]
-    return (f"navigator step: median {statistics.median(ms):.0f} ms, p90 {p90:.0f} ms over {len(ms)} steps "
-            f"({cpu_name()})")
+    return f"navigator step: median {median(ms):.0f} ms, p90 {p90(ms):.0f} ms over {len(ms)} steps ({cpu_name()})"
 
 
 def markdown(results: Sequence[TaskResult], title: str = "") -> str:

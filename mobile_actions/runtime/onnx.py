@@ -418,16 +418,6 @@ class MappedWeights:
                    if n >= min_bytes and self._libc.madvise(start, n, MADV_DONTNEED) == 0)
 
 
-def _developer_text(messages: list[dict] | None) -> str | None:
-    """The developer turn a conversation starts with ("" when it has none, as `wire.render` reads it; None
-    without a conversation: the caller's own)."""
-    if messages is None:
-        return None
-    if messages and messages[0].get("role") in ("developer", "system"):
-        return str(messages[0].get("content") or "")
-    return ""
-
-
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = min(len(a), len(b))
     i = 0
@@ -719,7 +709,9 @@ class Caller:
             self._constraint(tools)  # load the token table once, outside the timed region
         if self.prefix_reuse and self.layout in wire.PREFIX_LAYOUTS:
             t_warm = time.perf_counter()
-            self.warm(tools, _developer_text(messages))
+            # the conversation's own developer text ("" without one, as `wire.render` renders it); without a
+            # conversation, the caller's own
+            self.warm(tools, None if messages is None else wire.developer_turn(messages) or "")
             stats.update(prefix_ms=(time.perf_counter() - t_warm) * 1e3, prefix_from=self.prefix_from)
         t0 = time.perf_counter()
         steps0 = self.decoder.steps
