@@ -56,6 +56,7 @@ class Piece:
     polarity: Polarity = Polarity.ASKED
     cue: str = ""
     sentence: int = 0
+    passes_on: str = ""     # the speech opener after which cues are the message's ("tell mom": "i landed" in it)
 
     @property
     def asked(self) -> bool:
@@ -113,11 +114,11 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
             text = masked[a:b]
             said = _content_words(w.fillers.pattern.sub(" ", text), w.interjections)
             if said or w.cancelled.find(text) or w.cancel_verbs.find(text):
-                pol, cue = _polarity(text, w, asks)
+                pol, cue, passes_on = _polarity(text, w, asks)
                 if not asks and pieces and pieces[-1].sentence == n and pieces[-1].polarity is Polarity.QUESTION \
                         and pol in (Polarity.ASKED, Polarity.STATED) and not cue:
                     pol, cue = Polarity.QUESTION, pieces[-1].cue   # "which note was it, Groceries or Groceries 2?"
-                pieces.append(Piece(request[a:b], a, pol, cue, n))
+                pieces.append(Piece(request[a:b], a, pol, cue, n, passes_on))
     return tuple(_carried(pieces, masked, w, speaks_of))
 
 
@@ -142,10 +143,11 @@ def _index(text: str, pos: int, interjections: lexicons.Phrases) -> int:
     return len(_content_words(text[:pos], interjections))
 
 
-def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[Polarity, str]:
-    """A piece's polarity and the cue that decided it, read in an order that lets "don't forget to" ask, "can you
-    not" refuse and "delete the note hmm no scratch that" take itself back. `asks`: its sentence does not end
-    in "?" (then "Can Öztürk 0541 ..." is a name, not a question)."""
+def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[Polarity, str, str]:
+    """A piece's polarity, the cue that decided it, and the speech opener that changed the reading ('' if none:
+    "tell mom i landed safe" asks, its "i landed" being the message's), read in an order that lets "don't forget
+    to" ask, "can you not" refuse and "delete the note hmm no scratch that" take itself back. `asks`: its
+    sentence does not end in "?" (then "Can Öztürk 0541 ..." is a name, not a question)."""
     # a content marker starts what is said ("email Ana that I'm late"), but not inside a cue that takes the
     # request back or reports it ("... actually scratch that im not going", "my roommate keeps telling me '...'";
     # "a note that says ...": the marker opens the cue, and what follows is said)
@@ -153,23 +155,39 @@ def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[
     marker = next((m for m in w.content_markers.all(text) if _WORD_RE.search(text, m.end())
                    and not any(a < m.start() < b for a, b in cues)), None)
     head = text[:marker.start()] if marker else text
+    # "tell mom i landed safe": what follows a speech opener is the message passed on, its tense and its "ill" the
+    # message's; a "don't" or a "never mind" there is still read as the person's (refusing is the safe mistake)
+    speech = next((m for m in w.speech_openers.all(head) if _WORD_RE.search(head, m.end())
+                   and _index(head, m.start(), w.interjections) <= w.cue_within_words), None)
+    if speech is None:
+        return (*_cued(head, head, w, asks), "")
+    read_whole = _cued(head, head, w, asks)
+    pol, cue = _cued(head, head[:speech.end()], w, asks)
+    return pol, cue, (speech.group() if (pol, cue) != read_whole else "")
 
-    def early(phrases: lexicons.Phrases, within: int = w.cue_within_words) -> str:
-        for m in phrases.all(head):
-            if _index(head, m.start(), w.interjections) <= within:
+
+def _cued(head: str, told: str, w: lexicons.PolarityWords, asks: bool) -> tuple[Polarity, str]:
+    """`_polarity`'s reading of `head`, where narrative cues (reported, past, supposed, asked about) count only in
+    `told`, the part before any message the piece passes on."""
+
+    def early(phrases: lexicons.Phrases, within: int = w.cue_within_words, text: str = told) -> str:
+        for m in phrases.all(text):
+            if _index(text, m.start(), w.interjections) <= within:
                 return m.group()
         return ""
 
-    if cue := early(w.still_asks):
+    if cue := early(w.still_asks, text=head):
         return Polarity.ASKED, cue
     if m := w.cancelled.find(head):
         return Polarity.CANCELLED, m.group()
-    if (cue := early(w.cancel_verbs)) and set(_rest(head, cue, w)) <= set(w.back_references.words):
+    if (cue := early(w.cancel_verbs, text=head)) and set(_rest(head, cue, w)) <= set(w.back_references.words):
         return Polarity.CANCELLED, cue     # "nah cancel", "forget it"; not "cancel my 3pm"
-    for phrases, pol in ((w.negated, Polarity.NEGATED), (w.reported, Polarity.REPORTED), (w.past, Polarity.PAST)):
+    if cue := early(w.negated, text=head):
+        return Polarity.NEGATED, cue
+    for phrases, pol in ((w.reported, Polarity.REPORTED), (w.past, Polarity.PAST)):
         if cue := early(phrases):
             return pol, cue
-    if cue := _past_action(head, w):
+    if cue := _past_action(told, w):
         return Polarity.PAST, cue
     if cue := early(w.request_openers):
         return Polarity.ASKED, cue
@@ -482,6 +500,10 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
                    or _edits_what_exists(call, tool, effect, pieces, lexicon))
         if why is None:
             kept.append(call)
+            if notes is not None:
+                by_value, by_name, _ = _owners(call, tool, pieces)
+                notes.extend(f"{call.name} kept: {p.text.strip()!r} passes on a message after {p.passes_on!r}"
+                             for p in (by_value or by_name or pieces) if p.passes_on and p.asked)
         else:
             refused.append(why)
     return kept, refused

@@ -276,7 +276,7 @@ def test_what_a_call_says_is_not_read_as_the_persons_intent(request_, call):
     notes: list[str] = []
     kept, refused = acting.gate([call], request_, CM, notes=notes)
     assert kept == [call] and not refused
-    assert notes and "read as what it says" in notes[0]   # the trace shows why
+    assert notes and any(x in notes[0] for x in ("read as what it says", "passes on a message"))   # the trace shows why
 
 
 @pytest.mark.parametrize("request_, call, why", [
@@ -431,3 +431,28 @@ def test_a_name_the_call_copies_is_no_cue():
     mail = T("send_email", to="omar@example.com", subject="the report")
     kept, refused = acting.gate([mail], "my boss Omar said I should email omar@example.com the report", CAT)
     assert kept == [] and refused[0].reason == acting.REASONS[Polarity.REPORTED]
+
+
+@pytest.mark.parametrize("request_", ["tell mom i landed safe", "text ana ill bring the cake",
+                                      "let dad know i passed the exam", "pls tell Omar we already left"])
+def test_what_a_speech_opener_passes_on_is_the_messages_not_the_persons_stance(request_):
+    pieces = acting.read(request_)
+    assert [p.polarity for p in pieces] == [Polarity.ASKED] and pieces[0].passes_on
+    assert acting.asks_nothing(request_) is None
+    goal = load_catalogue("mobile_actions+operate_screen")
+    call, notes = T("operate_screen", goal=request_), []
+    assert acting.gate([call], request_, goal, notes=notes) == ([call], [])
+    assert "passes on a message after" in notes[0]      # the trace shows the lexicon's speech opener fired
+
+
+@pytest.mark.parametrize("request_, polarity", [
+    ("dont tell mom i landed", Polarity.NEGATED),
+    ("text ana dont wait up", Polarity.NEGATED),           # a refusal inside the message: the safe mistake
+    ("text ana. nvm", Polarity.CANCELLED),
+    ("tell me if the flashlight is on", Polarity.HYPOTHETICAL),   # "me" is no addressee
+    ("i told mom i landed", Polarity.PAST),
+    ("maybe text ana ill be late", Polarity.HYPOTHETICAL),
+    ("text sent already thanks", Polarity.PAST),
+])
+def test_a_speech_opener_never_hides_the_persons_own_refusal_or_story(request_, polarity):
+    assert polarity in {p.polarity for p in acting.read(request_)}

@@ -84,6 +84,8 @@ class PolarityWords:
     interjections: Phrases
     fillers: Phrases
     content_markers: Phrases
+    speech_openers: Phrases     # '*' is one word other than `wildcard_excludes` and `not_addressees`
+    not_addressees: Phrases
     still_asks: Phrases
     request_openers: Phrases
     cancelled: Phrases
@@ -402,7 +404,8 @@ def load(name: str | None = None) -> Lexicon:
     if not all(isinstance(x, dict) for x in (pol, eff, val)):
         raise CatalogueError(f"{path}: a lexicon has objects 'polarity', 'effect' and 'values'")
     lists = [f.name for f in fields(PolarityWords) if f.type == "Phrases"]
-    pol = {"names": [], "question_words": [], **pol}   # optional: a lexicon written before it had them
+    pol = {"names": [], "question_words": [], "speech_openers": [], "not_addressees": [], **pol}
+    #        (optional: a lexicon written before it had them)
     value_lists = [f.name for f in fields(ValueWords)]
     for section, names, where in ((pol, lists, "polarity"), (eff, ("sends", "none", "contact_names"), "effect"),
                                   (val, value_lists, "values")):
@@ -416,8 +419,10 @@ def load(name: str | None = None) -> Lexicon:
     if not isinstance(suffix, str):
         raise CatalogueError(f"{path}: polarity.past_suffix must be a string")
     excluded = tuple(normalise(w) for w in pol["wildcard_excludes"])
-    polarity = PolarityWords(**{n: Phrases(tuple(normalise(w) for w in pol[n]), excluded) for n in lists},
-                             cue_within_words=within, past_suffix=normalise(suffix))
+    phrases = {n: Phrases(tuple(normalise(w) for w in pol[n]), excluded) for n in lists}
+    phrases["speech_openers"] = Phrases(phrases["speech_openers"].words,
+                                        excluded + phrases["not_addressees"].words)
+    polarity = PolarityWords(**phrases, cue_within_words=within, past_suffix=normalise(suffix))
     removes = eff.get("removes", [])
     if not isinstance(removes, list) or not all(isinstance(w, str) and w.strip() for w in removes):
         raise CatalogueError(f"{path}: effect.removes must be a list of non-empty strings")
