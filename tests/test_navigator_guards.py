@@ -501,3 +501,13 @@ def test_cancelling_an_event_may_tap_its_delete():
     delete = screen(el("Edit"), el("Delete"), package="com.android.calendar")
     assert g.KeepItems().narrow(view("could u cancel yoga on thursday, take it off the calendar", delete)) is None
     assert g.KeepItems().narrow(view("move yoga to thursday", delete)).tap_never == frozenset({"Delete"})
+
+
+@pytest.mark.parametrize("goal, home", [
+    ("go back to the home screen", True), ("close this and show home", True), ("discard it and go home", True),
+    ("text mum did you get home ok?", False), ("msg dad im home", False), ("note: home insurance renewal", False),
+])
+def test_a_goal_ends_on_the_home_screen_only_when_it_says_so_not_when_a_message_says_home(goal, home):
+    from mobile_actions.navigator import goals
+
+    assert goals.says_home(goal) is home

@@ -416,6 +416,21 @@ def _given(contacts: tuple[tuple[str, str, str], ...] = (), notes: tuple[tuple[s
     return setup
 
 
+def send_and_leave(r: Recorder) -> None:
+    """Send, then Back to the conversation list: after Send the thread keeps the cursor in its reply field, and a
+    navigator never finishes beside a focused field (the focused-field guard)."""
+    r.tap("Send"); r.key("KEY_BACK")
+
+
+def new_text(r: Recorder, to: str, body: str, contact: str = "") -> None:
+    """Start chat, the recipient as the goal says it (a first name: then the matching contact offered below the
+    To field), the text, Send."""
+    r.tap("Start chat"); r.type(to)
+    if contact and contact != to:
+        r.tap(contact)
+    r.tap("Text message"); r.type(body); send_and_leave(r)
+
+
 def everyday_tasks_for(rng: random.Random) -> list[Task]:
     """The templates of the everyday apps (Clock, Messages, Display and Sound settings, notes with a title,
     contacts and events edited or deleted), drawn after `tasks_for`'s own so a seed keeps the first instance
@@ -497,19 +512,6 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
 
     def stopwatch(r: Recorder) -> None:
         _open(r, "Clock"); r.tap("Stopwatch"); r.tap("Start"); r.complete()
-
-    def send_and_leave(r: Recorder) -> None:
-        """Send, then Back to the conversation list: after Send the thread keeps the cursor in its reply
-        field, and a navigator never finishes beside a focused field (the focused-field guard)."""
-        r.tap("Send"); r.key("KEY_BACK")
-
-    def new_text(r: Recorder, to: str, body: str, contact: str = "") -> None:
-        """Start chat, the recipient as the goal says it (a first name: then the matching contact offered
-        below the To field), the text, Send."""
-        r.tap("Start chat"); r.type(to)
-        if contact and contact != to:
-            r.tap(contact)
-        r.tap("Text message"); r.type(body); send_and_leave(r)
 
     def text_contact(r: Recorder) -> None:
         _open(r, "Messages"); new_text(r, to_said, text, name); r.complete()
@@ -1223,9 +1225,74 @@ def blind_tasks_for(rng: random.Random) -> list[Task]:
 TEMPLATES = tuple(t.template for t in tasks_for(random.Random(0)))
 BLIND_TEMPLATES = tuple(t.template for t in blind_tasks_for(random.Random(0)))
 # what `navigator record --templates` records
+# What people put in a text: news told in the past, plans with "I'll", questions, a "don't" -- the person's message,
+# typed as they wrote it (the family below; `MESSAGES` stays as the main family's seeds recorded it)
+SAID_MESSAGES = [
+    "I don't need a ride tomorrow", "ill bring the cake", "I'll be there in 10", "did you get home ok?",
+    "are you still at the office?", "I left the keys under the mat", "landed safe", "I already paid the gas bill",
+    "dont wait up for me", "don't forget the tickets", "can you grab milk on the way?", "we missed the train",
+    "I'm outside", "the meeting moved to 3", "running 15 min late", "I got the job!", "happy anniversary",
+    "thanks for dinner last night", "what time is the match?", "is the pharmacy open today?",
+    "I'll call you after work", "left my charger at yours", "don't come before 6", "she passed her driving test",
+    "we're out of coffee", "picked up the kids", "can we meet at 7 instead?", "the package arrived",
+    "I won't make it tonight", "call me when you're free", "I'm at the gate", "bring an umbrella",
+    "I fixed the sink", "where did you park?", "good luck today", "no need to cook, we ate"]
+TEXT_CONTACTS = ["Marta Kowalska", "Ahmed Karimi", "Sofia Hernandez", "Olumide Adeyemi", "Mei Lin", "Lukas Meyer",
+                 "Aisha Bello", "Tomás Ruiz", "Yuki Tanaka", "Rahul Mehta", "Chloe Martin", "Mum", "Dad", "Grandma"]
+TIMER_THINGS = ["pasta", "eggs", "laundry", "lasagna", "tea", "nap", "pizza", "rice", "bread", "workout"]
+
+
+def text_timer_tasks_for(rng: random.Random) -> list[Task]:
+    """Texts the way people write them -- what they say told in the past, with "I'll", a question or a
+    "don't", often with no "saying" before it, to a saved contact beside another or to a number in digits --
+    and timers in few words ("timer 10 min", "pasta timer 12 mins")."""
+    casual = lambda *forms: _casual(rng, *forms)  # noqa: E731
+    name, other = rng.sample(TEXT_CONTACTS, 2)
+    digits = [f"{rng.randint(200, 989)}555{rng.randint(1000, 9999)}" for _ in range(3)]
+    number, number2, typed_number = digits
+    typed_number = rng.choice([typed_number, f"{typed_number[:3]}-{typed_number[3:6]}-{typed_number[6:]}"])
+    people = ((name, number, ""), (other, number2, ""))
+    to_said = name if " " not in name or rng.random() < 0.4 else name.split()[0]
+    to_said = to_said.lower() if rng.random() < 0.4 else to_said
+    said = rng.choice(SAID_MESSAGES)
+    sent = lambda st, to, body: any(m["direction"] == "sent" and m["number"] == to and m["text"] == body  # noqa: E731
+                                    for m in st["messages"])
+
+    def text_said(r: Recorder) -> None:
+        _open(r, "Messages"); new_text(r, to_said, said, name); r.complete()
+
+    def text_digits(r: Recorder) -> None:
+        _open(r, "Messages"); new_text(r, typed_number, said); r.complete()
+
+    minutes = rng.choice([2, 3, 4, 5, 6, 8, 10, 12, 15, 18, 20, 25, 30, 35, 40, 45, 50])
+    mins = rng.choice([f"{minutes} min", f"{minutes} mins", f"{minutes} minutes"])
+    thing = rng.choice(TIMER_THINGS)
+
+    def timer_said(r: Recorder) -> None:
+        _open(r, "Clock"); r.tap("Timer"); r.tap("Minutes"); r.type(str(minutes)); r.tap("Start"); r.complete()
+
+    return [
+        Task("text_said", "Social_Sharing", ("Messages",), casual(
+             f"text {to_said} {said}", f"msg {to_said} {said}", f"text {to_said} that {said}",
+             f"tell {to_said} by text that {said}", f"let {to_said} know {said}", f"send {to_said} a text: {said}",
+             f"message {to_said}: {said}", f"sms {to_said} {said}", f"text {to_said} saying {said}"),
+             text_said, lambda st: sent(st, number, said), setup=_given(contacts=people)),
+        Task("text_digits", "Social_Sharing", ("Messages",), casual(
+             f"text {typed_number} {said}", f"txt {typed_number} {said}", f"send a text to {typed_number}: {said}",
+             f"sms {typed_number} saying {said}"),
+             text_digits, lambda st: sent(st, typed_number, said), setup=_given(contacts=people)),
+        Task("timer_said", "General_Tool", ("Clock",), casual(
+             f"timer {mins}", f"~{mins} timer", f"set a timer for {mins}", f"{thing} timer {mins}",
+             f"start a {minutes} minute timer for the {thing}", f"~{thing} in, timer {mins}",
+             f"countdown {mins}"),
+             timer_said, lambda st: any(t["seconds"] == 60 * minutes and t["running"] for t in st["timers"])),
+    ]
+
+
 FAMILIES: dict[str, Callable[[random.Random], list[Task]]] = {
     "main": tasks_for, "blind": blind_tasks_for, "look-alike": look_alike_tasks_for,
-    "saved-items": saved_item_tasks_for, "edits": edit_tasks_for}
+    "saved-items": saved_item_tasks_for, "edits": edit_tasks_for,
+    "texts-timers": text_timer_tasks_for}
 # the task split's test part: whole templates never seen in training (one per family of screens)
 HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy_place", "go_back",
                       "alarm_days", "reply_thread", "note_delete")
