@@ -431,6 +431,21 @@ def new_text(r: Recorder, to: str, body: str, contact: str = "") -> None:
     r.tap("Text message"); r.type(body); send_and_leave(r)
 
 
+def start_timer(r: Recorder, minutes: int) -> None:
+    """The Clock's Timer tab, the minutes typed, Start (the Clock already open)."""
+    r.tap("Timer"); r.tap("Minutes"); r.type(str(minutes)); r.tap("Start")
+
+
+def sent(st: dict[str, Any], number: str, body: str) -> bool:
+    """The phone has sent `body` to `number`."""
+    return any(m["direction"] == "sent" and m["number"] == number and m["text"] == body for m in st["messages"])
+
+
+def timed(st: dict[str, Any], minutes: int) -> bool:
+    """A timer of `minutes` is running."""
+    return any(t["seconds"] == 60 * minutes and t["running"] for t in st["timers"])
+
+
 def everyday_tasks_for(rng: random.Random) -> list[Task]:
     """The templates of the everyday apps (Clock, Messages, Display and Sound settings, notes with a title,
     contacts and events edited or deleted), drawn after `tasks_for`'s own so a seed keeps the first instance
@@ -508,7 +523,7 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
         _open(r, "Clock"); r.tap(f"Delete {old_shown} alarm"); r.complete()
 
     def timer(r: Recorder) -> None:
-        _open(r, "Clock"); r.tap("Timer"); r.tap("Minutes"); r.type(str(minutes)); r.tap("Start"); r.complete()
+        _open(r, "Clock"); start_timer(r, minutes); r.complete()
 
     def stopwatch(r: Recorder) -> None:
         _open(r, "Clock"); r.tap("Stopwatch"); r.tap("Start"); r.complete()
@@ -570,12 +585,9 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
         r.complete()
 
     def timer_then_dnd(r: Recorder) -> None:
-        _open(r, "Clock"); r.tap("Timer"); r.tap("Minutes"); r.type(str(minutes)); r.tap("Start")
+        _open(r, "Clock"); start_timer(r, minutes)
         _shade(r, expanded=True); r.tap("Do Not Disturb"); r.complete()
 
-    sent = lambda st, to, body: any(m["direction"] == "sent" and m["number"] == to and m["text"] == body  # noqa: E731
-                                    for m in st["messages"])
-    timed = lambda st: any(t["seconds"] == 60 * minutes and t["running"] for t in st["timers"])  # noqa: E731
     days_said = _day_list(chosen)
     mins = f"{minutes} minute" + ("s" if minutes > 1 else "")
     return [
@@ -600,7 +612,8 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
              lambda st: not any(a["time"] == old for a in st["alarms"]) and len(st["alarms"]) == 1,
              setup=_given(alarms=(old, old2))),
         Task("timer", "General_Tool", ("Clock",), P(f"set a timer for {mins}", f"start a {minutes} minute timer",
-             f"timer for {mins} please", f"count down {mins}", f"set a {minutes} minute timer"), timer, timed),
+             f"timer for {mins} please", f"count down {mins}", f"set a {minutes} minute timer"), timer,
+             lambda st: timed(st, minutes)),
         Task("stopwatch", "General_Tool", ("Clock",), P("start the stopwatch", "start a stopwatch",
              "time me with the stopwatch", "run the stopwatch"), stopwatch, lambda st: st["stopwatch_running"]),
         Task("text_contact", "Social_Sharing", ("Messages",), P(f"text {to_said} saying {text}",
@@ -674,7 +687,7 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
         Task("timer_then_dnd", "Multi_Apps", ("Clock", "System UI"), P(
              f"set a timer for {mins} and turn on do not disturb",
              f"start a {minutes} minute timer, then switch on do not disturb"), timer_then_dnd,
-             lambda st: timed(st) and st["dnd"]),
+             lambda st: timed(st, minutes) and st["dnd"]),
     ]
 
 
@@ -1255,9 +1268,6 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
     to_said = name if " " not in name or rng.random() < 0.4 else name.split()[0]
     to_said = to_said.lower() if rng.random() < 0.4 else to_said
     said = rng.choice(SAID_MESSAGES)
-    sent = lambda st, to, body: any(m["direction"] == "sent" and m["number"] == to and m["text"] == body  # noqa: E731
-                                    for m in st["messages"])
-
     def text_said(r: Recorder) -> None:
         _open(r, "Messages"); new_text(r, to_said, said, name); r.complete()
 
@@ -1269,7 +1279,7 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
     thing = rng.choice(TIMER_THINGS)
 
     def timer_said(r: Recorder) -> None:
-        _open(r, "Clock"); r.tap("Timer"); r.tap("Minutes"); r.type(str(minutes)); r.tap("Start"); r.complete()
+        _open(r, "Clock"); start_timer(r, minutes); r.complete()
 
     return [
         Task("text_said", "Social_Sharing", ("Messages",), casual(
@@ -1285,7 +1295,7 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
              f"timer {mins}", f"~{mins} timer", f"set a timer for {mins}", f"{thing} timer {mins}",
              f"start a {minutes} minute timer for the {thing}", f"~{thing} in, timer {mins}",
              f"countdown {mins}"),
-             timer_said, lambda st: any(t["seconds"] == 60 * minutes and t["running"] for t in st["timers"])),
+             timer_said, lambda st: timed(st, minutes)),
     ]
 
 
