@@ -57,6 +57,7 @@ class Piece:
     cue: str = ""
     sentence: int = 0
     passes_on: str = ""     # the speech opener after which cues are the message's ("tell mom": "i landed" in it)
+    message_at: int = -1    # where the message a speech opener passes on begins (an offset in the request), or -1
 
     @property
     def asked(self) -> bool:
@@ -94,11 +95,13 @@ class Refusal:
 
 # ============================================================================================ reading
 def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequence[tuple[int, int]] = (),
-         speaks_of: Callable[[str], bool] | None = None) -> tuple[Piece, ...]:
+         speaks_of: Callable[[str], bool] | None = None, names_action: Callable[[str], bool] | None = None
+         ) -> tuple[Piece, ...]:
     """The pieces of `request`, each with its polarity (quoted text is a value, never a cue). For one call
     (`Reading`): `content` are spans of the request the call copies as what it says (a message's text), read
     like quotes; `speaks_of` says whether a refusal that refers back ("... but don't delete it") is about the
-    call (default: it is)."""
+    call (default: it is). `names_action` says whether a piece names something a catalogue's tool does
+    (`action_names`): a bare take-back takes back the last such piece, not the reason told after it."""
     w = (lexicon or lexicons.load()).polarity
     masked = lexicons.normalise(mask_quotes(request))
     for m in w.names.all(masked):   # "turn on do not disturb": a setting's name, no "do not"
@@ -114,12 +117,12 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
             text = masked[a:b]
             said = _content_words(w.fillers.pattern.sub(" ", text), w.interjections)
             if said or w.cancelled.find(text) or w.cancel_verbs.find(text):
-                pol, cue, passes_on = _polarity(text, w, asks)
+                pol, cue, passes_on, message_at = _polarity(text, w, asks)
                 if not asks and pieces and pieces[-1].sentence == n and pieces[-1].polarity is Polarity.QUESTION \
                         and pol in (Polarity.ASKED, Polarity.STATED) and not cue:
                     pol, cue = Polarity.QUESTION, pieces[-1].cue   # "which note was it, Groceries or Groceries 2?"
-                pieces.append(Piece(request[a:b], a, pol, cue, n, passes_on))
-    return tuple(_carried(pieces, masked, w, speaks_of))
+                pieces.append(Piece(request[a:b], a, pol, cue, n, passes_on, a + message_at if message_at >= 0 else -1))
+    return tuple(_carried(pieces, masked, w, speaks_of, names_action))
 
 
 def _spans(text: str, cut: re.Pattern, start: int, end: int) -> list[tuple[int, int]]:
@@ -143,9 +146,10 @@ def _index(text: str, pos: int, interjections: lexicons.Phrases) -> int:
     return len(_content_words(text[:pos], interjections))
 
 
-def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[Polarity, str, str]:
-    """A piece's polarity, the cue that decided it, and the speech opener that changed the reading ('' if none:
-    "tell mom i landed safe" asks, its "i landed" being the message's), read in an order that lets "don't forget
+def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[Polarity, str, str, int]:
+    """A piece's polarity, the cue that decided it, the speech opener that changed the reading ('' if none:
+    "tell mom i landed safe" asks, its "i landed" being the message's) and where in `text` the message that a
+    speech opener passes on begins (-1 if no opener), read in an order that lets "don't forget
     to" ask, "can you not" refuse and "delete the note hmm no scratch that" take itself back. `asks`: its
     sentence does not end in "?" (then "Can Öztürk 0541 ..." is a name, not a question)."""
     # a content marker starts what is said ("email Ana that I'm late"), but not inside a cue that takes the
@@ -157,13 +161,14 @@ def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[
     head = text[:marker.start()] if marker else text
     # "tell mom i landed safe": what follows a speech opener is the message passed on, its tense and its "ill" the
     # message's; a "don't" or a "never mind" there is still read as the person's (refusing is the safe mistake)
-    speech = next((m for m in w.speech_openers.all(head) if _WORD_RE.search(head, m.end())
+    # (an opener may run into the marker: "send a text message to Amira saying ...")
+    speech = next((m for m in w.speech_openers.all(text) if m.start() < len(head) and _WORD_RE.search(text, m.end())
                    and _index(head, m.start(), w.interjections) <= w.cue_within_words), None)
     if speech is None:
-        return (*_cued(head, head, w, asks), "")
+        return (*_cued(head, head, w, asks), "", -1)
     read_whole = _cued(head, head, w, asks)
     pol, cue = _cued(head, head[:speech.end()], w, asks)
-    return pol, cue, (speech.group() if (pol, cue) != read_whole else "")
+    return pol, cue, (speech.group() if (pol, cue) != read_whole else ""), speech.end()
 
 
 def _cued(head: str, told: str, w: lexicons.PolarityWords, asks: bool) -> tuple[Polarity, str]:
@@ -219,18 +224,35 @@ def _past_action(head: str, w: lexicons.PolarityWords) -> str:
 
 
 def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
-             speaks_of: Callable[[str], bool] | None = None) -> list[Piece]:
+             speaks_of: Callable[[str], bool] | None = None,
+             names_action: Callable[[str], bool] | None = None) -> list[Piece]:
     """Polarity that reaches past its own piece:
     - a cancellation takes back the piece before it when it opens its own, past pieces that only refuse or take
-      back ("add lunch friday, scratch that", "turn on the flashlight -- oh nvm the lights came back");
+      back ("add lunch friday, scratch that", "turn on the flashlight -- oh nvm the lights came back"); one that
+      is nothing but its cue (or a bare "no need") takes back the last piece that names something a tool does,
+      past the reasons told in between ("open wifi settings -- oh wait, it connected. never mind");
+    - a cancel verb opening a piece, whose other words were all said in an earlier piece, takes that piece back
+      ("turn on flashlight... actually forget the flashlight"; "cancel my 3pm" alone asks to remove something);
     - a "don't" of "it" refuses the piece before ("type Lena 555 0161 but don't save it"; "I found it" refuses
       nothing), and a piece that is nothing but a "don't" refuses the piece before and the rest of its sentence
       ("open wifi. no wait, don't"; "do not, under any circumstances, email Ana");
     - a condition governs the piece after it ("if it rains, text Leo")."""
     out = list(pieces)
+
+    def piece_text(j: int) -> str:
+        return masked[out[j].start:out[j].start + len(out[j].text)]
+
+    def said_before(i: int, rest: Sequence[str]) -> int:
+        """The nearest piece before `i` that says every word of `rest` but its determiners, or -1."""
+        words = [t for t in rest if t not in w.determiners and t not in w.back_references]
+        if not words or len(words) > 3:
+            return -1
+        return next((j for j in range(i - 1, -1, -1) if out[j].asked
+                     and set(words) <= set(_WORD_RE.findall(piece_text(j)))), -1)
+
     for i in range(len(out)):
         p = out[i]
-        if p.asked:
+        if p.asked and not (p.polarity is Polarity.ASKED and not p.cue):
             continue
         own = masked[p.start:p.start + len(p.text)]
         rest = _rest(own, p.cue, w)
@@ -238,6 +260,9 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
         prev = [i - 1] if i > 0 else []
         nxt = [i + 1] if i + 1 < len(out) and out[i + 1].sentence == p.sentence else []
         rest_of_sentence = [j for j in range(i + 1, len(out)) if out[j].sentence == p.sentence]
+        earlier = [j for j in range(i - 1, -1, -1) if out[j].polarity not in REFUSING]
+        if not rest and names_action is not None:
+            earlier = [j for j in earlier if names_action(piece_text(j))] or earlier
         targets: list[int] = []
         if p.polarity is Polarity.CANCELLED and (not rest or opens_with(w.cancelled) or opens_with(w.cancel_verbs)) \
                 and (not rest or speaks_of is None or speaks_of(own)):
@@ -245,9 +270,13 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
             # bother with wifi settings")
             # past pieces that only refuse or take back themselves: "mute the chat. ugh no actually i need it, leave
             # it" takes back the muting; "we already set the alarm so dont bother with that" the alarm
-            targets = next(([j] for j in range(i - 1, -1, -1) if out[j].polarity not in REFUSING), prev)
+            targets = earlier[:1] or prev
+        elif p.asked and not p.cue and opens_with(w.cancel_verbs) \
+                and (said := said_before(i, _rest(own, verb := w.cancel_verbs.find(own).group(), w))) >= 0:
+            out[i] = p = replace(p, polarity=Polarity.CANCELLED, cue=verb)
+            targets = [said]
         elif p.polarity is Polarity.NEGATED and not rest:   # "do not, under any circumstances, email Ana"
-            targets = prev + rest_of_sentence
+            targets = (earlier[:1] or prev) + rest_of_sentence
         elif p.polarity is Polarity.NEGATED and _refers_back_only(rest, w) and (
                 speaks_of is None or not prev or out[prev[0]].sentence != p.sentence or speaks_of(own)):
             targets = prev    # (a sentence of its own that refers back corrects: "... no actually just like it")
@@ -404,7 +433,7 @@ def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence
     writes another of its values in the same sentence, is what the call says. It stops at a piece that takes the
     call back ("..., actually don't send it", "..., nvm the message"): those stay the person's."""
     w = (lexicon or lexicons.load()).polarity
-    pieces = tuple(pieces) if pieces is not None else read(request, lexicon)
+    pieces = tuple(pieces) if pieces is not None else read(request, lexicon, names_action=action_names(catalogue))
     tool = catalogue[call.name] if call.name in catalogue else None
     if tool is None:
         return Reading(pieces)
@@ -439,7 +468,7 @@ def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence
         named = [n for n, rx in others if rx.search(text)]
         return not named or bool(own and own.search(text))
 
-    mine = read(request, lexicon, spans, speaks_of)
+    mine = read(request, lexicon, spans, speaks_of, action_names(catalogue))
 
     def elsewhere(i: int, p: Piece) -> bool:
         """A refusal that would refer back to the piece before, but names another tool's things (`_carried`)."""
@@ -452,6 +481,13 @@ def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence
 
     return Reading(mine, tuple(request[a:b] for a, b in spans),
                    next((p.text for i, p in enumerate(mine) if elsewhere(i, p)), ""))
+
+
+def action_names(catalogue: Catalogue) -> Callable[[str], bool]:
+    """Whether a text names something one of `catalogue`'s tools does, by a keyword or a word of its name that
+    not every tool has ("flashlight", "map"; not "turn", "open")."""
+    named = [rx for t in catalogue if (rx := _named_by(t.name, t, generic=False)) is not None]
+    return lambda text: any(rx.search(text) for rx in named)
 
 
 def _names_copied(call: ToolCall, request: str) -> list[tuple[int, int]]:
@@ -480,7 +516,7 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
     """The calls `request` asks for, and the others refused with their reason. `user_text` is everything the
     person wrote in the conversation (default: `request`): the only place a recipient may come from. `notes`
     gets a line for each call kept only because of its own `Reading` (traces show it as the `gate` rule's)."""
-    pieces = read(request, lexicon)
+    pieces = read(request, lexicon, names_action=action_names(catalogue))
     said = lexicons.normalise(user_text if user_text is not None else request)
     kept: list[ToolCall] = []
     refused: list[Refusal] = []
@@ -494,6 +530,8 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
             if why is None and mine.pieces != pieces and notes is not None \
                     and _polarity_problem(call, tool, effect, pieces, lexicon) is not None:
                 notes.append(f"{call.name} kept: {mine}")
+        if why is None:
+            why = _passed_on(call, tool, pieces)
         if why is None and effect != "none":
             why = (_borrowed_values(call, tool, catalogue, mine.pieces, lexicon)
                    or _removal_unsaid(call, pieces, lexicon) or _verb_declined(call, tool, pieces, lexicon)
@@ -616,6 +654,34 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
         return None
     piece, other_tool, cue = first
     return Refusal(call, f"its values are written where the request asks for {other_tool}", cue, piece.text)
+
+
+def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece]) -> Refusal | None:
+    """A call whose values are all written inside a message the person passes on to someone is that message's
+    words, not an ask: "text hiroshi meet at hachiko exit at noon" gives no `show_map("hachiko exit")`, "sms to
+    Kwame: Grandpa will pick you up at 4pm" no event. The message begins after a speech opener (`Piece.message_at`,
+    the lexicon's `polarity.speech_openers`). Kept when any of its values is written outside every message (the
+    address of "text ana@x.com that ..."), or when the opener names the call's own tool (a catalogue's
+    `send_sms` for "sms to Raul: ..."), or when the tool is the catalogue's fallback (the screen passes the
+    message on where no tool does)."""
+    if tool is not None and argument_schema(tool).get("x-fallback") is True:
+        return None
+    values = [lexicons.normalise(str(v).strip()) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
+    own = _tool_mention(tool) if tool is not None else None
+    inside: Piece | None = None
+    for piece in pieces:
+        text = lexicons.normalise(piece.text)
+        for v in values:
+            for m in re.finditer(rf"(?<![\w.@]){re.escape(v)}(?![\w@]|\.\w)", text):
+                if piece.message_at < 0 or piece.start + m.start() < piece.message_at:
+                    return None
+                if own is not None and own.search(text[:piece.message_at - piece.start]):
+                    return None
+                inside = inside or piece
+    if inside is None:
+        return None
+    opener = inside.text[:inside.message_at - inside.start].strip()
+    return Refusal(call, "its values are the words of a message the request passes on", opener, inside.text)
 
 
 def _removal_unsaid(call: ToolCall, pieces: Sequence[Piece], lexicon: lexicons.Lexicon | None = None

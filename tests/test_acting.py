@@ -456,3 +456,57 @@ def test_what_a_speech_opener_passes_on_is_the_messages_not_the_persons_stance(r
 ])
 def test_a_speech_opener_never_hides_the_persons_own_refusal_or_story(request_, polarity):
     assert polarity in {p.polarity for p in acting.read(request_)}
+
+
+SMS = Catalogue.from_json([{"name": "send_sms", "description": "Sends an SMS to a phone number or a contact.",
+                            "parameters": {"type": "object", "properties": {
+                                "to": {"type": "string", "description": "The recipient's number or contact name"},
+                                "text": {"type": "string", "description": "What the message says"}},
+                                "required": ["to", "text"]}}])
+
+
+@pytest.mark.parametrize("request_, call", [
+    ("txt priya we r at the Odeon on Broad St, 8:15", T("show_map", query="the Odeon on Broad St")),
+    ("whatsapp to Luca: dinner at Trattoria Sora Lella friday 8pm",
+     T("create_calendar_event", title="dinner at Trattoria Sora Lella", datetime="2026-12-11T20:00:00")),
+    ("send a text message to Gran saying I'll ring her from Lisbon airport",
+     T("show_map", query="Lisbon airport")),
+])
+def test_values_only_inside_a_message_passed_on_are_its_words_not_an_ask(request_, call):
+    kept, refused = acting.gate([call], request_, CAT)
+    assert kept == [] and refused[0].reason == "its values are the words of a message the request passes on"
+    assert refused[0].cue                     # the opener that started the message is named
+
+
+def test_a_message_passed_on_keeps_the_calls_that_carry_it():
+    """The tool the opener names carries the message; a value written outside it is asked; the screen passes
+    messages on where no tool does; a piece of its own beside the message is asked."""
+    sms = T("send_sms", to="Raul", text="the keys are under the mat")
+    assert acting.gate([sms], "sms to Raul: the keys are under the mat", SMS) == ([sms], [])
+    mail = T("send_email", to="ana@x.com", subject="I'm at Central Station")
+    assert acting.gate([mail], "text ana@x.com that I'm at Central Station", CAT) == ([mail], [])
+    screen = load_catalogue("mobile_actions+operate_screen")
+    goal = T("operate_screen", goal="dinner at 8 at Nandos")
+    assert acting.gate([goal], "whatsapp Ben dinner at 8 at Nandos", screen) == ([goal], [])
+    where = T("show_map", query="Nandos")
+    assert acting.gate([where], "text Ben I'm late, and show me Nandos on the map", CAT) == ([where], [])
+
+
+@pytest.mark.parametrize("request_, call", [
+    ("open wifi settings - hmm, the router's blinking again. never mind",  T("open_wifi_settings")),
+    ("show me Kings Cross on the map. oh the signs are right here, no need", T("show_map", query="Kings Cross")),
+    ("add padel thursday 7pm to my calendar. ugh my knee is still sore, forget it",
+     T("create_calendar_event", title="padel", datetime="2026-12-10T19:00:00")),
+])
+def test_a_bare_take_back_reaches_past_the_reason_told_before_it(request_, call):
+    kept, refused = acting.gate([call], request_, CAT)
+    assert kept == [] and refused and refused[0].piece != ""
+
+
+def test_a_cancel_verb_takes_back_what_was_said_earlier_only():
+    torch = T("turn_on_flashlight")
+    mail = T("send_email", to="jo@x.com", subject="running late")
+    ask = "email jo@x.com running late and turn on the torch... actually skip the torch"
+    assert acting.gate([mail, torch], ask, CAT)[0] == [mail]
+    pieces = acting.read("cancel my 3pm")          # said nowhere before: a removal asked, not a take-back
+    assert [p.polarity for p in pieces] == [Polarity.ASKED]
