@@ -57,7 +57,7 @@ class Piece:
     cue: str = ""
     sentence: int = 0
     passes_on: str = ""     # the speech opener after which cues are the message's ("tell mom": "i landed" in it)
-    message_at: int = -1    # where the message a speech opener passes on begins (an offset in the request), or -1
+    message: tuple[int, int] | None = None   # the span of the request a speech opener's message takes, if any
 
     @property
     def asked(self) -> bool:
@@ -121,8 +121,27 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
                 if not asks and pieces and pieces[-1].sentence == n and pieces[-1].polarity is Polarity.QUESTION \
                         and pol in (Polarity.ASKED, Polarity.STATED) and not cue:
                     pol, cue = Polarity.QUESTION, pieces[-1].cue   # "which note was it, Groceries or Groceries 2?"
-                pieces.append(Piece(request[a:b], a, pol, cue, n, passes_on, a + message_at if message_at >= 0 else -1))
-    return tuple(_carried(pieces, masked, w, speaks_of, names_action))
+                pieces.append(Piece(request[a:b], a, pol, cue, n, passes_on,
+                                    (a + message_at, b) if message_at >= 0 else None))
+    return tuple(_carried(_messages_go_on(pieces, masked, names_action), masked, w, speaks_of, names_action))
+
+
+def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[str], bool] | None) -> list[Piece]:
+    """A message passed on runs on past commas ("dm lena the party is in Kreuzberg, Oranienstrasse 25, from
+    10pm") until its sentence ends, a joining word parts it, or a piece names something a tool does ("text Ben
+    I'm late, show me Nandos on the map")."""
+    out = list(pieces)
+    for i, p in enumerate(out):
+        if p.message is None:
+            continue
+        end = p.message[1]
+        for q in out[i + 1:]:
+            if q.sentence != p.sentence or masked[end:q.start].strip() != "," \
+                    or (names_action is not None and names_action(lexicons.normalise(q.text))):
+                break
+            end = q.start + len(q.text)
+        out[i] = replace(p, message=(p.message[0], end))
+    return out
 
 
 def _spans(text: str, cut: re.Pattern, start: int, end: int) -> list[tuple[int, int]]:
@@ -262,7 +281,7 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
         rest_of_sentence = [j for j in range(i + 1, len(out)) if out[j].sentence == p.sentence]
         earlier = [j for j in range(i - 1, -1, -1) if out[j].polarity not in REFUSING]
         if not rest and names_action is not None:
-            earlier = [j for j in earlier if names_action(piece_text(j))] or earlier
+            earlier = [j for j in earlier if names_action(lexicons.normalise(out[j].text))] or earlier
         targets: list[int] = []
         if p.polarity is Polarity.CANCELLED and (not rest or opens_with(w.cancelled) or opens_with(w.cancel_verbs)) \
                 and (not rest or speaks_of is None or speaks_of(own)):
@@ -468,7 +487,9 @@ def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence
         named = [n for n, rx in others if rx.search(text)]
         return not named or bool(own and own.search(text))
 
-    mine = read(request, lexicon, spans, speaks_of, action_names(catalogue))
+    acts = action_names(catalogue)
+    written = [re.compile(rf"(?<!\w){re.escape(v)}(?!\w)") for v in values]
+    mine = read(request, lexicon, spans, speaks_of, lambda text: acts(text) or any(v.search(text) for v in written))
 
     def elsewhere(i: int, p: Piece) -> bool:
         """A refusal that would refer back to the piece before, but names another tool's things (`_carried`)."""
@@ -531,7 +552,7 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
                     and _polarity_problem(call, tool, effect, pieces, lexicon) is not None:
                 notes.append(f"{call.name} kept: {mine}")
         if why is None:
-            why = _passed_on(call, tool, pieces)
+            why = _passed_on(call, tool, pieces, request)
         if why is None and effect != "none":
             why = (_borrowed_values(call, tool, catalogue, mine.pieces, lexicon)
                    or _removal_unsaid(call, pieces, lexicon) or _verb_declined(call, tool, pieces, lexicon)
@@ -656,31 +677,32 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
     return Refusal(call, f"its values are written where the request asks for {other_tool}", cue, piece.text)
 
 
-def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece]) -> Refusal | None:
+def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> Refusal | None:
     """A call whose values are all written inside a message the person passes on to someone is that message's
     words, not an ask: "text hiroshi meet at hachiko exit at noon" gives no `show_map("hachiko exit")`, "sms to
-    Kwame: Grandpa will pick you up at 4pm" no event. The message begins after a speech opener (`Piece.message_at`,
+    Kwame: Grandpa will pick you up at 4pm" no event. The message begins after a speech opener (`Piece.message`,
     the lexicon's `polarity.speech_openers`). Kept when any of its values is written outside every message (the
-    address of "text ana@x.com that ..."), or when the opener names the call's own tool (a catalogue's
-    `send_sms` for "sms to Raul: ..."), or when the tool is the catalogue's fallback (the screen passes the
-    message on where no tool does)."""
+    address of "text ana@x.com that ..."), when the opener names the call's own tool (a catalogue's `send_sms`
+    for "sms to Raul: ..."), or when the tool is the catalogue's fallback (the screen passes the message on where
+    no tool does)."""
     if tool is not None and argument_schema(tool).get("x-fallback") is True:
         return None
+    messages = [p for p in pieces if p.message is not None]
     values = [lexicons.normalise(str(v).strip()) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
+    if not messages or not values:
+        return None
     own = _tool_mention(tool) if tool is not None else None
+    norm = lexicons.normalise(request)
     inside: Piece | None = None
-    for piece in pieces:
-        text = lexicons.normalise(piece.text)
-        for v in values:
-            for m in re.finditer(rf"(?<![\w.@]){re.escape(v)}(?![\w@]|\.\w)", text):
-                if piece.message_at < 0 or piece.start + m.start() < piece.message_at:
-                    return None
-                if own is not None and own.search(text[:piece.message_at - piece.start]):
-                    return None
-                inside = inside or piece
+    for v in values:
+        for m in re.finditer(rf"(?<![\w.@]){re.escape(v)}(?![\w@]|\.\w)", norm):
+            piece = next((p for p in messages if p.message[0] <= m.start() < p.message[1]), None)
+            if piece is None or (own is not None and own.search(norm[piece.start:piece.message[0]])):
+                return None
+            inside = inside or piece
     if inside is None:
         return None
-    opener = inside.text[:inside.message_at - inside.start].strip()
+    opener = request[inside.start:inside.message[0]].strip()
     return Refusal(call, "its values are the words of a message the request passes on", opener, inside.text)
 
 

@@ -471,6 +471,8 @@ SMS = Catalogue.from_json([{"name": "send_sms", "description": "Sends an SMS to 
      T("create_calendar_event", title="dinner at Trattoria Sora Lella", datetime="2026-12-11T20:00:00")),
     ("send a text message to Gran saying I'll ring her from Lisbon airport",
      T("show_map", query="Lisbon airport")),
+    ("msg dev the flat is at 22 Baker Lane, 2nd floor, ring twice",          # a message goes on past commas
+     T("show_map", query="22 Baker Lane, 2nd floor")),
 ])
 def test_values_only_inside_a_message_passed_on_are_its_words_not_an_ask(request_, call):
     kept, refused = acting.gate([call], request_, CAT)
@@ -497,6 +499,8 @@ def test_a_message_passed_on_keeps_the_calls_that_carry_it():
     ("show me Kings Cross on the map. oh the signs are right here, no need", T("show_map", query="Kings Cross")),
     ("add padel thursday 7pm to my calendar. ugh my knee is still sore, forget it",
      T("create_calendar_event", title="padel", datetime="2026-12-10T19:00:00")),
+    ("save Ines Duarte 912 345 678. hmm she changed jobs, scratch that",     # named by its values, not a tool word
+     T("create_contact", first_name="Ines", last_name="Duarte", phone_number="912 345 678")),
 ])
 def test_a_bare_take_back_reaches_past_the_reason_told_before_it(request_, call):
     kept, refused = acting.gate([call], request_, CAT)
