@@ -248,8 +248,10 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
     """Polarity that reaches past its own piece:
     - a cancellation takes back the piece before it when it opens its own, past pieces that only refuse or take
       back ("add lunch friday, scratch that", "turn on the flashlight -- oh nvm the lights came back"); one that
-      is nothing but its cue (or a bare "no need") takes back the last piece that names something a tool does,
-      past the reasons told in between ("open wifi settings -- oh wait, it connected. never mind");
+      is nothing but its cue (or a bare "no need") reaches past the reasons told since, pieces without a cue
+      or telling what happened that name nothing a tool does ("open wifi settings -- oh wait, it connected.
+      never mind"; "... she already got it from Mike. cancel that"; not past "was gonna add chocolate" or "book
+      the 7am");
     - a cancel verb opening a piece, whose other words were all said in an earlier piece, takes that piece back
       ("turn on flashlight... actually forget the flashlight"; "cancel my 3pm" alone asks to remove something);
     - a "don't" of "it" refuses the piece before ("type Lena 555 0161 but don't save it"; "I found it" refuses
@@ -280,8 +282,11 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
         nxt = [i + 1] if i + 1 < len(out) and out[i + 1].sentence == p.sentence else []
         rest_of_sentence = [j for j in range(i + 1, len(out)) if out[j].sentence == p.sentence]
         earlier = [j for j in range(i - 1, -1, -1) if out[j].polarity not in REFUSING]
-        if not rest and names_action is not None:
-            earlier = [j for j in earlier if names_action(lexicons.normalise(out[j].text))] or earlier
+        if not rest and names_action is not None:   # past the reasons told since ("oh wait, it connected"):
+            while len(earlier) > 1 and (out[earlier[0]].asked and not out[earlier[0]].cue
+                                        or out[earlier[0]].polarity in TOLD) \
+                    and not names_action(lexicons.normalise(out[earlier[0]].text)):   # told, naming nothing
+                earlier = earlier[1:]
         targets: list[int] = []
         if p.polarity is Polarity.CANCELLED and (not rest or opens_with(w.cancelled) or opens_with(w.cancel_verbs)) \
                 and (not rest or speaks_of is None or speaks_of(own)):
@@ -505,9 +510,9 @@ def reading(call: ToolCall, request: str, catalogue: Catalogue, pieces: Sequence
 
 
 def action_names(catalogue: Catalogue) -> Callable[[str], bool]:
-    """Whether a text names something one of `catalogue`'s tools does, by a keyword or a word of its name that
-    not every tool has ("flashlight", "map"; not "turn", "open")."""
-    named = [rx for t in catalogue if (rx := _named_by(t.name, t, generic=False)) is not None]
+    """Whether a text names something one of `catalogue`'s tools does, by a keyword or a word of its name
+    ("flashlight", "map", "book")."""
+    named = [rx for t in catalogue if (rx := _named_by(t.name, t)) is not None]
     return lambda text: any(rx.search(text) for rx in named)
 
 
@@ -582,6 +587,7 @@ def gate_messages(calls: Sequence[ToolCall], messages: Sequence[dict], catalogue
 # Arjun Khalil, add him to my contacts"); a "don't" or a "never mind" is never overruled.
 NARRATIVE = frozenset({Polarity.PAST, Polarity.REPORTED, Polarity.QUESTION, Polarity.HYPOTHETICAL})
 REFUSING = frozenset({Polarity.NEGATED, Polarity.CANCELLED})
+TOLD = frozenset({Polarity.PAST, Polarity.REPORTED})   # what happened: a reason, never an ask of its own
 # A call that changes something, of which the person wrote no value and named no tool word: the caller's guess
 # ("can u set alarms for every other day?" -> `turn_on_flashlight()`), never what they asked.
 UNTIED = "the request neither names it nor says any of its values"
@@ -682,22 +688,21 @@ def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> R
     words, not an ask: "text hiroshi meet at hachiko exit at noon" gives no `show_map("hachiko exit")`, "sms to
     Kwame: Grandpa will pick you up at 4pm" no event. The message begins after a speech opener (`Piece.message`,
     the lexicon's `polarity.speech_openers`). Kept when any of its values is written outside every message (the
-    address of "text ana@x.com that ..."), when the opener names the call's own tool (a catalogue's `send_sms`
-    for "sms to Raul: ..."), or when the tool is the catalogue's fallback (the screen passes the message on where
-    no tool does)."""
-    if tool is not None and argument_schema(tool).get("x-fallback") is True:
+    address of "text ana@x.com that ..."), when the tool sends (`effect`: a catalogue's `send_sms` for "sms to
+    Raul: ...", `message_studio` for "msg the studio: ..."), or when the tool is the catalogue's fallback (the
+    screen passes the message on where no tool does)."""
+    if tool is not None and (tool.effect == "sends" or argument_schema(tool).get("x-fallback") is True):
         return None
     messages = [p for p in pieces if p.message is not None]
     values = [lexicons.normalise(str(v).strip()) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
     if not messages or not values:
         return None
-    own = _tool_mention(tool) if tool is not None else None
     norm = lexicons.normalise(request)
     inside: Piece | None = None
     for v in values:
         for m in re.finditer(rf"(?<![\w.@]){re.escape(v)}(?![\w@]|\.\w)", norm):
             piece = next((p for p in messages if p.message[0] <= m.start() < p.message[1]), None)
-            if piece is None or (own is not None and own.search(norm[piece.start:piece.message[0]])):
+            if piece is None:
                 return None
             inside = inside or piece
     if inside is None:

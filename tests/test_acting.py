@@ -481,10 +481,15 @@ def test_values_only_inside_a_message_passed_on_are_its_words_not_an_ask(request
 
 
 def test_a_message_passed_on_keeps_the_calls_that_carry_it():
-    """The tool the opener names carries the message; a value written outside it is asked; the screen passes
+    """A tool that sends carries the message, whatever its name ("msg the studio" for `message_studio`); a value written outside it is asked; the screen passes
     messages on where no tool does; a piece of its own beside the message is asked."""
     sms = T("send_sms", to="Raul", text="the keys are under the mat")
     assert acting.gate([sms], "sms to Raul: the keys are under the mat", SMS) == ([sms], [])
+    studio = Catalogue.from_json([{"name": "message_studio", "description": "Messages the rehearsal studio.",
+                                   "parameters": {"type": "object", "properties": {"body": {"type": "string"}},
+                                                  "required": ["body"]}}])
+    ask = T("message_studio", body="can we leave our amps here overnight?")
+    assert acting.gate([ask], "msg the studio: can we leave our amps here overnight?", studio) == ([ask], [])
     mail = T("send_email", to="ana@x.com", subject="I'm at Central Station")
     assert acting.gate([mail], "text ana@x.com that I'm at Central Station", CAT) == ([mail], [])
     screen = load_catalogue("mobile_actions+operate_screen")
@@ -505,6 +510,16 @@ def test_a_message_passed_on_keeps_the_calls_that_carry_it():
 def test_a_bare_take_back_reaches_past_the_reason_told_before_it(request_, call):
     kept, refused = acting.gate([call], request_, CAT)
     assert kept == [] and refused and refused[0].piece != ""
+
+
+@pytest.mark.parametrize("request_, kept", [
+    ("email jo@x.com the menu. was gonna add lunch friday noon too but no", "send_email"),   # a plan: its own
+    ("turn off the flashlight. if the baby wakes we'll need it back on but not yet", "turn_off_flashlight"),
+])
+def test_a_bare_take_back_stops_at_an_action_said_since(request_, kept):
+    calls = {"send_email": T("send_email", to="jo@x.com", subject="the menu"),
+             "turn_off_flashlight": T("turn_off_flashlight")}
+    assert acting.gate([calls[kept]], request_, CAT)[0] == [calls[kept]]
 
 
 def test_a_cancel_verb_takes_back_what_was_said_earlier_only():
