@@ -27,6 +27,7 @@ from mobile_actions.decoding.coverage import EMAIL_RE, FIELD_LABEL_RE, PHONE_RE,
 
 _WORD_RE = re.compile(r"[\w'@.+-]*\w")
 _SENTENCE_RE = re.compile(r"[.!?;\n]+(?=\s|$)|\.{2,}|\u2026|\s[-\u2013\u2014]{1,2}\s|\s*\(|\)")
+_MESSAGE_MARKS = frozenset({"-", "--", "\u2013", "\u2014", ":"})   # what may stand between an opener and its message
 _SENTENCE_START_RE = re.compile(rf"(?:^|{_SENTENCE_RE.pattern})\s*$")   # on the text before a word: it opens one
 
 
@@ -129,14 +130,19 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
 def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[str], bool] | None) -> list[Piece]:
     """A message passed on runs on past commas ("dm lena the party is in Kreuzberg, Oranienstrasse 25, from
     10pm") until its sentence ends, a joining word parts it, or a piece names something a tool does ("text Ben
-    I'm late, show me Nandos on the map")."""
+    I'm late, show me Nandos on the map"); an opener that ends its piece passes on what follows a dash or a
+    colon ("msg bao - r u home yet? ill swing by w the drill": the rest of the request)."""
     out = list(pieces)
     for i, p in enumerate(out):
         if p.message is None:
             continue
-        end = p.message[1]
+        end, sentence = p.message[1], p.sentence
+        if p.message[0] >= end and i + 1 < len(out) and masked[end:out[i + 1].start].strip() in _MESSAGE_MARKS:
+            sentence = out[-1].sentence     # the message is all that follows
         for q in out[i + 1:]:
-            if q.sentence != p.sentence or masked[end:q.start].strip() != "," \
+            gap = masked[end:q.start].strip()
+            if q.sentence > sentence or (q.sentence == p.sentence and gap != "," and not
+                                          (p.message[0] >= p.message[1] and gap in _MESSAGE_MARKS)) \
                     or (names_action is not None and names_action(lexicons.normalise(q.text))):
                 break
             end = q.start + len(q.text)
@@ -181,7 +187,8 @@ def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[
     # "tell mom i landed safe": what follows a speech opener is the message passed on, its tense and its "ill" the
     # message's; a "don't" or a "never mind" there is still read as the person's (refusing is the safe mistake)
     # (an opener may run into the marker: "send a text message to Amira saying ...")
-    speech = next((m for m in w.speech_openers.all(text) if m.start() < len(head) and _WORD_RE.search(text, m.end())
+    # (and may end its piece: "msg bao - r u home yet?", the message after the dash)
+    speech = next((m for m in w.speech_openers.all(text) if m.start() < len(head)
                    and _index(head, m.start(), w.interjections) <= w.cue_within_words), None)
     if speech is None:
         return (*_cued(head, head, w, asks), "", -1)

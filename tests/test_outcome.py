@@ -437,3 +437,15 @@ def test_an_entry_that_repeats_must_repeat_on_the_days_the_goal_says(check, phon
     phone.add_alarm("06:45", ["Mon", "Tue", "Wed", "Thu", "Fri"])
     assert check.judge("wake me up at 6:45 on weekdays pls", before, view(phone)).status == "done"
     assert check.judge("wake me up at 6:45 on mon and thu", before, view(phone)).status != "done"
+
+
+def test_a_message_passed_on_must_be_carried_by_what_was_sent(check):
+    """A text that carries a scrap of the message is not the goal ("r u home" for "r u home yet? ill swing by w
+    the drill"); one that carries it, give or take a word, is."""
+    p = VirtualPhone()
+    for sent, status in (("r u home", "unknown"), ("r u home yet? ill swing by w the drill", "done"),
+                         ("r u home yet, I'll swing by with the drill", "done")):
+        p.reset()
+        before = view(p)
+        p.add_message("Bao Tran", "+17135550144", sent)
+        assert check.judge("msg bao - r u home yet? ill swing by w the drill", before, view(p)).status == status

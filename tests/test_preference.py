@@ -46,6 +46,28 @@ def test_a_broken_pairs_file_names_its_line(tmp_path):
         read_pairs(path)
 
 
+def test_the_reference_is_the_adapter_it_goes_on_from(tiny_run):
+    """trl's "ref" copy of the adapter, control-token rows included: the same function as "default" at the start."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from mobile_actions.training.preference import same_reference
+
+    cfg, res = tiny_run
+    model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(cfg.base), str(res.out), is_trainable=True)
+    model.add_adapter("ref", model.peft_config["default"])
+    model.eval()
+    ids = torch.tensor([[2, 46, 48, 52, 60, 49, 47]])     # control tokens among them
+    model.set_adapter("default")
+    with torch.no_grad():
+        want = model(input_ids=ids).logits
+    same_reference(model)
+    model.set_adapter("ref")
+    with torch.no_grad():
+        assert torch.equal(model(input_ids=ids).logits, want)
+
+
 def test_a_preference_step_goes_on_from_the_adapter(tiny_run, tmp_path):
     """Two DPO steps on the tiny run's adapter: the adapter it writes loads like ours and has moved."""
     from safetensors.torch import load_file

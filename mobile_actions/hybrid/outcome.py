@@ -17,7 +17,8 @@ Notes app is not deleting the notes, and a web search for "hello" is not copying
 added that the phone keeps (an email sent, an event, a note) fits only a goal that names that part of the
 phone ("order me an uber": an email holding its words is not it); what the phone records as it is used (pages
 visited, searches, the clipboard: `trail` in the words file) needs no naming. A clock time the goal writes
-("6:45", "7:30 pm") must be in what was added, and a goal that removes all of something ("delete every
+("6:45", "7:30 pm") must be in what was added, a message passed on ("text Ana I'm running late") must be
+carried by what was added, most of its words at least, and a goal that removes all of something ("delete every
 note": `whole` in the words file) is met only when that part of the phone is empty. A call is also judged by what
 the person said of it (`judge(..., strict=True)`): "update Tom's number" is not met by a second Tom (`edits`),
 nor "for 45 minutes" by an hour-long event.
@@ -146,6 +147,7 @@ class _Goal:
     labelled: tuple[tuple[str, str], ...] = ()  # (an entry's field it names, the first word it gives after it)
     strict: bool = False                       # a request judged for what a call made: details count
     days: tuple[frozenset[int], ...] = ()      # the days of the week it repeats on, each way it says them (0 Monday)
+    message: frozenset[str] = frozenset()      # the keys of the message it passes on ("text Ana I'm running late")
 
 
 class GoalCheck:
@@ -206,7 +208,15 @@ class GoalCheck:
             amounts |= {v for rx, v in self.levels.items() if rx.search(goal)}   # "mute the media volume": 0
         return _Goal(kinds, frozenset(keys), named, frozenset(content), clock_times(goal), whole and REMOVES in kinds,
                      self._lead(goal) in self.looks, goal, amounts, measures, tuple(q for q in quoted if q),
-                     self._labelled(goal, state, named), strict, days_said(goal))
+                     self._labelled(goal, state, named), strict, days_said(goal), self._message(goal))
+
+    def _message(self, goal: str) -> frozenset[str]:
+        """The keys of the words of the message the goal passes on, after a speech opener ("text Ana", "msg bao
+        - ..."), as the gate reads it (`acting.Piece.message`)."""
+        from mobile_actions.acting import read
+
+        return frozenset(self.keys(w for p in read(goal) if p.message
+                                   for w in self.words(goal[p.message[0]:p.message[1]])))
 
     def _named(self, state: dict[str, Any], said: set[str]) -> tuple[str, ...]:
         """The parts of the phone the words `said` name. A part named only by words that also name a part the
@@ -385,6 +395,9 @@ class GoalCheck:
             return False     # "pay my electric bill": a web search for "ConEd" is not it
         if c.kept and c.kind == "added" and not all(t in c.text for t in g.times):
             return False     # "an alarm for 6:45": not an alarm at 07:00
+        if c.kept and c.kind == "added" and g.message \
+                and MESSAGE_SHARE * len(g.message) > len(self.keys(self.words(c.text)) & g.message):
+            return False     # "msg bao - r u home yet? ill swing by w the drill": not "r u home" sent
         if (c.kept and c.kind == "added" and g.days and c.where in dayed
                 and not any(_repeats_on(c.text, d) for d in g.days)):
             return False     # "an alarm for 9:30 every Saturday": not one that never repeats
@@ -454,6 +467,8 @@ class GoalCheck:
         return ADDS in g.kinds and bool(g.content) and any(
             self.keys(self.words(_text(state.get(f)))) & g.content for f in g.named)
 
+
+MESSAGE_SHARE = 2 / 3   # of a message's words that what was sent must carry (a typo or a dropped "pls" is not a miss)
 
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):([0-5]\d)(?![\d:])(?:\s*([ap])\.?m\b\.?)?", re.IGNORECASE)
 

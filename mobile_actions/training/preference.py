@@ -122,6 +122,23 @@ class CallerDPOConfig:
     resume: str | None = field(default=None, metadata={"help": "'last' (latest checkpoint in --out) or a checkpoint dir"})
 
 
+def same_reference(model) -> None:
+    """Make the frozen "ref" adapter trl adds beside "default" a whole copy of it. trl copies the parameters whose
+    names hold ".default." and so misses the trained control-token rows (`...trainable_tokens_delta.default`):
+    the reference would read the wire format's control tokens as the base does, and every margin would be
+    the control tokens' (tens of nats) instead of the answers'."""
+    import torch
+
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if ".default." in name or name.endswith(".default"):
+                twin = (name + ".").replace(".default.", ".ref.", 1).rstrip(".")
+                try:
+                    model.get_parameter(twin).data.copy_(param.data)
+                except AttributeError:
+                    pass
+
+
 @dataclass
 class PreferenceResult:
     out: Path
@@ -173,6 +190,7 @@ def train_preference(cfg: CallerDPOConfig) -> PreferenceResult:
         loss_type=["sigmoid", "sft"] if cfg.sft_weight else ["sigmoid"],
         loss_weights=[1.0, cfg.sft_weight] if cfg.sft_weight else None)
     trainer = DPOTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
+    same_reference(trainer.model)
     resume = last_checkpoint(out) if cfg.resume == "last" else cfg.resume
     t0 = time.time()
     with head_bias_visible(trainer.model), compact_head_on_cpu():   # as the SFT recipe runs trl's fused head
