@@ -529,3 +529,9 @@ def test_a_cancel_verb_takes_back_what_was_said_earlier_only():
     assert acting.gate([mail, torch], ask, CAT)[0] == [mail]
     pieces = acting.read("cancel my 3pm")          # said nowhere before: a removal asked, not a take-back
     assert [p.polarity for p in pieces] == [Polarity.ASKED]
+
+
+def test_a_time_is_never_the_speaker_of_a_cue():
+    """"* goes" reports a speaker ("so she goes turn on the flashlight"); "2pm goes in the calendar" asks."""
+    assert [p.polarity for p in acting.read("lunch with kai at 1pm goes in the calendar")] == [Polarity.ASKED]
+    assert [p.polarity for p in acting.read("so she goes turn on the flashlight")] == [Polarity.REPORTED]

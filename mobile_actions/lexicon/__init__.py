@@ -45,18 +45,20 @@ def whole_words(words: tuple[str, ...]) -> re.Pattern | None:
 
 
 _WORD = r"[\w'@.+-]+"
+_CLOCK_WORD = r"(?!\d{1,2}(?:[:.]\d\d)?(?:am|pm|h)?(?![\w'@.+-]))"   # never a time: "2pm", "10:30", "7"
 
 
 @dataclass(frozen=True)
 class Phrases:
     """A list of phrases matched whole-word (longest first), e.g. "do not" before "do"; in a phrase, "*" stands
-    for one word other than `excluded` ("* told me": "Ana told me", not "I told me")."""
+    for one word other than `excluded` and other than a clock time ("* told me": "Ana told me", not "I told
+    me"; "* goes": "she goes", not "haircut at 2pm goes in the calendar")."""
     words: tuple[str, ...]
     excluded: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        other = (rf"(?:(?!(?:{'|'.join(map(re.escape, self.excluded))})(?![\w'])){_WORD})" if self.excluded
-                 else _WORD)
+        other = (rf"(?!(?:{'|'.join(map(re.escape, self.excluded))})(?![\w']))" if self.excluded else "") \
+            + _CLOCK_WORD + _WORD
         alts = "|".join(re.escape(w).replace(r"\*", other) for w in sorted(self.words, key=len, reverse=True))
         pattern = rf"(?<![\w'@./-])(?:{alts})(?![\w'@/-]|\.\w)" if alts else r"(?!)"
         object.__setattr__(self, "_re", re.compile(pattern))
