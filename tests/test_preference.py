@@ -86,3 +86,18 @@ def test_a_preference_step_goes_on_from_the_adapter(tiny_run, tmp_path):
     assert any((before[k] - after[k]).abs().max() > 0 for k in before if "lora_" in k)
     marker = json.loads((out / "mobile_actions.json").read_text())
     assert marker["preference"]["pairs"] == result.pairs and marker["base"] == str(cfg.base)
+
+
+def test_the_recipe_makes_pairs_from_bench_act_answers_and_names_a_bad_line(tmp_path, capsys):
+    from mobile_actions.recipes.train_preference import main
+
+    rows = _rows(tmp_path)
+    answers = tmp_path / "grounded.jsonl"
+    answers.write_text("".join(json.dumps({"where": r.where, "decoded": [{"name": "turn_on_flashlight",
+                                                                         "arguments": {}}]}) + "\n" for r in rows))
+    out = tmp_path / "pairs.jsonl"
+    assert main(["pairs", "--rows", str(tmp_path / "rows.jsonl"), "--answers", str(answers), "--out", str(out)]) == 0
+    assert len(read_pairs(out)) == 3 + 2      # three rows answered wrongly; the two answered rightly, held
+    answers.write_text('{"where": "x:1", "decoded": []}\nnot json\n')
+    assert main(["pairs", "--rows", str(tmp_path / "rows.jsonl"), "--answers", str(answers), "--out", str(out)]) == 2
+    assert "grounded.jsonl:2" in capsys.readouterr().err
