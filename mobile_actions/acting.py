@@ -263,7 +263,8 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
       ("turn on flashlight... actually forget the flashlight"; "cancel my 3pm" alone asks to remove something);
     - a "don't" of "it" refuses the piece before ("type Lena 555 0161 but don't save it"; "I found it" refuses
       nothing), and a piece that is nothing but a "don't" refuses the piece before and the rest of its sentence
-      ("open wifi. no wait, don't"; "do not, under any circumstances, email Ana");
+      ("open wifi. no wait, don't"; "do not, under any circumstances, email Ana"); a "don't <verb> it" whose
+      verb an earlier asked piece says refers to that piece ("add coffee at 10... he cancelled so don't add it");
     - a condition governs the piece after it ("if it rains, text Leo")."""
     out = list(pieces)
 
@@ -310,7 +311,11 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
             targets = (earlier[:1] or prev) + rest_of_sentence
         elif p.polarity is Polarity.NEGATED and _refers_back_only(rest, w) and (
                 speaks_of is None or not prev or out[prev[0]].sentence != p.sentence or speaks_of(own)):
-            targets = prev    # (a sentence of its own that refers back corrects: "... no actually just like it")
+            # (a sentence of its own that refers back corrects: "... no actually just like it"); one whose verb
+            # an earlier asked piece says refers to that piece, past the story told since ("add coffee with
+            # Rahul at 10... he just cancelled on me so don't add it")
+            said = said_before(i, rest[:1]) if rest[0] not in w.back_references else -1
+            targets = [said] if said >= 0 else prev
         elif p.polarity is Polarity.HYPOTHETICAL and opens_with(w.governs_next):
             targets = nxt
         for t in targets:

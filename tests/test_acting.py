@@ -535,3 +535,14 @@ def test_a_time_is_never_the_speaker_of_a_cue():
     """"* goes" reports a speaker ("so she goes turn on the flashlight"); "2pm goes in the calendar" asks."""
     assert [p.polarity for p in acting.read("lunch with kai at 1pm goes in the calendar")] == [Polarity.ASKED]
     assert [p.polarity for p in acting.read("so she goes turn on the flashlight")] == [Polarity.REPORTED]
+
+
+def test_a_dont_with_the_verb_of_an_earlier_ask_refers_to_that_ask():
+    """"... he cancelled on me so don't add it": the "add" is the event's, past the story told between; a
+    "don't" whose verb nothing before says still refers to the piece before ("... so dont bother with that")."""
+    lunch = T("create_calendar_event", title="lunch with Noor", datetime="2026-12-12T13:00:00")
+    ask = "add lunch with Noor saturday 1pm. she just texted that shes sick so dont add it"
+    assert acting.gate([lunch], ask, CAT)[0] == []
+    torch = T("turn_off_flashlight")
+    assert acting.gate([torch], "turn off the flashlight. we already set the alarm so dont bother with that",
+                       CAT)[0] == [torch]
