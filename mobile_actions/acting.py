@@ -73,8 +73,8 @@ class Refusal:
     reason: str
     cue: str = ""
     piece: str = ""
-    edits_existing: bool = False   # refused as a new entry where the request changes a saved one
-    #                                (`_edits_what_exists`): no refusal of the change itself, a screen may make it
+    for_screen: str = ""   # the rule that found the request asking for what this tool does not do, which a screen
+    #                        may: "edits-what-exists" (a change to a saved entry), "message-passed-on"
 
     @property
     def why(self) -> str:
@@ -86,12 +86,12 @@ class Refusal:
 
     def to_json(self) -> dict:
         out = {"call": self.call.to_json(), "reason": self.reason, "cue": self.cue, "piece": self.piece}
-        return {**out, "edits_existing": True} if self.edits_existing else out
+        return {**out, "for_screen": self.for_screen} if self.for_screen else out
 
     @classmethod
     def from_json(cls, data: dict) -> "Refusal":
         return cls(ToolCall.from_json(data["call"]), str(data.get("reason", "")), str(data.get("cue", "")),
-                   str(data.get("piece", "")), data.get("edits_existing") is True)
+                   str(data.get("piece", "")), str(data.get("for_screen") or ""))
 
 
 # ============================================================================================ reading
@@ -720,7 +720,8 @@ def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> R
     if inside is None:
         return None
     opener = request[inside.start:inside.message[0]].strip()
-    return Refusal(call, "its values are the words of a message the request passes on", opener, inside.text)
+    return Refusal(call, "its values are the words of a message the request passes on", opener,
+                   request[inside.start:inside.message[1]], for_screen="message-passed-on")
 
 
 def _removal_unsaid(call: ToolCall, pieces: Sequence[Piece], lexicon: lexicons.Lexicon | None = None
@@ -794,7 +795,8 @@ def _edits_what_exists(call: ToolCall, tool, effect: str, pieces: Sequence[Piece
         if object_word is not None and not object_word.search(text, first.end()):
             return None
     return Refusal(call, "the request asks to change something that exists, not to "
-                   + ("send it" if effect == "sends" else "make a new one"), "", by_value[0].text, edits_existing=True)
+                   + ("send it" if effect == "sends" else "make a new one"), "", by_value[0].text,
+                   for_screen="edits-what-exists")
 
 
 def _refusal(call: ToolCall, piece: Piece) -> Refusal:

@@ -934,3 +934,17 @@ def test_a_screen_a_call_opened_whose_switch_the_request_sets_goes_to_the_naviga
     runner(session, tmp_path / "open", ScriptedCaller(raw_calls(("open_wifi_settings", {}))), nav).run(
         "open the wifi settings")
     assert phone.snapshot()["wifi"] is True and nav.calls == []
+
+
+def test_a_call_refused_as_the_words_of_a_message_leaves_the_message_to_the_screen(session, phone, tmp_path):
+    """"send sms to Sofia Hernandez, say her ..." made into a new contact: the gate refuses it (its values are the
+    message's), and the text itself was asked for, so the screen gets the opener and its message."""
+    sofia = ("create_contact", {"first_name": "Sofia", "last_name": "Hernandez"})
+    torch = ("turn_on_flashlight", {})
+    request = "turn on the flashlight and sms to Sofia Hernandez: i will bring the documents on wednesday"
+    nav = ScriptedNavigator(phone, "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(torch, sofia)), navigator=nav).run(request)
+    assert nav.calls == [("sms to Sofia Hernandez: i will bring the documents on wednesday", 0)]
+    assert phone.snapshot()["contacts"] == [] and rep.calls_dispatched == 1
+    (handed,) = [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"]
+    assert handed["rule"] == "message-passed-on"

@@ -410,7 +410,8 @@ class Runner:
         refused: list[Refusal] = []   # the gate's refusals: what they asked for is no goal for the screen either
         made: list[ToolCall] = []     # every call of every turn, made, routed or refused: what they answer is taken
         unanswered: list[str] = []    # parts the caller, asked about each alone, still made no call for
-        edits: list[Refusal] = []     # refused as a new entry for a change to a saved one: the screen's to make
+        edits: list[Refusal] = []     # refused as what the tool does not do (a new entry for a change to a saved
+        #                               one, a message passed on): the screen's to make
         self._first_text = ""
         for turn in range(cfg.max_turns):
             rec = self._caller_turn(turn, messages)
@@ -419,9 +420,9 @@ class Runner:
             calls = [ToolCall.from_json(c) for c in rec.get("calls", [])]
             for r in map(Refusal.from_json, rec.get("refused", [])):
                 made.append(r.call)
-                if r.edits_existing and cfg.navigate != "never":
-                    edits.append(r)   # as `GoalCheck.edits_by_adding` in `_call`: the edit goes to the screen
-                    continue
+                if r.for_screen and cfg.navigate != "never":
+                    edits.append(r)   # as `GoalCheck.edits_by_adding` in `_call`: the edit (or the message
+                    continue          # passed on) goes to the screen
                 self._item(describe_call(r.call), "refused", f"refused: {r.why}")
                 refused.append(r)
             unanswered += [c for c in rec.get("unanswered", []) if c not in unanswered]
@@ -477,7 +478,7 @@ class Runner:
             for n, clause in enumerate(c for c in unanswered if c not in parts):
                 self._navigate(f"unanswered:{n}", clause, UNANSWERED, what=clause)
             for n, r in enumerate(r for r in edits if r.piece not in parts):
-                self._hand_over(f"edit:{n}", r.piece, r.why, r.call, "edits-what-exists", what=describe_call(r.call),
+                self._hand_over(f"edit:{n}", r.piece, r.why, r.call, r.for_screen, what=describe_call(r.call),
                                 piece=r.piece)
         else:
             self._unanswered(unanswered)
