@@ -804,19 +804,28 @@ def test_what_the_person_said_of_each_call_of_a_turn():
     assert clause_of(mail, request, cat, turn).endswith("tell him the bulb on the 2nd floor hallway is out again")
 
 
-def test_a_call_the_gate_refuses_as_an_edit_goes_to_the_screen(session, phone, tmp_path):
-    """The gate refuses a new contact for "update Chen Wei's contact ..." (`acting._edits_what_exists`); the change
-    itself was asked for, so the screen gets it, as for `edits_by_adding` -- and with navigate never, nothing."""
-    chen = ("create_contact", {"first_name": "Chen", "last_name": "Wei", "email": "chen.wei@tsinghua.edu.cn"})
+@pytest.mark.parametrize("request_, made, handed_to_screen, rule", [
+    # "update Chen Wei's contact ...": a new contact refused (`acting._edits_what_exists`), the change asked for
+    ("turn off the flashlight. update Chen Wei's contact with his new email chen.wei@tsinghua.edu.cn",
+     ("create_contact", {"first_name": "Chen", "last_name": "Wei", "email": "chen.wei@tsinghua.edu.cn"}),
+     "update Chen Wei's contact with his new email chen.wei@tsinghua.edu.cn", "edits-what-exists"),
+    # "sms to Sofia ...": a new contact refused as the message's words (`acting._passed_on`), the text asked for
+    ("turn off the flashlight and sms to Sofia Hernandez: i will bring the documents on wednesday",
+     ("create_contact", {"first_name": "Sofia", "last_name": "Hernandez"}),
+     "sms to Sofia Hernandez: i will bring the documents on wednesday", "message-passed-on"),
+])
+def test_a_call_the_gate_refuses_for_the_screen_leaves_what_was_asked_to_it(session, phone, tmp_path, request_, made,
+                                                                           handed_to_screen, rule):
+    """The gate refuses the call, but what it stood for was asked: the screen gets that part (the trace's `gate`
+    record names the rule), as for `edits_by_adding` -- and with navigate never, nothing."""
     turn_off = ("turn_off_flashlight", {})
-    request = "turn off the flashlight. update Chen Wei's contact with his new email chen.wei@tsinghua.edu.cn"
     nav = ScriptedNavigator(phone, "COMPLETE")
-    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(turn_off, chen)), navigator=nav).run(request)
-    assert nav.calls == [("update Chen Wei's contact with his new email chen.wei@tsinghua.edu.cn", 0)]
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(turn_off, made)), navigator=nav).run(request_)
+    assert nav.calls == [(handed_to_screen, 0)]
     assert phone.snapshot()["contacts"] == [] and rep.calls_dispatched == 1
     (handed,) = [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"]
-    assert handed["rule"] == "edits-what-exists"
-    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(turn_off, chen)), navigate="never").run(request)
+    assert handed["rule"] == rule
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(turn_off, made)), navigate="never").run(request_)
     assert [(i.what[:14], i.status) for i in rep.items if i.status == "refused"] == [("create_contact", "refused")]
     assert phone.snapshot()["contacts"] == []
 
@@ -935,16 +944,3 @@ def test_a_screen_a_call_opened_whose_switch_the_request_sets_goes_to_the_naviga
         "open the wifi settings")
     assert phone.snapshot()["wifi"] is True and nav.calls == []
 
-
-def test_a_call_refused_as_the_words_of_a_message_leaves_the_message_to_the_screen(session, phone, tmp_path):
-    """"send sms to Sofia Hernandez, say her ..." made into a new contact: the gate refuses it (its values are the
-    message's), and the text itself was asked for, so the screen gets the opener and its message."""
-    sofia = ("create_contact", {"first_name": "Sofia", "last_name": "Hernandez"})
-    torch = ("turn_on_flashlight", {})
-    request = "turn on the flashlight and sms to Sofia Hernandez: i will bring the documents on wednesday"
-    nav = ScriptedNavigator(phone, "COMPLETE")
-    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(torch, sofia)), navigator=nav).run(request)
-    assert nav.calls == [("sms to Sofia Hernandez: i will bring the documents on wednesday", 0)]
-    assert phone.snapshot()["contacts"] == [] and rep.calls_dispatched == 1
-    (handed,) = [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"]
-    assert handed["rule"] == "message-passed-on"
