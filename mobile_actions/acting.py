@@ -136,13 +136,13 @@ def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[st
     for i, p in enumerate(out):
         if p.message is None:
             continue
-        end, sentence = p.message[1], p.sentence
-        if p.message[0] >= end and i + 1 < len(out) and masked[end:out[i + 1].start].strip() in _MESSAGE_MARKS:
-            sentence = out[-1].sentence     # the message is all that follows
+        end = p.message[1]
+        empty = p.message[0] >= end        # the opener ends its piece
+        after_mark = empty and i + 1 < len(out) \
+            and masked[end:out[i + 1].start].strip() in _MESSAGE_MARKS   # "msg bao - ...": all that follows
         for q in out[i + 1:]:
-            gap = masked[end:q.start].strip()
-            if q.sentence > sentence or (q.sentence == p.sentence and gap != "," and not
-                                          (p.message[0] >= p.message[1] and gap in _MESSAGE_MARKS)) \
+            gap, same = masked[end:q.start].strip(), q.sentence == p.sentence
+            if (not same and not after_mark) or (same and gap != "," and not (empty and gap in _MESSAGE_MARKS)) \
                     or (names_action is not None and names_action(lexicons.normalise(q.text))):
                 break
             end = q.start + len(q.text)
@@ -667,8 +667,7 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
     if tool is None or (own := lexicons.whole_words(keywords(tool))) is None:
         return None
     # a value whole, not a word inside an address ("oyelaran" in "k.oyelaran@x.ng")
-    values = [(re.compile(rf"(?<![\w.@]){re.escape(lexicons.normalise(str(v).strip()))}(?![\w@]|\.\w)"),
-               len(str(v).split())) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
+    values = [(_whole_value(v), len(str(v).split())) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
     others = [(t.name, rx) for t in catalogue
               if t.name != call.name and (rx := lexicons.whole_words(keywords(t))) is not None]
     addresses = [lexicons.normalise(str(v)) for v in _scalars(call.arguments)
@@ -706,13 +705,13 @@ def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> R
     if tool is not None and (tool.effect == "sends" or argument_schema(tool).get("x-fallback") is True):
         return None
     messages = [p for p in pieces if p.message is not None]
-    values = [lexicons.normalise(str(v).strip()) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
+    values = [_whole_value(v) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
     if not messages or not values:
         return None
     norm = lexicons.normalise(request)
     inside: Piece | None = None
     for v in values:
-        for m in re.finditer(rf"(?<![\w.@]){re.escape(v)}(?![\w@]|\.\w)", norm):
+        for m in v.finditer(norm):
             piece = next((p for p in messages if p.message[0] <= m.start() < p.message[1]), None)
             if piece is None:
                 return None
@@ -722,6 +721,12 @@ def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> R
     opener = request[inside.start:inside.message[0]].strip()
     return Refusal(call, "its values are the words of a message the request passes on", opener,
                    request[inside.start:inside.message[1]], for_screen="message-passed-on")
+
+
+def _whole_value(value) -> re.Pattern:
+    """A call's value as written whole in normalised text, not a word inside an address ("oyelaran" in
+    "k.oyelaran@x.ng")."""
+    return re.compile(rf"(?<![\w.@]){re.escape(lexicons.normalise(str(value).strip()))}(?![\w@]|\.\w)")
 
 
 def _removal_unsaid(call: ToolCall, pieces: Sequence[Piece], lexicon: lexicons.Lexicon | None = None

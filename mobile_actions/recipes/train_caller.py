@@ -13,17 +13,18 @@ import logging
 import sys
 import typing
 from dataclasses import fields
-from typing import Sequence
+from typing import Any, Sequence
 
 from mobile_actions.training.allocator import use_allocator
 from mobile_actions.training.caller import CallerSFTConfig, TrainResult, train
 
 
-def add_arguments(parser: argparse.ArgumentParser, defaults: CallerSFTConfig | None = None) -> None:
-    """One flag per config field (dashes or underscores), typed from the annotations."""
-    defaults = defaults or CallerSFTConfig()
-    hints = typing.get_type_hints(CallerSFTConfig)
-    for f in fields(CallerSFTConfig):
+def add_arguments(parser: argparse.ArgumentParser, defaults: Any = None, config: type = CallerSFTConfig,
+                  required: Sequence[str] = ("data",)) -> None:
+    """One flag per field of the `config` dataclass (dashes or underscores), typed from its annotations."""
+    defaults = defaults or config()
+    hints = typing.get_type_hints(config)
+    for f in fields(config):
         flags = [f"--{f.name.replace('_', '-')}"] + ([f"--{f.name}"] if "_" in f.name else [])
         default = getattr(defaults, f.name)
         helptext = f.metadata.get("help", "") + f" (default: {default})"
@@ -34,11 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser, defaults: CallerSFTConfig | N
             continue
         base_type = next((t for t in typing.get_args(hint) if t is not type(None)), hint) if typing.get_args(hint) else hint
         parser.add_argument(*flags, dest=f.name, type=base_type, default=default, help=helptext,
-                            required=f.name == "data")
+                            required=f.name in required)
 
 
-def config_from_args(args: argparse.Namespace) -> CallerSFTConfig:
-    return CallerSFTConfig(**{f.name: getattr(args, f.name) for f in fields(CallerSFTConfig)})
+def config_from_args(args: argparse.Namespace, config: type = CallerSFTConfig) -> Any:
+    return config(**{f.name: getattr(args, f.name) for f in fields(config)})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

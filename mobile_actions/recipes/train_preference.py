@@ -14,10 +14,9 @@ import argparse
 import collections
 import logging
 import sys
-import typing
-from dataclasses import fields
 from typing import Sequence
 
+from mobile_actions.recipes.train_caller import add_arguments, config_from_args
 from mobile_actions.training.preference import CallerDPOConfig
 
 
@@ -52,7 +51,7 @@ def train_main(args: argparse.Namespace) -> int:
     from mobile_actions.training.allocator import use_allocator
     from mobile_actions.training.preference import train_preference
 
-    cfg = CallerDPOConfig(**{f.name: getattr(args, f.name) for f in fields(CallerDPOConfig)})
+    cfg = config_from_args(args, CallerDPOConfig)
     use_allocator("auto")
     res = train_preference(cfg)
     print(f"preference tuning -> {res.out}: {res.pairs} pairs, {res.steps} steps in {res.seconds:.0f} s")
@@ -71,12 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="rows answered rightly with calls, as a share of the pairs against an answer")
     p.add_argument("--seed", type=int, default=0)
     t = sub.add_parser("train", help="go on from an adapter on the pairs (trl DPOTrainer)")
-    hints = typing.get_type_hints(CallerDPOConfig)
-    for f in fields(CallerDPOConfig):
-        hint = hints[f.name]
-        base = next((x for x in typing.get_args(hint) if x is not type(None)), hint) if typing.get_args(hint) else hint
-        t.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=base, default=f.default,
-                       required=f.name == "pairs", help=f.metadata.get("help", "") + f" (default: {f.default})")
+    add_arguments(t, config=CallerDPOConfig, required=("pairs",))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:

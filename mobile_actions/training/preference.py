@@ -16,10 +16,11 @@ import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from mobile_actions.calls import ToolCall
 from mobile_actions.dataset import Row, prompt_completion
+from mobile_actions.scoring import exact_match
 
 logger = logging.getLogger("mobile_actions.train")
 
@@ -45,10 +46,6 @@ def _turn(row: Row, calls: Sequence[ToolCall], reply: str, layout: str) -> str:
     return prompt_completion(turn, layout=layout)[1]
 
 
-def _key(calls: Iterable[ToolCall]) -> list[str]:
-    return sorted(json.dumps({"name": c.name, "arguments": c.arguments}, sort_keys=True) for c in calls)
-
-
 def preference_pairs(rows: Sequence[Row], answers: Mapping[str, Sequence[ToolCall]], *, layout: str = "cache",
                      held_share: float = 1.0, seed: int = 0) -> list[Pair]:
     """Pairs from `rows` and the caller's `answers` to them (by `Row.where`). A row whose answer differs from
@@ -64,7 +61,7 @@ def preference_pairs(rows: Sequence[Row], answers: Mapping[str, Sequence[ToolCal
             continue
         answer = list(answers[row.where])
         prompt, wanted = prompt_completion(row, layout=layout)
-        if _key(answer) != _key(row.calls):
+        if not exact_match(row.calls, answer):   # a miss as `bench act` counts it
             acted.append(Pair(prompt, wanted, _turn(row, answer, rng.choice(replies), layout), row.where, "acted"))
         elif row.calls:
             right.append(row)
