@@ -752,6 +752,18 @@ def test_a_request_whose_calls_the_gate_refused_is_not_handed_to_the_navigator(s
     assert "its calls were refused" in rep.items[1].reason
 
 
+def test_a_call_tied_to_nothing_the_request_says_does_not_keep_the_request_from_the_screen(session, phone, tmp_path):
+    """The caller's guess (a torch for "send a message to ...") is refused and reported, and the request is
+    handed to the navigator as if no call were made: the gate kept nothing from the phone that was asked."""
+    caller = ScriptedCaller(raw_calls(("turn_on_flashlight", {})))
+    nav = ScriptedNavigator(phone, "IMPOSSIBLE")
+    request = "send a message to jonas weber saying the keys are under the mat"
+    rep = runner(session, tmp_path, caller, nav, yes=True).run(request)
+    assert phone.snapshot()["torch"] is False
+    assert nav.calls and nav.calls[0][0] == request
+    assert rep.items[0].status == "refused" and "neither names it" in rep.items[0].reason
+
+
 def test_parts_no_call_answered_are_left_for_the_screen():
     """What the person asks that no call made, routed or refused answers goes to the navigator; asides and parts
     not asked for never do."""

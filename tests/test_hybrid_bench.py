@@ -34,6 +34,9 @@ def test_check_language():
     assert check_state({"notes~": "buy milk", "recents#": 0}, st) == []
     with pytest.raises(KeyError):
         check_state({"torchlight": True}, st)
+    # a field no entry has would never match (and its "must not" would always hold): an error, named
+    with pytest.raises(KeyError, match="no field 'numbr'"):
+        check_state({"!messages": {"numbr~": "0142"}}, st)
 
 
 def test_a_setup_sets_the_phones_clock_and_it_runs_on_from_there():

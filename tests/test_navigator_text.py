@@ -124,6 +124,42 @@ def test_a_switch_goal_taps_a_switch_in_the_other_state_and_never_one_already_ri
     assert wire.render([], mixed, layout="cache") == wire.render([], screen_catalogue(shade), layout="cache")
 
 
+@pytest.mark.parametrize("goal, fields", [
+    ("set a timer for 10 minutes pls", {"Minutes": "10"}),
+    ("timer half an hour", {"Minutes": "30"}),
+    ("quarter of an hour timer for the eggs", {"Minutes": "15"}),
+    ("an hour and a half timer for the roast", {"Hours": "1", "Minutes": "30"}),
+    ("90 seconds timer", {"Minutes": "1", "Seconds": "30"}),
+    ("wake me at 6:30 and start a 5 min timer", {"Minutes": "5"}),   # a time of day is no timer's length
+    ("open the timer", {}),
+])
+def test_a_timers_fields_take_the_length_the_goal_says_in_digits_or_words(phone, goal, fields):
+    """The Timer tab's Hours/Minutes/Seconds (`screens.json` duration_fields) take the goal's length of time as
+    the caller's grounding reads it ("half an hour": Minutes 30), typed although the goal never writes "30"."""
+    from mobile_actions.navigator.goals import form_values
+
+    phone.launch("com.google.android.deskclock")
+    phone.tap(*_screen(phone).element("Timer").center)
+    form = _screen(phone)
+    assert {k: v for k, v in form_values(goal, form).items() if k in ("Hours", "Minutes", "Seconds")} == fields
+    if fields:
+        first = next(iter(fields))
+        phone.tap(*form.element(first).center)
+        g = CallGrammar(screen_catalogue(_screen(phone), goal))
+        assert accepts(g, wire.render_call(ToolCall("type_text", {"text": fields[first]})))
+        assert not accepts(g, wire.render_call(ToolCall("long_press", {"target": first})))
+
+
+def test_the_recorders_timer_lengths_read_back_as_recorded():
+    """Every way the recorder says a timer's length is read back by the guards as the fields it types."""
+    from mobile_actions.navigator.goals import duration_values, split_duration
+    from mobile_actions.navigator.record import TIMER_FIELDS, TIMER_LENGTHS
+
+    for seconds, said in TIMER_LENGTHS.items():
+        for words in said:
+            assert duration_values(f"set a timer for {words}", TIMER_FIELDS) == split_duration(seconds, TIMER_FIELDS)
+
+
 def test_a_form_gets_the_values_the_goal_gives_its_fields_then_the_goals_button(phone):
     """"email a@b.co about Invoice saying running late": the focused field takes its value and nothing else
     is offered; while a field lacks its value, tapping such a field is the step (no Send, no finish); once all

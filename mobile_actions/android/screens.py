@@ -32,6 +32,7 @@ class AndroidScreens:
     app_packages: Mapping[str, tuple[str, ...]]   # an app's name as people write it -> its packages
     hour_fields: tuple[str, ...]
     minute_fields: tuple[str, ...]
+    duration_fields: Mapping[str, int]   # a duration picker's field -> the seconds one of its units counts
     half_day_toggles: Mapping[str, tuple[str, ...]]   # "am" / "pm" -> the toggles' labels
 
 
@@ -45,6 +46,13 @@ def _table(value: Any, where: str) -> dict[str, tuple[str, ...]]:
     if not isinstance(value, dict):
         raise BindingError(f"{where} must be an object of lists of words")
     return {label.lower(): _words(words, f"{where}.{label}") for label, words in value.items()}
+
+
+def _units(value: Any, where: str) -> dict[str, int]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and k.strip() and type(v) is int and v > 0
+                                              for k, v in value.items()):
+        raise BindingError(f"{where} must be an object of positive whole numbers")
+    return {label.lower(): v for label, v in value.items()}
 
 
 def _text(value: Any, where: str) -> str:
@@ -75,4 +83,5 @@ def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
         app_packages=_table(data.get("app_packages"), at + "app_packages"),
         hour_fields=tuple(w.lower() for w in _words(data.get("hour_fields"), at + "hour_fields")),
         minute_fields=tuple(w.lower() for w in _words(data.get("minute_fields"), at + "minute_fields")),
+        duration_fields=_units(data.get("duration_fields"), at + "duration_fields"),
         half_day_toggles=_table(data.get("half_day_toggles"), at + "half_day_toggles"))

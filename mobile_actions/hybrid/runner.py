@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mobile_actions import lexicon as lexicons
-from mobile_actions.acting import (REASONS, Declined, Piece, Polarity, Refusal, asks_nothing, claimed, clause_of,
-                                   gate_messages, names_tool)
+from mobile_actions.acting import (REASONS, UNTIED, Declined, Piece, Polarity, Refusal, asks_nothing, claimed,
+                                   clause_of, gate_messages, names_tool)
 from mobile_actions.acting import read as read_request
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, nodes, open_session,
@@ -408,6 +408,8 @@ class Runner:
         messages: list[dict] = [developer_message_for(cfg.now), {"role": "user", "content": request}]
         any_valid = False
         refused: list[Refusal] = []   # the gate's refusals: what they asked for is no goal for the screen either
+        #                               (but a call tied to nothing the request says, `UNTIED`, was the caller's
+        #                               guess, not something the request asked: the request still goes on)
         made: list[ToolCall] = []     # every call of every turn, made, routed or refused: what they answer is taken
         unanswered: list[str] = []    # parts the caller, asked about each alone, still made no call for
         edits: list[Refusal] = []     # refused as what the tool does not do (a new entry for a change to a saved
@@ -424,7 +426,8 @@ class Runner:
                     edits.append(r)   # as `GoalCheck.edits_by_adding` in `_call`: the edit (or the message
                     continue          # passed on) goes to the screen
                 self._item(describe_call(r.call), "refused", f"refused: {r.why}")
-                refused.append(r)
+                if r.reason != UNTIED:
+                    refused.append(r)
             unanswered += [c for c in rec.get("unanswered", []) if c not in unanswered]
             validation = [[Problem(**p) for p in v["problems"]] for v in rec["validation"]]
             if turn == 0 and self._all_screen_work(calls, validation):

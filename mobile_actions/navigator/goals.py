@@ -207,8 +207,13 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
     fields = [e for e in screen.elements if e.kind == "field"]
     named = _held_masked(goal, [e.text for e in fields])
     reached: list[Said] = []     # every cue the goal says, whether its value is kept or not
+    durations = duration_values(goal, [e.label for e in fields])
     for e in fields:
         key = _field_key(e.label)
+        if key in sw.duration_fields:
+            if e.label in durations:
+                out[e.label] = durations[e.label]
+            continue
         if key in sw.hour_fields or key in sw.minute_fields:
             said = said_time(goal)
             value = (said.hour if key in sw.hour_fields else said.minute) if said else ""
@@ -251,6 +256,34 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
         if any(other.cue_at < said.at < other.at for other in reached if other is not said):
             del out[label]
     return out
+
+
+def duration_values(goal: str, labels: Sequence[str]) -> dict[str, str]:
+    """What a duration picker's fields (`screens.json` ``duration_fields``) take for the length of time the goal
+    says, read as the caller's grounding reads it (`decoding.numbers`: "half an hour", "forty five minutes",
+    "1h 20m"): the whole split over the fields among `labels`, largest unit first ("90 seconds": Minutes 1,
+    Seconds 30). A field whose share is 0 is given nothing (an empty field counts 0), and so is every field
+    when the goal says no length of time, or a time of day only ("6:30" is no timer's length)."""
+    from mobile_actions.decoding.numbers import CLOCK_RE, read
+
+    length = next((q.value for q in read(CLOCK_RE.sub(" ", goal)).wholes if q.kind == "time"), None)
+    return split_duration(int(length), labels) if length is not None and length == int(length) else {}
+
+
+def split_duration(seconds: int, labels: Sequence[str]) -> dict[str, str]:
+    """`seconds` over the duration picker's fields among `labels`, largest unit first, fields left at 0 out
+    (`duration_values`; the recorder types a timer's demonstration with it); {} when they cannot hold it."""
+    units = goal_words().screens.duration_fields
+    fields = sorted((label for label in labels if _field_key(label) in units),
+                    key=lambda label: -units[_field_key(label)])
+    if not fields or seconds <= 0:
+        return {}
+    left, out = seconds, {}
+    for label in fields:
+        n, left = divmod(left, units[_field_key(label)])
+        if n:
+            out[label] = str(n)
+    return out if left == 0 else {}
 
 
 _CLOCK_DIGITS = re.compile(r"(?<!\d)(\d{1,2})(?:[:.](\d{2}))?(?!\d)")

@@ -433,7 +433,18 @@ def new_text(r: Recorder, to: str, body: str, contact: str = "") -> None:
 
 def start_timer(r: Recorder, minutes: int) -> None:
     """The Clock's Timer tab, the minutes typed, Start (the Clock already open)."""
-    r.tap("Timer"); r.tap("Minutes"); r.type(str(minutes)); r.tap("Start")
+    start_timer_of(r, 60 * minutes)
+
+
+def start_timer_of(r: Recorder, seconds: int) -> None:
+    """The Clock's Timer tab, the length typed over its fields as the navigator's guards split it (`goals.
+    split_duration`: "an hour and a half" is Hours 1, Minutes 30), Start (the Clock already open)."""
+    from mobile_actions.navigator.goals import split_duration
+
+    r.tap("Timer")
+    for label, value in split_duration(seconds, TIMER_FIELDS).items():
+        r.tap(label); r.type(value)
+    r.tap("Start")
 
 
 def sent(st: dict[str, Any], number: str, body: str) -> bool:
@@ -441,9 +452,9 @@ def sent(st: dict[str, Any], number: str, body: str) -> bool:
     return any(m["direction"] == "sent" and m["number"] == number and m["text"] == body for m in st["messages"])
 
 
-def timed(st: dict[str, Any], minutes: int) -> bool:
-    """A timer of `minutes` is running."""
-    return any(t["seconds"] == 60 * minutes and t["running"] for t in st["timers"])
+def timed(st: dict[str, Any], minutes: int, seconds: int = 0) -> bool:
+    """A timer of `minutes` (and `seconds`) is running."""
+    return any(t["seconds"] == 60 * minutes + seconds and t["running"] for t in st["timers"])
 
 
 def everyday_tasks_for(rng: random.Random) -> list[Task]:
@@ -1253,12 +1264,24 @@ SAID_MESSAGES = [
 TEXT_CONTACTS = ["Marta Kowalska", "Ahmed Karimi", "Sofia Hernandez", "Olumide Adeyemi", "Mei Lin", "Lukas Meyer",
                  "Aisha Bello", "Tomás Ruiz", "Yuki Tanaka", "Rahul Mehta", "Chloe Martin", "Mum", "Dad", "Grandma"]
 TIMER_THINGS = ["pasta", "eggs", "laundry", "lasagna", "tea", "nap", "pizza", "rice", "bread", "workout"]
+TIMER_FIELDS = ("Hours", "Minutes", "Seconds")   # the Clock's Timer tab, as the virtual phone shows it
+# lengths of time as people say them, in seconds (read back by `goals.duration_values`, a test checks each)
+TIMER_LENGTHS = {30: ("30 seconds", "thirty secs"), 45: ("45 seconds",), 90: ("90 seconds", "a minute and a half"),
+                 120: ("two minutes",), 300: ("five minutes", "5 min"), 420: ("seven mins",), 600: ("ten minutes",),
+                 900: ("a quarter of an hour", "fifteen minutes", "quarter hour"), 1200: ("twenty minutes",),
+                 1500: ("twenty-five minutes",), 1800: ("half an hour", "thirty minutes"),
+                 2700: ("forty five minutes", "three quarters of an hour"), 3600: ("an hour", "one hour"),
+                 4500: ("an hour and 15 minutes",), 5400: ("an hour and a half", "1.5 hours"),
+                 7200: ("two hours", "2 hrs"), 150: ("2 min 30 sec",)}
+AMOUNTS = ["$20", "$45", "500 rs", "£15", "€30", "the 60 bucks", "50 dollars"]
+PAY_APPS = ["gpay", "venmo", "paypal", "cash app", "revolut", "google pay"]
 
 
 def text_timer_tasks_for(rng: random.Random) -> list[Task]:
     """Texts the way people write them -- what they say told in the past, with "I'll", a question or a
     "don't", often with no "saying" before it, to a saved contact beside another or to a number in digits --
-    and timers in few words ("timer 10 min", "pasta timer 12 mins")."""
+    and timers in few words or in words ("timer 10 min", "half an hour timer"); and calls and payments, which no
+    app here makes (the demonstration gives up at once: a text is no call)."""
     casual = lambda *forms: _casual(rng, *forms)  # noqa: E731
     name, other = rng.sample(TEXT_CONTACTS, 2)
     digits = [f"{rng.randint(200, 989)}555{rng.randint(1000, 9999)}" for _ in range(3)]
@@ -1281,6 +1304,18 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
     def timer_said(r: Recorder) -> None:
         _open(r, "Clock"); start_timer(r, minutes); r.complete()
 
+    length = rng.choice(sorted(TIMER_LENGTHS))
+    spoken = rng.choice(TIMER_LENGTHS[length])
+
+    def timer_in_words(r: Recorder) -> None:
+        _open(r, "Clock"); start_timer_of(r, length); r.complete()
+
+    amount, pay_app = rng.choice(AMOUNTS), rng.choice(PAY_APPS)
+
+    def give_up_at_home(r: Recorder) -> None:   # no dialer and no payment app: nothing here does it
+        r.impossible()
+
+    nothing_sent = lambda st: not any(m["direction"] == "sent" for m in st["messages"])  # noqa: E731
     return [
         Task("text_said", "Social_Sharing", ("Messages",), casual(
              f"text {to_said} {said}", f"msg {to_said} {said}", f"text {to_said} that {said}",
@@ -1296,6 +1331,16 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
              f"start a {minutes} minute timer for the {thing}", f"~{thing} in, timer {mins}",
              f"countdown {mins}"),
              timer_said, lambda st: timed(st, minutes)),
+        Task("timer_in_words", "General_Tool", ("Clock",), casual(
+             f"set a timer for {spoken}", f"timer {spoken}", f"{spoken} timer for the {thing}",
+             f"start a timer, {spoken}", f"~{thing} needs {spoken}, set a timer", f"countdown {spoken}"),
+             timer_in_words, lambda st: timed(st, 0, length)),
+        Task("call_or_pay", "Social_Sharing", ("Launcher",), casual(
+             f"call {to_said}", f"ring {to_said} and tell them {said}", f"give {to_said} a call",
+             f"video call {to_said}", f"facetime {to_said}", f"call {typed_number}",
+             f"send {to_said} {amount} on {pay_app}", f"pay {to_said} {amount} for the {thing}",
+             f"{pay_app} {to_said} {amount}", f"transfer {amount} to {to_said}"),
+             give_up_at_home, nothing_sent, setup=_given(contacts=people)),
     ]
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mobile_actions.android.phone.setup import apply_setup, setup_problem
+from mobile_actions.android.phone.state import ENTRY_FIELDS
 
 NOW = "2025-06-02T10:00:00"     # a Monday: "tomorrow" is 2025-06-03, "Friday" 2025-06-06
 CATEGORIES = ("tool", "gui", "mixed")
@@ -252,6 +253,12 @@ def _condition(key: str, want: Any, state: dict[str, Any]) -> str | None:
         items = state.get(key)
         if not isinstance(items, list):
             raise KeyError(f"check {key!r}: the phone state has no such list")
+        fields = ENTRY_FIELDS.get(key)
+        unknown = sorted(f for f in (k.removesuffix("~") for k in want if k != "text~")
+                         if fields is not None and f not in fields)
+        if unknown:
+            raise KeyError(f"check {key!r}: its entries have no field {', '.join(map(repr, unknown))} "
+                           f"(fields: {', '.join(sorted(fields))}, and 'text~' for any of them)")
         if any(isinstance(i, dict) and _item_matches(i, want) for i in items):
             return None
         return f"{key}: no entry matches {json.dumps(want, ensure_ascii=False)}"

@@ -92,6 +92,20 @@ class Activity:
         return f"{self.package}/{self.name}"
 
 
+# The fields of each list's entries as `PhoneState.to_json` writes them: what a benchmark's check may name
+# (a field no entry has would make a check that can never hold, or a "must not" that always does).
+ENTRY_FIELDS: dict[str, frozenset[str]] = {
+    "contacts": frozenset({"name", "phone", "email"}),
+    "events": frozenset({"title", "location", "description", "begin_ms", "end_ms", "all_day", "begin", "duration_min"}),
+    "outbox": frozenset({"to", "subject", "body", "cc", "bcc"}),
+    "notes": frozenset({"title", "text"}),
+    "alarms": frozenset({"time", "days", "label", "enabled"}),
+    "timers": frozenset({"seconds", "label", "running"}),
+    "messages": frozenset({"to", "number", "text", "direction"}),
+    "map_results": frozenset({"query", "name", "address", "category"}),
+}
+
+
 @dataclass
 class PhoneState:
     serial: str = "vphone-0001"
