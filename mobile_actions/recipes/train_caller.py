@@ -12,7 +12,7 @@ import argparse
 import logging
 import sys
 import typing
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from typing import Any, Sequence
 
 from mobile_actions.training.allocator import use_allocator
@@ -21,21 +21,26 @@ from mobile_actions.training.caller import CallerSFTConfig, TrainResult, train
 
 def add_arguments(parser: argparse.ArgumentParser, defaults: Any = None, config: type = CallerSFTConfig,
                   required: Sequence[str] = ("data",)) -> None:
-    """One flag per field of the `config` dataclass (dashes or underscores), typed from its annotations."""
-    defaults = defaults or config()
+    """One flag per field of the `config` dataclass (dashes or underscores), typed from its annotations; a
+    field without a default is a required flag whatever `required` says, a list field takes several values."""
     hints = typing.get_type_hints(config)
     for f in fields(config):
         flags = [f"--{f.name.replace('_', '-')}"] + ([f"--{f.name}"] if "_" in f.name else [])
-        default = getattr(defaults, f.name)
-        helptext = f.metadata.get("help", "") + f" (default: {default})"
+        default = getattr(defaults, f.name) if defaults is not None else (
+            f.default if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING
+            else None)
+        needed = f.name in required or (f.default is MISSING and f.default_factory is MISSING)
+        helptext = f.metadata.get("help", "") + ("" if needed else f" (default: {default})")
         hint = hints[f.name]
         if hint is bool:
             parser.add_argument(*flags, dest=f.name, default=default, action=argparse.BooleanOptionalAction,
                                 help=helptext)
             continue
+        if typing.get_origin(hint) is list:
+            parser.add_argument(*flags, dest=f.name, nargs="+", default=default, help=helptext, required=needed)
+            continue
         base_type = next((t for t in typing.get_args(hint) if t is not type(None)), hint) if typing.get_args(hint) else hint
-        parser.add_argument(*flags, dest=f.name, type=base_type, default=default, help=helptext,
-                            required=f.name in required)
+        parser.add_argument(*flags, dest=f.name, type=base_type, default=default, help=helptext, required=needed)
 
 
 def config_from_args(args: argparse.Namespace, config: type = CallerSFTConfig) -> Any:

@@ -14,7 +14,7 @@ import argparse
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from mobile_actions.training.allocator import use_allocator
@@ -180,25 +180,17 @@ def main(cfg: NavigatorTrainConfig) -> TrainResult:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """CLI flags for every config field (``--per-device-batch-size`` …), defaults from the dataclass."""
-    for f in fields(NavigatorTrainConfig):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default if f.default is not f.default_factory else None  # type: ignore[comparison-overlap]
-        if f.name in ("episodes", "out"):
-            p.add_argument(flag, required=True, dest=f.name)
-        elif f.type in ("bool", bool):
-            p.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default)
-        elif f.name == "report_to":
-            p.add_argument(flag, dest=f.name, nargs="+", default=["none"])
-        else:
-            kind = {"int": int, "float": float}.get(str(f.type), str)
-            p.add_argument(flag, dest=f.name, type=kind, default=default)
+    from mobile_actions.recipes import train_caller
+
+    train_caller.add_arguments(p, config=NavigatorTrainConfig, required=("episodes", "out"))
 
 
 def config_from_args(ns: argparse.Namespace) -> NavigatorTrainConfig:
-    values = {f.name: getattr(ns, f.name) for f in fields(NavigatorTrainConfig)}
-    if values.get("split") in ("", "none", "all"):
-        values["split"] = None
-    return NavigatorTrainConfig(**values)
+    """The config of the flags; ``--split none`` (or ``all``, ``""``) is every episode under ``--episodes``."""
+    from mobile_actions.recipes import train_caller
+
+    cfg = train_caller.config_from_args(ns, config=NavigatorTrainConfig)
+    return replace(cfg, split=None) if cfg.split in ("", "none", "all") else cfg
 
 
 if __name__ == "__main__":
