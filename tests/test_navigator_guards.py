@@ -204,6 +204,25 @@ def test_a_day_already_in_its_asked_state_is_never_tapped():
     assert guard.narrow(view("set an alarm for 6:30", weekdays)) is None        # the goal says no days
 
 
+def test_a_goal_that_says_no_days_taps_no_days_toggle():
+    """"set an alarm tomorrow at 6" and "turn off my 7:15 alarm" say no days: no day's toggle is tapped."""
+    guard = g.DaysUnsaid()
+    every_day = {"M", "T", "W", "T (2)", "F", "S", "S (2)"}
+    assert guard.narrow(view("set an alarm tomorrow at 6", alarm_form())).tap_never == every_day
+    assert guard.narrow(view("turn off my 7:15 alarm", alarm_form("Monday"))).tap_never == every_day
+    assert guard.narrow(view("set an alarm for 6:30 on weekdays", alarm_form())) is None   # days-to-set's
+    assert guard.narrow(view("set an alarm tomorrow at 6", mail(focus="To"))) is None       # no day toggles
+
+
+def test_a_time_said_without_minutes_is_on_the_hour():
+    from mobile_actions.navigator.goals import form_values
+
+    form = screen(el("Hour", "field", text="", focused=True), el("Minute", "field", text=""),
+                  package="com.google.android.deskclock")
+    assert form_values("set an alarm tomorrow at 6", form) == {"Hour": "6", "Minute": "00"}
+    assert form_values("move my 6:45 alarm to 7:15", form) == {"Hour": "7", "Minute": "15"}
+
+
 def test_back_goal_is_not_a_way_home():
     guard = g.BackGoal()
     assert guard.narrow(view("back out of this screen", HOME)) == Narrowing(blocked=frozenset({"press_home"}))
@@ -290,7 +309,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 20 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 21 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition

@@ -216,7 +216,8 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
             continue
         if key in sw.hour_fields or key in sw.minute_fields:
             said = said_time(goal)
-            value = (said.hour if key in sw.hour_fields else said.minute) if said else ""
+            # a time said without its minutes ("at 6") is on the hour: the minute field takes 00
+            value = (said.hour if key in sw.hour_fields else said.minute or "00") if said else ""
             if value:
                 out[e.label] = value
             continue

@@ -218,6 +218,18 @@ class DaysAlreadySet:
         return Narrowing(tap_never=right) if right else None
 
 
+class DaysUnsaid:
+    """The goal says no days something repeats on ("set an alarm tomorrow at 6", "turn off my 7:15 alarm"): a
+    day's toggle is never tapped (the model ticked Monday to Friday on a one-time alarm, and moved a work
+    alarm to the weekend when asked to switch it off)."""
+    name = "days-unsaid"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.day_toggles or not view.goal or said(view.goal):
+            return None
+        return Narrowing(tap_never=frozenset(view.day_toggles))
+
+
 class HalfDayToSet:
     """A time picker's AM and PM toggles (`screens.json` ``half_day_toggles``) follow the goal's time
     (`goals.said_time`): the half it says ("10:30 tonight": PM) is tapped before the form is left, the fields and
@@ -409,10 +421,10 @@ class LastStepDone:
 # The fixed order: what the screen allows, then switches, the form, the goal's button, the app to open, keys and
 # the end. It is the order of the trace records; it decides a result only where a rule depends on what is left
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
-GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), DaysAlreadySet(), HalfDayToSet(),
-                             SwitchAlreadySet(), FormFieldValue(), ReplaceValue(), FormFieldOrder(), GoalButton(),
-                             FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(), KeepItems(),
-                             EditOnly(), UntypedText(), LastStepDone())
+GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), DaysAlreadySet(), DaysUnsaid(),
+                             HalfDayToSet(), SwitchAlreadySet(), FormFieldValue(), ReplaceValue(), FormFieldOrder(),
+                             GoalButton(), FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(),
+                             KeepItems(), EditOnly(), UntypedText(), LastStepDone())
 
 
 # ============================================================================================ composition
