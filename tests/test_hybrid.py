@@ -764,6 +764,26 @@ def test_a_call_tied_to_nothing_the_request_says_does_not_keep_the_request_from_
     assert rep.items[0].status == "refused" and "neither names it" in rep.items[0].reason
 
 
+def test_a_call_that_makes_another_kind_of_entry_than_the_request_names_goes_to_the_screen(session, phone, tmp_path):
+    """"new note, shopping list - milk, eggs" made into contacts "milk eggs": the request names notes, the tool
+    makes contacts: nothing is dispatched, and the request from the note on is the navigator's, once for both
+    calls."""
+    from mobile_actions.hybrid.outcome import GoalCheck
+
+    check = GoalCheck()
+    assert check.tool_parts("create_contact", "Creates a contact.") == ("contacts",)
+    assert check.tool_parts("log_water", "Logs water.") == ()      # no part of this phone: never judged
+    caller = ScriptedCaller(raw_calls(("create_contact", {"first_name": "milk", "last_name": "eggs"}),
+                                      ("create_contact", {"first_name": "spinach", "last_name": "soap"})))
+    nav = ScriptedNavigator(phone, "IMPOSSIBLE")
+    request = "new note, shopping list - milk, eggs, spinach, soap"
+    rep = runner(session, tmp_path, caller, nav, yes=True).run(request)
+    assert phone.snapshot()["contacts"] == []
+    assert [c[0] for c in nav.calls] == [request]
+    rules = [r.get("rule") for r in Trace.read(rep.run_dir).records if r.get("type") == "gate"]
+    assert rules.count("names-another-part") == 2
+
+
 def test_parts_no_call_answered_are_left_for_the_screen():
     """What the person asks that no call made, routed or refused answers goes to the navigator; asides and parts
     not asked for never do."""

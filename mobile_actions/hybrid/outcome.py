@@ -273,6 +273,11 @@ class GoalCheck:
             return None
         return next((w for w in _tokens(text) if w in self.verbs[EDITS]), None)
 
+    def tool_parts(self, tool: str, description: str) -> tuple[str, ...]:
+        """The parts of the phone a tool works on, as its name and description name them ("contacts":
+        create_contact); () for a tool whose words name none (a catalogue this phone knows nothing of)."""
+        return self.parts_named(f"{tool.replace('_', ' ')}. {description}")
+
     def _lead(self, text: str) -> str:
         """The first word of `text` past interjections and the ways of asking ("pls", "can u")."""
         return next((t for t in _tokens(text) if t not in self._not_lead), "")

@@ -415,6 +415,7 @@ class Runner:
         edits: list[Refusal] = []     # refused as what the tool does not do (a new entry for a change to a saved
         #                               one, a message passed on): the screen's to make
         self._first_text = ""
+        self._handed: dict[str, str] = {}   # what was handed to the screen in this run, and how it ended
         for turn in range(cfg.max_turns):
             rec = self._caller_turn(turn, messages)
             if turn == 0:
@@ -568,13 +569,18 @@ class Runner:
                                   {"status": "skipped", "reason": "already done"}, item=False)
         told = clause_of(call, self.report.request, self.catalogue, [c.name for c in self._turn_calls])
         cue = self.goal_check.edits_by_adding(told, call.name) if told else None
-        if cue is not None:
-            # "update Tom's number" -> create_contact would leave a second Tom: the edit is the screen's to make
-            why = f"{call.name} makes a new entry, and the request edits one ({cue!r} in {told!r})"
+        asked = self._asked_part(call, told) if told and cue is None else None
+        if cue is not None or asked is not None:
+            # "update Tom's number" -> create_contact would leave a second Tom; "new note, shopping list - milk,
+            # eggs" -> a contact "milk eggs": the edit, or the other kind of entry, is the screen's to make
+            part, goal = asked if asked is not None else (None, told)
+            why = (f"{call.name} makes a new entry, and the request edits one ({cue!r} in {told!r})" if cue else
+                   f"{call.name} does not make what the request asks for (its {part}: {goal!r})")
             if self.config.navigate == "never" or self.navigator is None:
                 return self._call_end(key, what, "refused", f"not dispatched: {why}", data,
                                       {"status": "refused", "reason": why})
-            outcome = self._hand_over(key, told, why, call, "edits-by-adding", cue=cue, piece=told)
+            outcome = self._hand_over(key, goal, why, call, "edits-by-adding" if cue else "names-another-part",
+                                      cue=cue or part, piece=goal)
             return {"status": "done" if outcome == "done" else "not_done"}
         pieces = read_request(told) if told else []
         own = pieces[0].text if pieces else ""   # the piece that owns the call, not those that follow it
@@ -675,10 +681,13 @@ class Runner:
     def _hand_over(self, task: str, instruction: str, why: str, call: ToolCall, rule: str, what: str | None = None,
                    **detail: Any) -> str:
         """Give the navigator a part of the request that `call` does not do as asked; the trace's `gate` record,
-        written first, names the rule that handed it."""
+        written first, names the rule that handed it. A part already handed over in this run (two calls made of
+        one note's list) is not done twice: its outcome stands for both."""
         self._write(StepRecord("gate", f"handover:{task}", "handed", data={"call": call.to_json(), "rule": rule,
                                                                            **detail}))
-        return self._navigate(task, instruction, why, what=what)
+        if instruction not in self._handed:
+            self._handed[instruction] = self._navigate(task, instruction, why, what=what)
+        return self._handed[instruction]
 
     def _switches_left(self) -> tuple[str, ...]:
         """The switches on the screen now shown that the request names and that show the other state
@@ -709,6 +718,39 @@ class Runner:
             return readable and self.goal_check.asks_change(told) and not any(
                 self._effect(t) != "none" for t in self.catalogue.names if names_tool(told, self.catalogue[t]))
         return binding.was_done is None or readable
+
+    def _asked_part(self, call: ToolCall, told: str) -> tuple[str, str] | None:
+        """(the part of the phone the request asks for, the request from where it names it) when a call that
+        changes something works on other parts (`GoalCheck.tool_parts`): "new note, shopping list - milk,
+        eggs" -> create_contact("milk", "eggs"). None when `told`'s pieces name one of the tool's parts. The part
+        is the one `told`'s pieces name, else the one the nearest piece before them names ("new note" before the list), unless another call of this turn works
+        on it ("torch on, add Ana": the torch is the other call's, "add Ana" the contact's). The goal runs on
+        through the sentences after `told` that name no part ("new note called shopping - oat milk, eggs")."""
+        if call.name not in self.catalogue or self._effect(call.name) == "none":
+            return None
+        pieces = read_request(self.report.request)
+        mine = [i for i, p in enumerate(pieces) if p.text and p.text in told]
+        if not mine:
+            return None
+        own = set(self.goal_check.tool_parts(call.name, self.catalogue[call.name].description))
+        if not own or any(own & set(self.goal_check.parts_named(pieces[i].text)) for i in mine):
+            return None
+        at = next((i for i in [*mine, *range(min(mine) - 1, -1, -1)] if self.goal_check.parts_named(pieces[i].text)),
+                  None)
+        if at is None:
+            return None
+        others = {p for c in self._turn_calls if c != call and c.name in self.catalogue
+                  for p in self.goal_check.tool_parts(c.name, self.catalogue[c.name].description)}
+        named = [p for p in self.goal_check.parts_named(pieces[at].text) if p not in others]
+        if not named:
+            return None
+        part = named[0]
+        first, last = min(pieces[at].sentence, pieces[min(mine)].sentence), pieces[max(mine)].sentence
+        while any(p.sentence == last + 1 for p in pieces) and not any(
+                self.goal_check.parts_named(p.text) for p in pieces if p.sentence == last + 1):
+            last += 1
+        spans = [(p.start, p.start + len(p.text)) for p in pieces if first <= p.sentence <= last]
+        return part, self.report.request[min(a for a, _ in spans):max(b for _, b in spans)].strip()
 
     def _effect(self, name: str) -> str:
         return self.catalogue[name].effect if name in self.catalogue else "changes"
