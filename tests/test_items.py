@@ -14,6 +14,8 @@ from tests.test_hybrid_fakes import ScriptedCaller, ScriptedNavigator, phone, se
     ("delete the 6 pm alarm", "6:00 AM alarm", "6:00 AM"),
     ("delete ana gomez", "Ana Lopez", "Lopez"),
     ("delete the groceries note", "Groceries 2", "2"),
+    ("delete the yoga alarm", "8:00 AM alarm Medicine", "8:00 AM"),     # its name is not said
+    ("delete the medicine alarm at 9", "8:00 AM alarm Medicine", "8:00 AM"),   # another time: another alarm
 ])
 def test_an_item_the_goal_does_not_name_is_reported_with_the_word_missing(goal, item, missing):
     wrong = unnamed(goal, Item(item, "description"), "Delete")
@@ -25,6 +27,8 @@ def test_an_item_the_goal_does_not_name_is_reported_with_the_word_missing(goal, 
     ("delete the 6 pm alarm", "6:00 PM alarm"), ("delete the 18:00 alarm", "6:00 PM alarm"),
     ("delete ana lopez from my contacts", "Ana Lopez"), ("remove ana's number", "Ana"),
     ("delete the dentist appointment", "Dentist"), ("delete the note", "note"),
+    ("can you delete the alarm called Medicine?", "8:00 AM alarm Medicine"),   # named by its label, no time said
+    ("delete my 8am alarm", "8:00 AM alarm Medicine"),                        # by its time: the label not needed
 ])
 def test_an_item_the_goal_names_passes(goal, item):
     assert unnamed(goal, Item(item, "description"), "Delete") is None

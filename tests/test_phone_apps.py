@@ -152,14 +152,14 @@ def test_clock_alarm_editor_days_label_switch_and_delete(phone):
     tap(phone, text="Save")
     assert phone.state.alarms == [{"time": "19:30", "days": "Wed,Fri", "label": "Gym", "enabled": True}]
     assert phone.state.top.kind == "clock" and phone.state.toast == "Alarm set for 7:30 PM"
-    (switch,) = nodes(phone, **{"content-desc": "7:30 PM alarm"})
+    (switch,) = nodes(phone, **{"content-desc": "7:30 PM alarm Gym"})     # as a screen reader says the row
     assert switch.get("checkable") == "true" and switch.get("checked") == "true"
-    tap(phone, **{"content-desc": "7:30 PM alarm"})
+    tap(phone, **{"content-desc": "7:30 PM alarm Gym"})
     assert phone.state.alarms[0]["enabled"] is False
     tap(phone, text="7:30 PM")                                 # the row opens the editor, filled in
     assert phone.state.top.fields["hour"] == "7" and phone.state.top.data["pm"] is True
     phone.run("input keyevent BACK")
-    tap(phone, **{"content-desc": "Delete 7:30 PM alarm"})
+    tap(phone, **{"content-desc": "Delete 7:30 PM alarm Gym"})
     assert phone.state.alarms == []
 
 

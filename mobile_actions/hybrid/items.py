@@ -145,16 +145,23 @@ def _minutes(text: str, goal: bool) -> set[int]:
 
 
 def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
-    """Whether `goal` fails to name `item`: a time of the item the goal does not say, a number it does not write,
-    or a capitalised word of it (other than the button's `label`) missing from the goal."""
+    """Whether `goal` fails to name `item`: a time of the item the goal does not say (unless the goal says all of
+    the item's name besides it and no other time: "the alarm called Medicine" names "8:00 AM alarm Medicine"; the
+    time said, the rest of the name is not needed), a number it does not write, or a capitalised word of it (other than the button's `label`) missing from the goal."""
     text = item.text
     times = [m for m in _TIME_RE.finditer(text) if _is_time(m)]
-    if times:
-        said = _minutes(goal, goal=True)
-        if not said & _minutes(text, goal=False):
-            return Unnamed(item, times[0].group(0).strip())
     rest = _TIME_RE.sub(lambda m: " " if _is_time(m) else m.group(0), text)
     goal_words = set(_WORD_RE.findall(normalise(goal)))
+    skip = set(_WORD_RE.findall(normalise(label))) | _MERIDIEM
+    by_time = False
+    if times:
+        said = _minutes(goal, goal=True)
+        by_time = bool(said & _minutes(text, goal=False))
+        # a goal that says no time names an item with a name besides its time ("8:00 AM alarm Medicine") by all
+        # of that name; one that says another time names another item
+        name = [w for w in _CAPITAL_RE.findall(rest) if normalise(w) not in skip and not (w.isupper() and len(w) <= 2)]
+        if not by_time and (said or not name or not all(_says(goal_words, normalise(w)) for w in name)):
+            return Unnamed(item, times[0].group(0).strip())
     goal_numbers = set(re.findall(r"\d+", goal))
     for m in _TIME_RE.finditer(goal):   # "645" says the 6 and the 45 of an alarm's hour and minute fields
         if _is_time(m):
@@ -162,11 +169,10 @@ def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
     for number in re.findall(r"\d+", rest):
         if number not in goal_numbers:
             return Unnamed(item, number)
-    skip = set(_WORD_RE.findall(normalise(label))) | _MERIDIEM
     # a form's first field is what a person wrote (a note's title "Recipe - lasagna"): every word of it tells it
     # from its look-alikes, lower case or not; elsewhere the screen's capitalised words do
     words = [w for w in _WORD_RE.findall(rest) if len(w) >= 3 and not w.isdigit()] if item.source == "field" \
-        else _CAPITAL_RE.findall(rest)
+        else [] if by_time else _CAPITAL_RE.findall(rest)   # (an item named by its time needs no other name)
     for word in words:
         w = normalise(word)
         if w in skip or w.upper() == word and len(word) <= 2:

@@ -656,6 +656,7 @@ def _alarms(phone: "VirtualPhone", act: Activity) -> list[Widget]:
     rows = []
     for i, a in enumerate(phone.state.alarms):
         shown = twelve_hour(a["time"])
+        named = f"{shown} alarm" + (f" {a['label']}" if a["label"] else "")   # as a screen reader says the row
         days = ", ".join(a["days"].split(",")) if a["days"] else "Not scheduled"
         if a["days"] == ",".join(WEEKDAYS):
             days = "Every day"
@@ -663,10 +664,10 @@ def _alarms(phone: "VirtualPhone", act: Activity) -> list[Widget]:
             Widget("item", (0, 0, 700, 250), text=shown, subtitle=" · ".join(x for x in (a["label"], days) if x),
                    package=pkg, rid=f"{pkg}:id/digital_clock", clickable=True,
                    on_tap=lambda i=i: phone.edit_alarm(i)),
-            Widget("toggle", (WIDTH - 240, 30, WIDTH - 48, 130), desc=f"{shown} alarm", package=pkg,
+            Widget("toggle", (WIDTH - 240, 30, WIDTH - 48, 130), desc=named, package=pkg,
                    rid=f"{pkg}:id/onoff", cls="android.widget.Switch", clickable=True, checkable=True,
                    checked=a["enabled"], on_tap=lambda i=i: phone.toggle_alarm(i)),
-            Widget("button", (WIDTH - 300, 150, WIDTH - 48, 240), text="Delete", desc=f"Delete {shown} alarm",
+            Widget("button", (WIDTH - 300, 150, WIDTH - 48, 240), text="Delete", desc=f"Delete {named}",
                    package=pkg, rid=f"{pkg}:id/delete", cls="android.widget.Button", clickable=True,
                    color=(232, 240, 254), on_tap=lambda i=i: phone.delete_alarm(i)),
         ])
