@@ -721,36 +721,31 @@ class Runner:
 
     def _asked_part(self, call: ToolCall, told: str) -> tuple[str, str] | None:
         """(the part of the phone the request asks for, the request from where it names it) when a call that
-        changes something works on other parts (`GoalCheck.tool_parts`): "new note, shopping list - milk,
-        eggs" -> create_contact("milk", "eggs"). None when `told`'s pieces name one of the tool's parts. The part
-        is the one `told`'s pieces name, else the one the nearest piece before them names ("new note" before the list), unless another call of this turn works
-        on it ("torch on, add Ana": the torch is the other call's, "add Ana" the contact's). The goal runs on
-        through the sentences after `told` that name no part ("new note called shopping - oat milk, eggs")."""
-        if call.name not in self.catalogue or self._effect(call.name) == "none":
-            return None
+        changes something works on other parts (`GoalCheck.tool_parts`): "new note, shopping list - milk, eggs"
+        -> create_contact("milk", "eggs"). None when `told`'s pieces name one of the tool's parts, or when the
+        part asked for is one another call of this turn works on ("torch on, add Ana": the torch is the other
+        call's). The part is the one `told`'s pieces name, else the one the nearest piece before them names ("new
+        note" before the list); the goal runs on through the sentences after `told` that name no part ("new note
+        called shopping - oat milk, eggs")."""
+        tool = self.catalogue[call.name] if call.name in self.catalogue else None
+        own = set(self.goal_check.tool_parts(tool.name, tool.description)) if tool and tool.effect != "none" else set()
         pieces = read_request(self.report.request)
+        parts = [set(self.goal_check.parts_named(p.text)) for p in pieces]
         mine = [i for i, p in enumerate(pieces) if p.text and p.text in told]
-        if not mine:
+        if not own or not mine or any(own & parts[i] for i in mine):
             return None
-        own = set(self.goal_check.tool_parts(call.name, self.catalogue[call.name].description))
-        if not own or any(own & set(self.goal_check.parts_named(pieces[i].text)) for i in mine):
-            return None
-        at = next((i for i in [*mine, *range(min(mine) - 1, -1, -1)] if self.goal_check.parts_named(pieces[i].text)),
-                  None)
-        if at is None:
-            return None
+        at = next((i for i in [*mine, *range(min(mine) - 1, -1, -1)] if parts[i]), None)
         others = {p for c in self._turn_calls if c != call and c.name in self.catalogue
                   for p in self.goal_check.tool_parts(c.name, self.catalogue[c.name].description)}
-        named = [p for p in self.goal_check.parts_named(pieces[at].text) if p not in others]
+        named = sorted(parts[at] - others) if at is not None else []
         if not named:
             return None
-        part = named[0]
         first, last = min(pieces[at].sentence, pieces[min(mine)].sentence), pieces[max(mine)].sentence
         while any(p.sentence == last + 1 for p in pieces) and not any(
-                self.goal_check.parts_named(p.text) for p in pieces if p.sentence == last + 1):
+                parts[i] for i, p in enumerate(pieces) if p.sentence == last + 1):
             last += 1
         spans = [(p.start, p.start + len(p.text)) for p in pieces if first <= p.sentence <= last]
-        return part, self.report.request[min(a for a, _ in spans):max(b for _, b in spans)].strip()
+        return named[0], self.report.request[min(a for a, _ in spans):max(b for _, b in spans)].strip()
 
     def _effect(self, name: str) -> str:
         return self.catalogue[name].effect if name in self.catalogue else "changes"
