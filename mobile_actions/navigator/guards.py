@@ -225,7 +225,7 @@ class DaysUnsaid:
     name = "days-unsaid"
 
     def narrow(self, view: StepView) -> Narrowing | None:
-        if not view.day_toggles or not view.goal or said(view.goal):
+        if not view.goal or not view.day_toggles or view.days_said is not None:
             return None
         return Narrowing(tap_never=frozenset(view.day_toggles))
 

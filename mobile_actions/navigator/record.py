@@ -431,12 +431,7 @@ def new_text(r: Recorder, to: str, body: str, contact: str = "") -> None:
     r.tap("Text message"); r.type(body); send_and_leave(r)
 
 
-def start_timer(r: Recorder, minutes: int) -> None:
-    """The Clock's Timer tab, the minutes typed, Start (the Clock already open)."""
-    start_timer_of(r, 60 * minutes)
-
-
-def start_timer_of(r: Recorder, seconds: int) -> None:
+def start_timer(r: Recorder, seconds: int) -> None:
     """The Clock's Timer tab, the length typed over its fields as the navigator's guards split it (`goals.
     split_duration`: "an hour and a half" is Hours 1, Minutes 30), Start (the Clock already open)."""
     from mobile_actions.navigator.goals import split_duration
@@ -534,7 +529,7 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
         _open(r, "Clock"); r.tap(f"Delete {old_shown} alarm"); r.complete()
 
     def timer(r: Recorder) -> None:
-        _open(r, "Clock"); start_timer(r, minutes); r.complete()
+        _open(r, "Clock"); start_timer(r, 60 * minutes); r.complete()
 
     def stopwatch(r: Recorder) -> None:
         _open(r, "Clock"); r.tap("Stopwatch"); r.tap("Start"); r.complete()
@@ -596,7 +591,7 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
         r.complete()
 
     def timer_then_dnd(r: Recorder) -> None:
-        _open(r, "Clock"); start_timer(r, minutes)
+        _open(r, "Clock"); start_timer(r, 60 * minutes)
         _shade(r, expanded=True); r.tap("Do Not Disturb"); r.complete()
 
     days_said = _day_list(chosen)
@@ -1302,13 +1297,13 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
     thing = rng.choice(TIMER_THINGS)
 
     def timer_said(r: Recorder) -> None:
-        _open(r, "Clock"); start_timer(r, minutes); r.complete()
+        _open(r, "Clock"); start_timer(r, 60 * minutes); r.complete()
 
     length = rng.choice(sorted(TIMER_LENGTHS))
     spoken = rng.choice(TIMER_LENGTHS[length])
 
     def timer_in_words(r: Recorder) -> None:
-        _open(r, "Clock"); start_timer_of(r, length); r.complete()
+        _open(r, "Clock"); start_timer(r, length); r.complete()
 
     amount, pay_app = rng.choice(AMOUNTS), rng.choice(PAY_APPS)
 
