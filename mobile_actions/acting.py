@@ -568,11 +568,12 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
             if why is None and mine.pieces != pieces and notes is not None \
                     and _polarity_problem(call, tool, effect, pieces, lexicon) is not None:
                 notes.append(f"{call.name} kept: {mine}")
+        if why is None and effect != "none":
+            why = _borrowed_values(call, tool, catalogue, mine.pieces, lexicon)
         if why is None:
             why = _passed_on(call, tool, pieces, request)
         if why is None and effect != "none":
-            why = (_borrowed_values(call, tool, catalogue, mine.pieces, lexicon)
-                   or _removal_unsaid(call, pieces, lexicon) or _verb_declined(call, tool, pieces, lexicon)
+            why = (_text_to_write(call, tool, pieces, request, lexicon) or _removal_unsaid(call, pieces, lexicon) or _verb_declined(call, tool, pieces, lexicon)
                    or _edits_what_exists(call, tool, effect, pieces, lexicon))
         if why is None:
             kept.append(call)
@@ -695,11 +696,12 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
 
 
 def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> Refusal | None:
-    """A call whose values are all written inside a message the person passes on to someone is that message's
-    words, not an ask: "text hiroshi meet at hachiko exit at noon" gives no `show_map("hachiko exit")`, "sms to
-    Kwame: Grandpa will pick you up at 4pm" no event. The message begins after a speech opener (`Piece.message`,
-    the lexicon's `polarity.speech_openers`). Kept when any of its values is written outside every message (the
-    address of "text ana@x.com that ..."), when the tool sends (`effect`: a catalogue's `send_sms` for "sms to
+    """A call whose values are all written inside a message the person passes on to someone, or in its
+    opener, is that message's words or its addressee, not an ask: "text hiroshi meet at hachiko exit at noon"
+    gives no `show_map("hachiko exit")`, "sms to Kwame: Grandpa will pick you up at 4pm" no event, "let
+    Katarzyna Nowak know that I landed" no contact. The message begins after a speech opener (`Piece.message`,
+    the lexicon's `polarity.speech_openers`). Kept when any of its values is written outside every message and
+    opener, when the tool sends (`effect`: a catalogue's `send_sms` for "sms to
     Raul: ...", `message_studio` for "msg the studio: ..."), or when the tool is the catalogue's fallback (the
     screen passes the message on where no tool does)."""
     if tool is not None and (tool.effect == "sends" or argument_schema(tool).get("x-fallback") is True):
@@ -712,7 +714,7 @@ def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> R
     inside: Piece | None = None
     for v in values:
         for m in v.finditer(norm):
-            piece = next((p for p in messages if p.message[0] <= m.start() < p.message[1]), None)
+            piece = next((p for p in messages if p.start <= m.start() < p.message[1]), None)
             if piece is None:
                 return None
             inside = inside or piece
@@ -721,6 +723,42 @@ def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> R
     opener = request[inside.start:inside.message[0]].strip()
     return Refusal(call, "its values are the words of a message the request passes on", opener,
                    request[inside.start:inside.message[1]], for_screen="message-passed-on")
+
+
+def _text_to_write(call: ToolCall, tool, pieces: Sequence[Piece], request: str,
+                   lexicon: lexicons.Lexicon | None = None) -> Refusal | None:
+    """A state-changing call whose values are all written in the text the request asks to write somewhere
+    (after one of the lexicon's `navigator.text_cues`: "that says", "note down", "make a note to"), in a piece
+    that does not name the call's tool before that cue, is that text's words, not an ask: 'Create a note titled
+    "Book club" that says: next book ... on the 14th' gives no event titled "next book", "make a note to call
+    the dentist tomorrow at 3" no event. The text goes to the screen (the sentence from that piece on). A tool
+    that sends is left to `_recipient_problem`; the catalogue's fallback takes any text."""
+    if tool is not None and (tool.effect == "sends" or argument_schema(tool).get("x-fallback") is True):
+        return None
+    values = [_whole_value(v) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
+    cues = lexicons.Phrases(tuple(lexicons.normalise(c) for c in (lexicon or lexicons.load()).navigator.text_cues))
+    own = _named_by(call.name, tool, generic=False)
+    spans: list[tuple[int, int, Piece, str]] = []
+    for p in pieces:
+        m = cues.find(lexicons.normalise(p.text))
+        if m is not None and not (own is not None and own.search(lexicons.normalise(p.text[:m.start()]))):
+            spans.append((p.start + m.end(), p.start + len(p.text), p, m.group()))
+    if not spans or not values:
+        return None
+    norm = lexicons.normalise(request)
+    inside: tuple[int, int, Piece, str] | None = None
+    for v in values:
+        for m in v.finditer(norm):
+            span = next((x for x in spans if x[0] <= m.start() < x[1]), None)
+            if span is None:
+                return None
+            inside = inside or span
+    if inside is None:
+        return None
+    piece, cue = inside[2], inside[3]
+    end = max(p.start + len(p.text) for p in pieces if p.sentence == piece.sentence)
+    return Refusal(call, "its values are the words of a text the request asks to write", cue, request[piece.start:end],
+                   for_screen="text-to-write")
 
 
 def _whole_value(value) -> re.Pattern:

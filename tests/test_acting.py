@@ -115,6 +115,27 @@ def test_a_contact_name_the_person_wrote_is_a_recipient_where_the_argument_takes
     assert acting.gate([T("send_text", to="Ana")], "text Ana hi", numbers_only)[0] == []
 
 
+def test_the_addressee_of_a_message_passed_on_is_no_contact_to_save():
+    contact = T("create_contact", first_name="Katarzyna", last_name="Nowak")
+    request = "Hi, could you please let Katarzyna Nowak know that I landed safely in Warsaw?"
+    kept, refused = acting.gate([contact], request, CAT)
+    assert kept == [] and refused[0].for_screen == "message-passed-on" and "let Katarzyna Nowak know" in refused[0].cue
+    # a contact the request does ask for, beside the message, is kept
+    request = "save Katarzyna Nowak to my contacts and tell her I landed"
+    assert acting.gate([contact], request, CAT)[0] == [contact]
+
+
+def test_values_of_a_text_the_request_asks_to_write_make_nothing_else():
+    event = T("create_calendar_event", title="next book", datetime="2025-06-14T00:00:00")
+    request = 'Create a note titled "Book club" that says: next book is The Remains of the Day, on the 14th.'
+    kept, refused = acting.gate([event], request, CAT)
+    assert kept == [] and refused[0].for_screen == "text-to-write" and refused[0].cue == "that says"
+    assert refused[0].piece.startswith("Create a note") and refused[0].piece.endswith("on the 14th")
+    dentist = T("create_calendar_event", title="dentist", datetime="2025-06-03T15:00:00")
+    assert acting.gate([dentist], "add an event that says dentist tomorrow at 3", CAT)[0] == [dentist]
+    assert acting.gate([dentist], "make a note to see the dentist tomorrow at 3", CAT)[0] == []
+
+
 def test_a_state_change_whose_values_belong_to_another_tools_request_is_refused():
     both = load_catalogue("mobile_actions+clock_messages")
     request = "set an alarm for 6:30 on weekdays and text Ana that I'm on my way"

@@ -976,3 +976,35 @@ def test_a_screen_a_call_opened_whose_switch_the_request_sets_goes_to_the_naviga
         "open the wifi settings")
     assert phone.snapshot()["wifi"] is True and nav.calls == []
 
+
+
+def test_a_look_up_that_did_not_do_the_part_it_answered_hands_that_part_to_the_screen(session, phone, tmp_path):
+    """"save the wifi password ... in a note pls: Kf7pX92mz" answered by open_wifi_settings: the Wi-Fi screen
+    holds no note, so the navigator gets the part; a look-up that did what was asked hands nothing over."""
+    caller = ScriptedCaller(raw_calls(("open_wifi_settings", {})))
+    nav = ScriptedNavigator(phone, "IMPOSSIBLE")
+    request = "save the wifi password for my parents place in a note pls: Kf7pX92mz"
+    rep = runner(session, tmp_path, caller, nav).run(request)
+    assert len(nav.calls) == 1 and nav.calls[0][0].startswith("save the wifi password") and "Kf7pX92mz" in nav.calls[0][0]
+    rules = [r.get("rule") for r in Trace.read(rep.run_dir).records if r.get("type") == "gate"]
+    assert "looked-not-asked" in rules and not rep.done
+    phone.reset()
+    nav = ScriptedNavigator(phone, "IMPOSSIBLE")
+    runner(session, tmp_path / "wifi", ScriptedCaller(raw_calls(("open_wifi_settings", {}))), nav).run(
+        "open the wifi settings pls")
+    assert nav.calls == []
+
+
+@pytest.mark.parametrize("goal, others, want", [
+    ("make a note", [], "make a note: grocery list - eggs, oat milk, spinach"),
+    ("make a note", ["email"], "make a note: grocery list - eggs, oat milk, spinach"),   # not the email's part
+    ("note the groceries", [], "note the groceries"),   # not written in the request: kept as the caller wrote it
+])
+def test_a_goal_the_caller_shortened_is_widened_to_the_requests_words(goal, others, want):
+    from mobile_actions.catalog import load_catalogue
+    from mobile_actions.hybrid.outcome import GoalCheck
+    from mobile_actions.hybrid.runner import read_request, routed_goal
+
+    request = "make a note: grocery list - eggs, oat milk, spinach" + (" and email it to a@b.co" if others else "")
+    claimed = [p for p in read_request(request) if others and "email" in p.text]
+    assert routed_goal(goal, request, GoalCheck(), claimed) == want

@@ -315,3 +315,15 @@ def test_a_recipient_picked_from_suggestions_must_be_the_one_the_goal_names(sess
             "text sofia meet me there at 11")
         out = [m["to"] for m in phone.snapshot()["messages"] if m["direction"] == "sent"]
         assert out == ([picked] if sent else []) and (sent or "'Haddad'" in rep.refused[0].reason)
+
+
+def test_a_look_alike_picked_beside_the_contact_the_goal_names_whole_is_refused(session, phone, tmp_path):
+    """"text Mei Lin ...": typing "Mei Lin" offers Mei Ling and Mei Lin; a Send to Mei Ling is refused."""
+    setup.apply_setup(phone, {"contacts": [{"name": "Mei Ling", "phone": "4155550917"},
+                                           {"name": "Mei Lin", "phone": "4155550182"}]})
+    phone.open("messages")
+    nav = ReadingNavigator(phone, ("tap", "Start chat"), "TYPE: Mei Lin", ("tap", "Mei Ling"), "TYPE: happy birthday",
+                           ("tap", "Send"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("text Mei Lin happy birthday")
+    assert not [m for m in phone.snapshot()["messages"] if m["direction"] == "sent"]
+    assert "'Ling'" in rep.refused[0].reason

@@ -385,11 +385,12 @@ def test_texts_to_type_intersect_and_nothing_left_blocks_typing():
 
 def test_the_shipped_guards_on_a_form_say_what_they_did():
     offer = narrow(view("send an email to a@b.co about Invoice", mail(to="a@b.co", focus="To")))
-    assert offer.tap_targets == ("Subject",) and offer.blocked == but("tap")
+    assert offer.tap_targets == ("Subject",) and offer.blocked == but("tap", also=("type_text",))
     assert [f.describe() for f in offer.firings] == [
         "guard focused-field blocked finish",
         "guard form-field-order narrowed tap targets 4 → 1, blocked long_press, swipe, press_back, press_home, "
-        "show_recent_apps, give_up"]
+        "show_recent_apps, give_up",
+        "guard filled-field blocked type_text"]
 
 
 def test_firings_go_through_json_and_a_bad_record_is_a_clear_error():
@@ -530,3 +531,51 @@ def test_a_goal_ends_on_the_home_screen_only_when_it_says_so_not_when_a_message_
     from mobile_actions.navigator import goals
 
     assert goals.says_home(goal) is home
+
+
+# ============================================================================================ messages
+def compose(to: str = "", text: str = "", focus: str | None = None, *offered: str,
+            title: str = "New conversation") -> Screen:
+    return screen(el(title, "text"), el("To", "field", text=to, focused=focus == "To"), *(el(o) for o in offered),
+                  el("Text message", "field", text=text, focused=focus == "Text message"), el("Send"),
+                  package="com.google.android.apps.messaging")
+
+
+@pytest.mark.parametrize("goal,to,want", [
+    ("tell Diego Ramírez the spare key is in the blue flowerpot", "Diego Ramírez",
+     "the spare key is in the blue flowerpot"),
+    ("pls send sms to 07912345678 : wait me at the gate, i come around 8", "07912345678",
+     "wait me at the gate, i come around 8"),
+    ("remind olusegun adeyemi to bring the extension cord tmrw", "Olusegun Adeyemi", "bring the extension cord tmrw"),
+    ("could you let Katarzyna Nowak know that I landed safely?", "Katarzyna Nowak", "I landed safely"),
+    ("text mum did you get home ok?", "Mum", "did you get home ok?"),
+    ("text mum im running late pls", "Mum", "im running late"),
+    ("Tell Chloe Wang happy birthday by text", "Chloe Wang", "happy birthday"),
+    ("text him 'welcome to the team, see you monday'", "Kwame", "welcome to the team, see you monday"),
+])
+def test_a_message_field_takes_the_message_the_goal_passes_on_without_its_recipient(goal, to, want):
+    assert goals.form_values(goal, compose(to, focus="Text message")) == {"Text message": want}
+    assert goals.said_message("open Chrome", compose(to)) == ""
+
+
+def test_a_conversations_title_names_the_recipient_whose_words_are_not_the_message():
+    thread = screen(el("Diego Ramírez", "text"), el("are u home?", "text"), el("Text message", "field", focused=True),
+                    package="com.google.android.apps.messaging")
+    assert goals.said_message("tell diego ramírez the key is under the mat", thread) == "the key is under the mat"
+
+
+def test_a_contact_offered_for_the_typed_recipient_may_be_picked_and_the_one_the_goal_names_first():
+    guard = g.FormFieldOrder()
+    offered = compose("Mei Lin", "", "To", "Mei Ling", "Mei Lin")
+    assert guard.narrow(view("shoot Mei Lin a text saying happy birthday", offered)).tap_only == (
+        "Text message", "Mei Lin")
+    assert guard.narrow(view("text mei saying hi", compose("mei", "", "To", "Mei Ling", "Mei Lin"))).tap_only == (
+        "Text message", "Mei Ling", "Mei Lin")
+    assert view("alarm at 6", screen(el("Hour", "field", text="6", focused=True), el("6:00 AM"))).suggestions == ()
+
+
+def test_nothing_more_is_typed_into_a_field_that_holds_its_value():
+    label = screen(el("Label", "field", text="piano", focused=True), el("PM", "switch", checkable=True), el("Save"))
+    assert "type_text" in g.FilledField().narrow(view("alarm at 8:10 pm with the label 'piano'", label)).blocked
+    empty = screen(el("Label", "field", text="pia", focused=True), el("Save"))
+    assert g.FilledField().narrow(view("alarm at 8:10 with the label 'piano'", empty)) is None

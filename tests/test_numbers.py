@@ -23,6 +23,7 @@ MINUTE = {"type": "integer", "description": "Minute, 0-59.", "minimum": 0, "maxi
 @pytest.mark.parametrize("text, schema, name, want", [
     ("set a timer for ten minutes", SECONDS, "seconds", ("600",)),
     ("half an hour timer pls", SECONDS, "seconds", ("1800",)),
+    ("a timer for three and a half minutes for my tea", SECONDS, "seconds", ("210",)),
     ("timer 1h 20m", SECONDS, "seconds", ("3600", "4800", "1200")),
     ("pasta timer, 12 min", {"type": "integer"}, "duration_min", ("12",)),
     ("33cl of water", {"type": "integer", "description": "Volume in millilitres."}, "amount_ml", ("330",)),

@@ -216,6 +216,21 @@ def test_messages_start_chat_by_contact_name_and_reply_in_the_thread(phone):
     assert row.get("text") == "Ana Lima"
 
 
+def test_messages_offers_every_contact_that_holds_the_typed_name_until_one_is_picked(phone):
+    """As Messages does: the contact named exactly is offered beside its look-alikes ("Mei Lin", "Mei Ling")."""
+    phone.state.contacts.extend([{"name": "Mei Ling", "phone": "555-0917", "email": ""},
+                                 {"name": "Mei Lin", "phone": "555-0182", "email": ""}])
+    phone.open("message_new")
+    phone.run("input text 'Mei Lin'")
+    offered = [n.get("text") for n in nodes(phone, **{"resource-id": "com.google.android.apps.messaging:id/contact_name"})]
+    assert offered == ["Mei Ling", "Mei Lin"]
+    tap(phone, text="Mei Lin", **{"resource-id": "com.google.android.apps.messaging:id/contact_name"})
+    assert not nodes(phone, **{"resource-id": "com.google.android.apps.messaging:id/contact_name"})
+    phone.run("input text hi")
+    tap(phone, text="Send")
+    assert phone.state.messages[0]["number"] == "555-0182"
+
+
 def test_messages_to_a_number_and_to_nobody(phone):
     phone.open("message_new")
     phone.run("input text 'Bob Nobody' && input keyevent TAB && input text hi")

@@ -24,6 +24,7 @@ class AndroidScreens:
     home_package: str
     switch_aliases: Mapping[str, tuple[str, ...]]
     field_cues: Mapping[str, tuple[str, ...]]
+    message_fields: tuple[str, ...]
     address_fields: tuple[str, ...]
     web_address_field: str
     web_words: tuple[str, ...]
@@ -75,6 +76,7 @@ def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
         home_package=_text(data.get("home_package"), at + "home_package"),
         switch_aliases=_table(data.get("switch_aliases"), at + "switch_aliases"),
         field_cues=_table(data.get("field_cues"), at + "field_cues"),
+        message_fields=tuple(w.lower() for w in _words(data.get("message_fields"), at + "message_fields")),
         address_fields=tuple(w.lower() for w in _words(data.get("address_fields"), at + "address_fields")),
         web_address_field=_text(data.get("web_address_field"), at + "web_address_field").lower(),
         web_words=_words(data.get("web_words"), at + "web_words"),

@@ -60,9 +60,9 @@ def _shorthand(words: tuple[str, ...]) -> str:
 
 
 def _rewrite(spelling: Spelling) -> str | Callable[[re.Match], str]:
-    if spelling.hours_plus_minutes is None:
+    if spelling.sixty_plus is None:
         return spelling.replacement
-    return lambda m: f"{int(m[1]) * 60 + spelling.hours_plus_minutes} minutes"
+    return lambda m: f"{int(m[1]) * 60 + spelling.sixty_plus} {spelling.unit}"
 
 
 # A shorthand for a day ("tmrw", "2nite"): normalising it changes the length, so `expression_spans` finds it as typed.

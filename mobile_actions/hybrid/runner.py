@@ -546,7 +546,15 @@ class Runner:
         what = describe_call(call)
         if self._routed(call, problems):
             # A GUI step the caller routed, in the user's order: the navigator does it (resumable by its key).
-            outcome = self._navigate(key, str(call.arguments.get("goal", "")), "the caller routed it to the screen")
+            goal = str(call.arguments.get("goal", ""))
+            whole = routed_goal(goal, self.report.request, self.goal_check,
+                                [p for c in self._turn_calls if c.name != SCREEN_TOOL and c.name in self.catalogue
+                                 for p in claimed(c, self.report.request, self.catalogue)
+                                 if names_tool(p.text, self.catalogue[c.name])])
+            if whole != goal:
+                self._write(StepRecord("gate", f"route:{key}", "widened", data={
+                    "rule": "routed-goal-widened", "goal": goal, "widened": whole}))
+            outcome = self._navigate(key, whole, "the caller routed it to the screen")
             return {"status": "done" if outcome == "done" else "not_done"}
         done = self.prior.finished(key) if self.prior else None
         if done is not None and done.get("fallback"):
@@ -667,7 +675,16 @@ class Runner:
         out = self._call_end(key, what, "done", notes, data, result, ms=ms, item_status=item_status)
         if lost is not None:
             raise Interrupted(f"after {call.name}: {lost}") from lost
-        left = self._switches_left() if self._effect(call.name) == "none" else ()
+        looked = self._effect(call.name) == "none"
+        if looked and told and item_status in ("not_done", "unknown") and self.navigator is not None \
+                and self.config.navigate == "auto":
+            # "save the wifi password in a note pls: Kf7pX92mz" answered by open_wifi_settings: a look-up
+            # changed nothing the person asked for, so the part it answered is the screen's (a call that
+            # changed something is not followed by a second try at it)
+            outcome = self._hand_over(f"{key}:asked", told, f"{call.name} did not do what this part asks", call,
+                                      "looked-not-asked")
+            return {**out, "status": "done" if outcome == "done" else "not_done"}
+        left = self._switches_left() if looked else ()
         if left and self.navigator is not None and self.config.navigate == "auto":
             # "turn off the flashlight and Wi-Fi" answered by open_wifi_settings: the screen it opened shows
             # the switch the request sets, in the other state; the navigator finishes on that screen (under
@@ -1148,6 +1165,22 @@ def app_goals(request: str, check: GoalCheck) -> list[str]:
     if sum(1 for _, named in groups if named) < 2:
         return [request]
     return [request[g[0].start:g[-1].start + len(g[-1].text)] for g, _ in groups]
+
+
+def routed_goal(goal: str, request: str, check: GoalCheck, claimed_pieces: Sequence[Piece]) -> str:
+    """The goal the caller routed to the screen, widened to the words of the request it stands for: the one of
+    `app_goals` (the request, or its part for one app) that holds it, unless that part has a piece that another
+    call answers and that names that call's tool (`claimed_pieces`). A 270M router shortens a goal to its verb ("make a note" of "make a note: grocery list - eggs,
+    oat milk"), and the navigator then has nothing to type."""
+    at = request.lower().find(" ".join(goal.split()).lower()) if goal.strip() else -1
+    if at < 0:
+        return goal
+    for part in app_goals(request, check):
+        start = request.find(part)
+        if start <= at < start + len(part):
+            taken = any(start <= p.start < start + len(part) for p in claimed_pieces)
+            return part if len(part) > len(goal) and not taken else goal
+    return goal
 
 
 def held_back(request: str, check: GoalCheck) -> Declined | None:

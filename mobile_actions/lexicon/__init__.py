@@ -182,11 +182,15 @@ class ClauseWords:
 @dataclass(frozen=True)
 class Spelling:
     """A rewrite that gives a date phrase its one spelling: `pattern` becomes `replacement` (a `re.sub` template),
-    or, with `hours_plus_minutes`, the number in the pattern's first group read as hours and that many minutes
-    more, written in minutes ("2 and a half hours": "150 minutes")."""
+    or, with `sixty_plus`, the number in the pattern's first group read in the larger unit and that many of
+    `unit` more, written in `unit` ("2 and a half hours": "150 minutes", "3 and a half minutes": "210 seconds")."""
     pattern: str
     replacement: str = ""
-    hours_plus_minutes: int | None = None
+    sixty_plus: int | None = None
+    unit: str = "minutes"
+
+
+_PLUS = {"hours_plus_minutes": "minutes", "minutes_plus_seconds": "seconds"}   # a spelling's key -> what it writes
 
 
 @dataclass(frozen=True)
@@ -355,11 +359,13 @@ def _spellings(value: Any, where: str) -> tuple[Spelling, ...]:
         _check_patterns([pattern], here)
         if isinstance(replacement, str):
             out.append(Spelling(pattern, replacement))
-        elif (isinstance(replacement, dict) and list(replacement) == ["hours_plus_minutes"]
-              and _integer(replacement["hours_plus_minutes"])):
-            out.append(Spelling(pattern, hours_plus_minutes=replacement["hours_plus_minutes"]))
+        elif (isinstance(replacement, dict) and len(replacement) == 1 and next(iter(replacement)) in _PLUS
+              and _integer(next(iter(replacement.values())))):
+            (key, n), = replacement.items()
+            out.append(Spelling(pattern, sixty_plus=n, unit=_PLUS[key]))
         else:
-            raise CatalogueError(f'{here}: a replacement is a string or {{"hours_plus_minutes": <integer>}}')
+            raise CatalogueError(f'{here}: a replacement is a string, {{"hours_plus_minutes": <integer>}} or '
+                                 f'{{"minutes_plus_seconds": <integer>}}')
     return tuple(out)
 
 

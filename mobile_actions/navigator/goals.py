@@ -221,6 +221,9 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
             if value:
                 out[e.label] = value
             continue
+        if key in sw.message_fields and (message := said_message(goal, screen)):
+            out[e.label] = message
+            continue
         if key in sw.address_fields:
             m = _EMAIL.search(goal)
             if m:
@@ -257,6 +260,57 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
         if any(other.cue_at < said.at < other.at for other in reached if other is not said):
             del out[label]
     return out
+
+
+def said_message(goal: str, screen: Screen) -> str:
+    """The message the goal passes on, as the request is read for the gate (`acting.read`: what follows a
+    speech opener, "tell diego the key is under the mat"), typed whole: without the words before it that name
+    its recipient on this screen ("Ramírez" of "tell Diego Ramírez ...", the To field or the conversation's
+    title holding "Diego Ramírez"), the marks and content markers that introduce it ("sms to 0791 : ...",
+    "... know that ...") and the courtesy the request ends on; a quoted message is the quote. "" when the goal passes
+    on none. The model typed "sms" for "send sms to 07912345678 : wait me at the gate"."""
+    from mobile_actions.acting import read
+
+    spans = [p.message for p in read(goal) if p.message and p.message[1] > p.message[0]]
+    if not spans:
+        return ""
+    a, b = spans[0]
+    polarity = load_lexicon().polarity
+    mark = re.match(r"[?!]*", goal[b:]).group(0)
+    text, last = goal[a:b], not goal[b + len(mark):].strip()
+    fields = goal_words().screens.message_fields
+    names = {normalise(w) for e in screen.elements
+             if e.kind == "field" and _field_key(e.label) not in fields or e.kind == "text" and _names_someone(e.label)
+             for w in _WORD.findall(e.text if e.kind == "field" else e.label)}
+    markers = polarity.content_markers
+    while True:
+        text = text.lstrip(" \t:-\u2013\u2014,")
+        first = _WORD.match(text)
+        marker = markers.pattern.match(normalise(text))
+        if first and normalise(first.group(0)) in names:
+            text = text[first.end():]
+        elif marker:
+            text = text[marker.end():]
+        else:
+            break
+    text = text.strip()
+    medium = re.search(rf"\s(?:{_alt(goal_words().words.value_stops)})$", text, re.I)
+    text = text[:medium.start()] if medium else text     # "tell chloe happy birthday by text"
+    quoted = _QUOTED.fullmatch(text)
+    if quoted:
+        return quoted.group(0)[1:-1].strip()
+    # the mark after it is the message's when it exclaims or asks itself ("did you get home ok?"), not when the
+    # person asks ("could you let ana know that I landed?"); a courtesy to the assistant closes the request
+    # ("text mum im late pls"), not a sentence inside it
+    if "!" in mark or mark and polarity.question_openers.pattern.match(normalise(text)):
+        return text + mark
+    return _courtesy_trimmed(text) if last else text
+
+
+def _names_someone(label: str) -> bool:
+    """A screen text written as a name ("Diego Ramírez", "Mum"): every word capitalised, or digits (a number)."""
+    words = label.split()
+    return bool(words) and all(w[:1].isupper() or w.lstrip("+").isdigit() for w in words)
 
 
 def duration_values(goal: str, labels: Sequence[str]) -> dict[str, str]:

@@ -23,6 +23,8 @@ runner writes into its trace (``guards_fired``) and `mobile-actions replay` show
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Protocol, Sequence
@@ -134,6 +136,19 @@ class StepView:
         """Nothing the goal asks is left: an app-only goal's app is open (`app-opened`), or its last step is
         over (`last-step-done`)."""
         return bool(self.goal) and (goals.app_opened(self.goal, self.screen, self.done) or self.last_step_over)
+
+    @cached_property
+    def suggestions(self) -> tuple[str, ...]:
+        """What the screen offers for the text the focused field holds: the items (not fields) whose label holds
+        it ("Chloe Wang" below a To field holding "chloe"); of those, only the ones the goal writes every word of
+        when there are any ("Mei Lin", not "Mei Ling", for "text Mei Lin ...")."""
+        held = self.screen.element(self.focus).text.strip().lower() if self.focus is not None else ""
+        if len(held) < 2 or not re.search(r"[^\W\d_]", held):
+            return ()    # a digit typed in a time picker's hour is no name to look up
+        offered = tuple(e.label for e in self.screen.actionable if e.kind != "field" and held in e.label.lower())
+        said = set(re.findall(r"[^\W_]+", self.goal.lower()))
+        named = tuple(label for label in offered if set(re.findall(r"[^\W_]+", label.lower())) <= said)
+        return named or offered
 
     @property
     def awaits_text(self) -> bool:
@@ -290,8 +305,9 @@ class ReplaceValue:
 
 class FormFieldOrder:
     """While a field lacks its value, tapping such a field is the step: nothing is saved, sent or finished
-    yet (the model saved after the first field). Inside a form being filled nothing else is offered; before
-    it the keys stay (a demonstration may take the long way round to the form)."""
+    yet (the model saved after the first field). Inside a form being filled nothing else is offered but what
+    the screen suggests for the focused field's text (the contact offered for a recipient typed in part);
+    before it the keys stay (a demonstration may take the long way round to the form)."""
     name = "form-field-order"
 
     def narrow(self, view: StepView) -> Narrowing | None:
@@ -299,7 +315,7 @@ class FormFieldOrder:
         if not missing or focus in missing or view.awaits_text and focus not in view.form_values:
             return None
         blocked = _but("tap") if focus else frozenset({"long_press", "swipe", "finish", "give_up", "type_text"})
-        return Narrowing(blocked=blocked, tap_only=missing)
+        return Narrowing(blocked=blocked, tap_only=missing + view.suggestions)
 
 
 class GoalButton:
@@ -313,13 +329,16 @@ class GoalButton:
 
 
 class FilledField:
-    """Once the form is settled, a field that holds its value is not tapped again, unless nothing else is left."""
+    """Once the form is settled, a field that holds its value is not tapped again, unless nothing else is left,
+    and nothing more is typed into it (the model typed the reason for an alarm after its label "piano")."""
     name = "filled-field"
 
     def narrow(self, view: StepView) -> Narrowing | None:
+        full = view.focus in view.form_values and view.focus not in view.missing_values
         if not view.form_settled or not view.form_values:
-            return None
-        return Narrowing(tap_rather_not=frozenset(view.form_values))
+            return Narrowing(blocked=frozenset({"type_text"})) if full else None
+        return Narrowing(blocked=frozenset({"type_text"}) if full else frozenset(),
+                         tap_rather_not=frozenset(view.form_values))
 
 
 class OpenApp:

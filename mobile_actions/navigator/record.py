@@ -423,12 +423,15 @@ def send_and_leave(r: Recorder) -> None:
 
 
 def new_text(r: Recorder, to: str, body: str, contact: str = "") -> None:
-    """Start chat, the recipient as the goal says it (a first name: then the matching contact offered below the
-    To field), the text, Send."""
+    """Start chat, the recipient as the goal says it, then the saved contact among those offered below the To
+    field (the whole name, not a look-alike), the text (picking a contact moves the focus there), Send."""
     r.tap("Start chat"); r.type(to)
-    if contact and contact != to:
+    if contact:
         r.tap(contact)
-    r.tap("Text message"); r.type(body); send_and_leave(r)
+    top = r.phone.state.top
+    if top.focus != next(key for key, shown, _ in FORMS[top.kind] if shown == "Text message"):
+        r.tap("Text message")
+    r.type(body); send_and_leave(r)
 
 
 def start_timer(r: Recorder, seconds: int) -> None:
@@ -1071,9 +1074,10 @@ def edit_tasks_for(rng: random.Random) -> list[Task]:
 
     def alarm_full(r: Recorder) -> None:
         _open(r, "Clock"); r.tap("Add alarm"); r.type(str(full_hour)); r.tap("Minute"); r.type(full_minute)
+        r.tap("Label"); r.type(full_label)       # the fields first, then the days (the guards' order)
         for day in full_days[0]:
             r.tap(DAY_NAMES[WEEKDAYS.index(day)])
-        r.tap("Label"); r.type(full_label); r.tap("Save"); r.complete()
+        r.tap("Save"); r.complete()
 
     title, other_title, third = rng.sample(NOTE_TITLES, 3)
     notes = [(title, rng.choice(NOTES)), (other_title, rng.choice(NOTES)), (third, rng.choice(NOTES))][:rng.randint(2, 3)]
@@ -1253,9 +1257,13 @@ SAID_MESSAGES = [
     "I'm outside", "the meeting moved to 3", "running 15 min late", "I got the job!", "happy anniversary",
     "thanks for dinner last night", "what time is the match?", "is the pharmacy open today?",
     "I'll call you after work", "left my charger at yours", "don't come before 6", "she passed her driving test",
-    "we're out of coffee", "picked up the kids", "can we meet at 7 instead?", "the package arrived",
+    "we're out of coffee", "picked up the kids", "can we meet at 7 tonight?", "the package arrived",
     "I won't make it tonight", "call me when you're free", "I'm at the gate", "bring an umbrella",
     "I fixed the sink", "where did you park?", "good luck today", "no need to cook, we ate"]
+# what people ask someone else to remember ("remind dad to bring the charger"): the text is the errand
+ERRANDS = ["bring the charger", "pick up milk on the way", "call the landlord", "feed the cat tonight",
+           "take the bins out", "book the table for friday", "water the plants", "grab the tickets",
+           "send me the photos", "bring the extension cord", "pay the electricity bill", "lock the back door"]
 TEXT_CONTACTS = ["Marta Kowalska", "Ahmed Karimi", "Sofia Hernandez", "Olumide Adeyemi", "Mei Lin", "Lukas Meyer",
                  "Aisha Bello", "Tomás Ruiz", "Yuki Tanaka", "Rahul Mehta", "Chloe Martin", "Mum", "Dad", "Grandma"]
 TIMER_THINGS = ["pasta", "eggs", "laundry", "lasagna", "tea", "nap", "pizza", "rice", "bread", "workout"]
@@ -1276,7 +1284,8 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
     """Texts the way people write them -- what they say told in the past, with "I'll", a question or a
     "don't", often with no "saying" before it, to a saved contact beside another or to a number in digits --
     and timers in few words or in words ("timer 10 min", "half an hour timer"); and calls and payments, which no
-    app here makes (the demonstration gives up at once: a text is no call)."""
+    app here makes (the demonstration gives up at once: a text is no call); alarms beside the ones the phone has
+    (a new one is added, not one of them edited; one switched off, not deleted)."""
     casual = lambda *forms: _casual(rng, *forms)  # noqa: E731
     name, other = rng.sample(TEXT_CONTACTS, 2)
     digits = [f"{rng.randint(200, 989)}555{rng.randint(1000, 9999)}" for _ in range(3)]
@@ -1286,8 +1295,13 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
     to_said = name if " " not in name or rng.random() < 0.4 else name.split()[0]
     to_said = to_said.lower() if rng.random() < 0.4 else to_said
     said = rng.choice(SAID_MESSAGES)
+    errand = rng.choice(ERRANDS)
+
     def text_said(r: Recorder) -> None:
         _open(r, "Messages"); new_text(r, to_said, said, name); r.complete()
+
+    def text_errand(r: Recorder) -> None:
+        _open(r, "Messages"); new_text(r, to_said, errand, name); r.complete()
 
     def text_digits(r: Recorder) -> None:
         _open(r, "Messages"); new_text(r, typed_number, said); r.complete()
@@ -1305,6 +1319,28 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
     def timer_in_words(r: Recorder) -> None:
         _open(r, "Clock"); start_timer(r, length); r.complete()
 
+    # alarms beside the ones the phone has: a new one is added, not one of them edited; one switched off, kept
+    kept = [(f"{h:02d}:{m}", lab) for h, m, lab in zip(rng.sample(range(5, 23), 3), rng.choices(["00", "15", "30", "45", "10"], k=3),
+                                                     rng.sample(["school run", "swim", "meds", "", "", "gym"], 3))]
+    new_hour, new_minute = rng.randint(5, 9), rng.choice(["00", "00", "15", "30", "45"])
+    new_full = f"{new_hour}:{new_minute}"
+    new_said = f"{new_hour}" if new_minute == "00" and rng.random() < 0.6 else new_full   # "at 7": on the hour
+    morning = rng.choice(["", " tomorrow morning", " in the morning", " am"])
+    why = rng.choice(["", ", got an early train", ", big day tomorrow", " for the gym"])
+    off_time, off_label = kept[rng.randrange(3)]
+
+    def alarm_among(r: Recorder) -> None:
+        _open(r, "Clock"); r.tap("Add alarm"); r.type(str(new_hour)); r.tap("Minute"); r.type(new_minute)
+        r.tap("Save"); r.complete()
+
+    def alarm_off_kept(r: Recorder) -> None:
+        _open(r, "Clock"); r.tap(f"{twelve_hour(off_time)} alarm" + (f" {off_label}" if off_label else ""))
+        r.complete()
+
+    def setup_kept(phone: Any) -> None:
+        for time24, lab in kept:
+            phone.add_alarm(time24, label=lab)
+
     amount, pay_app = rng.choice(AMOUNTS), rng.choice(PAY_APPS)
 
     def give_up_at_home(r: Recorder) -> None:   # no dialer and no payment app: nothing here does it
@@ -1315,11 +1351,19 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
         Task("text_said", "Social_Sharing", ("Messages",), casual(
              f"text {to_said} {said}", f"msg {to_said} {said}", f"text {to_said} that {said}",
              f"tell {to_said} by text that {said}", f"let {to_said} know {said}", f"send {to_said} a text: {said}",
-             f"message {to_said}: {said}", f"sms {to_said} {said}", f"text {to_said} saying {said}"),
+             f"message {to_said}: {said}", f"sms {to_said} {said}", f"text {to_said} saying {said}",
+             f"tell {to_said} {said}", f"tell {to_said} that {said}", f"let {to_said} know that {said}",
+             f"shoot {to_said} a text saying {said}", f"send {to_said} a text saying {said}",
+             f"drop {to_said} a text: {said}"),
              text_said, lambda st: sent(st, number, said), setup=_given(contacts=people)),
+        Task("text_errand", "Social_Sharing", ("Messages",), casual(
+             f"remind {to_said} to {errand}", f"tell {to_said} to {errand}",
+             f"ask {to_said} to {errand}"),
+             text_errand, lambda st: sent(st, number, errand), setup=_given(contacts=people)),
         Task("text_digits", "Social_Sharing", ("Messages",), casual(
              f"text {typed_number} {said}", f"txt {typed_number} {said}", f"send a text to {typed_number}: {said}",
-             f"sms {typed_number} saying {said}"),
+             f"sms {typed_number} saying {said}", f"send sms to {typed_number} : {said}",
+             f"sms to {typed_number}: {said}", f"text to {typed_number} - {said}"),
              text_digits, lambda st: sent(st, typed_number, said), setup=_given(contacts=people)),
         Task("timer_said", "General_Tool", ("Clock",), casual(
              f"timer {mins}", f"~{mins} timer", f"set a timer for {mins}", f"{thing} timer {mins}",
@@ -1330,6 +1374,18 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
              f"set a timer for {spoken}", f"timer {spoken}", f"{spoken} timer for the {thing}",
              f"start a timer, {spoken}", f"~{thing} needs {spoken}, set a timer", f"countdown {spoken}"),
              timer_in_words, lambda st: timed(st, 0, length)),
+        Task("alarm_among", "General_Tool", ("Clock",), casual(
+             f"alarm at {new_said}{morning}{why}", f"set an alarm for {new_full}{morning}{why}",
+             f"wake me up at {new_said}{morning}{why}", f"~need an alarm {new_full}{morning}{why}"),
+             alarm_among, lambda st: len(st["alarms"]) == 4 and any(
+                 a["time"] == f"{new_hour:02d}:{new_minute}" and a["enabled"] for a in st["alarms"]),
+             setup=setup_kept),
+        Task("alarm_off_kept", "General_Tool", ("Clock",), casual(
+             f"turn off my {twelve_hour(off_time)} alarm, dont delete it", f"switch off the {twelve_hour(off_time)} "
+             f"alarm but keep it", f"disable my {twelve_hour(off_time)} alarm, im on holiday this week",
+             f"~no {twelve_hour(off_time)} alarm this week, just turn it off"),
+             alarm_off_kept, lambda st: len(st["alarms"]) == 3 and any(
+                 a["time"] == off_time and not a["enabled"] for a in st["alarms"]), setup=setup_kept),
         Task("call_or_pay", "Social_Sharing", ("Launcher",), casual(
              f"call {to_said}", f"ring {to_said} and tell them {said}", f"give {to_said} a call",
              f"video call {to_said}", f"facetime {to_said}", f"call {typed_number}",

@@ -775,10 +775,12 @@ def message_new(phone: "VirtualPhone", act: Activity) -> list[Widget]:
     out = _save_bar(phone, act, "New conversation")
     out += text_field(phone, act, "to", (48, CONTENT_TOP + 30, WIDTH - 48, CONTENT_TOP + 180), "To",
                       f"{pkg}:id/recipient_text_view")
+    # every contact whose name holds what is typed, the exact one too, until one is picked (as Messages does)
     typed = act.fields.get("to", "").strip().lower()
+    picked = act.data.get("picked", {}).get("to") == act.fields.get("to")
     y = CONTENT_TOP + 220
     for c in phone.state.contacts:
-        if typed and typed in c.get("name", "").lower() and c.get("phone") and c["name"] != act.fields["to"]:
+        if typed and not picked and typed in c.get("name", "").lower() and c.get("phone"):
             out.append(Widget("item", (0, y, WIDTH, y + ROW_H), text=c["name"], subtitle=c["phone"], package=pkg,
                               rid=f"{pkg}:id/contact_name", clickable=True,
                               on_tap=lambda n=c["name"]: phone.set_field("to", n)))

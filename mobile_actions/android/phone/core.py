@@ -363,6 +363,7 @@ class VirtualPhone:
         with self.lock:
             act = self.state.top
             act.fields[key] = value
+            act.data.setdefault("picked", {})[key] = value
             keys = [k for k, _, _ in apps.FORMS.get(act.kind, ())]
             act.focus = keys[keys.index(key) + 1] if key in keys[:-1] else key
             self.changed()
