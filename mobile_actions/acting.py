@@ -124,7 +124,9 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
                     pol, cue = Polarity.QUESTION, pieces[-1].cue   # "which note was it, Groceries or Groceries 2?"
                 pieces.append(Piece(request[a:b], a, pol, cue, n, passes_on,
                                     (a + message_at, b) if message_at >= 0 else None))
-    return tuple(_carried(_messages_go_on(pieces, masked, names_action), masked, w, speaks_of, names_action))
+    removes = (lexicon or lexicons.load()).effect.removes
+    return tuple(_carried(_messages_go_on(pieces, masked, names_action), masked, w, speaks_of, names_action,
+                          removes))
 
 
 def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[str], bool] | None) -> list[Piece]:
@@ -193,7 +195,8 @@ def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[
     if speech is None:
         return (*_cued(head, head, w, asks), "", -1)
     read_whole = _cued(head, head, w, asks)
-    pol, cue = _cued(head, head[:speech.end()], w, asks)
+    # the opener's own words tell nothing of the person's stance ("ask mei if ...": no supposition)
+    pol, cue = _cued(head, head[:speech.start()], w, asks)
     return pol, cue, (speech.group() if (pol, cue) != read_whole else ""), speech.end()
 
 
@@ -251,7 +254,8 @@ def _past_action(head: str, w: lexicons.PolarityWords) -> str:
 
 def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
              speaks_of: Callable[[str], bool] | None = None,
-             names_action: Callable[[str], bool] | None = None) -> list[Piece]:
+             names_action: Callable[[str], bool] | None = None,
+             removes: lexicons.Phrases | None = None) -> list[Piece]:
     """Polarity that reaches past its own piece:
     - a cancellation takes back the piece before it when it opens its own, past pieces that only refuse or take
       back ("add lunch friday, scratch that", "turn on the flashlight -- oh nvm the lights came back"); one that
@@ -264,7 +268,9 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
     - a "don't" of "it" refuses the piece before ("type Lena 555 0161 but don't save it"; "I found it" refuses
       nothing), and a piece that is nothing but a "don't" refuses the piece before and the rest of its sentence
       ("open wifi. no wait, don't"; "do not, under any circumstances, email Ana"); a "don't <verb> it" whose
-      verb an earlier asked piece says refers to that piece ("add coffee at 10... he cancelled so don't add it");
+      verb an earlier asked piece says refers to that piece ("add coffee at 10... he cancelled so don't add it"),
+      and one whose verb removes (`removes`: the lexicon's `effect.removes`) refuses nothing a piece that removes
+      nothing asks: it says what not to do on the way ("switch off my 7:15 alarm but dont delete it");
     - a condition governs the piece after it ("if it rains, text Leo")."""
     out = list(pieces)
 
@@ -316,6 +322,9 @@ def _carried(pieces: list[Piece], masked: str, w: lexicons.PolarityWords,
             # Rahul at 10... he just cancelled on me so don't add it")
             said = said_before(i, rest[:1]) if rest[0] not in w.back_references else -1
             targets = [said] if said >= 0 else prev
+            after = own[own.find(p.cue) + len(p.cue):].split()[:1] if p.cue in own else []
+            if removes is not None and after == rest[:1] and removes.find(rest[0]) and said < 0:
+                targets = [t for t in targets if removes.find(piece_text(t))]   # the cue negates the removal
         elif p.polarity is Polarity.HYPOTHETICAL and opens_with(w.governs_next):
             targets = nxt
         for t in targets:

@@ -309,7 +309,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 21 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 22 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition
@@ -579,3 +579,24 @@ def test_nothing_more_is_typed_into_a_field_that_holds_its_value():
     assert "type_text" in g.FilledField().narrow(view("alarm at 8:10 pm with the label 'piano'", label)).blocked
     empty = screen(el("Label", "field", text="pia", focused=True), el("Save"))
     assert g.FilledField().narrow(view("alarm at 8:10 with the label 'piano'", empty)) is None
+
+
+def test_a_goal_that_switches_nothing_taps_no_switch_but_a_forms_toggles():
+    wifi = screen(el("Use Wi-Fi", "switch", checkable=True, checked=True), el("Home-5G"), package="com.android.settings")
+    guard = g.SwitchUnasked()
+    assert guard.narrow(view("Open my contacts", wifi)) == Narrowing(tap_never=frozenset({"Use Wi-Fi"}))
+    assert guard.narrow(view("wifi off pls", wifi)) is None and guard.narrow(view("silence notifications", wifi)) is None
+    days = [el(d, "switch", checkable=True, description=n) for d, n in zip(("M", "T", "W", "T (2)", "F", "S", "S (2)"), (
+        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"))]
+    form = screen(el("Hour", "field", text="7"), el("PM", "switch", checkable=True), *days,
+                  el("7:10 AM alarm", "switch", checkable=True), el("Save"))
+    assert guard.narrow(view("set an alarm for 7 every monday", form)) == Narrowing(tap_never=frozenset({"7:10 AM alarm"}))
+
+
+def test_a_title_ends_at_a_dash_or_colon_and_what_follows_is_the_notes_text():
+    editor = screen(el("Title", "field"), el("Note", "field", focused=True), el("Save"), package="com.mobileactions.notes")
+    assert goals.form_values("note titled Packing list - passport, charger, adapter plug", editor) == {
+        "Title": "Packing list", "Note": "passport, charger, adapter plug"}
+    assert goals.form_values("new note called groceries: eggs, milk pls", editor) == {
+        "Title": "groceries", "Note": "eggs, milk"}
+    assert goals.form_values("note titled Packing list", editor) == {"Title": "Packing list"}

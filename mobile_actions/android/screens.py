@@ -25,6 +25,8 @@ class AndroidScreens:
     switch_aliases: Mapping[str, tuple[str, ...]]
     field_cues: Mapping[str, tuple[str, ...]]
     message_fields: tuple[str, ...]
+    title_fields: tuple[str, ...]
+    text_fields: tuple[str, ...]
     address_fields: tuple[str, ...]
     web_address_field: str
     web_words: tuple[str, ...]
@@ -77,6 +79,8 @@ def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
         switch_aliases=_table(data.get("switch_aliases"), at + "switch_aliases"),
         field_cues=_table(data.get("field_cues"), at + "field_cues"),
         message_fields=tuple(w.lower() for w in _words(data.get("message_fields"), at + "message_fields")),
+        title_fields=tuple(w.lower() for w in _words(data.get("title_fields"), at + "title_fields")),
+        text_fields=tuple(w.lower() for w in _words(data.get("text_fields"), at + "text_fields")),
         address_fields=tuple(w.lower() for w in _words(data.get("address_fields"), at + "address_fields")),
         web_address_field=_text(data.get("web_address_field"), at + "web_address_field").lower(),
         web_words=_words(data.get("web_words"), at + "web_words"),

@@ -101,6 +101,16 @@ def _unquoted_words(goal: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(_QUOTED.sub(" ", goal))]
 
 
+def says_switch(goal: str) -> bool:
+    """Whether the goal may switch something on or off at all: it says a word of switching or of a state
+    ("turn off my 6:30 alarm", "dnd on", "disable NFC"), or a switch's other name ("silence notifications")."""
+    gw = goal_words()
+    w = gw.words
+    words = [*w.switch_verbs, *w.on_verbs, *w.off_verbs, *w.on_words, *w.off_words,
+             *(a for aliases in gw.screens.switch_aliases.values() for a in aliases)]
+    return re.search(rf"(?<!\w)(?:{_alt(words)})(?!\w)", goal, re.I) is not None
+
+
 def switch_states(goal: str, screen: Screen) -> dict[str, bool]:
     """The state the goal asks for, per checkable element of `screen` it names: {"Airplane mode": True}. Whether
     it is already so is read off the hierarchy, not guessed by the model (it said `finish` beside an "off" tile)."""
@@ -259,7 +269,29 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
     for label, said in list(spans.items()):
         if any(other.cue_at < said.at < other.at for other in reached if other is not said):
             del out[label]
+    _split_title(goal, fields, spans, out)
     return out
+
+
+_TITLE_END = re.compile(r"\s+[-\u2013\u2014]+\s+|:\s+")
+
+
+def _split_title(goal: str, fields: Sequence, spans: dict[str, Said], out: dict[str, str]) -> None:
+    """A name field's value (`screens.json` ``title_fields``) ends at a dash or a colon, and what follows, to the
+    end of its sentence, is the value of the form's text field (``text_fields``) when the goal gives it none:
+    "note titled Packing list - passport, charger, adapter plug" is the title "Packing list" and that list."""
+    sw = goal_words().screens
+    text_field = next((e.label for e in fields if _field_key(e.label) in sw.text_fields), None)
+    for label, said in spans.items():
+        cut = _TITLE_END.search(said.value) if _field_key(label) in sw.title_fields and label in out else None
+        if cut is None:
+            continue
+        out[label] = said.value[:cut.start()].strip()
+        rest = goal[said.at + cut.end():]
+        end = re.search(r"[.!?;](?:\s|$)|\n", rest)
+        body = _courtesy_trimmed(rest[:end.start() if end else len(rest)].strip())
+        if text_field is not None and text_field not in out and body:
+            out[text_field] = body
 
 
 def said_message(goal: str, screen: Screen) -> str:

@@ -276,6 +276,21 @@ class SwitchAlreadySet:
         return Narrowing(tap_never=right) if right else None
 
 
+class SwitchUnasked:
+    """A goal that switches nothing on or off (no on/off phrase: `goals.switch_states`' reading) taps no switch
+    (a form's day and AM/PM toggles are its fields' values, not switches): handed "open my contacts" on the Wi-Fi
+    screen a look-up had opened, the model turned Wi-Fi off and on."""
+    name = "switch-unasked"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.goal or goals.says_switch(view.goal):
+            return None
+        halves = {label for labels in goals.goal_words().screens.half_day_toggles.values() for label in labels}
+        switches = frozenset(e.label for e in view.screen.actionable if e.kind == "switch"
+                             and e.label not in view.day_toggles and e.label.lower() not in halves)
+        return Narrowing(tap_never=switches) if switches else None
+
+
 class FormFieldValue:
     """The focused field lacks the value the goal gives it: typing exactly that value is the only step (the
     model typed "Invoice saying running late" into Subject)."""
@@ -441,7 +456,7 @@ class LastStepDone:
 # the end. It is the order of the trace records; it decides a result only where a rule depends on what is left
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
 GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), DaysAlreadySet(), DaysUnsaid(),
-                             HalfDayToSet(), SwitchAlreadySet(), FormFieldValue(), ReplaceValue(), FormFieldOrder(),
+                             HalfDayToSet(), SwitchAlreadySet(), SwitchUnasked(), FormFieldValue(), ReplaceValue(), FormFieldOrder(),
                              GoalButton(), FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(),
                              KeepItems(), EditOnly(), UntypedText(), LastStepDone())
 

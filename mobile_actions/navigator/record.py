@@ -497,16 +497,16 @@ def everyday_tasks_for(rng: random.Random) -> list[Task]:
     weekdays = ",".join(WEEKDAYS[:5])
 
     def alarm_form(r: Recorder, days: tuple[str, ...] = (), label_text: str = "") -> None:
-        """The alarm editor, from the Clock's Alarm tab: the hour (focused), the minute, PM, days, a label."""
+        """The alarm editor, from the Clock's Alarm tab: the hour (focused), the minute, a label, PM, days."""
         r.tap("Add alarm"); r.type(str(hour))
         if say_minute:
             r.tap("Minute"); r.type(minute)
+        if label_text:                                   # the fields first, then the toggles (the guards' order)
+            r.tap("Label"); r.type(label_text)
         if pm:
             r.tap("PM")
         for day in days:
             r.tap(DAY_NAMES[WEEKDAYS.index(day)])      # the chip's content-desc; its text is one letter
-        if label_text:
-            r.tap("Label"); r.type(label_text)
         r.tap("Save")
 
     def has_alarm(st: dict[str, Any], days: str = "", label_text: str = "") -> bool:
