@@ -132,8 +132,9 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
 def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[str], bool] | None) -> list[Piece]:
     """A message passed on runs on past commas ("dm lena the party is in Kreuzberg, Oranienstrasse 25, from
     10pm") until its sentence ends, a joining word parts it, or a piece names something a tool does ("text Ben
-    I'm late, show me Nandos on the map"); an opener that ends its piece passes on what follows a dash or a
-    colon ("msg bao - r u home yet? ill swing by w the drill": the rest of the request)."""
+    I'm late, show me Nandos on the map"); a message after a dash or a colon runs on past its sentence ("msg bao -
+    r u home yet? ill swing by w the drill", "msg diego: landed!! see u at baggage claim": the rest of the
+    request)."""
     out = list(pieces)
     for i, p in enumerate(out):
         if p.message is None:
@@ -142,6 +143,8 @@ def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[st
         empty = p.message[0] >= end        # the opener ends its piece
         after_mark = empty and i + 1 < len(out) \
             and masked[end:out[i + 1].start].strip() in _MESSAGE_MARKS   # "msg bao - ...": all that follows
+        # "msg diego: landed!! see u at baggage claim": a message after a colon or a dash runs on past its sentence
+        after_mark = after_mark or masked[p.message[0]:end].lstrip()[:1] in _MESSAGE_MARKS
         for q in out[i + 1:]:
             gap, same = masked[end:q.start].strip(), q.sentence == p.sentence
             if (not same and not after_mark) or (same and gap != "," and not (empty and gap in _MESSAGE_MARKS)) \

@@ -309,7 +309,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 22 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 23 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition
@@ -600,3 +600,26 @@ def test_a_title_ends_at_a_dash_or_colon_and_what_follows_is_the_notes_text():
     assert goals.form_values("new note called groceries: eggs, milk pls", editor) == {
         "Title": "groceries", "Note": "eggs, milk"}
     assert goals.form_values("note titled Packing list", editor) == {"Title": "Packing list"}
+
+
+def test_of_several_delete_buttons_a_removal_taps_the_one_its_words_name():
+    rows = screen(el("7:10 AM"), el("Delete", description="Delete 7:10 AM alarm school run"),
+                  el("6:00 PM"), el("Delete (2)", description="Delete 6:00 PM alarm swim"),
+                  el("6:30 AM"), el("Delete (3)", description="Delete 6:30 AM alarm"), package="com.google.android.deskclock")
+    guard = g.RemoveNamed()
+    assert guard.narrow(view("delete the swim alarm", rows)).tap_never == frozenset({"Delete", "Delete (3)"})
+    assert guard.narrow(view("get rid of the 6:30 alarm pls", rows)).tap_never == frozenset({"Delete", "Delete (2)"})
+    assert guard.narrow(view("delete my alarm", rows)) is None              # nothing tells them apart
+    assert guard.narrow(view("turn off the swim alarm", rows)) is None      # no removal asked
+
+
+def test_a_removal_the_goal_declines_is_no_removal():
+    assert not goals.says_remove("switch off my gym alarm, dont delete it tho, need it again next month")
+    assert goals.says_remove("hey delete the contact Omar Said") and goals.says_remove("cancel yoga on thursday")
+
+
+def test_a_message_after_a_colon_runs_on_past_its_sentence():
+    assert goals.said_message("msg Diego: landed!! see u at baggage claim", compose("Diego", focus="Text message")) \
+        == "landed!! see u at baggage claim"
+    assert goals.said_message("reply to amara: yes still on, 8pm", compose("Amara", focus="Text message")) \
+        == "yes still on, 8pm"

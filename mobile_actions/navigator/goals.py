@@ -399,8 +399,13 @@ def said_time(goal: str) -> SaidTime | None:
     found = mentions(text, datetime(2000, 1, 1))
     said: list[tuple[Mention, str, str]] = []
     for m in found:
-        digits = _CLOCK_DIGITS.search(text[m.start:m.end]) if m.kind == "time" else None
-        if digits is None:
+        if m.kind != "time":
+            continue
+        digits = _CLOCK_DIGITS.search(text[m.start:m.end])
+        if digits is None or not re.search(r"\d", text[m.start:m.end]):
+            # a time in words ("a quarter to seven", "half past six"): the reader's clock, on a 12-hour picker
+            hour, minute = str(m.clock[0] % 12 or 12), f"{m.clock[1]:02d}" if m.clock[1] else ""
+            said.append((m, hour, minute))
             continue
         hour, minute = digits.group(1), digits.group(2) or ""
         if (int(hour) % 12, int(minute or 0)) == (m.clock[0] % 12, m.clock[1]):   # not the 8 of "quarter to 8"
@@ -511,9 +516,15 @@ def makes_new(label: str) -> bool:
 
 
 def says_remove(goal: str) -> bool:
-    """The goal says a verb that removes something anywhere ("turn off my 7:10 alarm" does not)."""
+    """The goal asks to remove something: a verb that removes, outside a part that declines it or takes it
+    back, as the gate reads them (`acting.read`: "turn off my 7:10 alarm" says none, "switch off my gym alarm,
+    dont delete it tho" declines its "delete")."""
+    from mobile_actions.acting import Polarity, read
+
     w = goal_words().words
-    return whole_words((*w.remove_verbs, *w.goal_remove_verbs)).search(normalise(goal)) is not None
+    verbs = whole_words((*w.remove_verbs, *w.goal_remove_verbs))
+    return any(p.polarity not in (Polarity.NEGATED, Polarity.CANCELLED) and verbs.search(normalise(p.text))
+               for p in read(goal))
 
 
 def removes(label: str) -> bool:

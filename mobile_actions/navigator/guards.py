@@ -420,6 +420,29 @@ class KeepItems:
         return Narrowing(tap_never=gone) if gone else None
 
 
+class RemoveNamed:
+    """Of several buttons that remove ("Delete", "Delete (2)": one per row), the one whose own description ("Delete
+    6:10 AM alarm") holds the most of what the goal says that tells the rows apart (its time's digits, its
+    label's words) is the only one a goal that removes may tap: asked to "delete the school run alarm", the model
+    tapped the first row's Delete. None when no description tells them apart or two fit as well."""
+    name = "remove-named"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.goal or not goals.says_remove(view.goal):
+            return None
+        rows = [e for e in view.screen.actionable if goals.removes(e.label) and e.description]
+        if len(rows) < 2:
+            return None
+        tokens = [set(re.findall(r"[^\W_]+", e.description.lower())) for e in rows]
+        common = set.intersection(*tokens)
+        said = set(re.findall(r"[^\W_]+", view.goal.lower()))
+        scores = [len((t - common) & said) for t in tokens]
+        best = max(scores)
+        if best == 0 or scores.count(best) > 1:
+            return None
+        return Narrowing(tap_never=frozenset(e.label for e, n in zip(rows, scores) if n < best))
+
+
 class EditOnly:
     """A goal that changes something that exists taps nothing that makes a new item: asked to change the
     number of a contact the phone does not have (or one it has), the model created a new contact."""
@@ -458,7 +481,7 @@ class LastStepDone:
 GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), DaysAlreadySet(), DaysUnsaid(),
                              HalfDayToSet(), SwitchAlreadySet(), SwitchUnasked(), FormFieldValue(), ReplaceValue(), FormFieldOrder(),
                              GoalButton(), FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(),
-                             KeepItems(), EditOnly(), UntypedText(), LastStepDone())
+                             KeepItems(), RemoveNamed(), EditOnly(), UntypedText(), LastStepDone())
 
 
 # ============================================================================================ composition
