@@ -986,8 +986,9 @@ def test_a_look_up_that_did_not_do_the_part_it_answered_hands_that_part_to_the_s
     request = "save the wifi password for my parents place in a note pls: Kf7pX92mz"
     rep = runner(session, tmp_path, caller, nav).run(request)
     assert len(nav.calls) == 1 and nav.calls[0][0].startswith("save the wifi password") and "Kf7pX92mz" in nav.calls[0][0]
-    rules = [r.get("rule") for r in Trace.read(rep.run_dir).records if r.get("type") == "gate"]
-    assert "looked-not-asked" in rules and not rep.done
+    handed = [r for r in Trace.read(rep.run_dir).records if r.get("rule") == "looked-not-asked"]
+    assert handed and handed[0]["start"] == "home" and not rep.done
+    assert "launcher" in phone.current_component()          # the navigator started at home, not on Wi-Fi
     phone.reset()
     nav = ScriptedNavigator(phone, "IMPOSSIBLE")
     runner(session, tmp_path / "wifi", ScriptedCaller(raw_calls(("open_wifi_settings", {}))), nav).run(

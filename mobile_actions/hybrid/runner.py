@@ -680,9 +680,16 @@ class Runner:
                 and self.config.navigate == "auto":
             # "save the wifi password in a note pls: Kf7pX92mz" answered by open_wifi_settings: a look-up
             # changed nothing the person asked for, so the part it answered is the screen's (a call that
-            # changed something is not followed by a second try at it)
+            # changed something is not followed by a second try at it); the screen the look-up opened is no
+            # place to start from, so the navigator starts at home
+            from mobile_actions.android.device import DeviceError
+
+            try:
+                self.device.shell(["input", "keyevent", "KEYCODE_HOME"])
+            except DeviceError as e:
+                raise Interrupted(f"after {call.name}: {e}") from e
             outcome = self._hand_over(f"{key}:asked", told, f"{call.name} did not do what this part asks", call,
-                                      "looked-not-asked")
+                                      "looked-not-asked", start="home")
             return {**out, "status": "done" if outcome == "done" else "not_done"}
         left = self._switches_left() if looked else ()
         if left and self.navigator is not None and self.config.navigate == "auto":
