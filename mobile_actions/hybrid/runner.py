@@ -475,6 +475,11 @@ class Runner:
         elif cfg.navigate == "auto":
             # "wifi off, bluetooth on, and media volume to 70" with only Wi-Fi routed: the rest is the screen's
             parts = unclaimed_parts(request, made, self.catalogue, self.goal_check)
+            if parts and self._done_calls and not cfg.dry_run:
+                # no call answered these parts, so the screen a dispatched call left is not theirs
+                self._write(StepRecord("gate", "parts:home", "home", data={"rule": "parts-from-home",
+                                                                           "parts": parts}))
+                self._go_home()
             for n, part in enumerate(parts):
                 self._navigate(f"part:{n}", part, "no call answered this part of the request")
             # "Note down pay rent and email it to ana@..." with only the email made: its value claims the note's
@@ -682,12 +687,7 @@ class Runner:
             # changed nothing the person asked for, so the part it answered is the screen's (a call that
             # changed something is not followed by a second try at it); the screen the look-up opened is no
             # place to start from, so the navigator starts at home
-            from mobile_actions.android.device import DeviceError
-
-            try:
-                self.device.shell(["input", "keyevent", "KEYCODE_HOME"])
-            except DeviceError as e:
-                raise Interrupted(f"after {call.name}: {e}") from e
+            self._go_home()
             outcome = self._hand_over(f"{key}:asked", told, f"{call.name} did not do what this part asks", call,
                                       "looked-not-asked", start="home")
             return {**out, "status": "done" if outcome == "done" else "not_done"}
@@ -701,6 +701,15 @@ class Runner:
                                       switches=list(left))
             out = {**out, "status": "done" if outcome == "done" and out.get("status") == "done" else "not_done"}
         return out
+
+    def _go_home(self) -> None:
+        """The Home key, before a navigator task that the screen a call left is no place to start from."""
+        from mobile_actions.android.device import DeviceError
+
+        try:
+            self.device.shell(["input", "keyevent", "KEYCODE_HOME"])
+        except DeviceError as e:
+            raise Interrupted(f"going home before the navigator: {e}") from e
 
     def _hand_over(self, task: str, instruction: str, why: str, call: ToolCall, rule: str, what: str | None = None,
                    **detail: Any) -> str:
