@@ -161,7 +161,11 @@ def test_open_app_taps_the_apps_icon_on_the_home_screen():
     assert guard.narrow(view("please open Notes.", HOME)).tap_only == ("Notes",)
     for goal in ("open Spotify", "open Notes and write buy milk"):
         assert guard.narrow(view(goal, HOME)) is None, goal
-    assert guard.narrow(view("open Notes", screen(el("Notes")))) is None      # not the home screen
+    # in another app, Home first; once a step is taken, or for a goal that names more than an app, nothing
+    assert guard.narrow(view("open my contacts", screen(el("Notes")))) == Narrowing(
+        blocked=but("press_home", also=("type_text",)))
+    assert guard.narrow(view("open Notes", screen(el("Notes")), "press_home")) is None
+    assert guard.narrow(view("switch to Contacts from recent apps", screen(el("Notes")))) is None
 
 
 def test_app_opened_finishes_a_goal_that_only_opens_an_app():

@@ -475,11 +475,6 @@ class Runner:
         elif cfg.navigate == "auto":
             # "wifi off, bluetooth on, and media volume to 70" with only Wi-Fi routed: the rest is the screen's
             parts = unclaimed_parts(request, made, self.catalogue, self.goal_check)
-            if parts and self._done_calls and not cfg.dry_run:
-                # no call answered these parts, so the screen a dispatched call left is not theirs
-                self._write(StepRecord("gate", "parts:home", "home", data={"rule": "parts-from-home",
-                                                                           "parts": parts}))
-                self._go_home()
             for n, part in enumerate(parts):
                 self._navigate(f"part:{n}", part, "no call answered this part of the request")
             # "Note down pay rent and email it to ana@..." with only the email made: its value claims the note's

@@ -461,6 +461,13 @@ def app_to_open(goal: str, screen: Screen) -> str | None:
     return next((e.label for e in screen.actionable if e.label.lower() == m.group(1).lower()), None)
 
 
+def opens_elsewhere(goal: str, screen: Screen, done: Sequence[str]) -> bool:
+    """A goal that only opens an app by its name ("open my contacts"; a name is a word or two, not "Contacts from
+    recent apps"), on a screen other than the home screen, before any step: the app is reached from home."""
+    m = goal_words().open_goal.match(goal)
+    return bool(m) and len(m.group(1).split()) <= 2 and not on_home_screen(screen) and not done
+
+
 def app_opened(goal: str, screen: Screen, done: Sequence[str]) -> bool:
     """A goal that only opens an app ("open Chrome") whose icon has been tapped, and the home screen left: the
     app is open and nothing is left of the goal."""

@@ -358,11 +358,16 @@ class FilledField:
 
 class OpenApp:
     """On the home screen, a goal that only opens an app taps its icon (given "open Notes, then Chrome", the
-    model tapped Chrome first)."""
+    model tapped Chrome first); in another app, before that icon was tapped, Home is the step (handed "open my
+    contacts" on the Wi-Fi screen a look-up had opened, the model tapped about Settings)."""
     name = "open-app"
 
     def narrow(self, view: StepView) -> Narrowing | None:
-        icon = goals.app_to_open(view.goal, view.screen) if view.goal and not view.wrong_switches else None
+        if not view.goal or view.wrong_switches:
+            return None
+        if goals.opens_elsewhere(view.goal, view.screen, view.done):
+            return Narrowing(blocked=_but("press_home", also=("type_text",)))
+        icon = goals.app_to_open(view.goal, view.screen)
         return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=(icon,)) if icon else None
 
 
