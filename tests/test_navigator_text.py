@@ -116,7 +116,7 @@ def test_a_switch_goal_taps_a_switch_in_the_other_state_and_never_one_already_ri
     assert accepts(CallGrammar(screen_catalogue(shade, "turn off airplane mode")), finish)
     assert not accepts(CallGrammar(screen_catalogue(shade, "turn off airplane mode")), tap)
     assert accepts(CallGrammar(screen_catalogue(shade, "turn off airplane mode")), swipe)
-    assert accepts(CallGrammar(screen_catalogue(shade, "open Chrome")), finish)
+    assert accepts(CallGrammar(screen_catalogue(shade, "check the weather in Chrome")), finish)
     # "turn on Bluetooth and turn off the torch": each switch gets its own state
     mixed = screen_catalogue(shade, "turn on Bluetooth and turn off the torch")
     assert not accepts(CallGrammar(mixed), finish)
