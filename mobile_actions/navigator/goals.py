@@ -403,7 +403,7 @@ def said_time(goal: str) -> SaidTime | None:
             continue
         digits = _CLOCK_DIGITS.search(text[m.start:m.end])
         if digits is None or not re.search(r"\d", text[m.start:m.end]):
-            # a time in words ("a quarter to seven", "half past six"): the reader's clock, on a 12-hour picker
+            # a time in words the date reader knows ("noon"): its clock, on a 12-hour picker
             hour, minute = str(m.clock[0] % 12 or 12), f"{m.clock[1]:02d}" if m.clock[1] else ""
             said.append((m, hour, minute))
             continue
