@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, replace
 from enum import Enum
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from mobile_actions import lexicon as lexicons
 from mobile_actions.calls import ToolCall, argument_schema, value_kind
@@ -707,29 +707,33 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
     return Refusal(call, f"its values are written where the request asks for {other_tool}", cue, piece.text)
 
 
+def _values_only_in(call: ToolCall, tool, request: str, spans: Sequence[tuple[int, int, Any]]) -> Any:
+    """The thing of the first of `spans` ((start, end, thing) in `request`) that holds one of `call`'s values
+    written whole, when every place the request writes any of them is inside one of `spans`; None when one is
+    written elsewhere, when none is written, or for a tool that sends (`_recipient_problem` reads those) or is
+    the catalogue's fallback (the screen takes any words)."""
+    if tool is not None and (tool.effect == "sends" or argument_schema(tool).get("x-fallback") is True):
+        return None
+    norm = lexicons.normalise(request)
+    first = None
+    for v in (_whole_value(v) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2):
+        for m in v.finditer(norm):
+            hit = next((thing for a, b, thing in spans if a <= m.start() < b), None)
+            if hit is None:
+                return None
+            first = hit if first is None else first
+    return first
+
+
 def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> Refusal | None:
     """A call whose values are all written inside a message the person passes on to someone, or in its
     opener, is that message's words or its addressee, not an ask: "text hiroshi meet at hachiko exit at noon"
     gives no `show_map("hachiko exit")`, "sms to Kwame: Grandpa will pick you up at 4pm" no event, "let
     Katarzyna Nowak know that I landed" no contact. The message begins after a speech opener (`Piece.message`,
     the lexicon's `polarity.speech_openers`). Kept when any of its values is written outside every message and
-    opener, when the tool sends (`effect`: a catalogue's `send_sms` for "sms to
-    Raul: ...", `message_studio` for "msg the studio: ..."), or when the tool is the catalogue's fallback (the
-    screen passes the message on where no tool does)."""
-    if tool is not None and (tool.effect == "sends" or argument_schema(tool).get("x-fallback") is True):
-        return None
-    messages = [p for p in pieces if p.message is not None]
-    values = [_whole_value(v) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
-    if not messages or not values:
-        return None
-    norm = lexicons.normalise(request)
-    inside: Piece | None = None
-    for v in values:
-        for m in v.finditer(norm):
-            piece = next((p for p in messages if p.start <= m.start() < p.message[1]), None)
-            if piece is None:
-                return None
-            inside = inside or piece
+    opener, when the tool sends (a catalogue's `send_sms` for "sms to Raul: ...", `message_studio` for "msg the
+    studio: ..."), or when the tool is the catalogue's fallback (`_values_only_in`)."""
+    inside = _values_only_in(call, tool, request, [(p.start, p.message[1], p) for p in pieces if p.message])
     if inside is None:
         return None
     opener = request[inside.start:inside.message[0]].strip()
@@ -743,31 +747,19 @@ def _text_to_write(call: ToolCall, tool, pieces: Sequence[Piece], request: str,
     (after one of the lexicon's `navigator.text_cues`: "that says", "note down", "make a note to"), in a piece
     that does not name the call's tool before that cue, is that text's words, not an ask: 'Create a note titled
     "Book club" that says: next book ... on the 14th' gives no event titled "next book", "make a note to call
-    the dentist tomorrow at 3" no event. The text goes to the screen (the sentence from that piece on). A tool
-    that sends is left to `_recipient_problem`; the catalogue's fallback takes any text."""
-    if tool is not None and (tool.effect == "sends" or argument_schema(tool).get("x-fallback") is True):
-        return None
-    values = [_whole_value(v) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
+    the dentist tomorrow at 3" no event. The text goes to the screen (the sentence from that piece on). Tools
+    that send and the catalogue's fallback are left alone (`_values_only_in`)."""
     cues = lexicons.Phrases(tuple(lexicons.normalise(c) for c in (lexicon or lexicons.load()).navigator.text_cues))
     own = _named_by(call.name, tool, generic=False)
-    spans: list[tuple[int, int, Piece, str]] = []
+    spans = []
     for p in pieces:
         m = cues.find(lexicons.normalise(p.text))
         if m is not None and not (own is not None and own.search(lexicons.normalise(p.text[:m.start()]))):
-            spans.append((p.start + m.end(), p.start + len(p.text), p, m.group()))
-    if not spans or not values:
-        return None
-    norm = lexicons.normalise(request)
-    inside: tuple[int, int, Piece, str] | None = None
-    for v in values:
-        for m in v.finditer(norm):
-            span = next((x for x in spans if x[0] <= m.start() < x[1]), None)
-            if span is None:
-                return None
-            inside = inside or span
+            spans.append((p.start + m.end(), p.start + len(p.text), (p, m.group())))
+    inside = _values_only_in(call, tool, request, spans)
     if inside is None:
         return None
-    piece, cue = inside[2], inside[3]
+    piece, cue = inside
     end = max(p.start + len(p.text) for p in pieces if p.sentence == piece.sentence)
     return Refusal(call, "its values are the words of a text the request asks to write", cue, request[piece.start:end],
                    for_screen="text-to-write")

@@ -1181,8 +1181,8 @@ def app_goals(request: str, check: GoalCheck) -> list[str]:
 def routed_goal(goal: str, request: str, check: GoalCheck, claimed_pieces: Sequence[Piece]) -> str:
     """The goal the caller routed to the screen, widened to the words of the request it stands for: the one of
     `app_goals` (the request, or its part for one app) that holds it, unless that part has a piece that another
-    call answers and that names that call's tool (`claimed_pieces`). A 270M router shortens a goal to its verb ("make a note" of "make a note: grocery list - eggs,
-    oat milk"), and the navigator then has nothing to type."""
+    call answers and that names that call's tool (`claimed_pieces`). A 270M router shortens a goal to its verb
+    ("make a note" of "make a note: grocery list - eggs, oat milk"), and the navigator then has nothing to type."""
     at = request.lower().find(" ".join(goal.split()).lower()) if goal.strip() else -1
     if at < 0:
         return goal

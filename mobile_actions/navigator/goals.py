@@ -46,6 +46,7 @@ class GoalWords:
     adds_something: re.Pattern  # a word of a new item or of text to type, anywhere in a goal
     new_item: re.Pattern       # a label that makes a new item ("New note", "+")
     names_new: re.Pattern      # a new item's word anywhere in a goal ("add", "new")
+    switch_word: re.Pattern    # a word of switching or of a state, or a switch's other name, anywhere in a goal
 
     @classmethod
     def build(cls, words: NavigatorWords, screens: AndroidScreens) -> "GoalWords":
@@ -79,7 +80,9 @@ class GoalWords:
                    re.compile(rf"\b(?:{_alt(w.home_words)})\b", re.I), open_goal, back_goal,
                    re.compile(rf"\b(?:{_alt(screens.web_words)})\b", re.I), remove_goal,
                    whole([*w.new_item_words, *w.text_cues]), new_item,
-                   whole(w.new_item_words))
+                   whole(w.new_item_words),
+                   whole([*w.switch_verbs, *w.on_verbs, *w.off_verbs, *w.on_words, *w.off_words,
+                          *(a for aliases in screens.switch_aliases.values() for a in aliases)]))
 
 
 @lru_cache(maxsize=None)
@@ -97,6 +100,11 @@ def tapped(done: Sequence[str]) -> list[str]:
     return [d[len('tap "'):-1].lower() for d in done if d.startswith('tap "')]
 
 
+def word_set(text: str) -> set[str]:
+    """The words of `text`, lower case (a label's or a goal's, compared whole)."""
+    return set(_WORD.findall(text.lower()))
+
+
 def _unquoted_words(goal: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(_QUOTED.sub(" ", goal))]
 
@@ -104,11 +112,7 @@ def _unquoted_words(goal: str) -> list[str]:
 def says_switch(goal: str) -> bool:
     """Whether the goal may switch something on or off at all: it says a word of switching or of a state
     ("turn off my 6:30 alarm", "dnd on", "disable NFC"), or a switch's other name ("silence notifications")."""
-    gw = goal_words()
-    w = gw.words
-    words = [*w.switch_verbs, *w.on_verbs, *w.off_verbs, *w.on_words, *w.off_words,
-             *(a for aliases in gw.screens.switch_aliases.values() for a in aliases)]
-    return re.search(rf"(?<!\w)(?:{_alt(words)})(?!\w)", goal, re.I) is not None
+    return goal_words().switch_word.search(goal) is not None
 
 
 def switch_states(goal: str, screen: Screen) -> dict[str, bool]:

@@ -24,7 +24,6 @@ runner writes into its trace (``guards_fired``) and `mobile-actions replay` show
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Protocol, Sequence
@@ -146,8 +145,8 @@ class StepView:
         if len(held) < 2 or not re.search(r"[^\W\d_]", held):
             return ()    # a digit typed in a time picker's hour is no name to look up
         offered = tuple(e.label for e in self.screen.actionable if e.kind != "field" and held in e.label.lower())
-        said = set(re.findall(r"[^\W_]+", self.goal.lower()))
-        named = tuple(label for label in offered if set(re.findall(r"[^\W_]+", label.lower())) <= said)
+        said = goals.word_set(self.goal)
+        named = tuple(label for label in offered if goals.word_set(label) <= said)
         return named or offered
 
     @property
@@ -277,7 +276,7 @@ class SwitchAlreadySet:
 
 
 class SwitchUnasked:
-    """A goal that switches nothing on or off (no on/off phrase: `goals.switch_states`' reading) taps no switch
+    """A goal that says no word of switching or of a state and names no switch (`goals.says_switch`) taps no switch
     (a form's day and AM/PM toggles are its fields' values, not switches): handed "open my contacts" on the Wi-Fi
     screen a look-up had opened, the model turned Wi-Fi off and on."""
     name = "switch-unasked"
@@ -350,10 +349,10 @@ class FilledField:
 
     def narrow(self, view: StepView) -> Narrowing | None:
         full = view.focus in view.form_values and view.focus not in view.missing_values
+        blocked = frozenset({"type_text"}) if full else frozenset()
         if not view.form_settled or not view.form_values:
-            return Narrowing(blocked=frozenset({"type_text"})) if full else None
-        return Narrowing(blocked=frozenset({"type_text"}) if full else frozenset(),
-                         tap_rather_not=frozenset(view.form_values))
+            return Narrowing(blocked=blocked) if blocked else None
+        return Narrowing(blocked=blocked, tap_rather_not=frozenset(view.form_values))
 
 
 class OpenApp:
@@ -438,9 +437,9 @@ class RemoveNamed:
         rows = [e for e in view.screen.actionable if goals.removes(e.label) and e.description]
         if len(rows) < 2:
             return None
-        tokens = [set(re.findall(r"[^\W_]+", e.description.lower())) for e in rows]
+        tokens = [goals.word_set(e.description) for e in rows]
         common = set.intersection(*tokens)
-        said = set(re.findall(r"[^\W_]+", view.goal.lower()))
+        said = goals.word_set(view.goal)
         scores = [len((t - common) & said) for t in tokens]
         best = max(scores)
         if best == 0 or scores.count(best) > 1:
