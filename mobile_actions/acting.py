@@ -26,8 +26,9 @@ from mobile_actions.decoding import coverage
 from mobile_actions.decoding.coverage import EMAIL_RE, FIELD_LABEL_RE, PHONE_RE, keywords, mask_quotes
 
 _WORD_RE = re.compile(r"[\w'@.+-]*\w")
+_SPACED_NUMBER = re.compile(r"(?<![\w.:])\+?\d+(?: \d+)+(?![\w.:])")    # a phone number written in groups
 _SENTENCE_RE = re.compile(r"[.!?;\n]+(?=\s|$)|\.{2,}|\u2026|\s[-\u2013\u2014]{1,2}\s|\s*\(|\)")
-_MESSAGE_MARKS = frozenset({"-", "--", "\u2013", "\u2014", ":"})   # what may stand between an opener and its message
+MESSAGE_MARKS = frozenset({"-", "--", "\u2013", "\u2014", ":"})   # what may stand before a message or a content
 _SENTENCE_START_RE = re.compile(rf"(?:^|{_SENTENCE_RE.pattern})\s*$")   # on the text before a word: it opens one
 
 
@@ -107,6 +108,8 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
     masked = lexicons.normalise(mask_quotes(request))
     for m in w.names.all(masked):   # "turn on do not disturb": a setting's name, no "do not"
         masked = masked[:m.start()] + re.sub(r"\w", "x", m.group()) + masked[m.end():]
+    for m in _SPACED_NUMBER.finditer(masked):   # "+44 7911 123456" is one word: an opener's '*' takes it whole
+        masked = masked[:m.start()] + m.group().replace(" ", "_") + masked[m.end():]
     for a, b in content:            # blank words: no cue, comma or joining word inside; cues after keep their place
         masked = masked[:a] + re.sub(r"\S", "_", masked[a:b]) + masked[b:]
     split_re = re.compile(r"\s*,\s*|\s+(?:" + "|".join(re.escape(x) for x in w.split.words) + r")(?![\w'])\s*|\s+(?=(?:"
@@ -142,12 +145,12 @@ def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[st
         end = p.message[1]
         empty = p.message[0] >= end        # the opener ends its piece
         after_mark = empty and i + 1 < len(out) \
-            and masked[end:out[i + 1].start].strip() in _MESSAGE_MARKS   # "msg bao - ...": all that follows
+            and masked[end:out[i + 1].start].strip() in MESSAGE_MARKS   # "msg bao - ...": all that follows
         # "msg diego: landed!! see u at baggage claim": a message after a colon or a dash runs on past its sentence
-        after_mark = after_mark or masked[p.message[0]:end].lstrip()[:1] in _MESSAGE_MARKS
+        after_mark = after_mark or masked[p.message[0]:end].lstrip()[:1] in MESSAGE_MARKS
         for q in out[i + 1:]:
             gap, same = masked[end:q.start].strip(), q.sentence == p.sentence
-            if (not same and not after_mark) or (same and gap != "," and not (empty and gap in _MESSAGE_MARKS)) \
+            if (not same and not after_mark) or (same and gap != "," and not (empty and gap in MESSAGE_MARKS)) \
                     or (names_action is not None and names_action(lexicons.normalise(q.text))):
                 break
             end = q.start + len(q.text)

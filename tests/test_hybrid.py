@@ -939,6 +939,8 @@ def test_cli_run_phone_gives_the_virtual_phone_its_contents(tmp_path, monkeypatc
     ("Open Chrome and go to example.com", ["Open Chrome and go to example.com"]),   # one part (or none) named
     ("open notes and write buy milk", ["open notes and write buy milk"]),
     ("dont text mom, set an alarm for 7", ["dont text mom, set an alarm for 7"]),   # the gate reads it whole
+    ("text maria lopez: running late, save me a seat pls",            # the message's "save" is the message's
+     ["text maria lopez: running late, save me a seat pls"]),
 ])
 def test_a_request_for_two_apps_is_two_goals_in_the_persons_words(request_, goals):
     from mobile_actions.hybrid.outcome import GoalCheck

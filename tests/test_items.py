@@ -327,3 +327,16 @@ def test_a_look_alike_picked_beside_the_contact_the_goal_names_whole_is_refused(
     rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("text Mei Lin happy birthday")
     assert not [m for m in phone.snapshot()["messages"] if m["direction"] == "sent"]
     assert "'Ling'" in rep.refused[0].reason
+
+
+def test_a_number_written_in_groups_is_named_by_its_groups_not_read_as_times():
+    """"7911" of "+44 7911 123456" is no 79:11: the goal that writes the number names the recipient."""
+    to = Item("+44 7911 123456", "field")
+    assert unnamed("can u text +44 7911 123456 and say hi", to) is None
+    assert unnamed("can u text +44 7911 123457 and say hi", to).missing == "123456"
+
+
+def test_a_switch_that_is_its_item_is_named_by_its_name_besides_its_time():
+    gym = Item("6:15 AM alarm Gym", "switch")
+    assert unnamed("switch off my gym alarm, dont delete it", gym, gym.text) is None
+    assert unnamed("switch off my swim alarm", gym, gym.text).missing == "6:15 AM"

@@ -471,7 +471,8 @@ def test_result_readers_are_binding_data(tmp_path):
     ("set an alarm for 6:30 on weekdays", ("6", "30", "")), ("alarm 7pm mon and thu", ("7", "", "pm")),
     ("move my 6:45 alarm to 7:15", ("7", "15", "")),     # a change: the new time
     ("set an alarm for 10:30 tonight labeled bed", ("10", "30", "pm")),   # the part of the day says the half
-    ("wake me at quarter to 8", None),                   # not written in digits: the picker's values are not spans
+    ("wake me at quarter to 8", ("7", "45", "")),        # in words: the date reader's clock
+    ("Could you wake me up at half past seven tomorrow morning?", ("7", "30", "am")),
     ("set an alarm at 18:30", None),                     # a 12-hour picker takes 1-12
 ])
 def test_a_time_picker_takes_the_time_the_goal_writes(goal, want):
@@ -489,7 +490,8 @@ def test_the_half_of_the_day_follows_the_goals_time():
     assert guard.narrow(view(tonight, form(False))) == Narrowing(blocked=but("tap"), tap_only=("PM", "Hour", "Minute"))
     assert guard.narrow(view(tonight, form(True))).tap_never == {"AM", "PM"}
     assert guard.narrow(view("set an alarm for 6:30", form(False))).tap_never == {"AM", "PM"}   # no half said
-    assert guard.narrow(view("wake me at quarter to 8", form(False))) is None
+    assert guard.narrow(view("wake me at quarter to 8", form(False))).tap_never == {"AM", "PM"}
+    assert guard.narrow(view("somewhere to be, alarm pls", form(False))) is None    # no time said
 
 
 def test_a_goal_that_removes_nothing_taps_nothing_that_removes():

@@ -121,8 +121,10 @@ def recipient_item(elements: list[dict[str, str]], node: dict[str, str], address
 
 
 def _is_time(m: re.Match) -> bool:
-    """A `_TIME_RE` match with minutes or am/pm: a time, not a bare number."""
-    return bool(m.group(2) or m.group(3) or m.group(4))
+    """A `_TIME_RE` match with minutes or am/pm and a clock's hour and minute: a time, not a bare number (not
+    the "7911" of "+44 7911 123456")."""
+    return bool(m.group(2) or m.group(3) or m.group(4)) and int(m.group(1)) <= 24 \
+        and int(m.group(2) or m.group(3) or 0) <= 59
 
 
 def _minutes(text: str, goal: bool) -> set[int]:
@@ -152,7 +154,8 @@ def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
     times = [m for m in _TIME_RE.finditer(text) if _is_time(m)]
     rest = _TIME_RE.sub(lambda m: " " if _is_time(m) else m.group(0), text)
     goal_words = set(_WORD_RE.findall(normalise(goal)))
-    skip = set(_WORD_RE.findall(normalise(label))) | _MERIDIEM
+    # the button's own words say nothing of the item, unless the button is the item (a switch's "6:15 AM alarm Gym")
+    skip = (set(_WORD_RE.findall(normalise(label))) if label != text else set()) | _MERIDIEM
     by_time = False
     if times:
         said = _minutes(goal, goal=True)

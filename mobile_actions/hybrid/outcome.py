@@ -251,11 +251,16 @@ class GoalCheck:
         lol", "Using Gmail"): it starts with a verb that adds, removes, edits or looks something up ("open
         Messages"), or names a part of the phone (`PHONE_PARTS`) with a state or an amount for it ("bluetooth
         on", "media volume to 70")."""
-        lead = self._lead(text)
-        if lead in self._request_verbs or lead in self.looks or any(lead in v for v in self.verbs.values()):
+        if self.leads_with_verb(text):
             return True
         g = self._goal(text, dict.fromkeys(PHONE_PARTS))
         return bool(g.named) and (bool(g.amounts) or any(t in self._states for t in _tokens(text)))
+
+    def leads_with_verb(self, text: str) -> bool:
+        """Whether `text` starts with a verb that asks the phone something ("open Messages", "delete ..."), past
+        the ways of asking ("pls", "can u")."""
+        lead = self._lead(text)
+        return lead in self._request_verbs or lead in self.looks or any(lead in v for v in self.verbs.values())
 
     def asks_change(self, text: str) -> bool:
         """Whether `text` starts with a verb that adds, removes or edits something ("order me a pizza"; not

@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mobile_actions import lexicon as lexicons
-from mobile_actions.acting import (REASONS, UNTIED, Declined, Piece, Polarity, Refusal, asks_nothing, claimed,
-                                   clause_of, gate_messages, names_tool)
+from mobile_actions.acting import (MESSAGE_MARKS, REASONS, UNTIED, Declined, Piece, Polarity, Refusal, asks_nothing,
+                                   claimed, clause_of, gate_messages, names_tool)
 from mobile_actions.acting import read as read_request
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, nodes, open_session,
@@ -379,6 +379,7 @@ class Runner:
         self.report = RunReport(self.writer.dir, request, "dry_run" if self.config.dry_run else "finished")
         self._done_calls: list[ToolCall] = []
         self._turn_calls: list[ToolCall] = []   # the calls of the caller turn being dispatched (`clause_of`)
+        self._widened: dict[str, str] = {}       # a routed goal widened to its part of the request: its outcome
         try:
             self._flow(request)
         except Interrupted as e:
@@ -552,9 +553,15 @@ class Runner:
                                  for p in claimed(c, self.report.request, self.catalogue)
                                  if names_tool(p.text, self.catalogue[c.name])])
             if whole != goal:
+                if whole in self._widened:   # "make a note" and "cabin wifi password is ...": one goal, done once
+                    self._write(StepRecord("gate", f"route:{key}", "same", data={
+                        "rule": "routed-goal-widened", "goal": goal, "widened": whole, "navigated": True}))
+                    return {"status": "done" if self._widened[whole] == "done" else "not_done"}
                 self._write(StepRecord("gate", f"route:{key}", "widened", data={
                     "rule": "routed-goal-widened", "goal": goal, "widened": whole}))
             outcome = self._navigate(key, whole, "the caller routed it to the screen")
+            if whole != goal:
+                self._widened[whole] = outcome
             return {"status": "done" if outcome == "done" else "not_done"}
         done = self.prior.finished(key) if self.prior else None
         if done is not None and done.get("fallback"):
@@ -1168,7 +1175,15 @@ def app_goals(request: str, check: GoalCheck) -> list[str]:
     groups: list[tuple[list[Piece], set[str]]] = []
     for piece in pieces:
         named = set(check.parts_named(piece.text))
-        if groups and (not named or named & groups[-1][1]):
+        # a piece inside the message the goal before passes on is that message's ("text maria: running late,
+        # save me a seat"), and so is one after a colon or a dash that asks nothing itself ("make a note - cabin
+        # wifi password is pinecone2025"), whatever it names
+        before = groups[-1][0][-1] if groups else None
+        content = before is not None and (
+            any(p.message and p.message[0] <= piece.start < p.message[1] for p in groups[-1][0])
+            or request[before.start + len(before.text):piece.start].strip() in MESSAGE_MARKS
+            and not check.leads_with_verb(piece.text))
+        if groups and (content or not named or named & groups[-1][1]):
             groups[-1][0].append(piece)
             groups[-1][1].update(named)
         else:

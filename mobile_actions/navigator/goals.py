@@ -129,9 +129,40 @@ def switch_states(goal: str, screen: Screen) -> dict[str, bool]:
             continue
         names = gw.screens.switch_aliases.get(e.label.lower(), (e.label.lower(),))
         for things, state in asked:
-            if any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", things, re.I) for n in names):
+            if any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", things, re.I) for n in names) \
+                    or _names_timed_switch(things, e.label):
                 out[e.label] = state
     return out
+
+
+def _clocks(text: str) -> set[tuple[int, int, str]]:
+    """The times of day `text` says, as (hour on a 12-hour dial, minute, "am"/"pm"/"" when not said), read by
+    the date reader ("6am", "half past seven", "18:30")."""
+    from datetime import datetime
+
+    from mobile_actions.decoding.datetimes import mentions
+    from mobile_actions.decoding.datewords import normalise as date_normalise
+
+    out = set()
+    for m in mentions(date_normalise(text), datetime(2000, 1, 1)):
+        if m.kind == "time":
+            half = (m.meridiem or "").replace(".", "").lower()[:2] or ("pm" if m.clock[0] > 12 else "")
+            out.add((m.clock[0] % 12, m.clock[1], half))
+    return out
+
+
+def _names_timed_switch(things: str, label: str) -> bool:
+    """Whether the words a goal switches ("my 6am alarm", "the gym alarm") name a switch that names its item by a
+    time ("6:00 AM alarm Gym", an alarm's): they say its time (the same half of the day, where both say one) or
+    a capitalised word of its name besides the time ("Gym")."""
+    times = _clocks(label)
+    if not times:
+        return False
+    said = _clocks(things)
+    if any((h, m) == (h2, m2) and (not a or not b or a == b) for h, m, a in said for h2, m2, b in times):
+        return True
+    words = word_set(things)
+    return any(w[:1].isupper() and w.lower() in words and len(w) > 2 for w in _WORD.findall(label))
 
 
 @dataclass(frozen=True)
@@ -152,23 +183,25 @@ def _cue_pattern(cue: str) -> str:
 _LISTED = "[,;]|"   # the part of a value's end that a colon after the cue lifts
 
 
-def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str]) -> Said | None:
+def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str], listed: bool = False) -> Said | None:
     """The words the goal gives after the first of `cues` it says: a quoted text whole, else up to one of
-    `stops` (patterns), a comma (unless a colon follows the cue), the sentence's end, a place it is said to go
-    or "and"/"then" before another request's verb (None if none)."""
+    `stops` (patterns), a comma (unless a colon or a dash follows the cue, or the value is `listed`: a free
+    text's, "with passport, charger, sunscreen"), the sentence's end, a place it is said to go or "and"/"then"
+    before another request's verb (None if none)."""
     pattern = goal_words().value_end % "".join(f"{s}|" for s in stops)
     value_end, listed_end = re.compile(pattern, re.I), re.compile(pattern.replace(_LISTED, "", 1), re.I)
     leads = _alt(goal_words().words.value_leads)
     for cue in cues:
-        m = re.search(rf"(?<![^\W_]){_cue_pattern(cue)}(?![^\W_])[\s:]*(?:(?:{leads})\s+)?", goal, re.I)
+        m = re.search(rf"(?<![^\W_]){_cue_pattern(cue)}(?![^\W_])[\s:\-\u2013\u2014]*(?:(?:{leads})\s+)?", goal, re.I)
         if not m:
             continue
         rest = goal[m.end():]
         quoted = re.match(r"'([^']+)'|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’", rest)
         if quoted:
             return Said(next(g for g in quoted.groups() if g), m.start(), m.end())
-        end = (listed_end if ":" in m.group(0) else value_end).search(rest)
-        value = _courtesy_trimmed((rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").strip())
+        marked = re.search(r"[:\-\u2013\u2014]", m.group(0))   # "note - a, b": the whole list
+        end = (listed_end if marked or listed else value_end).search(rest)
+        value = _courtesy_trimmed((rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").rstrip(",;").strip())
         if value:
             return Said(value, m.start(), m.end() + rest.index(value))
     return None
@@ -249,12 +282,12 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
                 out[e.label] = url.group(0)
             if url or not goal_words().web.search(goal):
                 continue
-        stops = sorted({_cue_pattern(c) for f in fields if f is not e for c in sw.field_cues.get(f.label.lower(), ())},
+        stops = sorted({_cue_pattern(c) for f in fields if f is not e for c in sw.field_cues.get(_field_key(f.label), ())},
                        key=len, reverse=True)
-        cues = sw.field_cues.get(key, ())
-        said = _value_after(goal, cues, stops)
+        cues, listed = sw.field_cues.get(key, ()), key in sw.text_fields
+        said = _value_after(goal, cues, stops, listed)
         if said is None or said.value.lower() != e.text.strip().lower():   # a field holding its value keeps it
-            said = _value_after(named, cues, stops)
+            said = _value_after(named, cues, stops, listed)
         if said is not None:
             reached.append(said)
         if said is None or _HELD in said.value or any(
@@ -382,8 +415,9 @@ _CLOCK_DIGITS = re.compile(r"(?<!\d)(\d{1,2})(?:[:.](\d{2}))?(?!\d)")
 
 @dataclass(frozen=True)
 class SaidTime:
-    """The time a goal writes in digits, as a 12-hour picker takes it: the hour and minutes as written (spans of
-    the goal, as a navigator types them; "" for minutes not written) and the half of the day the goal says ("am",
+    """The time a goal says, as a 12-hour picker takes it: the hour and minutes as written where the goal writes
+    them in digits (spans of the goal, as a navigator types them; "" for minutes not written), else the date
+    reader's clock ("quarter to seven": 6 and 45) and the half of the day the goal says ("am",
     "pm", or "" when it says none: "6:30"). Read by `decoding.datetimes`: the meridiem, else the part of the day
     said with it ("tonight", "in the evening": the lexicon's `part_hours`)."""
     hour: str
@@ -394,26 +428,24 @@ class SaidTime:
 @lru_cache(maxsize=256)
 def said_time(goal: str) -> SaidTime | None:
     """The goal's time (`SaidTime`): the first one, or the last of a goal that changes something ("move my 6:45
-    alarm to 7:15"); None when it writes none in digits or an hour past 12 (the picker takes 1-12)."""
+    alarm to 7:15"); None when it says none or an hour past 12 (the picker takes 1-12)."""
     from datetime import datetime
 
     from mobile_actions.decoding.datetimes import Mention, mentions
+    from mobile_actions.decoding.datewords import normalise as date_normalise
 
-    text = normalise(goal)     # what `mentions` reads: "6:05 PM" is read as "6:05 pm"
+    text = date_normalise(goal)     # what `mentions` reads: "6:05 PM" as "6:05 pm", "half past seven" as "half past 7"
     found = mentions(text, datetime(2000, 1, 1))
     said: list[tuple[Mention, str, str]] = []
     for m in found:
         if m.kind != "time":
             continue
         digits = _CLOCK_DIGITS.search(text[m.start:m.end])
-        if digits is None or not re.search(r"\d", text[m.start:m.end]):
-            # a time in words the date reader knows ("noon"): its clock, on a 12-hour picker
-            hour, minute = str(m.clock[0] % 12 or 12), f"{m.clock[1]:02d}" if m.clock[1] else ""
-            said.append((m, hour, minute))
-            continue
-        hour, minute = digits.group(1), digits.group(2) or ""
-        if (int(hour) % 12, int(minute or 0)) == (m.clock[0] % 12, m.clock[1]):   # not the 8 of "quarter to 8"
-            said.append((m, hour, minute))
+        if digits and (int(digits[1]) % 12, int(digits[2] or 0)) == (m.clock[0] % 12, m.clock[1]):
+            said.append((m, digits[1], digits[2] or ""))     # the hour and minutes as written
+        else:
+            # a time the date reader reads from words ("noon", "quarter to 8"): its clock, on a 12-hour picker
+            said.append((m, str(m.clock[0] % 12 or 12), f"{m.clock[1]:02d}" if m.clock[1] else ""))
     if not said:
         return None
     m, hour, minute = said[-1] if edits(goal) else said[0]

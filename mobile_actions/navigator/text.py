@@ -89,12 +89,24 @@ def screen_catalogue(screen: Screen | None = None, goal: str | None = None, done
 class GoalSteps:
     """A goal that says its steps one after another ("send X an email titled Y, then go to the home
     screen"), worked through in order (`coverage.steps`). A 270M navigator says `finish` once the first
-    step is done; then the next step becomes the goal, on the same screen, until the last one is finished."""
+    step is done; then the next step becomes the goal, on the same screen, until the last one is finished. A
+    step inside a message the step before passes on is that message's ("text maria: running late, save me a
+    seat": one step, whose message is "running late, save me a seat")."""
 
     def __init__(self, goal: str) -> None:
+        from mobile_actions.acting import read
         from mobile_actions.decoding.coverage import steps
 
-        self.goal, self.parts, self.i = goal, steps(goal), 0
+        messages = [p.message for p in read(goal) if p.message]
+        parts: list[str] = []
+        for part in steps(goal):
+            at = goal.find(part)
+            if parts and at >= 0 and any(a <= at < b for a, b in messages):
+                start = goal.find(parts[-1])
+                parts[-1] = goal[start:at + len(part)] if start >= 0 else f"{parts[-1]} {part}"
+            else:
+                parts.append(part)
+        self.goal, self.parts, self.i = goal, parts, 0
 
     @property
     def current(self) -> str:
