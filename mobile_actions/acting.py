@@ -78,6 +78,12 @@ class Refusal:
     #                        may: "edits-what-exists" (a change to a saved entry), "message-passed-on"
 
     @property
+    def misrouted(self) -> bool:
+        """The call is not what the request asks (no tie to it, or its values belong to another ask), as opposed
+        to something the request declines, asks about or tells: the request may still ask the screen."""
+        return self.reason == UNTIED or self.reason.startswith(BORROWED)
+
+    @property
     def why(self) -> str:
         """The reason with the cue and the piece that decided it."""
         return self.reason + (f" ({self.cue!r} in {self.piece!r})" if self.cue else "")
@@ -130,6 +136,34 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
     removes = (lexicon or lexicons.load()).effect.removes
     return tuple(_carried(_messages_go_on(pieces, masked, names_action), masked, w, speaks_of, names_action,
                           removes))
+
+
+_NAME_RUN = re.compile(r"(?<![\w'])[A-ZÀ-ÖØ-Þ][\w'-]*(?:\s+[A-ZÀ-ÖØ-Þ][\w'-]*)*")
+
+
+def named_addressee(part: str, request: str, lexicon: lexicons.Lexicon | None = None) -> str:
+    """`part` of `request` with the pronoun that its speech opener addresses ("text him welcome to the team",
+    the lexicon's `addressee_pronouns`) replaced by the last name the request writes before the part ("add Tomás
+    Ferreira as a contact, ..., and text him ..."): a navigator handed "text him" alone types "him" as the
+    recipient. A name is a run of capitalised words, not the first word of a sentence, as people write names;
+    `part` is returned as it is when there is no such name, no such pronoun, or `part` is not in `request`."""
+    w = (lexicon or lexicons.load()).polarity
+    at = request.find(part)
+    pieces = read(part, lexicon)
+    opener = next((p for p in pieces if p.message is not None), None)
+    if at < 0 or opener is None or not w.addressee_pronouns.words:
+        return part
+    head = part[opener.start:opener.message[0]]
+    pronoun = re.search(rf"(?<![\w'])(?:{'|'.join(map(re.escape, w.addressee_pronouns.words))})(?![\w'])", head, re.I)
+    if pronoun is None:
+        return part
+    names = [m for m in _NAME_RUN.finditer(request[:at])
+             if m.group().lower() not in w.addressee_pronouns.words and m.group() != "I"
+             and not re.search(r"(?:^|[.!?]\s*)$", request[:m.start()])]
+    if not names:
+        return part
+    where = opener.start + pronoun.start()
+    return part[:where] + names[-1].group() + part[where + len(pronoun.group()):]
 
 
 def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[str], bool] | None) -> list[Piece]:
@@ -619,6 +653,7 @@ TOLD = frozenset({Polarity.PAST, Polarity.REPORTED})   # what happened: a reason
 # A call that changes something, of which the person wrote no value and named no tool word: the caller's guess
 # ("can u set alarms for every other day?" -> `turn_on_flashlight()`), never what they asked.
 UNTIED = "the request neither names it nor says any of its values"
+BORROWED = "its values are written where the request asks for "   # + the tool the request asks for there
 LIKE = 0.8          # how alike a written word and a tool's word must be to be one misspelt ("flashlite")
 
 
@@ -707,7 +742,7 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
                             and _refers_back(p, lexicon) for p in pieces):
         return None
     piece, other_tool, cue = first
-    return Refusal(call, f"its values are written where the request asks for {other_tool}", cue, piece.text)
+    return Refusal(call, BORROWED + other_tool, cue, piece.text)
 
 
 def _values_only_in(call: ToolCall, tool, request: str, spans: Sequence[tuple[int, int, Any]]) -> Any:

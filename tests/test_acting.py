@@ -567,3 +567,24 @@ def test_a_dont_with_the_verb_of_an_earlier_ask_refers_to_that_ask():
     torch = T("turn_off_flashlight")
     assert acting.gate([torch], "turn off the flashlight. we already set the alarm so dont bother with that",
                        CAT)[0] == [torch]
+
+
+@pytest.mark.parametrize("part, request_, want", [
+    ("and text him welcome to the team!", "add Tomás Ferreira as a contact, his number is 5551234567, and text him "
+     "welcome to the team!", "and text Tomás Ferreira welcome to the team!"),
+    ("text her hi", "add ana to contacts and text her hi", "text her hi"),          # no name written as one
+    ("text him hi", "Bob is late. text him hi", "text him hi"),                      # a sentence's first word
+    ("set an alarm", "Call Bob and set an alarm", "set an alarm"),                   # no message, no pronoun
+])
+def test_a_part_handed_on_alone_names_whom_its_him_or_her_stands_for(part, request_, want):
+    from mobile_actions.acting import named_addressee
+
+    assert named_addressee(part, request_) == want
+
+
+def test_a_call_for_the_wrong_ask_is_misrouted_not_declined():
+    from mobile_actions.acting import BORROWED, UNTIED, Refusal
+
+    call = ToolCall("create_contact", {"first_name": "ask about parking"})
+    assert Refusal(call, UNTIED).misrouted and Refusal(call, BORROWED + "create_calendar_event").misrouted
+    assert not Refusal(call, "the request says not to").misrouted

@@ -147,6 +147,27 @@ def test_a_value_after_a_colon_keeps_its_commas():
     assert goals.form_values("make a note saying buy milk, then open Chrome", note) == {"Note": "buy milk"}
 
 
+def test_a_notes_title_and_text_come_from_the_cues_people_write():
+    note = screen(el("Title", "field"), el("Note", "field", focused=True), el("Save"), package="com.mobileactions.notes")
+    assert goals.form_values("pls save a note called gate code with 4821#", note) == {
+        "Title": "gate code", "Note": "4821#"}
+    assert goals.form_values("new note title 'Packing' text passport, charger, sunscreen", note) == {
+        "Title": "Packing", "Note": "passport, charger, sunscreen"}     # free text runs past its commas
+    assert goals.form_values("make a note - cabin wifi password is pinecone2025", note) == {
+        "Note": "cabin wifi password is pinecone2025"}
+
+
+def test_a_saved_note_takes_what_the_goal_adds_to_it():
+    saved = screen(el("Title", "field", text="Questions for doctor"),
+                   el("Note", "field", text="- can I run again?", focused=True), el("Save"),
+                   package="com.mobileactions.notes")
+    assert goals.form_values("In my note 'Questions for doctor' please add one more: is it ok to take ibuprofen?",
+                             saved) == {"Note": "is it ok to take ibuprofen?"}   # verbatim after the colon
+    assert goals.form_values("add avocados to my Questions for doctor note", saved) == {"Note": "avocados"}
+    new = screen(el("Title", "field"), el("Note", "field", focused=True), el("Save"), package="com.mobileactions.notes")
+    assert goals.form_values("add a note titled Trip", new) == {"Title": "Trip"}     # nothing held: nothing added
+
+
 def test_goals_read_past_the_openers_people_write_and_start_opens_no_app():
     assert goals.removes_only("could u remove the note with the old wifi password in it")
     assert goals.removes_only("hey can you delete ben from my contacts")

@@ -27,6 +27,7 @@ class AndroidScreens:
     message_fields: tuple[str, ...]
     title_fields: tuple[str, ...]
     text_fields: tuple[str, ...]
+    append_cues: tuple[str, ...]   # a text field that holds text: the words after which the goal adds to it
     address_fields: tuple[str, ...]
     web_address_field: str
     web_words: tuple[str, ...]
@@ -81,6 +82,7 @@ def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
         message_fields=tuple(w.lower() for w in _words(data.get("message_fields"), at + "message_fields")),
         title_fields=tuple(w.lower() for w in _words(data.get("title_fields"), at + "title_fields")),
         text_fields=tuple(w.lower() for w in _words(data.get("text_fields"), at + "text_fields")),
+        append_cues=_words(data.get("append_cues", ["add"]), at + "append_cues"),
         address_fields=tuple(w.lower() for w in _words(data.get("address_fields"), at + "address_fields")),
         web_address_field=_text(data.get("web_address_field"), at + "web_address_field").lower(),
         web_words=_words(data.get("web_words"), at + "web_words"),

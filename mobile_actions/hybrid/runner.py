@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mobile_actions import lexicon as lexicons
-from mobile_actions.acting import (MESSAGE_MARKS, REASONS, UNTIED, Declined, Piece, Polarity, Refusal, asks_nothing,
-                                   claimed, clause_of, gate_messages, names_tool)
+from mobile_actions.acting import (MESSAGE_MARKS, REASONS, Declined, Piece, Polarity, Refusal, asks_nothing,
+                                   claimed, clause_of, gate_messages, named_addressee, names_tool)
 from mobile_actions.acting import read as read_request
 from mobile_actions.calls import Problem, ToolCall, validate_call
 from mobile_actions.hybrid.device import (DeviceSession, HybridError, action_argv, node_at, nodes, open_session,
@@ -409,8 +409,8 @@ class Runner:
         messages: list[dict] = [developer_message_for(cfg.now), {"role": "user", "content": request}]
         any_valid = False
         refused: list[Refusal] = []   # the gate's refusals: what they asked for is no goal for the screen either
-        #                               (but a call tied to nothing the request says, `UNTIED`, was the caller's
-        #                               guess, not something the request asked: the request still goes on)
+        #                               (but a call for the wrong ask, `Refusal.misrouted`, was the caller's
+        #                               guess, not something the request declined: the request still goes on)
         made: list[ToolCall] = []     # every call of every turn, made, routed or refused: what they answer is taken
         unanswered: list[str] = []    # parts the caller, asked about each alone, still made no call for
         edits: list[Refusal] = []     # refused as what the tool does not do (a new entry for a change to a saved
@@ -428,7 +428,7 @@ class Runner:
                     edits.append(r)   # as `GoalCheck.edits_by_adding` in `_call`: the edit (or the message
                     continue          # passed on) goes to the screen
                 self._item(describe_call(r.call), "refused", f"refused: {r.why}")
-                if r.reason != UNTIED:
+                if not r.misrouted:    # a call for the wrong ask keeps no goal from the screen
                     refused.append(r)
             unanswered += [c for c in rec.get("unanswered", []) if c not in unanswered]
             validation = [[Problem(**p) for p in v["problems"]] for v in rec["validation"]]
@@ -477,11 +477,12 @@ class Runner:
             # "wifi off, bluetooth on, and media volume to 70" with only Wi-Fi routed: the rest is the screen's
             parts = unclaimed_parts(request, made, self.catalogue, self.goal_check)
             for n, part in enumerate(parts):
-                self._navigate(f"part:{n}", part, "no call answered this part of the request")
+                self._navigate(f"part:{n}", self._addressed(f"part:{n}", part), "no call answered this part of the request")
             # "Note down pay rent and email it to ana@..." with only the email made: its value claims the note's
-            # part, but asked about that part alone the caller made no call, so no tool covers it
-            for n, clause in enumerate(c for c in unanswered if c not in parts):
-                self._navigate(f"unanswered:{n}", clause, UNANSWERED, what=clause)
+            # part, but asked about that part alone the caller made no call, so no tool covers it (a clause inside a
+            # part is that part's: "text him hi" of "and text him hi" is not sent twice)
+            for n, clause in enumerate(c for c in unanswered if not any(c in p for p in parts)):
+                self._navigate(f"unanswered:{n}", self._addressed(f"unanswered:{n}", clause), UNANSWERED, what=clause)
             for n, r in enumerate(r for r in edits if r.piece not in parts):
                 self._hand_over(f"edit:{n}", r.piece, r.why, r.call, r.for_screen, what=describe_call(r.call),
                                 piece=r.piece)
@@ -559,7 +560,7 @@ class Runner:
                     return {"status": "done" if self._widened[whole] == "done" else "not_done"}
                 self._write(StepRecord("gate", f"route:{key}", "widened", data={
                     "rule": "routed-goal-widened", "goal": goal, "widened": whole}))
-            outcome = self._navigate(key, whole, "the caller routed it to the screen")
+            outcome = self._navigate(key, self._addressed(key, whole), "the caller routed it to the screen")
             if whole != goal:
                 self._widened[whole] = outcome
             return {"status": "done" if outcome == "done" else "not_done"}
@@ -856,6 +857,15 @@ class Runner:
             if not any(self.device.shell(["pm", "path", p]).exit_code == 0 for p in packages):
                 return name
         return None
+
+    def _addressed(self, task: str, part: str) -> str:
+        """A part of the request handed to the screen alone, with the name its "him"/"her" stands for
+        (`acting.named_addressee`), shown in the trace when it does."""
+        named = named_addressee(part, self.report.request)
+        if named != part:
+            self._write(StepRecord("gate", f"addressee:{task}", "named", data={
+                "rule": "addressee-named", "part": part, "goal": named}))
+        return named
 
     def _navigate(self, task: str, instruction: str, why: str, what: str | None = None) -> str:
         """The navigator loop for one GUI task; returns the report status (done / not_done / refused)."""

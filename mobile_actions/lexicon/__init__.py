@@ -88,6 +88,7 @@ class PolarityWords:
     content_markers: Phrases
     speech_openers: Phrases     # '*' is one word other than `wildcard_excludes` and `not_addressees`
     not_addressees: Phrases
+    addressee_pronouns: Phrases  # "text him ...": who was named before in the request (`acting.named_addressee`)
     still_asks: Phrases
     request_openers: Phrases
     cancelled: Phrases
@@ -412,7 +413,8 @@ def load(name: str | None = None) -> Lexicon:
     if not all(isinstance(x, dict) for x in (pol, eff, val)):
         raise CatalogueError(f"{path}: a lexicon has objects 'polarity', 'effect' and 'values'")
     lists = [f.name for f in fields(PolarityWords) if f.type == "Phrases"]
-    pol = {"names": [], "question_words": [], "speech_openers": [], "not_addressees": [], **pol}
+    pol = {"names": [], "question_words": [], "speech_openers": [], "not_addressees": [], "addressee_pronouns": [],
+           **pol}
     #        (optional: a lexicon written before it had them)
     value_lists = [f.name for f in fields(ValueWords)]
     for section, names, where in ((pol, lists, "polarity"), (eff, ("sends", "none", "contact_names"), "effect"),

@@ -177,7 +177,10 @@ def _cue_pattern(cue: str) -> str:
     """A cue as a pattern: its words whole; "…" in it stands for up to five words ("rename … to": "rename my
     groceries note to")."""
     parts = [re.escape(p.strip()) for p in cue.split("…")]
-    return r"(?:\s+\S+){0,5}?\s+".join(parts)
+    out = parts[0]
+    for part in parts[1:]:   # a mark after the gap sticks to the word before it ("add … :": "add one more:")
+        out += (r"(?:\s+[^\s:]+){0,5}?\s*" if part[:1] in ":-" else r"(?:\s+\S+){0,5}?\s+") + part
+    return out
 
 
 _LISTED = "[,;]|"   # the part of a value's end that a colon after the cue lifts
@@ -192,7 +195,9 @@ def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str], listed: b
     value_end, listed_end = re.compile(pattern, re.I), re.compile(pattern.replace(_LISTED, "", 1), re.I)
     leads = _alt(goal_words().words.value_leads)
     for cue in cues:
-        m = re.search(rf"(?<![^\W_]){_cue_pattern(cue)}(?![^\W_])[\s:\-\u2013\u2014]*(?:(?:{leads})\s+)?", goal, re.I)
+        # after a colon or a dash the value is verbatim ("add one more: is it ok to ..."); else "to"/"as" lead it
+        tail = r"\s*" if cue.rstrip()[-1:] in ":-" else rf"(?:\s*[:\-\u2013\u2014]+\s*|\s*(?:(?:{leads})\s+)?)"
+        m = re.search(rf"(?<![^\W_]){_cue_pattern(cue)}(?![^\W_]){tail}", goal, re.I)
         if not m:
             continue
         rest = goal[m.end():]
@@ -288,6 +293,8 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
         said = _value_after(goal, cues, stops, listed)
         if said is None or said.value.lower() != e.text.strip().lower():   # a field holding its value keeps it
             said = _value_after(named, cues, stops, listed)
+        if listed and e.text.strip() and (said is None or _HELD in said.value):   # "add one more: ..." to a note
+            said = _value_after(named, sw.append_cues, stops, listed)
         if said is not None:
             reached.append(said)
         if said is None or _HELD in said.value or any(
