@@ -1187,12 +1187,16 @@ def app_goals(request: str, check: GoalCheck) -> list[str]:
         named = set(check.parts_named(piece.text))
         # a piece inside the message the goal before passes on is that message's ("text maria: running late,
         # save me a seat"), and so is one after a colon or a dash that asks nothing itself ("make a note - cabin
-        # wifi password is pinecone2025"), whatever it names
+        # wifi password is pinecone2025"), whatever it names,
         before = groups[-1][0][-1] if groups else None
+        gap = request[before.start + len(before.text):piece.start].strip() if before is not None else ""
+        # ... and one after a comma in the same sentence as a colon before it ("make a note: cabin door code
+        # 4471, wifi pinecone88")
+        listed = gap == "," and before is not None and before.sentence == piece.sentence \
+            and ":" in request[groups[-1][0][0].start:before.start + len(before.text)]
         content = before is not None and (
             any(p.message and p.message[0] <= piece.start < p.message[1] for p in groups[-1][0])
-            or request[before.start + len(before.text):piece.start].strip() in MESSAGE_MARKS
-            and not check.leads_with_verb(piece.text))
+            or (gap in MESSAGE_MARKS or listed) and not check.leads_with_verb(piece.text))
         if groups and (content or not named or named & groups[-1][1]):
             groups[-1][0].append(piece)
             groups[-1][1].update(named)

@@ -186,17 +186,18 @@ def _cue_pattern(cue: str) -> str:
 _LISTED = "[,;]|"   # the part of a value's end that a colon after the cue lifts
 
 
-def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str], listed: bool = False) -> Said | None:
+def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str], listed: bool = False,
+                 leads: bool = True) -> Said | None:
     """The words the goal gives after the first of `cues` it says: a quoted text whole, else up to one of
     `stops` (patterns), a comma (unless a colon or a dash follows the cue, or the value is `listed`: a free
     text's, "with passport, charger, sunscreen"), the sentence's end, a place it is said to go or "and"/"then"
-    before another request's verb (None if none)."""
+    before another request's verb (None if none). With `leads`, a value lead ("rename it to X") is not the value's."""
     pattern = goal_words().value_end % "".join(f"{s}|" for s in stops)
     value_end, listed_end = re.compile(pattern, re.I), re.compile(pattern.replace(_LISTED, "", 1), re.I)
-    leads = _alt(goal_words().words.value_leads)
+    lead = rf"(?:(?:{_alt(goal_words().words.value_leads)})\s+)?" if leads else ""
     for cue in cues:
         # after a colon or a dash the value is verbatim ("add one more: is it ok to ..."); else "to"/"as" lead it
-        tail = r"\s*" if cue.rstrip()[-1:] in ":-" else rf"(?:\s*[:\-\u2013\u2014]+\s*|\s*(?:(?:{leads})\s+)?)"
+        tail = r"\s*" if cue.rstrip()[-1:] in ":-" else rf"(?:\s*[:\-\u2013\u2014]+\s*|\s*{lead})"
         m = re.search(rf"(?<![^\W_]){_cue_pattern(cue)}(?![^\W_]){tail}", goal, re.I)
         if not m:
             continue
@@ -293,8 +294,9 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
         said = _value_after(goal, cues, stops, listed)
         if said is None or said.value.lower() != e.text.strip().lower():   # a field holding its value keeps it
             said = _value_after(named, cues, stops, listed)
-        if listed and e.text.strip() and (said is None or _HELD in said.value):   # "add one more: ..." to a note
-            said = _value_after(named, sw.append_cues, stops, listed)
+        if listed and e.text.strip():   # a saved note: what the goal adds to it ("add one more: ...") comes first
+            added = _value_after(named, sw.append_cues, stops, listed, leads=False)
+            said = added if added is not None and _HELD not in added.value else said
         if said is not None:
             reached.append(said)
         if said is None or _HELD in said.value or any(
@@ -556,8 +558,20 @@ def edits(goal: str) -> bool:
 
 def edits_only(goal: str) -> bool:
     """The goal changes something that exists and asks for nothing new (not "change the title or make a new
-    note")."""
-    return edits(goal) and not goal_words().names_new.search(goal)
+    note"): it edits, or it switches something off ("turn off my 5:30 alarm": no new alarm is switched off)."""
+    return (edits(goal) or switches_off(goal)) and not goal_words().names_new.search(goal)
+
+
+def switches_off(goal: str) -> bool:
+    """The goal switches something off ("turn off my 5:30 alarm", "disable the gym alarm"), as `switch_states`
+    reads switching, and asks nothing else with a verb of its own (not "set an alarm for 7 and turn off
+    bluetooth")."""
+    gw = goal_words()
+    on = {*gw.words.on_words, *gw.words.on_verbs}
+    switched = [m for m in gw.switch_goal.finditer(goal)]
+    verbs = whole_words(gw.words.request_verbs).finditer(normalise(goal))
+    return any((m["s1"] or m["s2"] or m["s3"]).lower() not in on for m in switched) \
+        and all(any(m.start() <= v.start() < m.end() for m in switched) for v in verbs)
 
 
 def makes_new(label: str) -> bool:

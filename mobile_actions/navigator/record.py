@@ -1005,6 +1005,19 @@ def saved_item_tasks_for(rng: random.Random) -> list[Task]:
     ]
 
 
+HOUR_WORDS = ("twelve", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven")
+
+
+def clock_in_words(hour: int, minute: str) -> str:
+    """A time of day as people say it ("quarter to eight", "half past six", "seven o'clock"), for 00, 15, 30 or
+    45 minutes past `hour`; the digits for other minutes."""
+    word = HOUR_WORDS[hour % 12]
+    return {"00": f"{word} o'clock", "15": f"quarter past {word}", "30": f"half past {word}",
+            "45": f"quarter to {HOUR_WORDS[(hour + 1) % 12]}"}.get(minute, f"{hour}:{minute}")
+
+
+NOTE_ADDITIONS = ["is it ok to take ibuprofen with the new meds?", "ask about parking", "oat milk", "2x AA batteries",
+                  "call the vet about Luna's shots", "passport photos"]
 NEW_NOTE_TITLES = ["packing list", "trip stuff", "Work todo", "house ideas", "Passwords", "meal plan"]
 NOTE_FACTS = ["cabin door code 4471, wifi pinecone88", "locker 112, combo 36-4-19", "gate code 2290",
               "parking level 3 spot C14", "bike lock 5521", "guest wifi sunflower77"]
@@ -1327,7 +1340,9 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
     new_said = f"{new_hour}" if new_minute == "00" and rng.random() < 0.6 else new_full   # "at 7": on the hour
     morning = rng.choice(["", " tomorrow morning", " in the morning", " am"])
     why = rng.choice(["", ", got an early train", ", big day tomorrow", " for the gym"])
+    tomorrow = rng.choice(["tmrw", "tmr", "2moro", "tomorrow"])
     off_time, off_label = kept[rng.randrange(3)]
+    off_named = f"{off_label} alarm" if off_label and rng.random() < 0.5 else f"{twelve_hour(off_time)} alarm"
 
     def alarm_among(r: Recorder) -> None:
         _open(r, "Clock"); r.tap("Add alarm"); r.type(str(new_hour)); r.tap("Minute"); r.type(new_minute)
@@ -1346,8 +1361,29 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
     def give_up_at_home(r: Recorder) -> None:   # no dialer and no payment app: nothing here does it
         r.impossible()
 
+    # a saved note added to ("add one more: ..."), and a new note's title and text said in one breath
+    saved = [(t, x) for t, x in zip(rng.sample(NOTE_TITLES, 3), ("- milk", "1. ask about the knee", "socks"))]
+    to_title, addition = saved[rng.randrange(3)][0], rng.choice(NOTE_ADDITIONS)
+    new_title, new_body = rng.choice(NEW_NOTE_TITLES), rng.choice(NOTE_FACTS)
+
+    def note_add_more(r: Recorder) -> None:
+        _open(r, "Notes"); r.tap(to_title); r.type(addition); r.tap("Save"); r.complete()
+
+    def note_title_text(r: Recorder) -> None:
+        _open(r, "Notes"); r.tap("New note"); r.type(new_body); r.tap("Title"); r.type(new_title); r.tap("Save")
+        r.complete()
+
     nothing_sent = lambda st: not any(m["direction"] == "sent" for m in st["messages"])  # noqa: E731
     return [
+        Task("note_add_more", "Information_Management", ("Notes",), casual(
+             f"In my note '{to_title}' please add one more: {addition}", f"add to my {to_title} note: {addition}",
+             f"~{to_title.lower()} note - add {addition}", f"add {addition} to my {to_title.lower()} note pls"),
+             note_add_more, lambda st: any(n["title"] == to_title and n["text"].endswith(addition) for n in st["notes"])
+             and len(st["notes"]) == 3, setup=_given(notes=tuple(saved))),
+        Task("note_title_text", "Information_Management", ("Notes",), casual(
+             f"save a note called {new_title} with {new_body}", f"new note title '{new_title}' text {new_body}",
+             f"note called {new_title}: {new_body}", f"make a note titled {new_title} - {new_body}"),
+             note_title_text, lambda st: any(n["title"] == new_title and n["text"] == new_body for n in st["notes"])),
         Task("text_said", "Social_Sharing", ("Messages",), casual(
              f"text {to_said} {said}", f"msg {to_said} {said}", f"text {to_said} that {said}",
              f"tell {to_said} by text that {said}", f"let {to_said} know {said}", f"send {to_said} a text: {said}",
@@ -1376,14 +1412,19 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
              timer_in_words, lambda st: timed(st, 0, length)),
         Task("alarm_among", "General_Tool", ("Clock",), casual(
              f"alarm at {new_said}{morning}{why}", f"set an alarm for {new_full}{morning}{why}",
-             f"wake me up at {new_said}{morning}{why}", f"~need an alarm {new_full}{morning}{why}"),
+             f"wake me up at {new_said}{morning}{why}", f"~need an alarm {new_full}{morning}{why}",
+             f"wake me up {tomorrow} at {new_full}", f"~alarm {tomorrow} {new_full}{why}",
+             f"wake me at {clock_in_words(new_hour, new_minute)}{morning}{why}",
+             f"set an alarm for {clock_in_words(new_hour, new_minute)} {tomorrow}",
+             f"~need to be up at {new_full} {tomorrow}"),
              alarm_among, lambda st: len(st["alarms"]) == 4 and any(
                  a["time"] == f"{new_hour:02d}:{new_minute}" and a["enabled"] for a in st["alarms"]),
              setup=setup_kept),
         Task("alarm_off_kept", "General_Tool", ("Clock",), casual(
              f"turn off my {twelve_hour(off_time)} alarm, dont delete it", f"switch off the {twelve_hour(off_time)} "
              f"alarm but keep it", f"disable my {twelve_hour(off_time)} alarm, im on holiday this week",
-             f"~no {twelve_hour(off_time)} alarm this week, just turn it off"),
+             f"~no {twelve_hour(off_time)} alarm this week, just turn it off",
+             f"switch off my {off_named}, dont delete it tho", f"turn off the {off_named}, keep it for later"),
              alarm_off_kept, lambda st: len(st["alarms"]) == 3 and any(
                  a["time"] == off_time and not a["enabled"] for a in st["alarms"]), setup=setup_kept),
         Task("call_or_pay", "Social_Sharing", ("Launcher",), casual(
