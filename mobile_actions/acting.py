@@ -134,7 +134,7 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
                 pieces.append(Piece(request[a:b], a, pol, cue, n, passes_on,
                                     (a + message_at, b) if message_at >= 0 else None))
     removes = (lexicon or lexicons.load()).effect.removes
-    return tuple(_carried(_messages_go_on(pieces, masked, names_action), masked, w, speaks_of, names_action,
+    return tuple(_carried(_messages_go_on(pieces, masked, names_action, w.content_markers.pattern), masked, w, speaks_of, names_action,
                           removes))
 
 
@@ -166,12 +166,14 @@ def named_addressee(part: str, request: str, lexicon: lexicons.Lexicon | None = 
     return part[:where] + names[-1].group() + part[where + len(pronoun.group()):]
 
 
-def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[str], bool] | None) -> list[Piece]:
+def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[str], bool] | None,
+                    markers: re.Pattern) -> list[Piece]:
     """A message passed on runs on past commas ("dm lena the party is in Kreuzberg, Oranienstrasse 25, from
     10pm") until its sentence ends, a joining word parts it, or a piece names something a tool does ("text Ben
     I'm late, show me Nandos on the map"); a message after a dash or a colon runs on past its sentence ("msg bao -
     r u home yet? ill swing by w the drill", "msg diego: landed!! see u at baggage claim": the rest of the
-    request)."""
+    request); a piece after a joining word that opens with a content marker goes on with it too ("reply saying
+    yes and that i'll bring dessert")."""
     out = list(pieces)
     for i, p in enumerate(out):
         if p.message is None:
@@ -184,7 +186,9 @@ def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[st
         after_mark = after_mark or masked[p.message[0]:end].lstrip()[:1] in MESSAGE_MARKS
         for q in out[i + 1:]:
             gap, same = masked[end:q.start].strip(), q.sentence == p.sentence
-            if (not same and not after_mark) or (same and gap != "," and not (empty and gap in MESSAGE_MARKS)) \
+            told_too = same and markers.match(lexicons.normalise(q.text)) is not None   # "... and that ..."
+            if (not same and not after_mark) \
+                    or (same and gap != "," and not told_too and not (empty and gap in MESSAGE_MARKS)) \
                     or (names_action is not None and names_action(lexicons.normalise(q.text))):
                 break
             end = q.start + len(q.text)
@@ -276,12 +280,14 @@ def _cued(head: str, told: str, w: lexicons.PolarityWords, asks: bool) -> tuple[
 
 def _past_action(head: str, w: lexicons.PolarityWords) -> str:
     """"Sent Olga the address", "I emailed ...", "we just cranked ...": a verb in the past opening the piece (not
-    one spelt like a request: "set", "put"), or after a subject early in it."""
-    toks = [t for t in _WORD_RE.findall(head) if t not in w.interjections]
-    if toks and toks[0] in w.past_verbs and toks[0] not in w.past_verbs_base_form:
-        return toks[0]
+    one spelt like a request: "set", "put"), or after a subject early in it: a `past_subjects` one, or any word a
+    past adverb follows ("dad just texted me about sunday")."""
+    toks = [t for t in _WORD_RE.findall(head) if t not in w.interjections or t in w.past_adverbs]
+    lead = next((t for t in toks if t not in w.past_adverbs), "")
+    if lead in w.past_verbs and lead not in w.past_verbs_base_form:
+        return lead
     for i, tok in enumerate(toks[:w.cue_within_words + 1]):
-        if tok in w.past_subjects:
+        if tok in w.past_subjects or i + 1 < len(toks) and toks[i + 1] in w.past_adverbs:
             j = i + 1
             while j < len(toks) and toks[j] in w.past_adverbs:
                 j += 1

@@ -334,7 +334,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 23 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 24 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition
@@ -612,7 +612,17 @@ def test_a_goal_that_switches_nothing_taps_no_switch_but_a_forms_toggles():
     wifi = screen(el("Use Wi-Fi", "switch", checkable=True, checked=True), el("Home-5G"), package="com.android.settings")
     guard = g.SwitchUnasked()
     assert guard.narrow(view("Open my contacts", wifi)) == Narrowing(tap_never=frozenset({"Use Wi-Fi"}))
-    assert guard.narrow(view("wifi off pls", wifi)) is None and guard.narrow(view("silence notifications", wifi)) is None
+    assert guard.narrow(view("wifi off pls", wifi)) is None
+    # a goal that switches something else taps no switch it does not name
+    assert guard.narrow(view("silence notifications", wifi)) == Narrowing(tap_never=frozenset({"Use Wi-Fi"}))
+    shade = screen(el("Bluetooth", "switch", checkable=True, checked=True), el("Internet", "switch", checkable=True),
+                   el("Do Not Disturb", "switch", checkable=True))
+    assert guard.narrow(view("could you please put the phone on do not disturb? thanks", shade)) == Narrowing(
+        tap_never=frozenset({"Bluetooth", "Internet"}))
+    clock = screen(el("6:00 AM alarm Work", "switch", checkable=True, checked=True),
+                   el("6:15 AM alarm Gym", "switch", checkable=True, checked=True))
+    assert guard.narrow(view("switch off my gym alarm, dont delete it", clock)) == Narrowing(
+        tap_never=frozenset({"6:00 AM alarm Work"}))
     days = [el(d, "switch", checkable=True, description=n) for d, n in zip(("M", "T", "W", "T (2)", "F", "S", "S (2)"), (
         "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"))]
     form = screen(el("Hour", "field", text="7"), el("PM", "switch", checkable=True), *days,
@@ -650,3 +660,15 @@ def test_a_message_after_a_colon_runs_on_past_its_sentence():
         == "landed!! see u at baggage claim"
     assert goals.said_message("reply to amara: yes still on, 8pm", compose("Amara", focus="Text message")) \
         == "yes still on, 8pm"
+
+
+def test_a_slider_the_goal_names_goes_to_the_level_it_says():
+    def display(at: int) -> Screen:
+        return screen(*(el(f"Brightness {p}%", "level", checkable=True, checked=p == at) for p in range(0, 101, 10)),
+                      package="com.android.settings")
+    guard = g.LevelToSet()
+    up = "screen is sooo dim i cant see anything outside, brightness all the way up pls"
+    assert guard.narrow(view(up, display(0))) == Narrowing(blocked=g._but("tap"), tap_only=("Brightness 100%",))
+    assert guard.narrow(view(up, display(100))).tap_never == {f"Brightness {p}%" for p in range(0, 100, 10)}
+    assert guard.narrow(view("put brightness at 30% pls", display(0))).tap_only == ("Brightness 30%",)
+    assert guard.narrow(view("turn on bluetooth", display(0))) is None

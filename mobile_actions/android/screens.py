@@ -23,6 +23,7 @@ class AndroidScreens:
     """`screens.json`, checked (its ``description`` says what each entry means). Labels are lower case."""
     home_package: str
     switch_aliases: Mapping[str, tuple[str, ...]]
+    slider_aliases: Mapping[str, tuple[str, ...]]
     field_cues: Mapping[str, tuple[str, ...]]
     message_fields: tuple[str, ...]
     title_fields: tuple[str, ...]
@@ -78,6 +79,7 @@ def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
     return AndroidScreens(
         home_package=_text(data.get("home_package"), at + "home_package"),
         switch_aliases=_table(data.get("switch_aliases"), at + "switch_aliases"),
+        slider_aliases=_table(data.get("slider_aliases", {}), at + "slider_aliases"),
         field_cues=_table(data.get("field_cues"), at + "field_cues"),
         message_fields=tuple(w.lower() for w in _words(data.get("message_fields"), at + "message_fields")),
         title_fields=tuple(w.lower() for w in _words(data.get("title_fields"), at + "title_fields")),

@@ -428,7 +428,10 @@ class Runner:
                     edits.append(r)   # as `GoalCheck.edits_by_adding` in `_call`: the edit (or the message
                     continue          # passed on) goes to the screen
                 self._item(describe_call(r.call), "refused", f"refused: {r.why}")
-                if not r.misrouted:    # a call for the wrong ask keeps no goal from the screen
+                # a call for the wrong ask keeps no goal from the screen, nor does a screen goal the gate refused
+                # ("go swimming" of "I do not go swimming anymore, please remove the swim alarm"): `held_back`
+                # reads the request itself
+                if not r.misrouted and r.call.name != SCREEN_TOOL:
                     refused.append(r)
             unanswered += [c for c in rec.get("unanswered", []) if c not in unanswered]
             validation = [[Problem(**p) for p in v["problems"]] for v in rec["validation"]]
@@ -1184,7 +1187,9 @@ def app_goals(request: str, check: GoalCheck) -> list[str]:
         return [request]
     groups: list[tuple[list[Piece], set[str]]] = []
     for piece in pieces:
-        named = set(check.parts_named(piece.text))
+        # a piece that asks nothing of the phone names no part of its own: "screen is sooo dim i cant see
+        # anything outside, brightness all the way up" is one goal, not a screen goal and a brightness goal
+        named = set(check.parts_named(piece.text)) if check.actionable(piece.text) else set()
         # a piece inside the message the goal before passes on is that message's ("text maria: running late,
         # save me a seat"), and so is one after a colon or a dash that asks nothing itself ("make a note - cabin
         # wifi password is pinecone2025"), whatever it names,

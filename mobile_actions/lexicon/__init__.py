@@ -271,6 +271,9 @@ class NavigatorWords:
     verb_endings: tuple[str, ...]
     every_words: tuple[str, ...]
     edit_verbs: tuple[str, ...]
+    level_max_words: tuple[str, ...]
+    picker_time_words: tuple[str, ...]
+    level_min_words: tuple[str, ...]
 
 
 @dataclass(frozen=True)

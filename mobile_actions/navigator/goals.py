@@ -135,6 +135,15 @@ def switch_states(goal: str, screen: Screen) -> dict[str, bool]:
     return out
 
 
+def names_switch(goal: str, label: str) -> bool:
+    """Whether the goal names the switch labelled `label`: by one of its names (screens.json `switch_aliases`, else
+    the label) or, for a switch that names its item by a time, by that time or that item's name
+    (`_names_timed_switch`: "my gym alarm")."""
+    names = goal_words().screens.switch_aliases.get(label.lower(), (label.lower(),))
+    return any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", goal, re.I) for n in names) \
+        or _names_timed_switch(goal, label)
+
+
 def _clocks(text: str) -> set[tuple[int, int, str]]:
     """The times of day `text` says, as (hour on a 12-hour dial, minute, "am"/"pm"/"" when not said), read by
     the date reader ("6am", "half past seven", "18:30")."""
@@ -165,6 +174,29 @@ def _names_timed_switch(things: str, label: str) -> bool:
     return any(w[:1].isupper() and w.lower() in words and len(w) > 2 for w in _WORD.findall(label))
 
 
+def said_level(goal: str, slider: str) -> int | None:
+    """The level (0-100) the goal asks of the slider named `slider` ("Brightness", "Media volume"): in the piece
+    of the goal that names it (screens.json `slider_aliases`), a number up to 100 ("brightness to 30%", "30%
+    brightness"), else 100 for a `level_max_words` phrase ("all the way up") and 0 for a `level_min_words` one
+    ("mute media volume"); None when the goal names no such slider or says no level for it."""
+    from mobile_actions.acting import read
+
+    gw = goal_words()
+    aliases = whole_words(gw.screens.slider_aliases.get(slider.lower(), (slider.lower(),)))
+    for piece in read(goal):
+        text = normalise(piece.text)
+        if not aliases.search(text):
+            continue
+        number = next((int(n) for n in re.findall(r"(?<![\d:.])(\d{1,3})(?![\d:])", text) if int(n) <= 100), None)
+        if number is not None:
+            return number
+        if whole_words(gw.words.level_max_words).search(text):
+            return 100
+        if whole_words(gw.words.level_min_words).search(text):
+            return 0
+    return None
+
+
 @dataclass(frozen=True)
 class Said:
     """A field's value as the goal writes it, and where its cue starts (the earlier cue claims a shared span)."""
@@ -174,12 +206,12 @@ class Said:
 
 
 def _cue_pattern(cue: str) -> str:
-    """A cue as a pattern: its words whole; "…" in it stands for up to five words ("rename … to": "rename my
-    groceries note to")."""
+    """A cue as a pattern: its words whole; "…" in it stands for up to five words, as many as can be ("rename …
+    to": "rename my groceries note to"; "title of … to": "title of my Books to read note to")."""
     parts = [re.escape(p.strip()) for p in cue.split("…")]
     out = parts[0]
     for part in parts[1:]:   # a mark after the gap sticks to the word before it ("add … :": "add one more:")
-        out += (r"(?:\s+[^\s:]+){0,5}?\s*" if part[:1] in ":-" else r"(?:\s+\S+){0,5}?\s+") + part
+        out += (r"(?:\s+[^\s:]+){0,5}\s*" if part[:1] in ":-" else r"(?:\s+\S+){0,5}\s+") + part
     return out
 
 
@@ -236,6 +268,7 @@ def _courtesy_trimmed(value: str) -> str:
     return " ".join(words)
 
 
+_DETERMINERS = load_lexicon().polarity.determiners.words
 _HELD = "\x00"   # stands for the words of what a field already holds, where the goal names the item by them
 
 
@@ -288,13 +321,17 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
                 out[e.label] = url.group(0)
             if url or not goal_words().web.search(goal):
                 continue
-        stops = sorted({_cue_pattern(c) for f in fields if f is not e for c in sw.field_cues.get(_field_key(f.label), ())},
-                       key=len, reverse=True)
+        # another field's cue ends this value, with the joining word and determiner before it ("555-7468 and
+        # the email ...")
+        lead_in = rf"(?:(?:{_alt(goal_words().words.value_joins)})\s+)?(?:(?:{_alt(_DETERMINERS)})\s+)?"
+        stops = sorted({lead_in + _cue_pattern(c) for f in fields if f is not e
+                        for c in sw.field_cues.get(_field_key(f.label), ())}, key=len, reverse=True)
         cues, listed = sw.field_cues.get(key, ()), key in sw.text_fields
         said = _value_after(goal, cues, stops, listed)
         if said is None or said.value.lower() != e.text.strip().lower():   # a field holding its value keeps it
             said = _value_after(named, cues, stops, listed)
-        if listed and e.text.strip():   # a saved note: what the goal adds to it ("add one more: ...") comes first
+        if listed and e.text.strip() and not (said and said.value.lower() in e.text.lower()):
+            # a saved note: what the goal adds to it ("add one more: ...") comes first
             added = _value_after(named, sw.append_cues, stops, listed, leads=False)
             said = added if added is not None and _HELD not in added.value else said
         if said is not None:
@@ -444,6 +481,8 @@ def said_time(goal: str) -> SaidTime | None:
     from mobile_actions.decoding.datewords import normalise as date_normalise
 
     text = date_normalise(goal)     # what `mentions` reads: "6:05 PM" as "6:05 pm", "half past seven" as "half past 7"
+    # "an alarm for 6 30": for a picker, a number after "for" is a time, as after "at"
+    text = re.sub(rf"\b(?:{_alt(goal_words().words.picker_time_words)})(?=\s+\d)", "at", text)
     found = mentions(text, datetime(2000, 1, 1))
     said: list[tuple[Mention, str, str]] = []
     for m in found:

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Protocol, Sequence
 
 from mobile_actions.decoding.days import said, weekday_of
 from mobile_actions.navigator import goals
-from mobile_actions.navigator.screen import Screen
+from mobile_actions.navigator.screen import LEVEL_STEP, Element, Screen
 
 MOVES = ("tap", "long_press", "swipe", "press_back", "press_home", "show_recent_apps", "finish", "give_up")
 TOOLS = ("tap", "long_press", "type_text", "swipe", "press_back", "press_home", "show_recent_apps", "finish",
@@ -202,6 +202,30 @@ class SwitchToSet:
         return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=view.wrong_switches)
 
 
+class LevelToSet:
+    """A slider the goal names shows another level than the one it says (`goals.said_level`: "brightness all the
+    way up", "media volume to 20"): tapping that level is the step; at that level, no other level of it is
+    tapped (the model tapped "Brightness 0%" for "all the way up")."""
+    name = "level-to-set"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.goal:
+            return None
+        levels: dict[str, list[Element]] = {}
+        for e in view.screen.elements:
+            if e.kind == "level":
+                levels.setdefault(e.label.rsplit(" ", 1)[0], []).append(e)
+        for slider, elements in levels.items():
+            said = goals.said_level(view.goal, slider)
+            if said is None:
+                continue
+            want = f"{slider} {round(said / LEVEL_STEP) * LEVEL_STEP}%"
+            if any(e.label == want and not e.checked for e in elements):
+                return Narrowing(blocked=_but("tap"), tap_only=(want,))
+            return Narrowing(tap_never=frozenset(e.label for e in elements if e.label != want))
+        return None
+
+
 class DaysToSet:
     """The goal says the days something repeats on ("on weekdays", "mon, wed and fri": `decoding.days`, the
     lexicon's words) and the screen has a toggle for each day of the week (its content-desc a weekday's name):
@@ -276,18 +300,22 @@ class SwitchAlreadySet:
 
 
 class SwitchUnasked:
-    """A goal that says no word of switching or of a state and names no switch (`goals.says_switch`) taps no switch
-    (a form's day and AM/PM toggles are its fields' values, not switches): handed "open my contacts" on the Wi-Fi
-    screen a look-up had opened, the model turned Wi-Fi off and on."""
+    """A switch the goal does not name (`goals.names_switch`: its label or another name of it, or an alarm's time
+    or name) is not tapped; a goal that says no word of switching or of a state (`goals.says_switch`) taps no
+    switch at all (a form's day and AM/PM toggles are its fields' values, not switches). Handed "open my
+    contacts" on the Wi-Fi screen a look-up had opened, the model turned Wi-Fi off and on; handed "put the phone
+    on do not disturb", it turned Bluetooth and Wi-Fi off."""
     name = "switch-unasked"
 
     def narrow(self, view: StepView) -> Narrowing | None:
-        if not view.goal or goals.says_switch(view.goal):
+        if not view.goal:
             return None
         halves = {label for labels in goals.goal_words().screens.half_day_toggles.values() for label in labels}
-        switches = frozenset(e.label for e in view.screen.actionable if e.kind == "switch"
-                             and e.label not in view.day_toggles and e.label.lower() not in halves)
-        return Narrowing(tap_never=switches) if switches else None
+        switches = [e.label for e in view.screen.actionable if e.kind == "switch"
+                    and e.label not in view.day_toggles and e.label.lower() not in halves]
+        says = goals.says_switch(view.goal)
+        never = frozenset(s for s in switches if not (says and (s in view.switches or goals.names_switch(view.goal, s))))
+        return Narrowing(tap_never=never) if never else None
 
 
 class FormFieldValue:
@@ -482,7 +510,7 @@ class LastStepDone:
 # The fixed order: what the screen allows, then switches, the form, the goal's button, the app to open, keys and
 # the end. It is the order of the trace records; it decides a result only where a rule depends on what is left
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
-GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), DaysToSet(), DaysAlreadySet(), DaysUnsaid(),
+GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), LevelToSet(), DaysToSet(), DaysAlreadySet(), DaysUnsaid(),
                              HalfDayToSet(), SwitchAlreadySet(), SwitchUnasked(), FormFieldValue(), ReplaceValue(), FormFieldOrder(),
                              GoalButton(), FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(),
                              KeepItems(), RemoveNamed(), EditOnly(), UntypedText(), LastStepDone())

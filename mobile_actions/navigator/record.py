@@ -809,7 +809,10 @@ def look_alike_tasks_for(rng: random.Random) -> list[Task]:
         _open(r, "Calendar"); r.tap(event); r.tap("Edit"); replace(r, "Time", to_time); r.tap("Save"); r.complete()
 
     def note_add(r: Recorder) -> None:
-        _open(r, "Notes"); r.tap(title); r.tap("Note"); r.type(item); r.tap("Save"); r.complete()
+        _open(r, "Notes"); r.tap(title)
+        if r.phone.state.top.focus != "text":     # an opened note focuses its text
+            r.tap("Note")
+        r.type(item); r.tap("Save"); r.complete()
 
     def look_then_give_up(app_name: str) -> Callable[[Recorder], None]:
         def script(r: Recorder) -> None:
