@@ -340,3 +340,9 @@ def test_a_switch_that_is_its_item_is_named_by_its_name_besides_its_time():
     gym = Item("6:15 AM alarm Gym", "switch")
     assert unnamed("switch off my gym alarm, dont delete it", gym, gym.text) is None
     assert unnamed("switch off my swim alarm", gym, gym.text).missing == "6:15 AM"
+
+
+def test_four_digits_in_a_title_are_a_number_the_goal_must_write():
+    item = Item("Gift ideas 2024", "field")
+    assert unnamed("new note called Gift ideas - mom: silk scarf", item).missing == "2024"
+    assert unnamed("add a scarf to my gift ideas 2024 note", item) is None

@@ -334,7 +334,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 24 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 25 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition
@@ -672,3 +672,17 @@ def test_a_slider_the_goal_names_goes_to_the_level_it_says():
     assert guard.narrow(view(up, display(100))).tap_never == {f"Brightness {p}%" for p in range(0, 100, 10)}
     assert guard.narrow(view("put brightness at 30% pls", display(0))).tap_only == ("Brightness 30%",)
     assert guard.narrow(view("turn on bluetooth", display(0))) is None
+
+
+def test_the_look_alikes_of_the_row_the_goal_names_best_are_not_tapped():
+    guard = g.NamedRow()
+    people = screen(el("Mikaela Ross"), el("Mike Ross"), el("Mike Rossi"), el("Create contact"))
+    declined = "Please delete Mike Ross from my contacts, we don't work together anymore. Not Mike Rossi, he stays!"
+    assert guard.narrow(view(declined, people)) == Narrowing(tap_never=frozenset({"Mikaela Ross", "Mike Rossi"}))
+    dans = screen(el("Dan Whitfield"), el("Dana Whitfield"))
+    assert guard.narrow(view("can u change dana whitfield's number to 555-0198", dans)) == Narrowing(
+        tap_never=frozenset({"Dan Whitfield"}))
+    home = screen(el("Maps"), el("Notes"), el("Chrome"))     # two apps the goal names are no look-alikes
+    assert guard.narrow(view("copy Central Library's address from Maps into a new note", home)) is None
+    notes = screen(el("Groceries"), el("Groceries 2"), el("New note"))
+    assert guard.narrow(view("add avocados to my groceries note", notes)) is None     # a tie: no opinion

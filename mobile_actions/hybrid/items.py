@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from mobile_actions.hybrid.device import bounds
 from mobile_actions.lexicon import normalise
+from mobile_actions.navigator.goals import name_fit, name_words, says_word
 
 _TIME_RE = re.compile(r"(?<![\d:])(\d{1,2})(?:[:.h](\d{2})|(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)?(?![\d:])", re.I)
 _CAPITAL_RE = re.compile(r"(?<![\w'])[A-Z][\w'-]*")
@@ -121,8 +122,11 @@ def recipient_item(elements: list[dict[str, str]], node: dict[str, str], address
 
 
 def _is_time(m: re.Match) -> bool:
-    """A `_TIME_RE` match with minutes or am/pm and a clock's hour and minute: a time, not a bare number (not
-    the "7911" of "+44 7911 123456")."""
+    """A `_TIME_RE` match with minutes or am/pm and a clock's hour and minute: a time, not a bare number. Four
+    digits in a row are a number unless am/pm follows (the "7911" of "+44 7911 123456", the "2024" of "Gift
+    ideas 2024"); three are a time ("645")."""
+    if m.group(3) and len(m.group(1)) == 2 and not m.group(4):
+        return False
     return bool(m.group(2) or m.group(3) or m.group(4)) and int(m.group(1)) <= 24 \
         and int(m.group(2) or m.group(3) or 0) <= 59
 
@@ -163,7 +167,7 @@ def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
         # a goal that says no time names an item with a name besides its time ("8:00 AM alarm Medicine") by all
         # of that name; one that says another time names another item
         name = [w for w in _CAPITAL_RE.findall(rest) if normalise(w) not in skip and not (w.isupper() and len(w) <= 2)]
-        if not by_time and (said or not name or not all(_says(goal_words, normalise(w)) for w in name)):
+        if not by_time and (said or not name or not all(says_word(goal_words, normalise(w)) for w in name)):
             return Unnamed(item, times[0].group(0).strip())
     goal_numbers = set(re.findall(r"\d+", goal))
     for m in _TIME_RE.finditer(goal):   # "645" says the 6 and the 45 of an alarm's hour and minute fields
@@ -180,15 +184,9 @@ def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
         w = normalise(word)
         if w in skip or w.upper() == word and len(word) <= 2:
             continue
-        if not _says(goal_words, w):
+        if not says_word(goal_words, w):
             return Unnamed(item, word)
     return None
-
-
-def _says(goal_words: set[str], word: str) -> bool:
-    """Whether the goal says `word` (normalised): whole, at the start of a longer goal word ("dads" says "dad"),
-    or by a goal word of four letters or more that starts it ("priya" says "priyanka", "pri" does not)."""
-    return any(g == word or g.startswith(word) or word.startswith(g) and len(g) >= 4 for g in goal_words)
 
 
 def list_rows(elements: list[dict[str, str]]) -> list[tuple[str, str]]:
@@ -203,30 +201,19 @@ def list_rows(elements: list[dict[str, str]]) -> list[tuple[str, str]]:
     return rows
 
 
-def _name_words(text: str) -> set[str]:
-    return {w for w in (normalise(x) for x in _WORD_RE.findall(text)) if len(w) >= 3 and not w.isdigit()}
-
-
-def _fit(goal_words: set[str], text: str) -> int:
-    """How well the goal's words fit `text`: two for each of its words the goal says whole, one for each it says
-    the start of, or that starts a word of the goal (as `unnamed` reads): "priya" fits Priya Raman better than
-    Priyanka Shah."""
-    return sum(2 if w in goal_words else 1 if _says(goal_words, w) else 0 for w in _name_words(text))
-
-
 def better_named(goal: str, item: Item, rows: set[str]) -> str | None:
     """A list row seen in this run that the goal's words fit better than `item`, which the goal names ("delete
     the old wifi password note" names "Wifi password", and "Wifi password old" better): the tap acts on the
     lesser of two look-alikes. None when the item is the best fit, or tied (as `loosely_named` reads fit), or
     named by none of the goal's words."""
     words = {w for w in _WORD_RE.findall(normalise(goal)) if len(w) >= 3}
-    mine = _fit(words, item.text)
+    mine = name_fit(words, item.text)
     if not mine:     # an item the goal names by no word (an alarm's hour typed in its form) has no look-alikes
         return None
-    item_words = set(_name_words(item.text))
-    better = [r for r in rows if normalise(r) != normalise(item.text) and _fit(words, r) > mine
-              and set(_name_words(r)) >= {w for w in item_words if w in words}]
-    return max(better, key=lambda r: _fit(words, r)) if better else None
+    item_words = set(name_words(item.text))
+    better = [r for r in rows if normalise(r) != normalise(item.text) and name_fit(words, r) > mine
+              and set(name_words(r)) >= {w for w in item_words if w in words}]
+    return max(better, key=lambda r: name_fit(words, r)) if better else None
 
 
 def loosely_named(goal: str, wrong: Unnamed, rows: set[str]) -> bool:
@@ -241,5 +228,5 @@ def loosely_named(goal: str, wrong: Unnamed, rows: set[str]) -> bool:
     item = normalise(wrong.item.text)
     if item not in {normalise(r) for r in rows}:
         return False
-    best = _fit(words, wrong.item.text)
-    return best > 0 and all(_fit(words, r) < best for r in rows if normalise(r) != item)
+    best = name_fit(words, wrong.item.text)
+    return best > 0 and all(name_fit(words, r) < best for r in rows if normalise(r) != item)

@@ -135,6 +135,34 @@ def switch_states(goal: str, screen: Screen) -> dict[str, bool]:
     return out
 
 
+_NAME_WORD = re.compile(r"[\w'-]+")
+
+
+def says_word(goal_words: set[str], word: str) -> bool:
+    """Whether the goal says `word` (normalised): whole, at the start of a longer goal word ("dads" says "dad"),
+    or by a goal word of four letters or more that starts it ("priya" says "priyanka", "pri" does not)."""
+    return any(g == word or g.startswith(word) or word.startswith(g) and len(g) >= 4 for g in goal_words)
+
+
+def name_words(text: str) -> set[str]:
+    """The words of an item's name that tell it from others: three letters or more, not a number."""
+    return {w for w in (normalise(x) for x in _NAME_WORD.findall(text)) if len(w) >= 3 and not w.isdigit()}
+
+
+def name_fit(goal_words: set[str], text: str) -> int:
+    """How well the goal's words fit `text`: two for each of its words the goal says whole, one for each it says
+    the start of, or that starts a word of the goal: "priya" fits Priya Raman better than Priyanka Shah."""
+    return sum(2 if w in goal_words else 1 if says_word(goal_words, w) else 0 for w in name_words(text))
+
+
+def asked_words(goal: str) -> set[str]:
+    """The goal's words of three letters or more in the pieces that ask (`acting.read`): not those of "not Mike
+    Rossi, he stays"."""
+    from mobile_actions.acting import read
+
+    return {w for p in read(goal) if p.asked for w in _NAME_WORD.findall(normalise(p.text)) if len(w) >= 3}
+
+
 def names_switch(goal: str, label: str) -> bool:
     """Whether the goal names the switch labelled `label`: by one of its names (screens.json `switch_aliases`, else
     the label) or, for a switch that names its item by a time, by that time or that item's name
@@ -565,10 +593,27 @@ def says_back(goal: str) -> bool:
 
 
 def removes_only(goal: str) -> bool:
-    """The goal starts by removing something and asks for nothing new ("delete every note"; not "delete the
-    draft and add a new one", "clear the field and type X", or "start a contact ... but discard it")."""
+    """The goal starts by removing something, past what it only tells ("trip to porto is cancelled 😢 delete
+    that packing list"), and asks for nothing new ("delete every note"; not "delete the draft and add a new one",
+    "clear the field and type X", or "start a contact ... but discard it")."""
     gw = goal_words()
-    return bool(gw.remove_goal.match(goal)) and not gw.adds_something.search(goal)
+    removes = (*gw.words.remove_verbs, *gw.words.goal_remove_verbs)
+    return not gw.adds_something.search(goal) and _first_verb(goal, (*gw.words.request_verbs, *removes)) in removes
+
+
+def _first_verb(goal: str, verbs: Sequence[str]) -> str:
+    """The first of `verbs` in the first piece of the goal that asks with one (`acting.read`), past what the goal
+    only tells ("theres a note with the door code in it, rename it to Codes"), else in the first that states one
+    ("i need to delete the old note"); "" when none."""
+    from mobile_actions.acting import Polarity, read
+
+    pattern, pieces = whole_words(verbs), read(goal)
+    for polarity in (Polarity.ASKED, Polarity.STATED):
+        for piece in pieces:
+            first = pattern.search(normalise(piece.text)) if piece.polarity is polarity else None
+            if first is not None:
+                return first.group(0)
+    return ""
 
 
 def named_apps(goal: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -591,8 +636,8 @@ def edits(goal: str) -> bool:
     """The goal's first verb changes something that exists ("can you change mike torres number to ...", "move
     the dentist to 11"; not "email omar with the subject Project update")."""
     w = goal_words().words
-    first = whole_words((*w.request_verbs, *w.edit_verbs)).search(normalise(goal))
-    return first is not None and first.group(0) in w.edit_verbs
+    first = _first_verb(goal, (*w.request_verbs, *w.edit_verbs))
+    return first in w.edit_verbs
 
 
 def edits_only(goal: str) -> bool:

@@ -452,6 +452,32 @@ class KeepItems:
         return Narrowing(tap_never=gone) if gone else None
 
 
+class NamedRow:
+    """Of the rows the goal's words fit (`goals.name_fit` over the words of its asking pieces), the look-alikes of
+    the one they fit best are not tapped, when one fits best: asked to "change dana whitfield's number", the model opened Dan
+    Whitfield; to "delete Mike Ross ... Not Mike Rossi", Mikaela Ross. A confirm or a refusal at the end would
+    stop the wrong change, but the task would not be done."""
+    name = "named-row"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        if not view.goal:
+            return None
+        said = goals.asked_words(view.goal)
+        fits = {e.label: goals.name_fit(said, e.label) for e in view.screen.actionable if e.kind in ("button", "item")
+                and not (goals.makes_new(e.label) or goals.removes(e.label))}   # rows, not "Create contact"
+        fitting = {label: n for label, n in fits.items() if n > 0}
+        if len(fitting) < 2:
+            return None
+        best = max(fitting.values())
+        if list(fitting.values()).count(best) > 1:
+            return None
+        # only its look-alikes, the rows that share a word of its name ("Ross"): not the other app on the home
+        # screen a goal names ("copy the address from Maps into a note")
+        words = goals.name_words(next(label for label, n in fitting.items() if n == best))
+        alike = frozenset(label for label, n in fitting.items() if n < best and goals.name_words(label) & words)
+        return Narrowing(tap_never=alike) if alike else None
+
+
 class RemoveNamed:
     """Of several buttons that remove ("Delete", "Delete (2)": one per row), the one whose own description ("Delete
     6:10 AM alarm") holds the most of what the goal says that tells the rows apart (its time's digits, its
@@ -513,7 +539,7 @@ class LastStepDone:
 GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), LevelToSet(), DaysToSet(), DaysAlreadySet(), DaysUnsaid(),
                              HalfDayToSet(), SwitchAlreadySet(), SwitchUnasked(), FormFieldValue(), ReplaceValue(), FormFieldOrder(),
                              GoalButton(), FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(),
-                             KeepItems(), RemoveNamed(), EditOnly(), UntypedText(), LastStepDone())
+                             KeepItems(), NamedRow(), RemoveNamed(), EditOnly(), UntypedText(), LastStepDone())
 
 
 # ============================================================================================ composition
