@@ -1138,16 +1138,26 @@ def describe_call(call: ToolCall) -> str:
 def unclaimed_parts(request: str, calls: Sequence[ToolCall], catalogue: Any, check: GoalCheck) -> list[str]:
     """The parts of `request` the person asks for that no call answered (`acting.claimed`), routed to the screen
     (a routed goal sharing their words) or refused, and that name a part of the phone or a verb that changes,
-    removes or looks something up (`GoalCheck.actionable`): steps no tool covered, for the navigator. An aside
+    removes or looks something up (`GoalCheck.actionable`): steps no tool covered, for the navigator, each with
+    the whole message it passes on and what the person tells just before it. An aside
     ("ugh long day") names nothing and is left alone; a part the person does not ask for is never one."""
     taken = {p for c in calls if c.name != SCREEN_TOOL for p in claimed(c, request, catalogue)}
     routed = [check.keys(check.words(str(c.arguments.get("goal", "")))) for c in calls if c.name == SCREEN_TOOL]
-    out = []
+    out, passed_on, told = [], (0, 0), None
     for piece in read_request(request):
+        if passed_on[0] <= piece.start < passed_on[1]:
+            continue    # inside the message a part before passes on ("reply saying yes and that i'll bring ...")
+        if piece.polarity in (Polarity.STATED, Polarity.PAST):
+            told = told or piece    # what the person tells just before a part is its context: "dad just texted
+            continue                # me about sunday, can you reply ..." says whom to reply to
         if piece.polarity is not Polarity.ASKED or piece in taken or not check.actionable(piece.text):
+            told = None
             continue
         if not any(check.keys(check.words(piece.text)) & goal for goal in routed):
-            out.append(piece.text)
+            end = max(piece.start + len(piece.text), piece.message[1] if piece.message else 0)
+            out.append(request[(told or piece).start:end])
+            passed_on = piece.message or passed_on
+        told = None
     return out
 
 

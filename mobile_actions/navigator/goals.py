@@ -155,6 +155,13 @@ def name_fit(goal_words: set[str], text: str) -> int:
     return sum(2 if w in goal_words else 1 if says_word(goal_words, w) else 0 for w in name_words(text))
 
 
+def said_balance(goal: str, label: str) -> int:
+    """The words and numbers of `label` the goal says, less those it does not: "my groceries note" says all of
+    "Groceries" and leaves the "2" of "Groceries 2" unsaid; "groceries 2" says all of that one."""
+    said = {normalise(w) for w in _NAME_WORD.findall(goal)}
+    return sum(1 if says_word(said, normalise(w)) else -1 for w in _NAME_WORD.findall(label))
+
+
 def asked_words(goal: str) -> set[str]:
     """The goal's words of three letters or more in the pieces that ask (`acting.read`): not those of "not Mike
     Rossi, he stays"."""

@@ -463,9 +463,12 @@ class NamedRow:
         if not view.goal:
             return None
         said = goals.asked_words(view.goal)
-        fits = {e.label: goals.name_fit(said, e.label) for e in view.screen.actionable if e.kind in ("button", "item")
+        # how well the goal names each row, then how much of the row it says ("Groceries" before "Groceries 2"
+        # for "my groceries note")
+        fits = {e.label: (goals.name_fit(said, e.label), goals.said_balance(view.goal, e.label))
+                for e in view.screen.actionable if e.kind in ("button", "item")
                 and not (goals.makes_new(e.label) or goals.removes(e.label))}   # rows, not "Create contact"
-        fitting = {label: n for label, n in fits.items() if n > 0}
+        fitting = {label: n for label, n in fits.items() if n[0] > 0}
         if len(fitting) < 2:
             return None
         best = max(fitting.values())
