@@ -1001,7 +1001,9 @@ def test_a_look_up_that_did_not_do_the_part_it_answered_hands_that_part_to_the_s
 @pytest.mark.parametrize("goal, others, want", [
     ("make a note", [], "make a note: grocery list - eggs, oat milk, spinach"),
     ("make a note", ["email"], "make a note: grocery list - eggs, oat milk, spinach"),   # not the email's part
-    ("note the groceries", [], "note the groceries"),   # not written in the request: kept as the caller wrote it
+    # not the request's words: the part sharing most of them (the screen acts on the person's words only)
+    ("note the groceries", [], "make a note: grocery list - eggs, oat milk, spinach"),
+    ("note the groceries", ["email"], "make a note: grocery list - eggs, oat milk, spinach"),
 ])
 def test_a_goal_the_caller_shortened_is_widened_to_the_requests_words(goal, others, want):
     from mobile_actions.catalog import load_catalogue
@@ -1011,3 +1013,14 @@ def test_a_goal_the_caller_shortened_is_widened_to_the_requests_words(goal, othe
     request = "make a note: grocery list - eggs, oat milk, spinach" + (" and email it to a@b.co" if others else "")
     claimed = [p for p in read_request(request) if others and "email" in p.text]
     assert routed_goal(goal, request, GoalCheck(), claimed) == want
+
+
+def test_a_goal_in_other_words_than_a_part_another_call_answers_goes_nowhere():
+    from mobile_actions.hybrid.outcome import GoalCheck
+    from mobile_actions.hybrid.runner import read_request, routed_goal
+
+    request = "new note, title Wifi guest, text: network CasaLuna password sunflower22"
+    wifi = [p for p in read_request(request) if "Wifi" in p.text]      # open_wifi_settings answered it
+    assert routed_goal("text WiFi guest", request, GoalCheck(), wifi) is None
+    assert routed_goal("text WiFi guest", request, GoalCheck(), []) == "text WiFi guest"   # the person's words
+    assert routed_goal("send the guest wifi by text", request, GoalCheck(), []) == request    # "send", "by": not

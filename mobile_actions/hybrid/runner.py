@@ -59,7 +59,7 @@ from mobile_actions.hybrid.items import (better_named, form_item, list_rows, loo
                                          switched_item, tapped_item, unnamed)
 from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
-from mobile_actions.navigator.goals import goal_words, named_apps, removes_every
+from mobile_actions.navigator.goals import goal_words, named_apps, removes_every, says_word
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
 Confirm = Callable[[str, Sequence[str]], bool]   # (what, detail lines) -> go ahead?
@@ -556,6 +556,13 @@ class Runner:
                                 [p for c in self._turn_calls if c.name != SCREEN_TOOL and c.name in self.catalogue
                                  for p in claimed(c, self.report.request, self.catalogue)
                                  if names_tool(p.text, self.catalogue[c.name])])
+            if whole is None:
+                reason = (f"the goal the caller routed to the screen ({goal!r}) is not the request's words, and "
+                          "the part of the request it shares them with is another call's")
+                self._write(StepRecord("gate", f"route:{key}", "refused", data={
+                    "rule": "routed-goal-widened", "goal": goal, "reason": reason}))
+                self._item(f"GUI: {goal}", "refused", f"not handed to the navigator: {reason}")
+                return {"status": "refused", "reason": reason}
             if whole != goal:
                 if whole in self._widened:   # "make a note" and "cabin wifi password is ...": one goal, done once
                     self._write(StepRecord("gate", f"route:{key}", "same", data={
@@ -1222,14 +1229,33 @@ def app_goals(request: str, check: GoalCheck) -> list[str]:
     return [request[g[0].start:g[-1].start + len(g[-1].text)] for g, _ in groups]
 
 
-def routed_goal(goal: str, request: str, check: GoalCheck, claimed_pieces: Sequence[Piece]) -> str:
+def routed_goal(goal: str, request: str, check: GoalCheck, claimed_pieces: Sequence[Piece]) -> str | None:
     """The goal the caller routed to the screen, widened to the words of the request it stands for: the one of
     `app_goals` (the request, or its part for one app) that holds it, unless that part has a piece that another
     call answers and that names that call's tool (`claimed_pieces`). A 270M router shortens a goal to its verb
-    ("make a note" of "make a note: grocery list - eggs, oat milk"), and the navigator then has nothing to type."""
+    ("make a note" of "make a note: grocery list - eggs, oat milk"), and the navigator then has nothing to type.
+    A goal that is not a span of the request is kept when its words are all the request's and a part or piece no
+    other call answers shares half of them or more ("turn on Bluetooth" of "turn on the flashlight and
+    Bluetooth"); else it is that part, the one sharing most of its words (the screen acts on the person's words
+    only); None when there is no such part ("text WiFi guest" of "new note, title Wifi guest, text: ...", whose
+    Wi-Fi piece another call answers)."""
     at = request.lower().find(" ".join(goal.split()).lower()) if goal.strip() else -1
     if at < 0:
-        return goal
+        def words(text: str) -> set[str]:
+            return set(re.findall(r"[^\W_]{4,}", text.lower()))
+
+        def free(part: str) -> bool:
+            start = request.find(part)
+            return not any(start <= p.start < start + len(part) for p in claimed_pieces)
+        own = words(goal)
+        pieces = [p.text for p in read_request(request)]
+        shared = [(sum(says_word(words(part), w) for w in own), part) for part in [*app_goals(request, check), *pieces]
+                  if free(part)]
+        best = max(shared, default=(0, ""))
+        if 2 * best[0] < len(own) or not best[0]:   # mostly about a part no other call answers
+            return None
+        # the person's words put together ("turn on Bluetooth" of "turn on the flashlight and Bluetooth") stay
+        return goal if own <= words(request) else best[1]
     for part in app_goals(request, check):
         start = request.find(part)
         if start <= at < start + len(part):
