@@ -134,8 +134,8 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
                 pieces.append(Piece(request[a:b], a, pol, cue, n, passes_on,
                                     (a + message_at, b) if message_at >= 0 else None))
     removes = (lexicon or lexicons.load()).effect.removes
-    return tuple(_carried(_messages_go_on(pieces, masked, names_action, w.content_markers.pattern), masked, w, speaks_of, names_action,
-                          removes))
+    pieces = _messages_go_on(pieces, masked, names_action, w.content_markers.pattern)
+    return tuple(_carried(pieces, masked, w, speaks_of, names_action, removes))
 
 
 _NAME_RUN = re.compile(r"(?<![\w'])[A-ZÀ-ÖØ-Þ][\w'-]*(?:\s+[A-ZÀ-ÖØ-Þ][\w'-]*)*")

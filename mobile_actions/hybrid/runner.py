@@ -480,12 +480,14 @@ class Runner:
             # "wifi off, bluetooth on, and media volume to 70" with only Wi-Fi routed: the rest is the screen's
             parts = unclaimed_parts(request, made, self.catalogue, self.goal_check)
             for n, part in enumerate(parts):
-                self._navigate(f"part:{n}", self._addressed(f"part:{n}", part), "no call answered this part of the request")
+                key = f"part:{n}"
+                self._navigate(key, self._addressed(key, part), "no call answered this part of the request")
             # "Note down pay rent and email it to ana@..." with only the email made: its value claims the note's
             # part, but asked about that part alone the caller made no call, so no tool covers it (a clause inside a
             # part is that part's: "text him hi" of "and text him hi" is not sent twice)
             for n, clause in enumerate(c for c in unanswered if not any(c in p for p in parts)):
-                self._navigate(f"unanswered:{n}", self._addressed(f"unanswered:{n}", clause), UNANSWERED, what=clause)
+                key = f"unanswered:{n}"
+                self._navigate(key, self._addressed(key, clause), UNANSWERED, what=clause)
             for n, r in enumerate(r for r in edits if r.piece not in parts):
                 self._hand_over(f"edit:{n}", r.piece, r.why, r.call, r.for_screen, what=describe_call(r.call),
                                 piece=r.piece)
@@ -1207,13 +1209,12 @@ def app_goals(request: str, check: GoalCheck) -> list[str]:
         # a piece that asks nothing of the phone names no part of its own: "screen is sooo dim i cant see
         # anything outside, brightness all the way up" is one goal, not a screen goal and a brightness goal
         named = set(check.parts_named(piece.text)) if check.actionable(piece.text) else set()
-        # a piece inside the message the goal before passes on is that message's ("text maria: running late,
-        # save me a seat"), and so is one after a colon or a dash that asks nothing itself ("make a note - cabin
-        # wifi password is pinecone2025"), whatever it names,
+        # the goal before holds, whatever they name, a piece inside the message it passes on ("text maria: running
+        # late, save me a seat"), and one that asks nothing itself after a colon or a dash ("make a note - cabin
+        # wifi password is pinecone2025") or after a comma that follows a colon ("make a note: cabin door code
+        # 4471, wifi pinecone88")
         before = groups[-1][0][-1] if groups else None
         gap = request[before.start + len(before.text):piece.start].strip() if before is not None else ""
-        # ... and one after a comma in the same sentence as a colon before it ("make a note: cabin door code
-        # 4471, wifi pinecone88")
         listed = gap == "," and before is not None and before.sentence == piece.sentence \
             and ":" in request[groups[-1][0][0].start:before.start + len(before.text)]
         content = before is not None and (
@@ -1239,28 +1240,28 @@ def routed_goal(goal: str, request: str, check: GoalCheck, claimed_pieces: Seque
     Bluetooth"); else it is that part, the one sharing most of its words (the screen acts on the person's words
     only); None when there is no such part ("text WiFi guest" of "new note, title Wifi guest, text: ...", whose
     Wi-Fi piece another call answers)."""
+    def free(part: str) -> bool:
+        start = request.find(part)
+        return not any(start <= p.start < start + len(part) for p in claimed_pieces)
+
+    def words(text: str) -> set[str]:
+        return set(re.findall(r"[^\W_]{4,}", text.lower()))
+
+    parts = app_goals(request, check)
     at = request.lower().find(" ".join(goal.split()).lower()) if goal.strip() else -1
     if at < 0:
-        def words(text: str) -> set[str]:
-            return set(re.findall(r"[^\W_]{4,}", text.lower()))
-
-        def free(part: str) -> bool:
-            start = request.find(part)
-            return not any(start <= p.start < start + len(part) for p in claimed_pieces)
         own = words(goal)
-        pieces = [p.text for p in read_request(request)]
-        shared = [(sum(says_word(words(part), w) for w in own), part) for part in [*app_goals(request, check), *pieces]
-                  if free(part)]
+        shared = [(sum(says_word(words(part), w) for w in own), part)
+                  for part in [*parts, *(p.text for p in read_request(request))] if free(part)]
         best = max(shared, default=(0, ""))
-        if 2 * best[0] < len(own) or not best[0]:   # mostly about a part no other call answers
+        if not best[0] or 2 * best[0] < len(own):   # mostly about a part no other call answers, or nowhere
             return None
         # the person's words put together ("turn on Bluetooth" of "turn on the flashlight and Bluetooth") stay
         return goal if own <= words(request) else best[1]
-    for part in app_goals(request, check):
+    for part in parts:
         start = request.find(part)
         if start <= at < start + len(part):
-            taken = any(start <= p.start < start + len(part) for p in claimed_pieces)
-            return part if len(part) > len(goal) and not taken else goal
+            return part if len(part) > len(goal) and free(part) else goal
     return goal
 
 

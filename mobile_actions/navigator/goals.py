@@ -303,7 +303,6 @@ def _courtesy_trimmed(value: str) -> str:
     return " ".join(words)
 
 
-_DETERMINERS = load_lexicon().polarity.determiners.words
 _HELD = "\x00"   # stands for the words of what a field already holds, where the goal names the item by them
 
 
@@ -358,7 +357,8 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
                 continue
         # another field's cue ends this value, with the joining word and determiner before it ("555-7468 and
         # the email ...")
-        lead_in = rf"(?:(?:{_alt(goal_words().words.value_joins)})\s+)?(?:(?:{_alt(_DETERMINERS)})\s+)?"
+        lead_in = (rf"(?:(?:{_alt(goal_words().words.value_joins)})\s+)?"
+                   rf"(?:(?:{_alt(load_lexicon().polarity.determiners.words)})\s+)?")
         stops = sorted({lead_in + _cue_pattern(c) for f in fields if f is not e
                         for c in sw.field_cues.get(_field_key(f.label), ())}, key=len, reverse=True)
         cues, listed = sw.field_cues.get(key, ()), key in sw.text_fields
