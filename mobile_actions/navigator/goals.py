@@ -125,12 +125,8 @@ def switch_states(goal: str, screen: Screen) -> dict[str, bool]:
         asked.append((m["t1"] or m["t2"] or m["t3"] or "", (m["s1"] or m["s2"] or m["s3"]).lower() in on))
     out: dict[str, bool] = {}
     for e in screen.elements:
-        if not e.checkable:
-            continue
-        names = gw.screens.switch_aliases.get(e.label.lower(), (e.label.lower(),))
-        for things, state in asked:
-            if any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", things, re.I) for n in names) \
-                    or _names_timed_switch(things, e.label):
+        for things, state in asked if e.checkable else ():
+            if names_switch(things, e.label):
                 out[e.label] = state
     return out
 
@@ -274,7 +270,8 @@ def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str], listed: b
             return Said(next(g for g in quoted.groups() if g), m.start(), m.end())
         marked = re.search(r"[:\-\u2013\u2014]", m.group(0))   # "note - a, b": the whole list
         end = (listed_end if marked or listed else value_end).search(rest)
-        value = _courtesy_trimmed((rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").rstrip(",;").strip())
+        value = (rest[:end.start()] if end else rest).strip().strip("'\"“”‘’").rstrip(",;")
+        value = _courtesy_trimmed(value.strip())
         if value:
             return Said(value, m.start(), m.end() + rest.index(value))
     return None

@@ -314,7 +314,7 @@ class SwitchUnasked:
         switches = [e.label for e in view.screen.actionable if e.kind == "switch"
                     and e.label not in view.day_toggles and e.label.lower() not in halves]
         says = goals.says_switch(view.goal)
-        never = frozenset(s for s in switches if not (says and (s in view.switches or goals.names_switch(view.goal, s))))
+        never = frozenset(s for s in switches if not (says and goals.names_switch(view.goal, s)))
         return Narrowing(tap_never=never) if never else None
 
 
@@ -454,9 +454,9 @@ class KeepItems:
 
 class NamedRow:
     """Of the rows the goal's words fit (`goals.name_fit` over the words of its asking pieces), the look-alikes of
-    the one they fit best are not tapped, when one fits best: asked to "change dana whitfield's number", the model opened Dan
-    Whitfield; to "delete Mike Ross ... Not Mike Rossi", Mikaela Ross. A confirm or a refusal at the end would
-    stop the wrong change, but the task would not be done."""
+    the one they fit best are not tapped, when one fits best: asked to "change dana whitfield's number", the
+    model opened Dan Whitfield; to "delete Mike Ross ... Not Mike Rossi", Mikaela Ross. A confirm or a refusal
+    at the end would stop the wrong change, but the task would not be done."""
     name = "named-row"
 
     def narrow(self, view: StepView) -> Narrowing | None:
@@ -539,10 +539,11 @@ class LastStepDone:
 # The fixed order: what the screen allows, then switches, the form, the goal's button, the app to open, keys and
 # the end. It is the order of the trace records; it decides a result only where a rule depends on what is left
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
-GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), LevelToSet(), DaysToSet(), DaysAlreadySet(), DaysUnsaid(),
-                             HalfDayToSet(), SwitchAlreadySet(), SwitchUnasked(), FormFieldValue(), ReplaceValue(), FormFieldOrder(),
-                             GoalButton(), FilledField(), OpenApp(), AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(),
-                             KeepItems(), NamedRow(), RemoveNamed(), EditOnly(), UntypedText(), LastStepDone())
+GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), LevelToSet(), DaysToSet(), DaysAlreadySet(),
+                             DaysUnsaid(), HalfDayToSet(), SwitchAlreadySet(), SwitchUnasked(), FormFieldValue(),
+                             ReplaceValue(), FormFieldOrder(), GoalButton(), FilledField(), OpenApp(), AppOpened(),
+                             BackGoal(), HomeGoal(), RemoveOnly(), KeepItems(), NamedRow(), RemoveNamed(), EditOnly(),
+                             UntypedText(), LastStepDone())
 
 
 # ============================================================================================ composition
