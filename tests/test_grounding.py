@@ -433,3 +433,61 @@ def test_an_unseen_catalogues_arguments_are_grounded_by_their_schema():
     assert g.policy("book_table", "name", props["name"]) == "free" and "x-span" not in props["name"]
     spans = Grounding.from_messages([dev, {"role": "user", "content": "table for Ana tomorrow"}], {"unseen": "span"})
     assert "Ana" in " ".join(spans.tool_schema(cat["book_table"])["properties"]["name"]["x-span"])
+
+
+PRINT_TOOLS = Catalogue.from_json([{"function": {"name": "queue_print", "description": "Queues a print job.", "parameters": {
+    "type": "OBJECT", "required": ["file_name", "material"], "properties": {
+        "file_name": {"type": "STRING", "description": "The file."},
+        "material": {"type": "STRING", "enum": ["PLA", "PETG", "TPU"], "description": "Filament."},
+        "priority": {"type": "STRING", "enum": ["low", "normal", "rush"], "description": "Default normal."},
+        "notifyWhenDone": {"type": "BOOLEAN", "description": "Default false."},
+        "settings": {"type": "OBJECT", "description": "Slicer settings.", "properties": {
+            "supports": {"type": "BOOLEAN", "description": "Print supports."},
+            "quality": {"type": "STRING", "enum": ["draft", "fine"], "description": "Default draft."}}}}}}}])
+
+
+@pytest.mark.parametrize("request_, kept", [
+    # nothing named: no option can be picked for the person (a required choice still is the model's); an
+    # optional object with nothing left in it goes too
+    ("queue bracket.stl in petg", {"material": ["PLA", "PETG", "TPU"]}),
+    # a value named keeps that value only; a name named ("notify me") keeps the option whole
+    ("queue bracket.stl in petg, rush it and notify me when its done, fine quality with supports",
+     {"material": ["PLA", "PETG", "TPU"], "priority": ["rush"], "notifyWhenDone": None,
+      "settings": {"supports": None, "quality": ["fine"]}}),
+])
+def test_an_option_the_request_names_nothing_of_is_left_out(table, request_, kept):
+    messages = [DEV, {"role": "user", "content": request_}]
+    con = Constraints(table, policies=POLICIES).for_tools(PRINT_TOOLS, messages)
+    props = con.g.tools["queue_print"].props
+    got = {arg: (sub.get("enum") if "properties" not in sub else
+                 {a: s.get("enum") for a, s in sub["properties"].items()})
+           for arg, sub in props.items() if arg != "file_name"}
+    assert got == kept
+    off = Constraints(table, policies=POLICIES, off=frozenset({"unnamed-choice"})).for_tools(PRINT_TOOLS, messages)
+    assert set(off.g.tools["queue_print"].props) == {"file_name", "material", "priority", "notifyWhenDone", "settings"}
+
+
+def test_the_options_left_out_show_when_their_tool_is_called(table):
+    messages = [DEV, {"role": "user", "content": "queue bracket.stl in petg"}]
+    con = Constraints(table, policies=POLICIES).for_tools(PRINT_TOOLS, messages)
+    assert con.rules == []
+    con.syms = list(wire.render_call(ToolCall("queue_print", {"file_name": "bracket.stl", "material": "PETG"})))
+    (line,) = con.rules
+    assert line.startswith("unnamed-choice: queue_print: priority, notifyWhenDone, settings.supports, settings.quality left out")
+
+
+def test_a_date_the_resolver_offers_is_no_choice_to_leave_out(table):
+    """Grounding offers an optional date as the resolver's values (an enum in the narrowed schema): it is still
+    the tool's date, not an option the request must name."""
+    tools = Catalogue.from_json([{"function": {"name": "search_classes", "description": "Finds classes.", "parameters": {
+        "type": "OBJECT", "properties": {"date": {"type": "STRING", "description": "Day, YYYY-MM-DD."},
+                                         "level": {"type": "STRING", "enum": ["easy", "hard"]}}}}}])
+    con = Constraints(table, policies=POLICIES).for_tools(tools, [DEV, {"role": "user", "content": "spin classes sunday"}])
+    assert set(con.g.tools["search_classes"].props) == {"date"}
+
+
+def test_a_call_cut_off_at_the_token_limit_still_reports_its_rules(table):
+    messages = [DEV, {"role": "user", "content": "queue bracket.stl in petg"}]
+    con = Constraints(table, policies=POLICIES).for_tools(PRINT_TOOLS, messages)
+    con.syms = list(wire.render_call(ToolCall("queue_print", {"file_name": "bracket.stl", "material": "PETG"}))[:40])
+    assert [line.split(":")[0] for line in con.rules] == ["unnamed-choice"]

@@ -35,7 +35,7 @@ class TurnPolicy(Protocol):
     as it starts. The engine asks; it knows nothing of requests."""
     must_call: bool
     must_answer: bool
-    fired: list   # what the policy changed in this turn, each with a `str` ("owed-call: ...")
+    def report(self, calls_text: str) -> list: ...   # what the policy changed in this turn, each with a `str`
 
     def settle(self, con: "Constraint", token_id: int) -> int: ...
 
@@ -66,8 +66,8 @@ class Constraint:
 
     @property
     def rules(self) -> list[str]:
-        """The rules that changed this turn so far (`TurnPolicy.fired`), as lines for a result or a trace."""
-        return [str(f) for f in self.turn.fired] if self.turn is not None else []
+        """The rules that changed this turn so far (`TurnPolicy.report`), as lines for a result or a trace."""
+        return [str(f) for f in self.turn.report(self.calls_text)] if self.turn is not None else []
 
     def settle(self, token_id: int) -> int:
         """The token to take instead of the model's greedy choice `token_id` (`TurnPolicy.settle`). Every

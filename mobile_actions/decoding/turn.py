@@ -14,6 +14,7 @@ when tool results have answered the request. A call that changes or sends someth
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -24,7 +25,7 @@ from mobile_actions.decoding import coverage
 from mobile_actions.decoding.datetimes import resolve
 from mobile_actions.decoding.constraint import Constraint
 from mobile_actions.decoding.grammar import AfterCall, CallGrammar, Start
-from mobile_actions.decoding.grounding import Grounding
+from mobile_actions.decoding.grounding import Grounding, unnamed_choices
 from mobile_actions.decoding.spans import READING
 from mobile_actions.decoding.tokens import FORBIDDEN_IN_STRINGS, TokenTable
 from mobile_actions.wire import parse
@@ -49,7 +50,10 @@ FIRST_ITEM = Rule("first-item", "the first call of a request that lists items ta
 OWED_ADDRESS = Rule("owed-address", "a follow-up that still owes an address the person wrote, to a tool that "
                                     "changes nothing and takes it, starts with a call")
 ANSWERED = Rule("answered", "a follow-up whose request the earlier calls have covered is answered in text")
-TURN_RULES = (OWED_CALL, CLAUSE_VALUES, FIRST_ITEM, OWED_ADDRESS, ANSWERED)
+UNNAMED_CHOICE = Rule("unnamed-choice", "an optional enum or yes/no argument the request names nothing of (no word "
+                                        "of its name or values) is left out; of an enum, only the values it names "
+                                        "are kept (`grounding.unnamed_choices`)")
+TURN_RULES = (OWED_CALL, CLAUSE_VALUES, FIRST_ITEM, OWED_ADDRESS, ANSWERED, UNNAMED_CHOICE)
 # Around the decoded turn (the runtimes apply them, not the `Turn`):
 LEFT_OUT = Rule("left-out", "a clause the turn left out that only a call that changes something answers is asked "
                             "about on its own, and only that clause's tools are kept (`runtime.with_left_out`)")
@@ -84,6 +88,7 @@ class TurnPlan:
     must_call: bool
     must_answer: bool
     off: frozenset[str] = frozenset()   # names of rules switched off
+    choices_left_out: dict[str, list[str]] = field(default_factory=dict)   # per tool (`UNNAMED_CHOICE`)
 
 
 def plan_turn(catalogue: Catalogue, grounding: Grounding, off: frozenset[str] = frozenset()) -> TurnPlan:
@@ -94,6 +99,9 @@ def plan_turn(catalogue: Catalogue, grounding: Grounding, off: frozenset[str] = 
     unasked = acting.unasked(grounding.request, [c.text for c in clauses])
     fallback = coverage.fallback_tool(catalogue)
     schemas = {t.name: grounding.tool_schema(t, clauses) for t in catalogue}
+    left_out = {} if UNNAMED_CHOICE.name in off else {
+        name: changed for name, schema in schemas.items()
+        if (changed := unnamed_choices(schema, grounding.user_text, argument_schema(catalogue[name])))}
     grammar = CallGrammar(schemas, READING, per_request=True)
     # A follow-up that still owes an address the user wrote, to a tool that takes it and changes nothing: a
     # call, not text. A call that changes or sends something is never forced: the model makes it or not.
@@ -106,7 +114,7 @@ def plan_turn(catalogue: Catalogue, grounding: Grounding, off: frozenset[str] = 
     # request gave a contact.
     must_answer = (ANSWERED.name not in off and grounding.after_results and not owed and bool(clauses)
                    and coverage.owed(clauses, grounding.calls, grammar.tools, fallback, True, unasked) is None)
-    return TurnPlan(catalogue, grounding, grammar, clauses, unasked, fallback, must_call, must_answer, off)
+    return TurnPlan(catalogue, grounding, grammar, clauses, unasked, fallback, must_call, must_answer, off, left_out)
 
 
 @dataclass
@@ -126,6 +134,14 @@ class Turn:
 
     def _on(self, rule: Rule) -> bool:
         return rule.name not in self.plan.off
+
+    def report(self, calls_text: str) -> list[Fired]:
+        """The rules that changed this turn, given the calls it has written so far: the options a called tool
+        could not be given (`UNNAMED_CHOICE`) count for the tools called."""
+        called = dict.fromkeys(_CALLED.findall(calls_text))   # a call cut off at the token limit counts too
+        return self.fired + [Fired(UNNAMED_CHOICE.name, f"{name}: {', '.join(self.plan.choices_left_out[name])} "
+                                                        "left out or narrowed to what the request names")
+                             for name in called if name in self.plan.choices_left_out]
 
     @property
     def must_call(self) -> bool:
@@ -248,6 +264,9 @@ class Turn:
             return grammar
         self.fired.append(Fired(FIRST_ITEM.name, _describe(values)))
         return grammar.only(grammar.tools, values)
+
+
+_CALLED = re.compile(r"call:([^{}<]+)\{")   # the tool names a turn's text starts calls to (`wire.render_call`)
 
 
 def _describe(values: Values) -> str:
