@@ -520,8 +520,9 @@ _NAME_PART_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def name_words(name: str) -> set[str]:
-    """The words of an argument's name or an enum value ("include_disabled", "maxResults", "2.7k" -> "2", "7k"
-    ...), lower-cased: what a request says when it names that option."""
+    """The words of an argument's name or an enum value, lower-cased, of two characters or more
+    ("include_disabled" -> include, disabled; "maxResults" -> max, results): what a request says when it names
+    that option."""
     return {w.lower() for w in _NAME_PART_RE.findall(str(name)) if len(w) >= 2}
 
 
