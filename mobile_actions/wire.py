@@ -349,6 +349,15 @@ class _Parser:
         return ToolCall(name, args)
 
 
+_CALLED_RE = re.compile(r"call:([^\s:{}\[\],<>]+)\{")
+
+
+def called_names(text: str) -> list[str]:
+    """The names of the tools `text` starts calls to, in order, a call cut off before its end included (a turn
+    that ran to the token limit): what `parse` cannot read whole."""
+    return _CALLED_RE.findall(text)
+
+
 def parse(text: str) -> Parsed:
     """Model output (what follows `<start_of_turn>model\\n`) -> calls and any plain text.
 

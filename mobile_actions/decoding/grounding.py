@@ -516,20 +516,11 @@ class Grounding:
         return schema
 
 
-_NAME_PART_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-
-
-def name_words(name: str) -> set[str]:
-    """The words of an argument's name or an enum value, lower-cased, of two characters or more
-    ("include_disabled" -> include, disabled; "maxResults" -> max, results): what a request says when it names
-    that option."""
-    return {w.lower() for w in _NAME_PART_RE.findall(str(name)) if len(w) >= 2}
-
-
-def _says(said: set[str], words: set[str]) -> bool:
-    """Whether a word of `words` is one of `said`: the same word, or, for words of four letters or more, the same
-    first letters as far as the shorter goes, at least four ("incl" / "include", "notify" / "notifications")."""
-    for w in words:
+def _says(said: set[str], words: Iterable[str]) -> bool:
+    """Whether a word of `words` (`numbers.name_words`: an argument's name or an enum value) of two characters or
+    more is one of `said`: the same word, or, for words of four letters or more, the same first letters as far as
+    the shorter goes, at least four ("incl" / "include", "notify" / "notifications")."""
+    for w in (w for w in words if len(w) >= 2):
         for s in said:
             n = min(len(w), len(s), 5)
             if w == s or (n >= 4 and w[:n] == s[:n]):
@@ -542,18 +533,21 @@ def is_choice(schema: dict) -> bool:
     return isinstance(schema, dict) and (bool(schema.get("enum")) or str(schema.get("type", "")).lower() == "boolean")
 
 
-def unnamed_choices(schema: dict, text: str, declared: dict | None = None, path: str = "") -> list[str]:
+def words_said(text: str) -> set[str]:
+    """A request's words, lower-cased, of two characters or more: what `unnamed_choices` matches options against."""
+    return {w.lower() for w in re.findall(r"[^\W_]+", text) if len(w) >= 2}
+
+
+def unnamed_choices(schema: dict, said: set[str], declared: dict, path: str = "") -> list[str]:
     """Leave out of `schema` (in place, nested objects too) every optional choice the tool declares
     (`declared`, its schema before grounding narrowed it: an enum or a yes/no flag, `is_choice`) that the request
-    `text` names nothing of: not a word of the argument's name, nor of one of its values. Of an optional enum
+    names nothing of (`said`, its `words_said`): not a word of the argument's name, nor of one of its values. Of an optional enum
     the request names values of, only those values are left. Returns the arguments left out or narrowed.
 
     Why: a 270M model writes options nobody asked for ("unit": "percent", "priority": "low", "urgent": true)
     on tools it has never seen, and an option picked for the person is a call the person did not ask for.
     Word matching knows no language: the catalogue's own names against the request's words. An argument with
     ``"x-grounding": "free"`` keeps every value."""
-    declared = schema if declared is None else declared
-    said = {w.lower() for w in re.findall(r"[^\W_]+", text) if len(w) >= 2}
     props, decl = schema.get("properties"), declared.get("properties")
     if not isinstance(props, dict) or not isinstance(decl, dict):
         return []
@@ -564,17 +558,17 @@ def unnamed_choices(schema: dict, text: str, declared: dict | None = None, path:
             continue
         where = f"{path}{arg}"
         if isinstance(own.get("properties"), dict):
-            changed += unnamed_choices(sub, text, own, f"{where}.")
+            changed += unnamed_choices(sub, said, own, f"{where}.")
             if not sub.get("properties") and arg not in required:   # nothing left to say in it
                 del props[arg]
             continue
         if arg in required or not is_choice(own):
             continue
-        named = [v for v in sub.get("enum") or () if _says(said, name_words(v))]
+        named = [v for v in sub.get("enum") or () if _says(said, numbers.name_words(v))]
         if named and len(named) < len(sub["enum"]):
             sub["enum"] = named
             changed.append(f"{where} ∈ {named}")
-        elif not named and not _says(said, name_words(arg)):
+        elif not named and not _says(said, numbers.name_words(arg)):
             del props[arg]
             changed.append(where)
     return changed

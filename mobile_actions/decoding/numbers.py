@@ -126,14 +126,15 @@ def _value(m: re.Match) -> float:
     return -n if m.group("sign") else n
 
 
-def _name_words(name: str) -> list[str]:
-    """The words of an argument's name, lower case ("radius_meters", "durationMin", "alarmHour")."""
-    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", name)]
+def name_words(name: str) -> list[str]:
+    """The words and numbers of an argument's name or an enum value, lower case ("radius_meters", "durationMin",
+    "alarmHour", "hot_100")."""
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", str(name))]
 
 
 def clock_part(name: str) -> str | None:
     """"hour" or "minute" when an argument's name says it holds that part of a time of day (`clock_parts`)."""
-    words = set(_name_words(name))
+    words = set(name_words(name))
     found = [part for part, forms in _WORDS.clock_parts.items() if words & set(forms)]
     return found[0] if len(found) == 1 else None
 
@@ -142,10 +143,10 @@ def unit_of(name: str, description: str) -> tuple[str, float] | None:
     """The kind and size of the unit an argument's name or description names ("seconds", "Volume in
     millilitres", "radius_meters", "durationMin"), else None. Words of one or two letters ("s", "ml") count only
     in the name; a word of several kinds ("m") says none."""
-    name_words = _name_words(name)
-    for word in name_words + re.findall(r"[a-z]+", description.lower()):
+    own = name_words(name)
+    for word in own + re.findall(r"[a-z]+", description.lower()):
         kinds = UNITS.get(word)
-        if kinds and len(kinds) == 1 and (len(word) > 2 or word in name_words):
+        if kinds and len(kinds) == 1 and (len(word) > 2 or word in own):
             return next(iter(kinds.items()))
     return None
 

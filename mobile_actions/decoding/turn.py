@@ -14,7 +14,6 @@ when tool results have answered the request. A call that changes or sends someth
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -25,10 +24,10 @@ from mobile_actions.decoding import coverage
 from mobile_actions.decoding.datetimes import resolve
 from mobile_actions.decoding.constraint import Constraint
 from mobile_actions.decoding.grammar import AfterCall, CallGrammar, Start
-from mobile_actions.decoding.grounding import Grounding, unnamed_choices
+from mobile_actions.decoding.grounding import Grounding, unnamed_choices, words_said
 from mobile_actions.decoding.spans import READING
 from mobile_actions.decoding.tokens import FORBIDDEN_IN_STRINGS, TokenTable
-from mobile_actions.wire import parse
+from mobile_actions.wire import called_names, parse
 
 Values = dict[str, dict[str, "list[str] | dict"]]   # per tool and argument: the values left, or a narrowed schema
 
@@ -99,9 +98,10 @@ def plan_turn(catalogue: Catalogue, grounding: Grounding, off: frozenset[str] = 
     unasked = acting.unasked(grounding.request, [c.text for c in clauses])
     fallback = coverage.fallback_tool(catalogue)
     schemas = {t.name: grounding.tool_schema(t, clauses) for t in catalogue}
+    said = words_said(grounding.user_text)
     left_out = {} if UNNAMED_CHOICE.name in off else {
         name: changed for name, schema in schemas.items()
-        if (changed := unnamed_choices(schema, grounding.user_text, argument_schema(catalogue[name])))}
+        if (changed := unnamed_choices(schema, said, argument_schema(catalogue[name])))}
     grammar = CallGrammar(schemas, READING, per_request=True)
     # A follow-up that still owes an address the user wrote, to a tool that takes it and changes nothing: a
     # call, not text. A call that changes or sends something is never forced: the model makes it or not.
@@ -138,7 +138,7 @@ class Turn:
     def report(self, calls_text: str) -> list[Fired]:
         """The rules that changed this turn, given the calls it has written so far: the options a called tool
         could not be given (`UNNAMED_CHOICE`) count for the tools called."""
-        called = dict.fromkeys(_CALLED.findall(calls_text))   # a call cut off at the token limit counts too
+        called = dict.fromkeys(called_names(calls_text))   # a call cut off at the token limit counts too
         return self.fired + [Fired(UNNAMED_CHOICE.name, f"{name}: {', '.join(self.plan.choices_left_out[name])} "
                                                         "left out or narrowed to what the request names")
                              for name in called if name in self.plan.choices_left_out]
@@ -264,9 +264,6 @@ class Turn:
             return grammar
         self.fired.append(Fired(FIRST_ITEM.name, _describe(values)))
         return grammar.only(grammar.tools, values)
-
-
-_CALLED = re.compile(r"call:([^{}<]+)\{")   # the tool names a turn's text starts calls to (`wire.render_call`)
 
 
 def _describe(values: Values) -> str:
