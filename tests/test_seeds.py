@@ -51,6 +51,18 @@ def test_rows_come_with_their_domain_alone_and_beside_another(seeds):
     assert len(extra) == 1   # one choice per domain: its rows share a prompt prefix
 
 
+def test_missing_variant_takes_out_the_called_tools_and_answers_with_no_call(seeds):
+    rows = seed_rows(load_seeds(seeds), part="all", variants=("missing",))
+    assert len(rows) == 60   # asked rows only: the music row that asks for nothing has no missing variant
+    for r in rows:
+        names = [t["function"]["name"] for t in r["tools"]]
+        assert "play_song" not in names and "add_note" not in names and names
+        assert r["messages"][-1]["tool_calls"] == [] and r["messages"][-1]["content"]
+        assert [m["role"] for m in r["messages"]] == ["developer", "user", "assistant"]
+    with pytest.raises(ValueError, match="unknown variant"):
+        seed_rows(load_seeds(seeds), variants=("gone",))
+
+
 def test_train_and_heldout_split_every_request_one_way(seeds):
     domains = load_seeds(seeds)
     train, held = seed_rows(domains, part="train"), seed_rows(domains, part="heldout")

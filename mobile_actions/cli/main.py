@@ -208,14 +208,15 @@ def _generate_from_seeds(args: argparse.Namespace) -> int:
 
     part = {"all": "all", "train": "train", "heldout": "heldout"}[args.families]
     try:
-        rows = seed_rows(load_seeds(args.seeds), part=part, seed=args.seed)
+        variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+        rows = seed_rows(load_seeds(args.seeds), part=part, variants=variants, seed=args.seed)
     except (DatasetError, ValueError) as e:
         _err(f"error: {e}")
         return 2
     rows = rows[:args.n] if args.n else rows
     n = write_rows(rows, args.out)
-    print(f"wrote {n} rows to {args.out} from the seed catalogues in {args.seeds} ({part} requests, each with its "
-          f"domain's tools alone and beside another domain's)")
+    print(f"wrote {n} rows to {args.out} from the seed catalogues in {args.seeds} ({part} requests; catalogue "
+          f"variants: {', '.join(variants)})")
     return 0
 
 
@@ -293,6 +294,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--seeds", help="a folder of seed catalogues (DOMAIN.tools.json + DOMAIN.rows.jsonl, e.g. "
                                     "datasets/seed-catalogues): their hand-written rows instead of templates; "
                                     "--families picks train or held-out requests, --n caps the count (0: all)")
+    p.add_argument("--variants", default="alone,distractors",
+                   help="with --seeds, the catalogues each request is written against, comma list of: alone (its "
+                        "domain's tools), distractors (beside another domain's), missing (without the tools it "
+                        "calls, answered with no call) (default: %(default)s)")
     p.add_argument("--out", default="data/generated.jsonl")
     p.set_defaults(func=cmd_generate)
 

@@ -4,7 +4,8 @@ Why seeds: a caller that works with tools it has never seen learns it from many 
 people ask (`datasets/seed-catalogues`: 98 domains, about 60 requests each, a quarter of which must get no
 call). Templates cannot write that variety; people can, and each request is then multiplied by the catalogues
 it may be asked against: its domain's tools alone, or beside a few tools of another domain the request has
-nothing to do with (a caller must not reach for a tool because it is there).
+nothing to do with (a caller must not reach for a tool because it is there), or without the tools it calls
+(the same request then gets no call: a caller must not reach for the nearest tool when the right one is missing).
 
 A seed folder holds ``DOMAIN.tools.json`` (the catalogue) and ``DOMAIN.rows.jsonl`` (Mobile Actions rows
 without their ``tools``). Rows are split into train and held-out by a hash of domain and request, so a
@@ -26,7 +27,9 @@ from mobile_actions.errors import CatalogueError, DatasetError
 
 PARTS = ("all", "train", "heldout")
 HELDOUT_SHARE = 20   # one row in this many is held out
-VARIANTS = ("alone", "distractors")
+VARIANTS = ("alone", "distractors", "missing")
+DEFAULT_VARIANTS = ("alone", "distractors")
+MISSING_REPLY = "None of my tools can do that."
 
 
 @dataclass(frozen=True)
@@ -76,11 +79,30 @@ def part_of(domain: str, row: dict) -> str:
     return "heldout" if digest[0] % HELDOUT_SHARE == 0 else "train"
 
 
-def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: Sequence[str] = VARIANTS,
+def missing_tool_row(row: dict, tools: list[dict]) -> dict | None:
+    """`row`'s first request against `tools` without the tools its first answer calls, answered with no call;
+    None when that answer calls nothing or no tool would be left.
+
+    Why: requests that no declared tool serves are the commonest way a caller is asked for nothing, and the
+    hardest ones are those whose nearest tool is in the catalogue. Taking the right tool out of a real request's
+    catalogue makes such a row from every asked row, in any domain, with no word list."""
+    messages = row.get("messages", [])
+    first_user = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
+    answer = messages[first_user + 1] if first_user is not None and first_user + 1 < len(messages) else {}
+    called = {c["function"]["name"] for c in answer.get("tool_calls") or []}
+    left = [t for t in tools if t["function"]["name"] not in called]
+    if answer.get("role") != "assistant" or not called or not left:
+        return None
+    reply = {"role": "assistant", "content": MISSING_REPLY, "tool_calls": []}
+    return {**row, "messages": [*messages[:first_user + 1], reply], "tools": left}
+
+
+def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: Sequence[str] = DEFAULT_VARIANTS,
               distractors: int = 4, seed: int = 0) -> list[dict]:
-    """The rows of `part`, each once per variant: its domain's tools ``alone``, and with ``distractors`` tools
+    """The rows of `part`, each once per variant: its domain's tools ``alone``; with ``distractors`` tools
     of another domain after them (the same other domain and tools for every row of a domain, so rows that
-    declare the same tools can be trained on one shared prompt prefix)."""
+    declare the same tools can be trained on one shared prompt prefix); or, for a request that calls tools,
+    its domain's tools ``missing`` the ones it calls, with no call as the answer (`missing_tool_row`)."""
     if part not in PARTS:
         raise ValueError(f"part must be one of {', '.join(PARTS)}, not {part!r}")
     unknown = set(variants) - set(VARIANTS)
@@ -102,7 +124,12 @@ def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: S
                 tools = d.tools if variant == "alone" else d.tools + extra
                 if variant == "distractors" and not extra:
                     continue
-                out.append({**row, "metadata": "train" if part != "heldout" else "eval", "tools": tools,
+                made = {**row, "tools": tools}
+                if variant == "missing":
+                    made = missing_tool_row(row, d.tools)
+                    if made is None:
+                        continue
+                out.append({**made, "metadata": "train" if part != "heldout" else "eval",
                             "meta": {"domain": d.name, "variant": variant}})
     rng.shuffle(out)
     return out
