@@ -62,6 +62,6 @@ def test_the_command_prints_the_inventory_and_refuses_unknown_rules(capsys):
 
     assert main(["rules"]) == 0
     out = capsys.readouterr().out
-    assert "8 named rules" in out and "owed-call" in out and "still in Python" in out
+    assert "9 named rules" in out and "owed-call" in out and "still in Python" in out
     assert main(["rules", "--rules", "owed-call,nope", "--data", "x.jsonl"]) == 2
     assert "no rule nope" in capsys.readouterr().err

@@ -109,7 +109,7 @@ class GrammarLogits:
                 # greedy decoding: what the row would pick, and what the grammar takes instead (`settle`)
                 best = int(scores[r].float().masked_fill(~torch.from_numpy(mask[r]).to(scores.device),
                                                          float("-inf")).argmax())
-                instead = con.settle(best)
+                instead = con.settle(best, scores[r].float().cpu().numpy())
                 if instead != best:
                     mask[r] = False
                     mask[r][instead] = True

@@ -42,7 +42,7 @@ def greedy(model: Any, ids: Sequence[int], *, max_new_tokens: int, stop: Sequenc
         while len(out) < max_new_tokens:
             logits = res.logits[0, -1].float().numpy()
             try:
-                nxt = constraint.settle(pick(logits, constraint.allowed())) if constraint is not None else int(logits.argmax())
+                nxt = constraint.settle(pick(logits, constraint.allowed()), logits) if constraint is not None else int(logits.argmax())
             except GrammarDeadEnd:
                 break
             if ttft is None:

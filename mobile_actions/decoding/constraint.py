@@ -18,7 +18,7 @@ import numpy as np
 
 from mobile_actions.decoding.grammar import AfterCall, CallGrammar, Lit, Name, Start, State, Str
 from mobile_actions.decoding.tokens import (CTRL_SYM, CTRL_SYMS, FORBIDDEN_IN_STRINGS, S_ESC, S_START, SYM_CTRL,
-                                            TokenTable, pick)
+                                            TokenTable, pick, share_of)
 
 
 # ============================================================================================ constraint
@@ -37,7 +37,8 @@ class TurnPolicy(Protocol):
     must_answer: bool
     def report(self, calls_text: str) -> list: ...   # what the policy changed in this turn, each with a `str`
 
-    def settle(self, con: "Constraint", token_id: int) -> int: ...
+    def settle(self, con: "Constraint", token_id: int, logits: np.ndarray | None = None,
+               ids: np.ndarray | None = None) -> int: ...
 
     def call_grammar(self, con: "Constraint") -> "CallGrammar": ...
 
@@ -69,10 +70,23 @@ class Constraint:
         """The rules that changed this turn so far (`TurnPolicy.report`), as lines for a result or a trace."""
         return [str(f) for f in self.turn.report(self.calls_text)] if self.turn is not None else []
 
-    def settle(self, token_id: int) -> int:
+    def settle(self, token_id: int, logits: np.ndarray | None = None, ids: np.ndarray | None = None) -> int:
         """The token to take instead of the model's greedy choice `token_id` (`TurnPolicy.settle`). Every
-        runtime calls this on its choice."""
-        return self.turn.settle(self, token_id) if self.turn is not None else token_id
+        runtime calls this on its choice, with the step's `logits` (over the vocabulary, or over `ids` when
+        only those rows of the head were computed)."""
+        return self.turn.settle(self, token_id, logits, ids) if self.turn is not None else token_id
+
+    def share(self, token_id: int, logits: np.ndarray, ids: np.ndarray | None = None) -> tuple[float, int | None]:
+        """`token_id`'s probability among the tokens allowed now, and the likeliest other one
+        (`tokens.share_of`); `logits` as `settle` gets them."""
+        logits = np.asarray(logits, dtype=np.float32).ravel()
+        if ids is None:
+            return share_of(token_id, logits, self.allowed())
+        where = np.flatnonzero(ids == token_id)   # a sparse head computes exactly the allowed rows
+        if not len(where):
+            return 0.0, None
+        share, other = share_of(int(where[0]), logits, np.ones(len(ids), dtype=bool))
+        return share, (int(ids[other]) if other is not None else None)
 
     # ------------------------------------------------------------------ allowed
     def allowed(self) -> np.ndarray:
@@ -235,7 +249,7 @@ def constrain_sequence(grammar: CallGrammar, table: TokenTable, logits_seq: Sequ
     out: list[int] = []
     for step in range(max_tokens):
         logits = logits_seq[step % len(logits_seq)]
-        tid = c.settle(pick(logits, c.allowed()))
+        tid = c.settle(pick(logits, c.allowed()), logits)
         out.append(tid)
         forced = c.take(tid)
         if forced is None:

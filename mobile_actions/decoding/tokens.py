@@ -162,6 +162,20 @@ def allowed_mask(allowed: np.ndarray, size: int) -> np.ndarray:
     return m
 
 
+def share_of(token_id: int, logits: np.ndarray, allowed: np.ndarray) -> tuple[float, int | None]:
+    """The probability `token_id` has among the allowed ids (ids or a mask), and the likeliest other allowed
+    id (None when it is the only one). Why: a choice between two kinds of continuation (a call, or any of
+    thousands of text tokens) is one of mass, not of the single likeliest token."""
+    mask = allowed_mask(allowed, len(logits))
+    if not mask[token_id]:
+        return 0.0, None
+    z = np.where(mask, logits.astype(np.float64), -np.inf)
+    p = np.exp(z - z.max())
+    share = float(p[token_id] / p.sum())
+    p[token_id] = 0.0
+    return share, (int(np.argmax(p)) if p.any() else None)
+
+
 def pick(logits: np.ndarray, allowed: np.ndarray) -> int:
     """Greedy choice among the allowed ids (int array) or mask (bool array); a mask is fitted to the
     logits' width first (a head may be wider than its tokenizer)."""

@@ -52,7 +52,10 @@ ANSWERED = Rule("answered", "a follow-up whose request the earlier calls have co
 UNNAMED_CHOICE = Rule("unnamed-choice", "an optional enum or yes/no argument the request names nothing of (no word "
                                         "of its name or values) is left out; of an enum, only the values it names "
                                         "are kept (`grounding.unnamed_choices`)")
-TURN_RULES = (OWED_CALL, CLAUSE_VALUES, FIRST_ITEM, OWED_ADDRESS, ANSWERED, UNNAMED_CHOICE)
+CALL_BY_MASS = Rule("call-by-mass", "the turn's first choice, a call or a reply in words, goes to the one the model "
+                                    "gives more probability in all: a call's start against every word it could "
+                                    "begin a reply with, not against the likeliest one alone")
+TURN_RULES = (CALL_BY_MASS, OWED_CALL, CLAUSE_VALUES, FIRST_ITEM, OWED_ADDRESS, ANSWERED, UNNAMED_CHOICE)
 # Around the decoded turn (the runtimes apply them, not the `Turn`):
 LEFT_OUT = Rule("left-out", "a clause the turn left out that only a call that changes something answers is asked "
                             "about on its own, and only that clause's tools are kept (`runtime.with_left_out`)")
@@ -162,16 +165,20 @@ class Turn:
         return coverage.owed(p.clauses, calls, p.grammar.tools, p.fallback, gr.after_results,
                              self.forced | p.unasked, gr.request if in_order else None)
 
-    def settle(self, con: Constraint, token_id: int) -> int:
-        """A call's start instead of the model's greedy choice when the model would end the turn (or answer
-        tool results in text) while a clause of the request is owed (`coverage`) and a tool that changes
-        nothing can answer it; that call is then restricted to those tools. A call that changes or sends
-        something is never forced; one the model starts by itself is restricted to the owed clause's tools
-        (`call_grammar`). The model keeps the turn whenever it continues by itself."""
+    def settle(self, con: Constraint, token_id: int, logits=None, ids=None) -> int:
+        """The turn's first choice by mass (`CALL_BY_MASS`, when the step's `logits` are given); later, a call's
+        start instead of the model's greedy choice when the model would end the turn (or answer tool results
+        in text) while a clause of the request is owed (`coverage`) and a tool that changes nothing can answer
+        it; that call is then restricted to those tools. A call that changes or sends something is never
+        forced; one the model starts by itself is restricted to the owed clause's tools (`call_grammar`). The
+        model keeps the turn whenever it continues by itself."""
         s, start = con.state, con.start_id
+        first = isinstance(s, Start) and not isinstance(s, AfterCall) and not self.plan.grounding.after_results
+        if first and token_id == start and logits is not None and self._on(CALL_BY_MASS) and not self.must_call:
+            return self._first_by_mass(con, logits, ids)
         if token_id == start or not isinstance(s, Start):
             return token_id
-        if not isinstance(s, AfterCall) and not self.plan.grounding.after_results:
+        if first:
             return token_id   # the turn's first choice: the model decides whether this is a request for tools
         owed = self._owed_call(con) if self._on(OWED_CALL) else None
         if owed is not None:   # only a call that changes nothing is forced (`Tool.effect`); others are the model's
@@ -184,6 +191,18 @@ class Turn:
         self.fired.append(Fired(OWED_CALL.name, f"clause {owed[0]} {self.plan.clauses[owed[0]].text!r} owed: "
                                                 f"a call to {' or '.join(owed[1])}"))
         return start
+
+    def _first_by_mass(self, con: Constraint, logits, ids) -> int:
+        """A call's start, or the likeliest word of a reply when the reply's words have more of the model's
+        probability in all. Why: greedy compares the call's start with the single likeliest word, so a model
+        unsure how to answer in words (its mass spread over many openings) calls a tool on a request that asks
+        for nothing; the choice the turn makes is between two kinds of continuation, not two tokens."""
+        start = con.start_id
+        share, other = con.share(start, logits, ids)
+        if share >= 0.5 or other is None:
+            return start
+        self.fired.append(Fired(CALL_BY_MASS.name, f"a reply in words: a call had {share:.0%} of the probability"))
+        return other
 
     def call_grammar(self, con: Constraint) -> CallGrammar:
         """The grammar of the call `con` is starting: the owed clause's tools and values, or the first call's."""

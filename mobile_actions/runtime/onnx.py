@@ -742,7 +742,7 @@ class Caller:
                     except GrammarDeadEnd:   # the partial call is reported as one that does not parse
                         break
                 if con is not None:
-                    tid = con.settle(tid)
+                    tid = con.settle(tid, logits, rows)
                 if first:
                     stats["ttft_ms"] = (time.perf_counter() - t0) * 1e3
                     t_dec = time.perf_counter()
