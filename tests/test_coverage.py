@@ -8,7 +8,7 @@ from mobile_actions import wire
 from mobile_actions.calls import ToolCall, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.decoding import coverage
-from mobile_actions.decoding.tokens import pick
+from mobile_actions.decoding.tokens import allowed_mask, pick
 from mobile_actions.decoding.turn import Constraints
 from tests.test_grammar import STOP, table, tok  # noqa: F401  (fixtures: the tiny tokenizer and its table)
 from tests.test_grounding import DEV, POLICIES
@@ -457,3 +457,35 @@ def test_a_span_is_not_taken_from_a_clause_that_asks_another_tool():
     g = Grounding.from_messages([DEV, {"role": "user", "content": request_}], POLICIES)
     assert g.tool_schema(TOOLS["show_map"], coverage.clauses(request_, TOOLS))["properties"]["query"]["x-span"] == [
         request_]
+
+
+def _spread(allowed: np.ndarray, start: int, start_logit: float, n_text: int = 100) -> np.ndarray:
+    """Logits whose single likeliest token is a call's start, beside `n_text` allowed text tokens a little
+    below it."""
+    logits = np.full(len(allowed), -30.0, dtype=np.float32)
+    text = [i for i in np.flatnonzero(allowed) if i != start][:n_text]
+    assert len(text) == n_text
+    logits[text] = 4.5
+    logits[start] = start_logit
+    return logits
+
+
+@pytest.mark.parametrize("start_logit, calls", [(5.0, False), (30.0, True)])
+def test_the_first_choice_goes_to_a_call_or_words_by_mass(tok, table, start_logit, calls):
+    """A call's start that is the likeliest token but has less probability than all the text tokens together
+    gives way to a reply in words; a call the model is sure of is kept. The sparse head's rows decide alike."""
+    start = wire.CONTROL_TOKEN_IDS[wire.START_CALL]
+    first = Constraints(table).for_tools(TOOLS).allowed()
+    logits = _spread(allowed_mask(first, table.size), start, start_logit)
+    assert pick(logits, first) == start
+    msgs = [DEV, {"role": "user", "content": "Can you send emails with attachments, like a PDF to ana@x.com?"}]
+    for sparse in (False, True):
+        con = Constraints(table, policies=POLICIES).for_tools(TOOLS, msgs)
+        allowed = con.allowed()
+        ids = np.flatnonzero(allowed) if allowed.dtype == bool else allowed
+        tid = con.settle(start, logits[ids], ids) if sparse else con.settle(start, logits)
+        assert (tid == start) is calls, (sparse, tid)
+        assert any(r.startswith("call-by-mass:") for r in con.rules) is not calls
+    off = Constraints(table, policies=POLICIES, off=frozenset({"call-by-mass"})).for_tools(TOOLS, msgs)
+    assert off.settle(start, logits) == start and not off.rules
+    assert Constraints(table).for_tools(TOOLS, msgs).settle(start, logits) == start   # grammar only: the model's
