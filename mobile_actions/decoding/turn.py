@@ -17,6 +17,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import numpy as np
+
 from mobile_actions import acting
 from mobile_actions.calls import argument_schema
 from mobile_actions.catalog import Catalogue
@@ -165,7 +167,8 @@ class Turn:
         return coverage.owed(p.clauses, calls, p.grammar.tools, p.fallback, gr.after_results,
                              self.forced | p.unasked, gr.request if in_order else None)
 
-    def settle(self, con: Constraint, token_id: int, logits=None, ids=None) -> int:
+    def settle(self, con: Constraint, token_id: int, logits: np.ndarray | None = None,
+               ids: np.ndarray | None = None) -> int:
         """The turn's first choice by mass (`CALL_BY_MASS`, when the step's `logits` are given); later, a call's
         start instead of the model's greedy choice when the model would end the turn (or answer tool results
         in text) while a clause of the request is owed (`coverage`) and a tool that changes nothing can answer
@@ -192,7 +195,7 @@ class Turn:
                                                 f"a call to {' or '.join(owed[1])}"))
         return start
 
-    def _first_by_mass(self, con: Constraint, logits, ids) -> int:
+    def _first_by_mass(self, con: Constraint, logits: np.ndarray, ids: np.ndarray | None) -> int:
         """A call's start, or the likeliest word of a reply when the reply's words have more of the model's
         probability in all. Why: greedy compares the call's start with the single likeliest word, so a model
         unsure how to answer in words (its mass spread over many openings) calls a tool on a request that asks
