@@ -109,7 +109,8 @@ class GrammarLogits:
                 # greedy decoding: what the row would pick, and what the grammar takes instead (`settle`)
                 best = int(scores[r].float().masked_fill(~torch.from_numpy(mask[r]).to(scores.device),
                                                          float("-inf")).argmax())
-                instead = con.settle(best, scores[r].float().cpu().numpy())
+                # the step's logits matter only to a call's start (`Turn.settle`): the row is copied only then
+                instead = con.settle(best, scores[r].float().cpu().numpy() if best == con.start_id else None)
                 if instead != best:
                     mask[r] = False
                     mask[r][instead] = True

@@ -121,14 +121,11 @@ def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: S
             if part != "all" and part_of(d.name, row) != part:
                 continue
             for variant in variants:
-                tools = d.tools if variant == "alone" else d.tools + extra
-                if variant == "distractors" and not extra:
+                made = (missing_tool_row(row, d.tools) if variant == "missing"
+                        else {**row, "tools": d.tools} if variant == "alone"
+                        else {**row, "tools": d.tools + extra} if extra else None)
+                if made is None:
                     continue
-                made = {**row, "tools": tools}
-                if variant == "missing":
-                    made = missing_tool_row(row, d.tools)
-                    if made is None:
-                        continue
                 out.append({**made, "metadata": "train" if part != "heldout" else "eval",
                             "meta": {"domain": d.name, "variant": variant}})
     rng.shuffle(out)
