@@ -166,13 +166,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
+MAX_ERRORS = 10   # unreadable lines printed per file: the first say what is wrong, the rest only how many
+
+
 def read_data(paths: Sequence[str], limit: int | None = None) -> list[Row] | None:
     """The rows of every file (the first `limit` of each), or None after printing each unreadable line."""
     rows: list[Row] = []
     for path in paths:
-        got, problems = load_rows(path)
-        for pr in problems:
+        got, problems = load_rows(path, strict=False)
+        for pr in problems[:MAX_ERRORS]:
             print(f"error: {pr}", file=sys.stderr)
+        if len(problems) > MAX_ERRORS:
+            print(f"error: {path}: {len(problems) - MAX_ERRORS} more unreadable lines", file=sys.stderr)
         if problems:
             return None
         rows += got[:limit] if limit else got
