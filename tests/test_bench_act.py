@@ -59,3 +59,14 @@ def test_auto_gives_each_row_the_caller_run_would_take_for_its_catalogue(monkeyp
     for tools in (CAT, clock, CAT, clock):
         assert caller.call_messages([], tools).calls
     assert loaded == ["default", "general"]
+
+
+def test_rows_without_their_tools_are_reported_by_line_not_with_a_traceback(tmp_path, capsys):
+    from mobile_actions.recipes.bench_act import MAX_ERRORS, read_data
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]}\n' * 15)
+    assert read_data([str(path)]) is None
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"error: {path}:1: missing field 'tools'"
+    assert len(err) == MAX_ERRORS + 1 and err[-1] == f"error: {path}: 5 more unreadable lines"
