@@ -1024,3 +1024,25 @@ def test_a_goal_in_other_words_than_a_part_another_call_answers_goes_nowhere():
     assert routed_goal("text WiFi guest", request, GoalCheck(), wifi) is None
     assert routed_goal("text WiFi guest", request, GoalCheck(), []) == "text WiFi guest"   # the person's words
     assert routed_goal("send the guest wifi by text", request, GoalCheck(), []) == request    # "send", "by": not
+
+
+def test_a_field_the_tool_lacks_is_filled_on_the_entry_the_call_made(session, phone, tmp_path):
+    """"... location Room 4B" for an event tool of a title and a time: the call makes the event, the navigator
+    opens that event and fills the location (the trace's `gate` record names the rule), and the caller's second
+    event made of the location's words is not dispatched."""
+    request = "new calendar event Team sync on friday at 10am, location Room 4B"
+    made = [("create_calendar_event", {"title": "Team sync", "datetime": "2025-06-06T10:00:00"}),
+            ("create_calendar_event", {"title": "Room 4B", "datetime": "2025-06-06T10:00:00"})]
+    nav = ScriptedNavigator(phone, ("tap", "Team sync"), ("tap", "Edit"), ("tap", "Location"), "TYPE: Room 4B",
+                            ("tap", "Save"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(*made)), navigator=nav).run(request)
+    assert nav.calls[0] == ("open the event 'Team sync' and location Room 4B", 0)
+    (event,) = phone.snapshot()["events"]
+    assert (event["title"], event["location"], event["begin"]) == ("Team sync", "Room 4B", "2025-06-06T10:00")
+    assert [i.status for i in rep.items] == ["done", "done", "skipped"] and rep.calls_dispatched == 1
+    (handed,) = [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"]
+    assert handed["rule"] == "fields-the-tool-lacks" and handed["fields"] == ["location"]
+    # a field the tool takes is the call's to carry: nothing is handed over
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(made[0])), navigator=ScriptedNavigator(phone)).run(
+        "new calendar event titled Team sync on friday at 10am")
+    assert [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"] == []

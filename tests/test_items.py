@@ -29,6 +29,7 @@ def test_an_item_the_goal_does_not_name_is_reported_with_the_word_missing(goal, 
     ("delete the dentist appointment", "Dentist"), ("delete the note", "note"),
     ("can you delete the alarm called Medicine?", "8:00 AM alarm Medicine"),   # named by its label, no time said
     ("delete my 8am alarm", "8:00 AM alarm Medicine"),                        # by its time: the label not needed
+    ("open the event 'Team sync' and location Room 4B", "Team sync"),         # a name in quotes is said
 ])
 def test_an_item_the_goal_names_passes(goal, item):
     assert unnamed(goal, Item(item, "description"), "Delete") is None

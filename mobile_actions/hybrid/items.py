@@ -150,6 +150,11 @@ def _minutes(text: str, goal: bool) -> set[int]:
     return out
 
 
+def said_words(goal: str) -> set[str]:
+    """The goal's words, lower case, without the quotes around a name ("open the event 'Team sync'" says "team")."""
+    return {w.strip("'") for w in _WORD_RE.findall(normalise(goal))} - {""}
+
+
 def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
     """Whether `goal` fails to name `item`: a time of the item the goal does not say (unless the goal says all of
     the item's name besides it and no other time: "the alarm called Medicine" names "8:00 AM alarm Medicine"; the
@@ -157,7 +162,7 @@ def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
     text = item.text
     times = [m for m in _TIME_RE.finditer(text) if _is_time(m)]
     rest = _TIME_RE.sub(lambda m: " " if _is_time(m) else m.group(0), text)
-    goal_words = set(_WORD_RE.findall(normalise(goal)))
+    goal_words = said_words(goal)
     # the button's own words say nothing of the item, unless the button is the item (a switch's "6:15 AM alarm Gym")
     skip = (set(_WORD_RE.findall(normalise(label))) if label != text else set()) | _MERIDIEM
     by_time = False
@@ -206,7 +211,7 @@ def better_named(goal: str, item: Item, rows: set[str]) -> str | None:
     the old wifi password note" names "Wifi password", and "Wifi password old" better): the tap acts on the
     lesser of two look-alikes. None when the item is the best fit, or tied (as `loosely_named` reads fit), or
     named by none of the goal's words."""
-    words = {w for w in _WORD_RE.findall(normalise(goal)) if len(w) >= 3}
+    words = {w for w in said_words(goal) if len(w) >= 3}
     mine = name_fit(words, item.text)
     if not mine:     # an item the goal names by no word (an alarm's hour typed in its form) has no look-alikes
         return None
@@ -224,7 +229,7 @@ def loosely_named(goal: str, wrong: Unnamed, rows: set[str]) -> bool:
     pass on a list (nothing to tell it from)."""
     if re.search(r"\d", wrong.missing) or wrong.item.source == "switch":
         return False
-    words = {w for w in _WORD_RE.findall(normalise(goal)) if len(w) >= 3}
+    words = {w for w in said_words(goal) if len(w) >= 3}
     item = normalise(wrong.item.text)
     if item not in {normalise(r) for r in rows}:
         return False

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from mobile_actions.android.phone.state import LOG_FIELDS, VIEW_FIELDS, WEEKDAYS, PhoneState
+from mobile_actions.android.phone.state import ENTRY_FIELDS, LOG_FIELDS, VIEW_FIELDS, WEEKDAYS, PhoneState
 from mobile_actions.decoding.coverage import FIELD_LABEL_RE, QUOTED_RE
 from mobile_actions.decoding.days import said as days_said
 
@@ -150,6 +150,10 @@ class _Goal:
     message: frozenset[str] = frozenset()      # the keys of the message it passes on ("text Ana I'm running late")
 
 
+LABEL_REACH = 6   # words after a field's name in which a request gives its value ("the description 'Use the new
+#                   numbers'"), for a field no argument of the tool takes
+
+
 class GoalCheck:
     """Judges a navigator's COMPLETE: `judge(goal, before, after)` -> `Verdict`. One instance serves many tasks."""
 
@@ -178,14 +182,14 @@ class GoalCheck:
         self._aliases: dict[str, set[str]] = {}
         for key, names in [*SYNONYMS.items(), *data["same"].items()]:
             for name in (key, *names):
-                for w in map(_singular, _tokens(name)) if " " not in name else ():
+                for w in map(singular, _tokens(name)) if " " not in name else ():
                     self._aliases.setdefault(w, set()).add(key)
 
     # ------------------------------------------------------------------ words
     def words(self, text: str) -> set[str]:
         """The words of `text` that can name something on the phone (no function words, verbs or numbers)."""
         return {s for t in _tokens(text) if t not in self.ignore
-                for s in [_singular(t)] if s not in self.ignore and len(s) > 1}
+                for s in [singular(t)] if s not in self.ignore and len(s) > 1}
 
     def keys(self, words: Iterable[str]) -> set[str]:
         """Words with their other names ("torch" also keys "flashlight"): two words match when keys meet."""
@@ -227,17 +231,19 @@ class GoalCheck:
         return tuple(f for f, h in hits.items() if h and (f in whole or not any(
             h <= hits[w] and f != w for w in whole)))
 
-    def _labelled(self, goal: str, state: dict[str, Any], named: Sequence[str]) -> tuple[tuple[str, str], ...]:
-        """The fields of the named parts' entries that the goal names, each with the first word it gives after
-        the name ("put the location as Maple Street Library": location, maple). The field names are the
-        phone's own (an event's ``location``, an email's ``body``), so no English is added here."""
+    def _labelled(self, goal: str, state: dict[str, Any], named: Sequence[str], reach: int = 3
+                  ) -> tuple[tuple[str, str], ...]:
+        """The fields of the named parts' entries that the goal names, each with the first word it gives within
+        `reach` words after the name ("put the location as Maple Street Library": location, maple). The field
+        names are the phone's own (an event's ``location``, an email's ``body``), so no English is added here."""
         entry_fields = {k for f in named if isinstance(state.get(f), list)
                         for e in state[f] if isinstance(e, dict) for k in e}
-        tokens = [_singular(t) for t in _tokens(goal)]
+        tokens = [singular(t) for t in _tokens(goal)]
         out = []
         for i, t in enumerate(tokens):
             if t in entry_fields and t not in {f for f, _ in out}:
-                after = next((w for w in tokens[i + 1:i + 4] if w not in self.ignore and w not in entry_fields), None)
+                after = next((w for w in tokens[i + 1:i + 1 + reach] if w not in self.ignore
+                              and w not in entry_fields), None)
                 if after:
                     out.append((t, after))
         return tuple(out)
@@ -277,6 +283,21 @@ class GoalCheck:
         if words & self.verbs[ADDS] or not set(_tokens(tool.replace("_", " "))) & self.verbs[ADDS]:
             return None
         return next((w for w in _tokens(text) if w in self.verbs[EDITS]), None)
+
+    def lacking_fields(self, told: str, tool: str, description: str, arguments: Sequence[str], made: str,
+                       state: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+        """(field, the word given for it) for each field of the entries a tool makes that the person gives a
+        value for in `told` (what they said of one call) and that no argument of the tool takes, when what the
+        call made (`made`, its values as text) does not hold that value: "dentist thursday 3:30pm at Smile
+        Studio, put the location as 14 Park Rd" for an event tool of a title and a datetime. The fields are the
+        phone's own (`_labelled`: an event's ``location``), whether or not the phone holds such an entry yet, so
+        no English is added; () when every field given is one the tool takes."""
+        parts = self.tool_parts(tool, description)
+        takes = {k for a in arguments for k in self._field_keys(a)}
+        shape = {**state, **{p: [*(state.get(p) or []), dict.fromkeys(ENTRY_FIELDS[p], "")]
+                             for p in parts if p in ENTRY_FIELDS}}   # (a switch, the torch, has no entries)
+        return tuple((f, w) for f, w in self._labelled(told, shape, parts, reach=LABEL_REACH)
+                     if not self._field_keys(f) & takes and w not in self.words(made))
 
     def tool_parts(self, tool: str, description: str) -> tuple[str, ...]:
         """The parts of the phone a tool works on, as its name and description name them ("contacts":
@@ -530,7 +551,7 @@ def _tokens(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(_JOINED.sub("", text.lower())) if not t.isdigit()]
 
 
-def _singular(w: str) -> str:
+def singular(w: str) -> str:
     """"notes" -> "note", "searches" -> "search", "entries" -> "entry" ("this", "bus", "address" stay)."""
     if len(w) <= 3 or w.endswith(("ss", "us", "is")):
         return w

@@ -57,7 +57,7 @@ from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLik
 from mobile_actions.hybrid.items import Item as ScreenItem
 from mobile_actions.hybrid.items import (better_named, form_item, list_rows, loosely_named, recipient_item,
                                          switched_item, tapped_item, unnamed)
-from mobile_actions.hybrid.outcome import GoalCheck, PhoneView
+from mobile_actions.hybrid.outcome import GoalCheck, PhoneView, singular
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 from mobile_actions.navigator.goals import goal_words, named_apps, removes_every, says_word
 
@@ -417,6 +417,7 @@ class Runner:
         #                               one, a message passed on): the screen's to make
         self._first_text = ""
         self._handed: dict[str, str] = {}   # what was handed to the screen in this run, and how it ended
+        self._fields_filled: list[str] = []  # pieces handed to the screen as fields of an entry a call made
         for turn in range(cfg.max_turns):
             rec = self._caller_turn(turn, messages)
             if turn == 0:
@@ -479,7 +480,7 @@ class Runner:
         elif cfg.navigate == "auto":
             # "wifi off, bluetooth on, and media volume to 70" with only Wi-Fi routed: the rest is the screen's
             parts = unclaimed_parts(request, made, self.catalogue, self.goal_check)
-            for n, part in enumerate(parts):
+            for n, part in enumerate(p for p in parts if not self._handed_over(p)):
                 key = f"part:{n}"
                 self._navigate(key, self._addressed(key, part), "no call answered this part of the request")
             # "Note down pay rent and email it to ana@..." with only the email made: its value claims the note's
@@ -595,6 +596,10 @@ class Runner:
         if call in self._done_calls:
             return self._call_end(key, what, "skipped", "already done in this run", data,
                                   {"status": "skipped", "reason": "already done"}, item=False)
+        filled = self._filled_on_screen(call)
+        if filled is not None:   # "... and the description 'Use the new numbers'" made into a second event
+            reason = f"its values are the {filled!r} handed to the navigator for the entry another call made"
+            return self._call_end(key, what, "skipped", reason, data, {"status": "skipped", "reason": reason})
         told = clause_of(call, self.report.request, self.catalogue, [c.name for c in self._turn_calls])
         cue = self.goal_check.edits_by_adding(told, call.name) if told else None
         asked = self._asked_part(call, told) if told and cue is None else None
@@ -695,6 +700,15 @@ class Runner:
         out = self._call_end(key, what, "done", notes, data, result, ms=ms, item_status=item_status)
         if lost is not None:
             raise Interrupted(f"after {call.name}: {lost}") from lost
+        finished = self._finish_entry(key, call, told) if item_status in (None, "unknown") and before is not None \
+            and self._effect(call.name) != "none" else None
+        if finished is not None:
+            # the entry as the person described it: the call's part judged again, now with the fields filled
+            said = self.goal_check.judge(told, before, self._phone_view(key), strict=True)
+            if finished == "done" and said.status == "done":
+                self._restate(what, "done", f"made by the call, its other fields by the navigator: {said.reason}")
+                return {"status": "done"}
+            return {"status": "not_done" if finished != "done" else said.status}
         looked = self._effect(call.name) == "none"
         if looked and told and item_status in ("not_done", "unknown") and self.navigator is not None \
                 and self.config.navigate == "auto":
@@ -736,6 +750,12 @@ class Runner:
         if instruction not in self._handed:
             self._handed[instruction] = self._navigate(task, instruction, why, what=what)
         return self._handed[instruction]
+
+    def _handed_over(self, part: str) -> bool:
+        """Whether a part of the request is in what was already handed to the navigator in this run, word for
+        word ("put in the description to bring my insurance card" inside the event the form was given whole)."""
+        said = set(re.findall(r"\w+", part.lower()))
+        return any(said <= set(re.findall(r"\w+", handed.lower())) for handed in self._handed)
 
     def _switches_left(self) -> tuple[str, ...]:
         """The switches on the screen now shown that the request names and that show the other state
@@ -794,6 +814,51 @@ class Runner:
             last += 1
         spans = [(p.start, p.start + len(p.text)) for p in pieces if first <= p.sentence <= last]
         return named[0], self.report.request[min(a for a, _ in spans):max(b for _, b in spans)].strip()
+
+    def _finish_entry(self, key: str, call: ToolCall, told: str) -> str | None:
+        """After a call made an entry: when what the person said of it (`told`) gives fields of that entry no
+        argument of the tool takes (`GoalCheck.lacking_fields`: "new calendar event Team sync on friday at
+        10am, location Room 4B"), the navigator opens the entry the call made and fills them (the lexicon's
+        `navigator.made_entry_goal`), instead of a second entry made of the rest. Its outcome, or None when
+        nothing is lacking or there is no navigator or readable phone state to tell."""
+        tool = self.catalogue[call.name] if call.name in self.catalogue else None
+        if (tool is None or not told or self.config.navigate == "never" or self.navigator is None
+                or self.session is None or not self.session.virtual):
+            return None
+        made = " ".join(str(v) for v in call.arguments.values())
+        lacking = self.goal_check.lacking_fields(told, tool.name, tool.description, list(tool.properties), made,
+                                                 self.session.state() or {})
+        parts = self.goal_check.tool_parts(tool.name, tool.description)
+        if not lacking or not parts:
+            return None
+        name = self._entry_name(call)
+        lex = lexicons.load()
+        given = [(f, v) for f, _ in lacking for v in [field_value(told, f, lex.navigator.value_leads)] if v]
+        if name is None or not given:
+            return None
+        goal = lex.navigator.made_entry_goal[0].format(entry=singular(parts[0]), name=name,
+                                                       fields=", ".join(f"{f} {v}" for f, v in given))
+        why = f"{call.name} has no argument for the {', '.join(f for f, _ in lacking)} the request gives"
+        self._fields_filled += [v for _, v in given]
+        return self._hand_over(f"{key}:fields", goal, why, call, "fields-the-tool-lacks",
+                               fields=[f for f, _ in given], values=[v for _, v in given])
+
+    def _filled_on_screen(self, call: ToolCall) -> str | None:
+        """The value handed to the navigator for a field of an entry (`_finish_entry`) that holds every value of
+        `call` copied from the request, else None: the caller's second entry made of the same words (a value
+        it resolved, a datetime, is not the request's words)."""
+        said = self.report.request.lower()
+        values = [v.lower() for v in call.arguments.values() if isinstance(v, str) and v.strip() and v.lower() in said]
+        return next((p for p in self._fields_filled if values and all(v in p.lower() for v in values)), None)
+
+    def _entry_name(self, call: ToolCall) -> str | None:
+        """The name a call gave the entry it made: its argument named as a name field is (`screens.json`
+        ``title_fields``: an event's title), else None (the navigator could not tell the entry from others)."""
+        from mobile_actions.android.screens import load_screens
+
+        titles = load_screens().title_fields
+        return next((str(v) for k, v in call.arguments.items()
+                     if isinstance(v, str) and v.strip() and k.lower() in titles), None)
 
     def _effect(self, name: str) -> str:
         return self.catalogue[name].effect if name in self.catalogue else "changes"
@@ -1121,6 +1186,11 @@ class Runner:
     def _item(self, what: str, status: str, reason: str) -> None:
         self.report.items.append(Item(what, status, reason))
 
+    def _restate(self, what: str, status: str, reason: str) -> None:
+        """The last item reported for `what` now stands as `status` (a call's entry finished on the screen)."""
+        at = max(i for i, item in enumerate(self.report.items) if item.what == what)
+        self.report.items[at] = Item(what, status, reason)
+
     def _write(self, rec: StepRecord) -> dict[str, Any]:
         out = self.writer.append(rec.to_json())
         self.on_event(out)
@@ -1168,6 +1238,21 @@ def unclaimed_parts(request: str, calls: Sequence[ToolCall], catalogue: Any, che
             passed_on = piece.message or passed_on
         told = None
     return out
+
+
+def field_value(told: str, field_name: str, leads: Sequence[str]) -> str:
+    """What `told` gives for an entry's field after the field's name: "put the location as Maple Street Library"
+    -> "Maple Street Library" (a lead word, the lexicon's `navigator.value_leads`, introduces the value and is
+    not part of it), to the end of its piece; quotes around it dropped. '' when the name is not there."""
+    for piece in read_request(told):
+        m = re.search(rf"(?<!\w){re.escape(field_name)}s?(?!\w)(.*)", piece.text, re.I | re.S)
+        if m is None:
+            continue
+        value = m.group(1).strip(" :,")
+        while (lead := value.split(" ", 1)) and lead[0].lower() in leads:
+            value = lead[1] if len(lead) > 1 else ""
+        return value.strip().strip("'\"“”‘’").strip()
+    return ""
 
 
 def declined_tap(request: str, label: str) -> Piece | None:

@@ -274,6 +274,7 @@ class NavigatorWords:
     level_max_words: tuple[str, ...]
     picker_time_words: tuple[str, ...]
     level_min_words: tuple[str, ...]
+    made_entry_goal: tuple[str, ...]
 
 
 @dataclass(frozen=True)
