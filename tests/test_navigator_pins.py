@@ -58,7 +58,7 @@ def build_pins(out: Path) -> None:   # pragma: no cover - run by hand, see the m
     import random
     import tempfile
 
-    from mobile_actions.navigator.record import record_tasks
+    from mobile_actions.datagen.navigator_demos import record_tasks
     from mobile_actions.navigator.text import GoalSteps, recording_examples
     from mobile_actions.recipes.bench_hybrid import TASKS
 

@@ -10,7 +10,7 @@ pytest.importorskip("mobile_actions.android.phone.core")
 from mobile_actions.navigator.data import build_examples  # noqa: E402
 from mobile_actions.navigator.episodes import load_episodes, screenshot_report  # noqa: E402
 from mobile_actions.navigator.metrics import evaluate_both  # noqa: E402
-from mobile_actions.navigator.record import RecordError, Recorder, record_episode, tasks_for  # noqa: E402
+from mobile_actions.datagen.navigator_demos import RecordError, Recorder, record_episode, tasks_for  # noqa: E402
 
 
 def test_recorded_episodes_round_trip(tmp_path):
@@ -54,7 +54,7 @@ def test_an_episode_can_start_inside_an_app(tmp_path):
     home = record_episode(tasks["new_note"], tmp_path, "vp-note-home")
     assert home["steps"][0]["info"] != "KEY_HOME"
     from mobile_actions.android.phone.apps import APPS
-    from mobile_actions.navigator.record import START_APPS
+    from mobile_actions.datagen.navigator_demos import START_APPS
 
     assert sorted(START_APPS) == sorted(a.package for a in APPS)     # every app of the phone, none twice
 
@@ -100,7 +100,7 @@ def test_changes_to_saved_items_are_demonstrated_as_the_guards_admit_them(tmp_pa
     ... thx", "my 6:30 alarm", "the note with the old wifi password"), and each give-up where the item is not
     there, reaches its checked state (`record_episode` checks it), and every step is one the grammar offers: a
     value typed over a selection after a long press and Select all, the right contact, note or event of several."""
-    from mobile_actions.navigator.record import FAMILIES
+    from mobile_actions.datagen.navigator_demos import FAMILIES
     from mobile_actions.navigator.text import episode_examples, recording_steps
 
     (tmp_path / "screenshots").mkdir()

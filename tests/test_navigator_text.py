@@ -153,7 +153,7 @@ def test_a_timers_fields_take_the_length_the_goal_says_in_digits_or_words(phone,
 def test_the_recorders_timer_lengths_read_back_as_recorded():
     """Every way the recorder says a timer's length is read back by the guards as the fields it types."""
     from mobile_actions.navigator.goals import duration_values, split_duration
-    from mobile_actions.navigator.record import TIMER_FIELDS, TIMER_LENGTHS
+    from mobile_actions.datagen.navigator_demos import TIMER_FIELDS, TIMER_LENGTHS
 
     for seconds, said in TIMER_LENGTHS.items():
         for words in said:
@@ -235,7 +235,7 @@ def test_calls_convert_to_gui_odyssey_commands_and_back(phone):
 
 def test_recordings_become_rows_that_train(tmp_path):
     from mobile_actions.dataset import load_rows, prompt_completion
-    from mobile_actions.navigator.record import HELD_OUT_TEMPLATES, TEMPLATES, record_tasks
+    from mobile_actions.datagen.navigator_demos import HELD_OUT_TEMPLATES, TEMPLATES, record_tasks
 
     assert len(TEMPLATES) >= 30 and len(HELD_OUT_TEMPLATES) >= 5
     record_tasks(tmp_path / "rec", seed=5, repeats=1)
@@ -252,7 +252,7 @@ def test_recordings_become_rows_that_train(tmp_path):
 
 def test_hierarchy_names_are_bare_file_names(tmp_path):
     from mobile_actions.errors import EpisodeError
-    from mobile_actions.navigator.record import record_tasks
+    from mobile_actions.datagen.navigator_demos import record_tasks
 
     record_tasks(tmp_path, seed=1, repeats=1)
     ann = next((tmp_path / "annotations").glob("*.json"))
@@ -268,7 +268,7 @@ def test_step_wise_prediction_scores_with_the_gui_odyssey_metrics(tmp_path):
     held-out templates; one that never answers scores 0."""
     from mobile_actions.navigator.episodes import load_episodes
     from mobile_actions.navigator.metrics import evaluate_both
-    from mobile_actions.navigator.record import record_tasks
+    from mobile_actions.datagen.navigator_demos import record_tasks
     from mobile_actions.navigator.text import GoalSteps, predict_recording, user_turn
     from mobile_actions.runtime import result_from_raw
 
@@ -296,7 +296,7 @@ def test_every_demonstrated_step_is_admitted_by_its_screens_grammar(tmp_path):
     """The per-screen grammar (labels on the screen, typing only into a focused field, no `finish` beside one,
     switch goals, forms, final-verb buttons, Back) never refuses what a demonstration does: one recorded
     episode of every template."""
-    from mobile_actions.navigator.record import TEMPLATES, record_tasks
+    from mobile_actions.datagen.navigator_demos import TEMPLATES, record_tasks
 
     record_tasks(tmp_path, seed=7, repeats=1, scale=0.1)
     examples = recording_examples(str(tmp_path), None, "train")

@@ -165,7 +165,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from mobile_actions.navigator.record import record_tasks
+    from mobile_actions.datagen.navigator_demos import record_tasks
 
     try:
         summary = record_tasks(args.out, seed=args.seed, repeats=args.repeats, templates=args.templates)
