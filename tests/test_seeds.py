@@ -86,3 +86,25 @@ def test_the_shipped_seeds_load_and_validate():
     domains = load_seeds(Path(__file__).resolve().parents[1] / "datasets" / "seed-catalogues")
     assert len(domains) >= 50 and sum(len(d.rows) for d in domains) >= 3000
     assert sum(len(d.tools) for d in domains) >= 500
+
+
+def test_framed_variant_writes_each_asked_request_into_a_message_that_asks_nothing_now(seeds, tmp_path):
+    from mobile_actions.datagen.seeds import load_framings
+
+    framings = load_framings()
+    rows = seed_rows(load_seeds(seeds), part="all", variants=("framed",), seed=1)
+    assert len(rows) == 60   # asked rows only
+    asked = {r["messages"][1]["content"] for r in seed_rows(load_seeds(seeds), part="all", variants=("alone",))
+             if r["messages"][-1].get("tool_calls")}
+    kinds = set()
+    for r in rows:
+        kind = r["kind"].split(":", 1)[1]
+        kinds.add(kind)
+        said, reply = r["messages"][1]["content"], r["messages"][-1]
+        assert any(t.replace("{request}", q) == said for t in framings.kinds[kind] for q in asked)
+        assert reply["tool_calls"] == [] and reply["content"] == framings.replies[kind]
+    assert len(kinds) > 1
+    bad = tmp_path / "framings.json"
+    bad.write_text(json.dumps({"kinds": {"pass_on": ["tell her {request} and {this}"]}, "replies": {"pass_on": "ok"}}))
+    with pytest.raises(DatasetError, match="once and no other braces"):
+        load_framings(bad)

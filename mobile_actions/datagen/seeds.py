@@ -5,7 +5,9 @@ people ask (`datasets/seed-catalogues`: 98 domains, about 60 requests each, a qu
 call). Templates cannot write that variety; people can, and each request is then multiplied by the catalogues
 it may be asked against: its domain's tools alone, or beside a few tools of another domain the request has
 nothing to do with (a caller must not reach for a tool because it is there), or without the tools it calls
-(the same request then gets no call: a caller must not reach for the nearest tool when the right one is missing).
+(the same request then gets no call: a caller must not reach for the nearest tool when the right one is missing),
+or written into a message that does not ask for it now: passed on, noted for later, to be reworded, asked about,
+quoted or supposed (`framings.json`, written by people; the same request then gets no call either).
 
 A seed folder holds ``DOMAIN.tools.json`` (the catalogue) and ``DOMAIN.rows.jsonl`` (Mobile Actions rows
 without their ``tools``). Rows are split into train and held-out by a hash of domain and request, so a
@@ -27,9 +29,10 @@ from mobile_actions.errors import CatalogueError, DatasetError
 
 PARTS = ("all", "train", "heldout")
 HELDOUT_SHARE = 20   # one row in this many is held out
-VARIANTS = ("alone", "distractors", "missing")
+VARIANTS = ("alone", "distractors", "missing", "framed")
 DEFAULT_VARIANTS = ("alone", "distractors")
 MISSING_REPLY = "None of my tools can do that."
+FRAMINGS_FILE = Path(__file__).with_name("framings.json")
 
 
 @dataclass(frozen=True)
@@ -97,18 +100,66 @@ def missing_tool_row(row: dict, tools: list[dict]) -> dict | None:
     return {**row, "messages": [*messages[:first_user + 1], reply], "tools": left}
 
 
+@dataclass(frozen=True)
+class Framings:
+    """Ways people write a request into a message without asking for it now (`framings.json`): templates with one
+    ``{request}`` slot by kind, and the reply in words each kind gets."""
+    kinds: dict[str, tuple[str, ...]]
+    replies: dict[str, str]
+
+
+def load_framings(path: str | Path = FRAMINGS_FILE) -> Framings:
+    """The framings file, checked: every template has exactly one ``{request}`` slot, every kind a reply."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    kinds = {k: tuple(v) for k, v in data.get("kinds", {}).items()}
+    replies = dict(data.get("replies", {}))
+    for kind, templates in kinds.items():
+        if kind not in replies:
+            raise DatasetError(f"{path}: kind {kind!r} has no reply")
+        for t in templates:
+            if t.count("{request}") != 1 or t.replace("{request}", "").count("{") or "}" in t.replace("{request}", ""):
+                raise DatasetError(f"{path}: {kind} template {t!r} must hold '{{request}}' once and no other braces")
+    if not kinds:
+        raise DatasetError(f"{path}: no framings")
+    return Framings(kinds, replies)
+
+
+def framed_row(row: dict, framings: Framings, rng: random.Random) -> dict | None:
+    """`row`'s first request written into a framing of a random kind, answered with that kind's reply and no
+    call; None when the row's first answer calls nothing (it asks nothing to frame) or has tool results.
+
+    Why: a caller acts on an action written with all its details even when the message passes it on ("copy this
+    for the choir whatsapp: ..."), notes it for later, or asks whether it could be done; rule-based readers
+    miss the endless ways of saying so. Framing real requests of every domain teaches it from data."""
+    messages = row.get("messages", [])
+    first_user = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
+    if first_user is None or first_user + 1 >= len(messages):
+        return None
+    answer = messages[first_user + 1]
+    if answer.get("role") != "assistant" or not answer.get("tool_calls"):
+        return None
+    kind = rng.choice(sorted(framings.kinds))
+    template = rng.choice(framings.kinds[kind])
+    request = str(messages[first_user].get("content", "")).strip()
+    user = {**messages[first_user], "content": template.replace("{request}", request)}
+    reply = {"role": "assistant", "content": framings.replies[kind], "tool_calls": []}
+    return {**row, "messages": [*messages[:first_user], user, reply], "kind": f"framed:{kind}"}
+
+
 def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: Sequence[str] = DEFAULT_VARIANTS,
               distractors: int = 4, seed: int = 0) -> list[dict]:
     """The rows of `part`, each once per variant: its domain's tools ``alone``; with ``distractors`` tools
     of another domain after them (the same other domain and tools for every row of a domain, so rows that
     declare the same tools can be trained on one shared prompt prefix); or, for a request that calls tools,
-    its domain's tools ``missing`` the ones it calls, with no call as the answer (`missing_tool_row`)."""
+    its domain's tools ``missing`` the ones it calls, with no call as the answer (`missing_tool_row`); or
+    ``framed``: its request written into a message that does not ask for it now, with no call (`framed_row`)."""
     if part not in PARTS:
         raise ValueError(f"part must be one of {', '.join(PARTS)}, not {part!r}")
     unknown = set(variants) - set(VARIANTS)
     if unknown:
         raise ValueError(f"unknown variant(s) {', '.join(sorted(unknown))}; variants are {', '.join(VARIANTS)}")
     rng = random.Random(seed)
+    framings = load_framings() if "framed" in variants else None
     out = []
     for d in domains:
         others = [o for o in domains if o.name != d.name]
@@ -122,6 +173,7 @@ def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: S
                 continue
             for variant in variants:
                 made = (missing_tool_row(row, d.tools) if variant == "missing"
+                        else framed_row({**row, "tools": d.tools}, framings, rng) if variant == "framed"
                         else {**row, "tools": d.tools} if variant == "alone"
                         else {**row, "tools": d.tools + extra} if extra else None)
                 if made is None:
