@@ -86,6 +86,7 @@ def test_a_preference_step_goes_on_from_the_adapter(tiny_run, tmp_path):
     assert any((before[k] - after[k]).abs().max() > 0 for k in before if "lora_" in k)
     marker = json.loads((out / "mobile_actions.json").read_text())
     assert marker["preference"]["pairs"] == result.pairs and marker["base"] == str(cfg.base)
+    assert len((out / "loss.csv").read_text().splitlines()) == 1 + 2 and (out / "loss.png").is_file()   # the curve
 
 
 def test_the_recipe_makes_pairs_from_bench_act_answers_and_names_a_bad_line(tmp_path, capsys):

@@ -156,6 +156,7 @@ def train_preference(cfg: CallerDPOConfig) -> PreferenceResult:
     from mobile_actions.caller.model import load_tokenizer, read_marker, resolve_model, write_marker
     from mobile_actions.decoding.grounding import POLICY_FILE
     from mobile_actions.training.caller import init_adapter_dir, last_checkpoint, use_bf16
+    from mobile_actions.training.curves import run_files_callback
     from mobile_actions.training.fused_head import compact_head_on_cpu, head_bias_visible
 
     pairs = read_pairs(cfg.pairs)
@@ -186,7 +187,8 @@ def train_preference(cfg: CallerDPOConfig) -> PreferenceResult:
         gradient_checkpointing=False, dataset_num_proc=None,
         loss_type=["sigmoid", "sft"] if cfg.sft_weight else ["sigmoid"],
         loss_weights=[1.0, cfg.sft_weight] if cfg.sft_weight else None)
-    trainer = DPOTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
+    trainer = DPOTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
+                         callbacks=[run_files_callback(out, title="caller preference tuning (DPO + wanted turn's NLL)")])
     same_reference(trainer.model)
     resume = last_checkpoint(out) if cfg.resume == "last" else cfg.resume
     t0 = time.time()
