@@ -89,15 +89,27 @@ def missing_tool_row(row: dict, tools: list[dict]) -> dict | None:
     Why: requests that no declared tool serves are the commonest way a caller is asked for nothing, and the
     hardest ones are those whose nearest tool is in the catalogue. Taking the right tool out of a real request's
     catalogue makes such a row from every asked row, in any domain, with no word list."""
+    asked = _first_ask(row)
+    if asked is None:
+        return None
+    messages, first_user, called = asked
+    left = [t for t in tools if t["function"]["name"] not in called]
+    if not left:
+        return None
+    reply = {"role": "assistant", "content": MISSING_REPLY, "tool_calls": []}
+    return {**row, "messages": [*messages[:first_user + 1], reply], "tools": left}
+
+
+def _first_ask(row: dict) -> tuple[list[dict], int, set[str]] | None:
+    """(the row's messages, the index of its first user message, the tools its answer calls) when that answer
+    is the assistant's and calls tools; else None (the request asks for nothing)."""
     messages = row.get("messages", [])
     first_user = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
     answer = messages[first_user + 1] if first_user is not None and first_user + 1 < len(messages) else {}
     called = {c["function"]["name"] for c in answer.get("tool_calls") or []}
-    left = [t for t in tools if t["function"]["name"] not in called]
-    if answer.get("role") != "assistant" or not called or not left:
+    if answer.get("role") != "assistant" or not called:
         return None
-    reply = {"role": "assistant", "content": MISSING_REPLY, "tool_calls": []}
-    return {**row, "messages": [*messages[:first_user + 1], reply], "tools": left}
+    return messages, first_user, called
 
 
 @dataclass(frozen=True)
@@ -117,7 +129,8 @@ def load_framings(path: str | Path = FRAMINGS_FILE) -> Framings:
         if kind not in replies:
             raise DatasetError(f"{path}: kind {kind!r} has no reply")
         for t in templates:
-            if t.count("{request}") != 1 or t.replace("{request}", "").count("{") or "}" in t.replace("{request}", ""):
+            rest = t.replace("{request}", "", 1)
+            if t.count("{request}") != 1 or "{" in rest or "}" in rest:
                 raise DatasetError(f"{path}: {kind} template {t!r} must hold '{{request}}' once and no other braces")
     if not kinds:
         raise DatasetError(f"{path}: no framings")
@@ -126,18 +139,15 @@ def load_framings(path: str | Path = FRAMINGS_FILE) -> Framings:
 
 def framed_row(row: dict, framings: Framings, rng: random.Random) -> dict | None:
     """`row`'s first request written into a framing of a random kind, answered with that kind's reply and no
-    call; None when the row's first answer calls nothing (it asks nothing to frame) or has tool results.
+    call; None when the row's first answer calls nothing (it asks nothing to frame).
 
     Why: a caller acts on an action written with all its details even when the message passes it on ("copy this
     for the choir whatsapp: ..."), notes it for later, or asks whether it could be done; rule-based readers
     miss the endless ways of saying so. Framing real requests of every domain teaches it from data."""
-    messages = row.get("messages", [])
-    first_user = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
-    if first_user is None or first_user + 1 >= len(messages):
+    asked = _first_ask(row)
+    if asked is None:
         return None
-    answer = messages[first_user + 1]
-    if answer.get("role") != "assistant" or not answer.get("tool_calls"):
-        return None
+    messages, first_user, _ = asked
     kind = rng.choice(sorted(framings.kinds))
     template = rng.choice(framings.kinds[kind])
     request = str(messages[first_user].get("content", "")).strip()

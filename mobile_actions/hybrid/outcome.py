@@ -284,8 +284,8 @@ class GoalCheck:
             return None
         return next((w for w in _tokens(text) if w in self.verbs[EDITS]), None)
 
-    def lacking_fields(self, told: str, tool: str, description: str, arguments: Sequence[str], made: str,
-                       state: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    def lacking_fields(self, told: str, tool: str, description: str, arguments: Sequence[str], made: str
+                       ) -> tuple[tuple[str, str], ...]:
         """(field, the word given for it) for each field of the entries a tool makes that the person gives a
         value for in `told` (what they said of one call) and that no argument of the tool takes, when what the
         call made (`made`, its values as text) does not hold that value: "dentist thursday 3:30pm at Smile
@@ -294,8 +294,8 @@ class GoalCheck:
         no English is added; () when every field given is one the tool takes."""
         parts = self.tool_parts(tool, description)
         takes = {k for a in arguments for k in self._field_keys(a)}
-        shape = {**state, **{p: [*(state.get(p) or []), dict.fromkeys(ENTRY_FIELDS[p], "")]
-                             for p in parts if p in ENTRY_FIELDS}}   # (a switch, the torch, has no entries)
+        # the fields of the entries the tool makes, whether or not the phone holds one yet (a switch has none)
+        shape = {p: [dict.fromkeys(ENTRY_FIELDS[p], "")] for p in parts if p in ENTRY_FIELDS}
         return tuple((f, w) for f, w in self._labelled(told, shape, parts, reach=LABEL_REACH)
                      if not self._field_keys(f) & takes and w not in self.words(made))
 

@@ -59,7 +59,7 @@ from mobile_actions.hybrid.items import (better_named, form_item, list_rows, loo
                                          switched_item, tapped_item, unnamed)
 from mobile_actions.hybrid.outcome import GoalCheck, PhoneView, singular
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
-from mobile_actions.navigator.goals import goal_words, named_apps, removes_every, says_word
+from mobile_actions.navigator.goals import field_value, goal_words, named_apps, removes_every, says_word, word_set
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
 Confirm = Callable[[str, Sequence[str]], bool]   # (what, detail lines) -> go ahead?
@@ -754,8 +754,7 @@ class Runner:
     def _handed_over(self, part: str) -> bool:
         """Whether a part of the request is in what was already handed to the navigator in this run, word for
         word ("location Room 4B" inside "open the event 'Team sync' and location Room 4B"): one part, navigated once."""
-        said = set(re.findall(r"\w+", part.lower()))
-        return any(said <= set(re.findall(r"\w+", handed.lower())) for handed in self._handed)
+        return any(word_set(part) <= word_set(handed) for handed in self._handed)
 
     def _switches_left(self) -> tuple[str, ...]:
         """The switches on the screen now shown that the request names and that show the other state
@@ -826,18 +825,14 @@ class Runner:
                 or self.session is None or not self.session.virtual):
             return None
         made = " ".join(str(v) for v in call.arguments.values())
-        lacking = self.goal_check.lacking_fields(told, tool.name, tool.description, list(tool.properties), made,
-                                                 self.session.state() or {})
+        lacking = self.goal_check.lacking_fields(told, tool.name, tool.description, list(tool.properties), made)
         parts = self.goal_check.tool_parts(tool.name, tool.description)
-        if not lacking or not parts:
-            return None
         name = self._entry_name(call)
-        lex = lexicons.load()
-        given = [(f, v) for f, _ in lacking for v in [field_value(told, f, lex.navigator.value_leads)] if v]
-        if name is None or not given:
+        given = [(f, v) for f, _ in lacking for v in [field_value(told, f)] if v]
+        if not parts or name is None or not given:
             return None
-        goal = lex.navigator.made_entry_goal[0].format(entry=singular(parts[0]), name=name,
-                                                       fields=", ".join(f"{f} {v}" for f, v in given))
+        goal = lexicons.load().navigator.made_entry_goal[0].format(
+            entry=singular(parts[0]), name=name, fields=", ".join(f"{f} {v}" for f, v in given))
         why = f"{call.name} has no argument for the {', '.join(f for f, _ in lacking)} the request gives"
         self._fields_filled += [v for _, v in given]
         return self._hand_over(f"{key}:fields", goal, why, call, "fields-the-tool-lacks",
@@ -1238,21 +1233,6 @@ def unclaimed_parts(request: str, calls: Sequence[ToolCall], catalogue: Any, che
             passed_on = piece.message or passed_on
         told = None
     return out
-
-
-def field_value(told: str, field_name: str, leads: Sequence[str]) -> str:
-    """What `told` gives for an entry's field after the field's name: "put the location as Maple Street Library"
-    -> "Maple Street Library" (a lead word, the lexicon's `navigator.value_leads`, introduces the value and is
-    not part of it), to the end of its piece; quotes around it dropped. '' when the name is not there."""
-    for piece in read_request(told):
-        m = re.search(rf"(?<!\w){re.escape(field_name)}s?(?!\w)(.*)", piece.text, re.I | re.S)
-        if m is None:
-            continue
-        value = m.group(1).strip(" :,")
-        while (lead := value.split(" ", 1)) and lead[0].lower() in leads:
-            value = lead[1] if len(lead) > 1 else ""
-        return value.strip().strip("'\"“”‘’").strip()
-    return ""
 
 
 def declined_tap(request: str, label: str) -> Piece | None:

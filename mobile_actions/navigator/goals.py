@@ -277,6 +277,13 @@ def _value_after(goal: str, cues: Sequence[str], stops: Sequence[str], listed: b
     return None
 
 
+def field_value(goal: str, field_name: str) -> str:
+    """What `goal` gives after a field's name, as a form's value is read ("put the location as Maple Street
+    Library" -> "Maple Street Library"; "the description 'Use the new numbers'" -> the quoted text); '' if none."""
+    said = _value_after(goal, (field_name,), ())
+    return said.value if said else ""
+
+
 _PHONE_NUMBER = re.compile(r"\+?\d[\d\s().-]{5,}\d")
 
 
