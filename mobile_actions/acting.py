@@ -121,7 +121,12 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
     split_re = re.compile(r"\s*,\s*|\s+(?:" + "|".join(re.escape(x) for x in w.split.words) + r")(?![\w'])\s*|\s+(?=(?:"
                           + "|".join(re.escape(x) for x in w.split_before.words) + r")(?![\w']))")
     pieces: list[Piece] = []
-    for n, (s0, s1) in enumerate(_spans(masked, _SENTENCE_RE, 0, len(masked))):
+    # "Dr. Nakamura", "St. Mary's": a period after an abbreviation ends no sentence
+    def abbreviated(m: re.Match) -> bool:
+        before = masked[max(0, m.start() - 8):m.start()]
+        return m.group() == "." and any(a.end() == len(before) for a in w.abbreviations.all(before))
+
+    for n, (s0, s1) in enumerate(_spans(masked, _SENTENCE_RE, 0, len(masked), abbreviated)):
         asks = not masked[s1:s1 + 3].lstrip().startswith("?")   # a sentence that does not end in "?"
         for a, b in _spans(masked, split_re, s0, s1):
             text = masked[a:b]
@@ -196,9 +201,13 @@ def _messages_go_on(pieces: list[Piece], masked: str, names_action: Callable[[st
     return out
 
 
-def _spans(text: str, cut: re.Pattern, start: int, end: int) -> list[tuple[int, int]]:
+def _spans(text: str, cut: re.Pattern, start: int, end: int, keep: Callable[[re.Match], bool] | None = None
+           ) -> list[tuple[int, int]]:
+    """The spans of `text[start:end]` between the matches of `cut` (those `keep` says do not cut, skipped)."""
     out, at = [], start
     for m in cut.finditer(text, start, end):
+        if keep is not None and keep(m):
+            continue
         if m.start() > at:
             out.append((at, m.start()))
         at = max(at, m.end())

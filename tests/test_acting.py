@@ -4,7 +4,7 @@ import json
 import pytest
 
 from mobile_actions import acting, lexicon
-from mobile_actions.acting import Polarity
+from mobile_actions.acting import Polarity, read
 from mobile_actions.calls import ToolCall
 from mobile_actions.catalog import Catalogue, load_catalogue, name_effect
 from mobile_actions.errors import CatalogueError
@@ -588,3 +588,10 @@ def test_a_call_for_the_wrong_ask_is_misrouted_not_declined():
     call = ToolCall("create_contact", {"first_name": "ask about parking"})
     assert Refusal(call, UNTIED).misrouted and Refusal(call, BORROWED + "create_calendar_event").misrouted
     assert not Refusal(call, "the request says not to").misrouted
+
+
+def test_a_period_after_an_abbreviation_ends_no_sentence():
+    """"Dr. Nakamura", "St. Mary's": one sentence each, so what follows them is read with what went before."""
+    pieces = read("add Dr. Nakamura on Thursday at 11. It's at St. Mary's Hospital")
+    assert [p.sentence for p in pieces] == [0, 1] and pieces[0].text == "add Dr. Nakamura on Thursday at 11"
+    assert [p.sentence for p in read("no. turn on the torch")] == [0, 1]

@@ -111,6 +111,7 @@ class PolarityWords:
     not_past: Phrases
     statement_openers: Phrases
     names: Phrases
+    abbreviations: Phrases      # a period after one ends no sentence ("Dr. Nakamura")
     cue_within_words: int
     past_suffix: str
 

@@ -49,7 +49,8 @@ class GoalWords:
     switch_word: re.Pattern    # a word of switching or of a state, or a switch's other name, anywhere in a goal
 
     @classmethod
-    def build(cls, words: NavigatorWords, screens: AndroidScreens) -> "GoalWords":
+    def build(cls, words: NavigatorWords, screens: AndroidScreens, abbreviations: Sequence[str] = ()) -> "GoalWords":
+        """`abbreviations`: words a period after which ends no value ("St. Mary's Hospital")."""
         w = words
         # A switch goal ("turn on Bluetooth", "turn airplane mode off", "disable NFC"): the switch's words run
         # up to the next verb or the end of the sentence.
@@ -67,7 +68,8 @@ class GoalWords:
         verbs = _alt(sorted(w.request_verbs, key=len, reverse=True)).replace("%", "%%")
         # a value after a colon is a list of its own ("make a note: door code 4471, wifi pinecone88"): commas
         # inside it are part of it (`_LISTED`)
-        value_end = rf"{_LISTED}\.(?:\s|$)|\b(?:%s{stops})\b|\s(?:{_alt(w.value_joins)})\s+(?=(?:{verbs})\b)"
+        after_word = "".join(rf"(?<!\b{re.escape(a)})" for a in abbreviations)
+        value_end = rf"{_LISTED}{after_word}\.(?:\s|$)|\b(?:%s{stops})\b|\s(?:{_alt(w.value_joins)})\s+(?=(?:{verbs})\b)"
         polite = rf"(?:(?:{_alt(w.politeness)}),?\s+)*"     # "hey can you delete ...", "pls, open ..."
         open_goal = re.compile(rf"^\s*{polite}(?:{_alt(w.open_verbs)})\s+(?:(?:{_alt(w.open_articles)})\s+)?(.+?)"
                                rf"(?:\s+(?:{_alt(w.open_app_words)}))?\s*[.!]?\s*$", re.I)
@@ -87,7 +89,8 @@ class GoalWords:
 
 @lru_cache(maxsize=None)
 def goal_words(language: str | None = None) -> GoalWords:
-    return GoalWords.build(load_lexicon(language).navigator, load_screens())
+    lexicon = load_lexicon(language)
+    return GoalWords.build(lexicon.navigator, load_screens(), lexicon.polarity.abbreviations.words)
 
 
 def typed(done: Sequence[str]) -> list[str]:
