@@ -847,16 +847,9 @@ class Runner:
             why = f"{call.name} has no argument for the {', '.join(f for f, _ in lacking)} the request gives"
             rule, values = "fields-the-tool-lacks", [v for _, v in given]
         else:
-            # the entry's details as the person said them ("it's at St. Mary's, should take about 45 minutes"),
-            # in its own sentences and those that go on about it
-            pieces = read_request(self.report.request)
-            mine = [i for i, p in enumerate(pieces) if p.text and p.text in told]
-            said = told
-            if mine:
-                more = [p for p in pieces if pieces[max(mine)].sentence < p.sentence <= self._runs_on(pieces, max(mine), call)]
-                if more:
-                    said = f"{told}. {self.report.request[more[0].start:more[-1].start + len(more[-1].text)]}"
-            fields = self.goal_check.details_beyond(said, [v for v in call.arguments.values() if isinstance(v, str)],
+            # the entry's details as the person said them ("it's at St. Mary's, should take about 45 minutes")
+            fields = self.goal_check.details_beyond(self._said_of(call, told),
+                                                    [v for v in call.arguments.values() if isinstance(v, str)],
                                                     tool.name, tool.description)
             if not fields:
                 return None
@@ -866,6 +859,15 @@ class Runner:
         goal = lexicons.load().navigator.made_entry_goal[0].format(entry=singular(parts[0]), name=name, fields=fields)
         self._fields_filled += values
         return self._hand_over(f"{key}:fields", goal, why, call, rule, fields=[f for f, _ in given], values=values)
+
+    def _said_of(self, call: ToolCall, told: str) -> str:
+        """`told` (what the person said of `call`), and the sentences after it that go on about the same thing
+        (`_runs_on`: "... on Thursday at 11:00? It's at St. Mary's Hospital")."""
+        pieces = read_request(self.report.request)
+        mine = [i for i, p in enumerate(pieces) if p.text and p.text in told]
+        last = self._runs_on(pieces, max(mine), call) if mine else -1
+        more = [p for p in pieces if mine and pieces[max(mine)].sentence < p.sentence <= last]
+        return f"{told}. {self.report.request[more[0].start:more[-1].start + len(more[-1].text)]}" if more else told
 
     def _filled_on_screen(self, call: ToolCall) -> str | None:
         """The value handed to the navigator for a field of an entry (`_finish_entry`) that holds every value of
