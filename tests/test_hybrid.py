@@ -1046,3 +1046,28 @@ def test_a_field_the_tool_lacks_is_filled_on_the_entry_the_call_made(session, ph
     rep = runner(session, tmp_path, ScriptedCaller(raw_calls(made[0])), navigator=ScriptedNavigator(phone)).run(
         "new calendar event titled Team sync on friday at 10am")
     assert [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"] == []
+
+
+def test_details_said_without_a_field_name_go_to_the_entry_the_call_made(session, phone, tmp_path):
+    """People rarely name the field: "... on Thursday at 11:00? It's at St. Mary's Hospital, 3rd floor, and should
+    take about an hour and a half" gives the event's place and length in a sentence of their own (a period after
+    "Dr." and "St." ends none). The navigator opens the event the call made and is handed those words as said,
+    with the length in the minutes the form takes; nothing but the tool's own words ("to my calendar pls") hands
+    nothing over."""
+    request = ("Could you please add an appointment with Dr. Nakamura on Thursday at 11:00? It's at St. Mary's "
+               "Hospital, 3rd floor, and should take about an hour and a half.")
+    made = ("create_calendar_event", {"title": "Dr. Nakamura", "datetime": "2025-06-05T11:00:00"})
+    nav = ScriptedNavigator(phone, ("tap", "Dr. Nakamura"), ("tap", "Edit"), ("tap", "Duration (minutes)"),
+                            ("long", "Duration (minutes)"), ("tap", "Select all"), "TYPE: 90", ("tap", "Location"),
+                            "TYPE: St. Mary's Hospital, 3rd floor", ("tap", "Save"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(made)), navigator=nav).run(request)
+    assert nav.calls[0] == ("open the event 'Dr. Nakamura' and It's at St. Mary's Hospital, 3rd floor, and should "
+                            "take about an hour and a half, duration 90", 0)
+    (event,) = phone.snapshot()["events"]
+    assert (event["location"], event["duration_min"]) == ("St. Mary's Hospital, 3rd floor", 90)
+    assert [i.status for i in rep.items] == ["done", "done"]   # the call, then the navigator's part
+    (handed,) = [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"]
+    assert handed["rule"] == "details-the-tool-lacks"
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(made)), navigator=ScriptedNavigator(phone)).run(
+        "add Dr. Nakamura on Thursday at 11:00 to my calendar pls")
+    assert [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"] == []

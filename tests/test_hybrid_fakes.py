@@ -57,7 +57,8 @@ def point_of(phone: Any, label: str) -> tuple[int, int]:
 
 
 class ScriptedNavigator:
-    """Intentions resolved against the live phone: ``("tap", LABEL)`` or a command string (``TYPE: x``)."""
+    """Intentions resolved against the live phone: ``("tap", LABEL)``, ``("long", LABEL)`` or a command string
+    (``TYPE: x``)."""
 
     def __init__(self, phone: Any, *script: Any) -> None:
         self.phone, self.script = phone, list(script)
@@ -66,9 +67,9 @@ class ScriptedNavigator:
     def next_action(self, instruction: str, screen: bytes, history) -> NavPrediction:
         self.calls.append((instruction, len(history)))
         step = self.script.pop(0) if self.script else "COMPLETE"
-        if isinstance(step, tuple) and step[0] == "tap":
+        if isinstance(step, tuple) and step[0] in ("tap", "long"):
             x, y = point_of(self.phone, step[1])
-            step = f"CLICK: ({x}, {y})"
+            step = f"{'CLICK' if step[0] == 'tap' else 'LONG_PRESS'}: ({x}, {y})"
         try:
             return NavPrediction(step, parse_command(step))
         except ValueError as e:

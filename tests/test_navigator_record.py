@@ -94,12 +94,13 @@ def _offered(example) -> bool:
     return all(v in props[k].get("x-enum", [v]) for k, v in example.call.arguments.items() if k in props)
 
 
-@pytest.mark.parametrize("family", ["look-alike", "saved-items", "edits"])
+@pytest.mark.parametrize("family", ["look-alike", "saved-items", "edits", "entry-details"])
 def test_changes_to_saved_items_are_demonstrated_as_the_guards_admit_them(tmp_path, family):
     """Each change among look-alikes or to an item named as people name it ("priya", "the dentist thing", "pls
     ... thx", "my 6:30 alarm", "the note with the old wifi password"), and each give-up where the item is not
     there, reaches its checked state (`record_episode` checks it), and every step is one the grammar offers: a
-    value typed over a selection after a long press and Select all, the right contact, note or event of several."""
+    value typed over a selection after a long press and Select all, the right contact, note or event of several;
+    the details of an event a tool just made, each in the field it fills."""
     from mobile_actions.datagen.navigator_demos import FAMILIES
     from mobile_actions.navigator.text import episode_examples, recording_steps
 

@@ -449,3 +449,25 @@ def test_a_message_passed_on_must_be_carried_by_what_was_sent(check):
         before = view(p)
         p.add_message("Bao Tran", "+17135550144", sent)
         assert check.judge("msg bao - r u home yet? ill swing by w the drill", before, view(p)).status == status
+
+
+@pytest.mark.parametrize("told, values, details", [
+    ("Could you add an appointment with Dr. Nakamura on Thursday at 11:00? It's at St. Mary's Hospital, 3rd floor",
+     ["Dr. Nakamura"], "It's at St. Mary's Hospital, 3rd floor"),
+    ("yoga w lena tmrw 6pm, 90 min class", ["yoga w lena"], "90 min class"),
+    ("dentist at Bright Smile Dental tomorrow 9am", ["dentist"], "at Bright Smile Dental"),
+    ("ugh so busy. put team sync on friday 10am in my cal pls", ["team sync"], ""),   # context, then the tool's words
+    ("add lunch with Sam on Friday at noon", ["Lunch with Sam"], ""),
+    ("add lunch on Friday at noon", ["Brunch"], ""),                  # no value of the call in the request: no reading
+])
+def test_what_a_request_says_of_an_entry_beyond_the_calls_values(check, told, values, details):
+    assert check.details_beyond(told, values, "create_calendar_event", "Creates a new calendar event.") == details
+
+
+def test_a_length_said_in_other_units_is_given_in_the_minutes_a_form_takes():
+    from mobile_actions.hybrid.outcome import length_in_minutes
+
+    assert length_in_minutes("prob takes an hour and a half", "events") == ", duration 90"
+    assert length_in_minutes("its a 2 hr thing", "events") == ", duration 120"
+    assert length_in_minutes("should take about 45 minutes", "events") == ""      # the minutes are written
+    assert length_in_minutes("at 3pm", "events") == length_in_minutes("2 hrs", "notes") == ""

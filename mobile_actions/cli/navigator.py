@@ -251,11 +251,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=int, default=1)
-    p.add_argument("--templates", choices=("main", "look-alike", "saved-items", "edits", "texts-timers", "blind"),
+    p.add_argument("--templates", choices=("main", "look-alike", "saved-items", "edits", "texts-timers", "entry-details", "blind"),
                    default="main",
                    help="look-alike: only the changes among look-alike items; saved-items: only the changes to saved "
                         "items asked as people ask; edits: alarms, notes and settings changed in few words; "
                         "texts-timers: texts as people write them and timers in few words (each to weight them "
-                        "in a training mix); "
+                        "in a training mix); entry-details: an event a tool just made, given the details the tool "
+                        "took no argument for (its place, notes, length) as people say them; "
                         "blind: the evaluation-only templates, never trained on (all in the task split's test part)")
     p.set_defaults(func=cmd_record)

@@ -1439,10 +1439,83 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
     ]
 
 
+DETAIL_PLACES = ["St. Mary's Hospital", "the community center on Maple Avenue", "Room 4B", "Lincoln Elementary room 12",
+                 "Nonna's on 5th", "Memorial Stadium", "the Harbour Cafe", "14 Clover Rd", "Jiffy Lube on Route 9",
+                 "SFO terminal 2", "Bright Smile Dental", "the old library", "Gate B", "Kim's place on Elm St"]
+DETAIL_NOTES = ["bring the x-rays", "I'm bringing the fruit platter", "we're reading Piranesi", "ask about the flea meds",
+                "the code is XK7Q2P", "wear something warm", "bring the Q2 numbers and the hiring plan", "parking is free",
+                "dress code casual", "buy a card on the way", "gift already wrapped", "call Sam if late"]
+EVENT_FORM_LABELS = {"location": "Location", "description": "Description", "duration": "Duration (minutes)"}
+
+
+def entry_detail_tasks_for(rng: random.Random) -> list[Task]:
+    """An event a tool call just made, and what the person also said of it that the tool took no argument
+    for, as the runner hands it over (`hybrid.runner.Runner._finish_entry`: the lexicon's
+    `navigator.made_entry_goal`): "open the event 'Dentist' and it's at Bright Smile Dental, note: bring the
+    x-rays". People rarely name the field ("its at ...", "should take 45 min", "put in the notes that ..."), so
+    the demonstration reads which field each detail fills; a length said in other units comes with its minutes
+    ("an hour and a half, duration 90"), as the runner adds them. The notes come last, as people tell them. The
+    event is opened, edited in place and saved; a field the screen guards read a value for is filled first and
+    with that value (`navigator.guards.StepView.form_values`), as the guards will hold the navigator to it."""
+    from mobile_actions import lexicon as lexicons
+    from mobile_actions.android.phone import render
+    from mobile_actions.android.phone.setup import apply_setup
+    from mobile_actions.navigator.guards import StepView
+    from mobile_actions.navigator.screen import parse_hierarchy
+
+    title = rng.choice(EVENTS + NEW_EVENT_TITLES + ["Dr. Nakamura", "Rahul's graduation", "car service", "yoga w lena"])
+    others = rng.sample([e for e in EVENTS + NEW_EVENT_TITLES if e != title], rng.randint(0, 2))
+    day = rng.choice(["2025-06-03", "2025-06-04", "2025-06-05", "2025-06-06"])
+    hours = rng.sample(range(8, 19), 3)
+    events = [{"title": t, "begin": f"{day if i == 0 else rng.choice(['2025-06-03', '2025-06-07'])}T{h:02d}:00"}
+              for i, (t, h) in enumerate(zip([title, *others], hours))]
+    rng.shuffle(events)
+    place, note = rng.choice(DETAIL_PLACES), rng.choice(DETAIL_NOTES)
+    minutes = rng.choice([30, 45, 90, 120, 180, 20, 75])
+    hours_said = {30: "half an hour", 90: "an hour and a half", 120: "2 hrs", 180: "3 hours"}.get(minutes)
+    said = {"location": rng.choice([f"it's at {place}", f"its at {place}", f"at {place}", f"it's over at {place}",
+                                    f"the venue is {place}", f"meeting at {place}", f"location {place}"]),
+            "duration": rng.choice([f"{minutes} min", f"should take about {minutes} minutes", f"it takes {minutes} minutes",
+                                    f"for {minutes} minutes", f"{minutes} mins"]
+                                   + ([f"{hours_said}, duration {minutes}", f"takes {hours_said}, duration {minutes}"]
+                                      if hours_said else [])),
+            "description": rng.choice([f"note: {note}", f"notes: {note}", f"put in the notes that {note}",
+                                       f"note to self: {note}", f"description: {note}"])}
+    value = {"location": place, "description": note, "duration": str(minutes)}
+    kinds = rng.choice([("location",), ("description",), ("duration",), ("location", "description"),
+                        ("location", "duration"), ("duration", "location"), ("duration", "description"),
+                        ("location", "duration", "description")])
+    goal = lexicons.load().navigator.made_entry_goal[0].format(entry="event", name=title,
+                                                              fields=", ".join(said[k] for k in kinds))
+    in_calendar = rng.random() < 0.5     # the tool's form just saved: the Calendar may still be showing
+
+    def setup(phone: Any) -> None:
+        apply_setup(phone, {"events": events})
+        if in_calendar:
+            phone.launch("com.android.calendar")
+
+    def script(r: Recorder) -> None:
+        _open(r, "Calendar"); r.tap(title); r.tap("Edit")
+        view = StepView(goal, parse_hierarchy(render.ui_xml(r.phone).encode()))
+        labels = [EVENT_FORM_LABELS[k] for k in kinds]
+        for label in [*(x for x in view.missing_values if x in labels), *(x for x in labels if x not in view.missing_values)]:
+            k = next(k for k, v in EVENT_FORM_LABELS.items() if v == label)
+            _retype(r, label, view.form_values.get(label, value[k]), filled=k == "duration")
+        r.tap("Save"); r.complete()
+
+    def check(st: dict[str, Any]) -> bool:
+        made = [e for e in st["events"] if e["title"] == title]
+        return len(made) == 1 and len(st["events"]) == len(events) and all(
+            {"location": place in made[0].get("location", ""), "description": note in made[0].get("description", ""),
+             "duration": made[0].get("duration_min") == minutes}[k] for k in kinds)
+
+    return [Task("entry_details", "Information_Management", ("Calendar",), goal, script, check, setup=setup)]
+
+
 FAMILIES: dict[str, Callable[[random.Random], list[Task]]] = {
     "main": tasks_for, "blind": blind_tasks_for, "look-alike": look_alike_tasks_for,
     "saved-items": saved_item_tasks_for, "edits": edit_tasks_for,
-    "texts-timers": text_timer_tasks_for}
+    "texts-timers": text_timer_tasks_for, "entry-details": entry_detail_tasks_for}
 # the task split's test part: whole templates never seen in training (one per family of screens)
 HELD_OUT_TEMPLATES = ("new_event", "back_to_app", "tile_off", "mail_body", "copy_place", "go_back",
                       "alarm_days", "reply_thread", "note_delete")

@@ -35,7 +35,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from mobile_actions.android.phone.state import ENTRY_FIELDS, LOG_FIELDS, VIEW_FIELDS, WEEKDAYS, PhoneState
+from mobile_actions.android.phone.state import (ENTRY_FIELDS, LENGTH_FIELDS, LOG_FIELDS, VIEW_FIELDS, WEEKDAYS,
+                                                PhoneState)
 from mobile_actions.decoding.coverage import FIELD_LABEL_RE, QUOTED_RE
 from mobile_actions.decoding.days import said as days_said
 
@@ -299,6 +300,31 @@ class GoalCheck:
         return tuple((f, w) for f, w in self._labelled(told, shape, parts, reach=LABEL_REACH)
                      if not self._field_keys(f) & takes and w not in self.words(made))
 
+    def details_beyond(self, told: str, values: Sequence[str], tool: str, description: str) -> str:
+        """What `told` (what the person said of one call that made an entry) says of that entry beyond the call's
+        values and its date or time, as the person said it: the pieces between and after them that name
+        something, joined by commas ("Could you add Dr. Nakamura on Thursday at 11:00? It's at St. Mary's
+        Hospital, 3rd floor, and should take about 45 minutes": the last sentence). People rarely name the field
+        ("its at ...", "2 hrs", "bring the x-rays"), so which field a piece fills is the navigator's to read, not
+        a rule's. Words before the first value are the request's context, not the entry's ("ugh, the landlord
+        again"); a piece that names nothing but the tool's part of the phone ("to my calendar pls") is no detail.
+        '' when nothing is left or no value of the call is in `told`."""
+        from mobile_actions.decoding.datetimes import expression_spans
+
+        low = told.lower()
+        spans = [(i, i + len(v)) for v in values if v.strip() for i in [low.find(v.lower())] if i >= 0]
+        if not spans:
+            return ""
+        spans = sorted(spans + expression_spans(told))
+        part = self.keys(singular(p) for p in self.tool_parts(tool, description))
+        pieces, end = [], spans[0][1]
+        for a, b in [*spans[1:], (len(told), len(told))]:
+            piece = told[end:a].strip(" \t\n,;:.!?()-–—")
+            if piece and {w for w in self.words(piece) if not self.keys([w]) & part}:
+                pieces.append(piece)
+            end = max(end, b)
+        return ", ".join(pieces)
+
     def tool_parts(self, tool: str, description: str) -> tuple[str, ...]:
         """The parts of the phone a tool works on, as its name and description name them ("contacts":
         create_contact); () for a tool whose words name none (a catalogue this phone knows nothing of)."""
@@ -515,6 +541,18 @@ def numbers_said(text: str) -> tuple[frozenset[int], tuple[frozenset[int], ...]]
     part_counts = frozenset().union(*map(_forms, said.parts))   # "1" and "15" of "1 hour and 15 minutes"
     plain = frozenset(int(v) for v in (*said.numbers, *said.counts) if v == int(v) and v not in part_counts)
     return plain.union(*measures), measures
+
+
+def length_in_minutes(text: str, part: str) -> str:
+    """", duration 90" for an entry of `part` whose form keeps its length in minutes (`LENGTH_FIELDS`) when
+    `text` says a length that is not written in minutes ("takes an hour and a half", "2 hrs"); '' otherwise. The
+    navigator types only words of its goal, and a length is a value the toolkit reads, as it reads a date."""
+    from mobile_actions.decoding.numbers import read
+
+    field = LENGTH_FIELDS.get(part)
+    said = [q.value / 60 for q in read(_CLOCK.sub(" ", text)).wholes if q.kind == "time"] if field else []
+    minutes = next((int(m) for m in said if m == int(m) and m > 0), None)
+    return f", {field} {minutes}" if minutes is not None and str(minutes) not in re.findall(r"\d+", text) else ""
 
 
 def _forms(q: Any) -> frozenset[int]:

@@ -57,7 +57,7 @@ from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLik
 from mobile_actions.hybrid.items import Item as ScreenItem
 from mobile_actions.hybrid.items import (better_named, form_item, list_rows, loosely_named, recipient_item,
                                          switched_item, tapped_item, unnamed)
-from mobile_actions.hybrid.outcome import GoalCheck, PhoneView, singular
+from mobile_actions.hybrid.outcome import GoalCheck, PhoneView, length_in_minutes, singular
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 from mobile_actions.navigator.goals import field_value, goal_words, named_apps, removes_every, says_word, word_set
 
@@ -807,12 +807,23 @@ class Runner:
         named = sorted(parts[at] - others) if at is not None else []
         if not named:
             return None
-        first, last = min(pieces[at].sentence, pieces[min(mine)].sentence), pieces[max(mine)].sentence
-        while any(p.sentence == last + 1 for p in pieces) and not any(
-                parts[i] for i, p in enumerate(pieces) if p.sentence == last + 1):
-            last += 1
+        first, last = min(pieces[at].sentence, pieces[min(mine)].sentence), self._runs_on(pieces, max(mine), call)
         spans = [(p.start, p.start + len(p.text)) for p in pieces if first <= p.sentence <= last]
         return named[0], self.report.request[min(a for a, _ in spans):max(b for _, b in spans)].strip()
+
+    def _runs_on(self, pieces: Sequence[Piece], at: int, call: ToolCall) -> int:
+        """The last sentence of what the person goes on to say of the thing piece `at` asks for: the sentences
+        after its own that ask or state something, name no part of the phone and write no value of another
+        call of the turn ("add Rahul's graduation on the 14th at 10. it's at Memorial Stadium")."""
+        others = {str(v).lower() for c in self._turn_calls if c != call for v in c.arguments.values()
+                  if isinstance(v, str) and v.strip()}
+        last = pieces[at].sentence
+        while True:
+            nxt = [p for p in pieces if p.sentence == last + 1]
+            if not nxt or any(not p.asked or self.goal_check.parts_named(p.text)
+                              or any(v in p.text.lower() for v in others) for p in nxt):
+                return last
+            last += 1
 
     def _finish_entry(self, key: str, call: ToolCall, told: str) -> str | None:
         """After a call made an entry: when what the person said of it (`told`) gives fields of that entry no
@@ -829,14 +840,34 @@ class Runner:
         parts = self.goal_check.tool_parts(tool.name, tool.description)
         name = self._entry_name(call)
         given = [(f, v) for f, _ in lacking for v in [field_value(told, f)] if v]
-        if not parts or name is None or not given:
+        if not parts or name is None:
             return None
-        goal = lexicons.load().navigator.made_entry_goal[0].format(
-            entry=singular(parts[0]), name=name, fields=", ".join(f"{f} {v}" for f, v in given))
-        why = f"{call.name} has no argument for the {', '.join(f for f, _ in lacking)} the request gives"
-        self._fields_filled += [v for _, v in given]
-        return self._hand_over(f"{key}:fields", goal, why, call, "fields-the-tool-lacks",
-                               fields=[f for f, _ in given], values=[v for _, v in given])
+        if given:
+            fields = ", ".join(f"{f} {v}" for f, v in given)
+            why = f"{call.name} has no argument for the {', '.join(f for f, _ in lacking)} the request gives"
+            rule, values = "fields-the-tool-lacks", [v for _, v in given]
+        else:
+            # the entry's details as the person said them ("it's at St. Mary's, should take about 45 minutes")
+            fields = self.goal_check.details_beyond(self._said_of(call, told),
+                                                    [v for v in call.arguments.values() if isinstance(v, str)],
+                                                    tool.name, tool.description)
+            if not fields:
+                return None
+            fields += length_in_minutes(fields, parts[0])
+            why = f"{call.name} has no argument for what the request says beyond its values"
+            rule, values = "details-the-tool-lacks", [fields]
+        goal = lexicons.load().navigator.made_entry_goal[0].format(entry=singular(parts[0]), name=name, fields=fields)
+        self._fields_filled += values
+        return self._hand_over(f"{key}:fields", goal, why, call, rule, fields=[f for f, _ in given], values=values)
+
+    def _said_of(self, call: ToolCall, told: str) -> str:
+        """`told` (what the person said of `call`), and the sentences after it that go on about the same thing
+        (`_runs_on`: "... on Thursday at 11:00? It's at St. Mary's Hospital")."""
+        pieces = read_request(self.report.request)
+        mine = [i for i, p in enumerate(pieces) if p.text and p.text in told]
+        last = self._runs_on(pieces, max(mine), call) if mine else -1
+        more = [p for p in pieces if mine and pieces[max(mine)].sentence < p.sentence <= last]
+        return f"{told}. {self.report.request[more[0].start:more[-1].start + len(more[-1].text)]}" if more else told
 
     def _filled_on_screen(self, call: ToolCall) -> str | None:
         """The value handed to the navigator for a field of an entry (`_finish_entry`) that holds every value of

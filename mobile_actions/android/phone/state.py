@@ -104,6 +104,9 @@ ENTRY_FIELDS: dict[str, frozenset[str]] = {
     "messages": frozenset({"to", "number", "text", "direction"}),
     "map_results": frozenset({"query", "name", "address", "category"}),
 }
+# The form field that holds an entry's length in minutes, by the first word of its label ("Duration (minutes)"):
+# a length said in other units ("an hour and a half") is given to it as minutes, as the form takes it.
+LENGTH_FIELDS: dict[str, str] = {"events": "duration"}
 
 
 @dataclass
