@@ -846,8 +846,9 @@ class Runner:
             fields = ", ".join(f"{f} {v}" for f, v in given)
             why = f"{call.name} has no argument for the {', '.join(f for f, _ in lacking)} the request gives"
             rule, values = "fields-the-tool-lacks", [v for _, v in given]
-        else:
-            # the entry's details as the person said them ("it's at St. Mary's, should take about 45 minutes")
+        elif tool.effect == "changes":
+            # the entry's details as the person said them ("it's at St. Mary's, should take about 45 minutes"); a
+            # sent message is not opened again: what its call left out is the call's miss, not a detail to add
             fields = self.goal_check.details_beyond(self._said_of(call, told),
                                                     [v for v in call.arguments.values() if isinstance(v, str)],
                                                     tool.name, tool.description)
@@ -856,6 +857,8 @@ class Runner:
             fields += length_in_minutes(fields, parts[0])
             why = f"{call.name} has no argument for what the request says beyond its values"
             rule, values = "details-the-tool-lacks", [fields]
+        else:
+            return None
         goal = lexicons.load().navigator.made_entry_goal[0].format(entry=singular(parts[0]), name=name, fields=fields)
         self._fields_filled += values
         return self._hand_over(f"{key}:fields", goal, why, call, rule, fields=[f for f, _ in given], values=values)
