@@ -122,8 +122,10 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
                           + "|".join(re.escape(x) for x in w.split_before.words) + r")(?![\w']))")
     pieces: list[Piece] = []
     # "Dr. Nakamura", "St. Mary's": a period after an abbreviation ends no sentence
+    reach = max(map(len, w.abbreviations.words), default=0) + 1   # the longest abbreviation and the space before it
+
     def abbreviated(m: re.Match) -> bool:
-        before = masked[max(0, m.start() - 8):m.start()]
+        before = masked[max(0, m.start() - reach):m.start()]
         return m.group() == "." and any(a.end() == len(before) for a in w.abbreviations.all(before))
 
     for n, (s0, s1) in enumerate(_spans(masked, _SENTENCE_RE, 0, len(masked), abbreviated)):

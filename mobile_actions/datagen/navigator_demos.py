@@ -1497,9 +1497,8 @@ def entry_detail_tasks_for(rng: random.Random) -> list[Task]:
     def script(r: Recorder) -> None:
         _open(r, "Calendar"); r.tap(title); r.tap("Edit")
         view = StepView(goal, parse_hierarchy(render.ui_xml(r.phone).encode()))
-        labels = [EVENT_FORM_LABELS[k] for k in kinds]
-        for label in [*(x for x in view.missing_values if x in labels), *(x for x in labels if x not in view.missing_values)]:
-            k = next(k for k, v in EVENT_FORM_LABELS.items() if v == label)
+        for k in sorted(kinds, key=lambda k: EVENT_FORM_LABELS[k] not in view.missing_values):   # guard-read first
+            label = EVENT_FORM_LABELS[k]
             _retype(r, label, view.form_values.get(label, value[k]), filled=k == "duration")
         r.tap("Save"); r.complete()
 
