@@ -108,3 +108,35 @@ def test_framed_variant_writes_each_asked_request_into_a_message_that_asks_nothi
     bad.write_text(json.dumps({"kinds": {"pass_on": ["tell her {request} and {this}"]}, "replies": {"pass_on": "ok"}}))
     with pytest.raises(DatasetError, match="once and no other braces"):
         load_framings(bad)
+
+
+def test_details_variant_adds_what_the_tool_cannot_hold_and_keeps_the_call(tmp_path):
+    from mobile_actions.datagen.seeds import load_details
+
+    when = {"type": "STRING", "description": "When, in the format YYYY-MM-DDTHH:MM:SS."}
+    book = {"function": {"name": "book", "description": "Book a slot.", "parameters": {"type": "OBJECT", "properties": {
+        "title": {"type": "STRING", "description": "What it is."}, "at": when}, "required": ["title", "at"]}}}
+    noted = {"function": {"name": "note", "description": "Note.", "parameters": {"type": "OBJECT", "properties": {
+        "title": {"type": "STRING", "description": "What."}, "at": when, "where": {"type": "STRING",
+                                                                              "description": "Where."}}}}}
+    call = {"name": "book", "arguments": {"title": "dentist", "at": "2026-03-16T09:00:00"}}
+    _domain(tmp_path, "slots", [book, noted],
+            [(f"book dentist on monday at 9 ({i})", [call]) for i in range(30)]
+            + [("note dentist on monday at 9", [{"name": "note", "arguments": {
+                "title": "dentist", "at": "2026-03-16T09:00:00"}}])]   # `where` is left: the details could go there
+            + [("book dentists on monday at 9 and note it", [call, call])])
+    rows = seed_rows(load_seeds(tmp_path), part="all", variants=("details",), seed=3)
+    assert len(rows) == 30 and all(r["kind"] == "details" for r in rows)
+    details = load_details()
+    inline = trailing = 0
+    for r in rows:
+        said = r["messages"][1]["content"]
+        assert r["messages"][2]["tool_calls"] == [{"function": call}]
+        inline += any(said.startswith("book dentist") and p in said and said.endswith(")")
+                      for p in details.after_name)
+        trailing += any(said.endswith(s) for s in details.sentences)
+    assert inline and trailing and inline + trailing == 30
+    bad = tmp_path / "details.json"
+    bad.write_text(json.dumps({"after_name": ["over at the school"], "sentences": []}))
+    with pytest.raises(DatasetError, match="'sentences' must be a non-empty list"):
+        load_details(bad)

@@ -7,7 +7,8 @@ it may be asked against: its domain's tools alone, or beside a few tools of anot
 nothing to do with (a caller must not reach for a tool because it is there), or without the tools it calls
 (the same request then gets no call: a caller must not reach for the nearest tool when the right one is missing),
 or written into a message that does not ask for it now: passed on, noted for later, to be reworded, asked about,
-quoted or supposed (`framings.json`, written by people; the same request then gets no call either).
+quoted or supposed (`framings.json`, written by people; the same request then gets no call either), or with details
+added that a scheduling tool has no argument for (`details.json`, written by people; the same call).
 
 A seed folder holds ``DOMAIN.tools.json`` (the catalogue) and ``DOMAIN.rows.jsonl`` (Mobile Actions rows
 without their ``tools``). Rows are split into train and held-out by a hash of domain and request, so a
@@ -22,17 +23,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from mobile_actions.calls import validate_call
+from mobile_actions.calls import validate_call, value_kind
 from mobile_actions.catalog import Catalogue
 from mobile_actions.dataset import parse_row
 from mobile_actions.errors import CatalogueError, DatasetError
 
 PARTS = ("all", "train", "heldout")
 HELDOUT_SHARE = 20   # one row in this many is held out
-VARIANTS = ("alone", "distractors", "missing", "framed")
+VARIANTS = ("alone", "distractors", "missing", "framed", "details")
 DEFAULT_VARIANTS = ("alone", "distractors")
 MISSING_REPLY = "None of my tools can do that."
 FRAMINGS_FILE = Path(__file__).with_name("framings.json")
+DETAILS_FILE = Path(__file__).with_name("details.json")
+QUOTES = "'\"‘’“”`«»"
 
 
 @dataclass(frozen=True)
@@ -156,13 +159,80 @@ def framed_row(row: dict, framings: Framings, rng: random.Random) -> dict | None
     return {**row, "messages": [*messages[:first_user], user, reply], "kind": f"framed:{kind}"}
 
 
+@dataclass(frozen=True)
+class Details:
+    """What people add when they schedule something, beyond what a scheduling tool takes (`details.json`: where it
+    is, how long it takes, what to bring): phrases that follow the thing's name inside a request, and sentences said
+    after it."""
+    after_name: tuple[str, ...]
+    sentences: tuple[str, ...]
+
+
+def load_details(path: str | Path = DETAILS_FILE) -> Details:
+    """The details file, checked: two non-empty lists of non-empty strings."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    lists = {}
+    for key in ("after_name", "sentences"):
+        values = data.get(key)
+        if not isinstance(values, list) or not values or not all(isinstance(v, str) and v.strip() for v in values):
+            raise DatasetError(f"{path}: {key!r} must be a non-empty list of phrases")
+        lists[key] = tuple(v.strip() for v in values)
+    return Details(**lists)
+
+
+def details_row(row: dict, tools: list[dict], details: Details, rng: random.Random) -> dict | None:
+    """`row`'s request with a detail its tool cannot hold added after the name of the thing it schedules (when
+    that name is copied from the request) or after the request, answered with the same call; None unless the
+    row's first answer is one call to a tool with a datetime argument (a thing at a time), filling every argument
+    that tool has.
+
+    Why: people say more about what they schedule than a scheduling tool takes ("parent teacher conference over
+    at Lincoln Elementary thursday 6pm, should take an hour"), and a small caller copies it into the title or drops
+    the call. When the call already fills every argument the tool has, the added words have nowhere to go in any
+    catalogue: the same call is the answer (the hybrid runner hands them to the screen)."""
+    asked = _first_ask(row)
+    if asked is None:
+        return None
+    messages, first_user, _ = asked
+    calls = messages[first_user + 1]["tool_calls"]
+    if len(calls) != 1:
+        return None
+    call = calls[0]["function"]
+    args = call.get("arguments") or {}
+    tool = next((t["function"] for t in tools if t["function"]["name"] == call["name"]), {})
+    props = tool.get("parameters", {}).get("properties", {})
+    if not props or set(props) != set(args) or not any(value_kind(n, s) == "datetime" for n, s in props.items()):
+        return None
+    request = str(messages[first_user].get("content", "")).strip()
+    names = [v for n, v in args.items() if isinstance(v, str) and v and value_kind(n, props[n]) == "span"]
+    ends = [e for e in (_end_of_name(request, v) for v in names) if e is not None]
+    if ends and rng.random() < 0.5:
+        at, phrase = min(ends), rng.choice(details.after_name)
+        said = f"{request[:at]}{'' if phrase[0] in ',;' else ' '}{phrase}{request[at:]}"
+    else:
+        sentence = rng.choice(details.sentences)
+        joint = " " if request[-1] in ".!?" else ", " if sentence[0].islower() else ". "
+        said = f"{request}{joint}{sentence}"
+    user = {**messages[first_user], "content": said}
+    return {**row, "messages": [*messages[:first_user], user, *messages[first_user + 1:]], "kind": "details"}
+
+
+def _end_of_name(request: str, value: str) -> int | None:
+    """Where `value` ends in `request` when it is written there as a name a detail can follow: not inside a
+    word, nor inside quotes (a quoted name is all the person wants as the value)."""
+    i = request.lower().find(value.lower())
+    after = request[i + len(value):i + len(value) + 1] if i >= 0 else "x"
+    return i + len(value) if after == "" or not (after.isalnum() or after in QUOTES) else None
+
+
 def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: Sequence[str] = DEFAULT_VARIANTS,
               distractors: int = 4, seed: int = 0) -> list[dict]:
     """The rows of `part`, each once per variant: its domain's tools ``alone``; with ``distractors`` tools
     of another domain after them (the same other domain and tools for every row of a domain, so rows that
     declare the same tools can be trained on one shared prompt prefix); or, for a request that calls tools,
     its domain's tools ``missing`` the ones it calls, with no call as the answer (`missing_tool_row`); or
-    ``framed``: its request written into a message that does not ask for it now, with no call (`framed_row`)."""
+    ``framed``: its request written into a message that does not ask for it now, with no call (`framed_row`); or
+    ``details``: a scheduling request with details its tool cannot hold, with the same call (`details_row`)."""
     if part not in PARTS:
         raise ValueError(f"part must be one of {', '.join(PARTS)}, not {part!r}")
     unknown = set(variants) - set(VARIANTS)
@@ -170,6 +240,7 @@ def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: S
         raise ValueError(f"unknown variant(s) {', '.join(sorted(unknown))}; variants are {', '.join(VARIANTS)}")
     rng = random.Random(seed)
     framings = load_framings() if "framed" in variants else None
+    details = load_details() if "details" in variants else None
     out = []
     for d in domains:
         others = [o for o in domains if o.name != d.name]
@@ -184,6 +255,7 @@ def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: S
             for variant in variants:
                 made = (missing_tool_row(row, d.tools) if variant == "missing"
                         else framed_row({**row, "tools": d.tools}, framings, rng) if variant == "framed"
+                        else details_row(row, d.tools, details, rng) if variant == "details"
                         else {**row, "tools": d.tools} if variant == "alone"
                         else {**row, "tools": d.tools + extra} if extra else None)
                 if made is None:
