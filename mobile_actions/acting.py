@@ -17,9 +17,11 @@ import re
 from dataclasses import dataclass, replace
 from enum import Enum
 from functools import lru_cache
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence
 
+from mobile_actions import asks
 from mobile_actions import lexicon as lexicons
+from mobile_actions.asks import AsksNow
 from mobile_actions.calls import ToolCall, argument_schema, value_kind
 from mobile_actions.catalog import Catalogue, name_words
 from mobile_actions.decoding import coverage
@@ -42,12 +44,14 @@ class Polarity(str, Enum):
     PAST = "past"
     CANCELLED = "cancelled"
     STATED = "stated"       # "I know where Tesco is": asks only if nothing refuses the tool it names
+    FRAMED = "framed"       # the whole message passes the action on, notes it for later, asks about it (`asks`)
 
 
 REASONS = {Polarity.STATED: "the request only says something about it", Polarity.NEGATED: "the request says not to",
            Polarity.QUESTION: "the request only asks a question", Polarity.HYPOTHETICAL: "the request only supposes it",
            Polarity.REPORTED: "it reports someone else's words", Polarity.PAST: "the request says it was already done",
-           Polarity.CANCELLED: "the request takes it back"}
+           Polarity.CANCELLED: "the request takes it back",
+           Polarity.FRAMED: "the message reads as one that asks for nothing now (passed on, noted, asked about)"}
 
 
 @dataclass(frozen=True)
@@ -438,12 +442,24 @@ class Declined:
 
 def asks_nothing(request: str, lexicon: lexicons.Lexicon | None = None) -> Declined | None:
     """Whether no piece of `request` asks for an action ("whatever you do, don't email Ana"): then nothing is
-    handed to a navigator either. A statement alone may ask ("I need the torch"); a question may not."""
+    handed to a navigator either. A statement alone may ask ("I need the torch"); a question may not. (The
+    asks-now reader judges calls only: it reads "write it up but dont send it" as asking nothing, where the
+    screen should draft it and every Send tap is refused.)"""
     pieces = read(request, lexicon)
     if not pieces or any(p.asked for p in pieces):
         return None
     first = pieces[0]
     return Declined(first.text, first.polarity, first.cue)
+
+
+def not_asking_now(message: str, reader: AsksNow | None | Literal["shipped"] = "shipped") -> str:
+    """The asks-now reader's verdict as a cue ("asks-now 0.97") when it is sure `message` asks for nothing now,
+    else "" (also with no reader: None, or no bundled one)."""
+    reader = asks.shipped() if reader == "shipped" else reader
+    if reader is None:
+        return ""
+    p = reader.p_not_asking(message)
+    return f"asks-now {p:.2f}" if p >= reader.threshold else ""
 
 
 @dataclass(frozen=True)
@@ -615,11 +631,15 @@ def _takes_back(piece: Piece, own: re.Pattern | None, w: lexicons.PolarityWords)
 
 # ============================================================================================ the gate
 def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_text: str | None = None,
-         lexicon: lexicons.Lexicon | None = None, notes: list[str] | None = None
-         ) -> tuple[list[ToolCall], list[Refusal]]:
+         lexicon: lexicons.Lexicon | None = None, notes: list[str] | None = None,
+         reader: AsksNow | None | Literal["shipped"] = "shipped") -> tuple[list[ToolCall], list[Refusal]]:
     """The calls `request` asks for, and the others refused with their reason. `user_text` is everything the
     person wrote in the conversation (default: `request`): the only place a recipient may come from. `notes`
-    gets a line for each call kept only because of its own `Reading` (traces show it as the `gate` rule's)."""
+    gets a line for each call kept only because of its own `Reading` (traces show it as the `gate` rule's).
+    Every call is refused when the asks-now `reader` (`asks.AsksNow`, the bundled one by default, None: none)
+    is sure the message asks for nothing now: the lexicon reads the ways of saying so it lists, the reader
+    the ways people's framings taught it."""
+    framed = not_asking_now(request, reader) if calls else ""
     pieces = read(request, lexicon, names_action=action_names(catalogue))
     said = lexicons.normalise(user_text if user_text is not None else request)
     kept: list[ToolCall] = []
@@ -641,6 +661,8 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
         if why is None and effect != "none":
             why = (_text_to_write(call, tool, pieces, request, lexicon) or _removal_unsaid(call, pieces, lexicon) or _verb_declined(call, tool, pieces, lexicon)
                    or _edits_what_exists(call, tool, effect, pieces, lexicon))
+        if why is None and framed and not _carries_message(call, tool, pieces, request):
+            why = Refusal(call, REASONS[Polarity.FRAMED], framed, request)
         if why is None:
             kept.append(call)
             if notes is not None:
@@ -660,6 +682,18 @@ def gate_messages(calls: Sequence[ToolCall], messages: Sequence[dict], catalogue
     if not said or not isinstance(messages[-1].get("content"), str) and messages[-1].get("role") == "user":
         return [], [Refusal(c, "the request has no text to read it from") for c in calls]
     return gate(calls, said[-1], catalogue, "\n".join(said), notes=notes)
+
+
+def _carries_message(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> bool:
+    """Whether `call` sends the message its request dictates ("text dad: don't wait up" with a texting tool):
+    a tool that acts, with a value written inside a message the lexicon reads (`Piece.message`; the gate has
+    already refused such a call when the message's opener does not name its tool). The asks-now reader reads
+    every message passed on as asking nothing, which is right for every call but the one that sends it."""
+    if tool is None or tool.effect == "none":
+        return False
+    values = [v.strip(" .,!?").lower() for v in _scalars(call.arguments) if isinstance(v, str) and v.strip(" .,!?")]
+    return any(p.message is not None and any(v in request[p.message[0]:p.message[1]].lower() for v in values)
+               for p in pieces)
 
 
 # Polarities that tell a story rather than refuse: a value written there may still be asked for elsewhere ("I met

@@ -298,7 +298,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="with --seeds, the catalogues each request is written against, comma list of: alone (its "
                         "domain's tools), distractors (beside another domain's), missing (without the tools it "
                         "calls, answered with no call), framed (written into a message that passes it on, notes it for later, "
-                        "asks about it ...: datagen/framings.json, answered with no call), details (a scheduling request "
+                        "asks about it ...: datagen/framings.json, answered with no call), wrapped (in words people put "
+                        "around an ask: datagen/wrappings.json, the same call), details (a scheduling request "
                         "with details its tool cannot hold: datagen/details.json, the same call) (default: %(default)s)")
     p.add_argument("--out", default="data/generated.jsonl")
     p.set_defaults(func=cmd_generate)

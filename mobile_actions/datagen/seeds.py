@@ -7,7 +7,8 @@ it may be asked against: its domain's tools alone, or beside a few tools of anot
 nothing to do with (a caller must not reach for a tool because it is there), or without the tools it calls
 (the same request then gets no call: a caller must not reach for the nearest tool when the right one is missing),
 or written into a message that does not ask for it now: passed on, noted for later, to be reworded, asked about,
-quoted or supposed (`framings.json`, written by people; the same request then gets no call either), or with details
+quoted or supposed (`framings.json`, written by people; the same request then gets no call either), or wrapped in
+words people put around an ask (`wrappings.json`: polite, hedged, with a reason; the same call), or with details
 added that a scheduling tool has no argument for (`details.json`, written by people; the same call).
 
 A seed folder holds ``DOMAIN.tools.json`` (the catalogue) and ``DOMAIN.rows.jsonl`` (Mobile Actions rows
@@ -30,11 +31,12 @@ from mobile_actions.errors import CatalogueError, DatasetError
 
 PARTS = ("all", "train", "heldout")
 HELDOUT_SHARE = 20   # one row in this many is held out
-VARIANTS = ("alone", "distractors", "missing", "framed", "details")
+VARIANTS = ("alone", "distractors", "missing", "framed", "wrapped", "details")
 DEFAULT_VARIANTS = ("alone", "distractors")
 MISSING_REPLY = "None of my tools can do that."
 FRAMINGS_FILE = Path(__file__).with_name("framings.json")
 DETAILS_FILE = Path(__file__).with_name("details.json")
+WRAPPINGS_FILE = Path(__file__).with_name("wrappings.json")
 QUOTES = "'\"‘’“”`«»"
 
 
@@ -123,13 +125,14 @@ class Framings:
     replies: dict[str, str]
 
 
-def load_framings(path: str | Path = FRAMINGS_FILE) -> Framings:
-    """The framings file, checked: every template has exactly one ``{request}`` slot, every kind a reply."""
+def load_framings(path: str | Path = FRAMINGS_FILE, *, replies_needed: bool = True) -> Framings:
+    """The framings file, checked: every template has exactly one ``{request}`` slot, every kind a reply (unless
+    the framings keep the call and need none: `WRAPPINGS_FILE`)."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     kinds = {k: tuple(v) for k, v in data.get("kinds", {}).items()}
     replies = dict(data.get("replies", {}))
     for kind, templates in kinds.items():
-        if kind not in replies:
+        if replies_needed and kind not in replies:
             raise DatasetError(f"{path}: kind {kind!r} has no reply")
         for t in templates:
             rest = t.replace("{request}", "", 1)
@@ -157,6 +160,24 @@ def framed_row(row: dict, framings: Framings, rng: random.Random) -> dict | None
     user = {**messages[first_user], "content": template.replace("{request}", request)}
     reply = {"role": "assistant", "content": framings.replies[kind], "tool_calls": []}
     return {**row, "messages": [*messages[:first_user], user, reply], "kind": f"framed:{kind}"}
+
+
+def wrapped_row(row: dict, wrappings: Framings, rng: random.Random) -> dict | None:
+    """`row`'s first request wrapped in words people put around an ask they want done now (`wrappings.json`:
+    polite, with a reason, hedged, texted, with context), answered with the same calls; None when the row's first
+    answer calls nothing.
+
+    Why: beside framed rows (the same request, not asked now), a caller or the asks-now reader would learn that
+    any words around a request mean it is not asked: "would you mind turning on the flashlight?", "if ur not
+    busy lol put the torch on" are asks. The two together leave the framing's meaning as the only difference."""
+    asked = _first_ask(row)
+    if asked is None:
+        return None
+    messages, first_user, _ = asked
+    kind = rng.choice(sorted(wrappings.kinds))
+    request = str(messages[first_user].get("content", "")).strip()
+    user = {**messages[first_user], "content": rng.choice(wrappings.kinds[kind]).replace("{request}", request)}
+    return {**row, "messages": [*messages[:first_user], user, *messages[first_user + 1:]], "kind": f"wrapped:{kind}"}
 
 
 @dataclass(frozen=True)
@@ -231,7 +252,8 @@ def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: S
     of another domain after them (the same other domain and tools for every row of a domain, so rows that
     declare the same tools can be trained on one shared prompt prefix); or, for a request that calls tools,
     its domain's tools ``missing`` the ones it calls, with no call as the answer (`missing_tool_row`); or
-    ``framed``: its request written into a message that does not ask for it now, with no call (`framed_row`); or
+    ``framed``: its request written into a message that does not ask for it now, with no call (`framed_row`);
+    ``wrapped``: its request in words people put around an ask, with the same calls (`wrapped_row`); or
     ``details``: a scheduling request with details its tool cannot hold, with the same call (`details_row`)."""
     if part not in PARTS:
         raise ValueError(f"part must be one of {', '.join(PARTS)}, not {part!r}")
@@ -241,6 +263,7 @@ def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: S
     rng = random.Random(seed)
     framings = load_framings() if "framed" in variants else None
     details = load_details() if "details" in variants else None
+    wrappings = load_framings(WRAPPINGS_FILE, replies_needed=False) if "wrapped" in variants else None
     out = []
     for d in domains:
         others = [o for o in domains if o.name != d.name]
@@ -256,6 +279,7 @@ def seed_rows(domains: Sequence[SeedDomain], *, part: str = "train", variants: S
                 made = (missing_tool_row(row, d.tools) if variant == "missing"
                         else framed_row({**row, "tools": d.tools}, framings, rng) if variant == "framed"
                         else details_row(row, d.tools, details, rng) if variant == "details"
+                        else wrapped_row(row, wrappings, rng) if variant == "wrapped"
                         else {**row, "tools": d.tools} if variant == "alone"
                         else {**row, "tools": d.tools + extra} if extra else None)
                 if made is None:

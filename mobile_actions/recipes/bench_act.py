@@ -123,7 +123,7 @@ def run_variant(name: str, caller: Any, rows: Sequence[Row], out: Path | None, p
                 tallies.setdefault(kind, Tally()).add(row, calls, ref)
         preds.append({"where": row.where, "kind": row.metadata, "request": row.user_text,
                       "gold": [c.to_json() for c in row.calls], "decoded": [c.to_json() for c in decoded],
-                      "refused": [r.to_json() for r in refused]})
+                      "refused": [r.to_json() for r in refused], "call_share": res.timings.get("call_share")})
         if k % 20 == 0 or k == len(rows):
             progress(f"[{name}] {k}/{len(rows)} rows, {time.perf_counter() - t0:.0f} s")
     v.seconds = time.perf_counter() - t0

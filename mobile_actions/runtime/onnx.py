@@ -742,6 +742,8 @@ class Caller:
                     except GrammarDeadEnd:   # the partial call is reported as one that does not parse
                         break
                 if con is not None:
+                    if first:   # how sure the model is that the request is one for a tool (`bench act` reports it)
+                        stats["call_share"] = con.share(con.start_id, logits, rows)[0]
                     tid = con.settle(tid, logits, rows)
                 if first:
                     stats["ttft_ms"] = (time.perf_counter() - t0) * 1e3

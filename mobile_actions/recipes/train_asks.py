@@ -1,0 +1,123 @@
+"""Train the asks-now reader (`mobile_actions.asks`) from the repository's own data, in about a minute on a CPU.
+
+    python -m mobile_actions.recipes.train_asks --out mobile_actions/assets/asks-now.npz
+
+Rows, all from the train split (the held-out split is scored at the end):
+- the seed catalogues' asked requests, each alone and wrapped in words people put around an ask (asks:
+  `generate --variants wrapped`), and written into a framing (asks nothing now: `--variants framed`), so every
+  request is on both sides;
+- people's Mobile Actions rows the same way, and those written as questions, negations, supposings, reports,
+  past events, take-backs and small talk with no call (asks nothing now);
+- generator rows, whose every request asks (a request no tool serves asks too), a quarter of them with a clause
+  the person declines beside the ask ("... and don't email Ana"): the message still asks;
+- asks followed by another request framed ("add yoga saturday 9am. might email the instructor later, we'll
+  see"): a message asks when any part of it does, and the gate's lexicon reads the parts.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+import numpy as np
+
+from mobile_actions.asks import AsksNow, train
+from mobile_actions.datagen.seeds import load_seeds, seed_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+# people rows of these kinds ask for something (a request no tool serves still asks)
+ASKING_KINDS = frozenset({"request", "mixed", "edit", "notool"})
+VARIANTS = ("alone", "wrapped", "framed")
+
+
+def _text(row: dict) -> str:
+    return next(str(m.get("content", "")) for m in row["messages"] if m.get("role") == "user")
+
+
+def _calls(row: dict) -> bool:
+    return any(m.get("tool_calls") for m in row["messages"] if m.get("role") == "assistant")
+
+
+def rows_for(part: str, seed: int, generated: int) -> tuple[list[str], list[bool]]:
+    """(messages, whether each asks for nothing now) for the seed and people rows of `part`, plus `generated`
+    generator rows of the matching phrasing families."""
+    from mobile_actions.catalog import load_catalogue
+    from mobile_actions.datagen.generate import generate_rows
+
+    texts: list[str] = []
+    labels: list[bool] = []
+    seeds = load_seeds(ROOT / "datasets" / "seed-catalogues")
+    for r in seed_rows(seeds, part=part, variants=VARIANTS, distractors=0, seed=seed):
+        framed = r["meta"]["variant"] == "framed"
+        if framed or _calls(r):   # a seed row with no call may ask for what no tool does, or for nothing
+            texts.append(_text(r))
+            labels.append(framed)
+    people = load_seeds(ROOT / "datasets" / "people-mobile-actions")
+    for r in seed_rows(people, part=part, variants=VARIANTS, distractors=0, seed=seed):
+        framed = r["meta"]["variant"] == "framed"
+        texts.append(_text(r))
+        labels.append(framed or (r.get("kind") not in ASKING_KINDS and not _calls(r)))   # wrapped rows call
+    asked = [t for t, framed in zip(texts, labels) if not framed]
+    framed = [t for t, framed in zip(texts, labels) if framed]
+    rng = random.Random(seed)
+    for _ in range(len(framed) // 3 if asked else 0):
+        a, b = rng.choice(asked).strip(), rng.choice(framed).strip()
+        texts.append(f"{a}{' ' if a[-1:] in '.!?' else '. '}{b}")
+        labels.append(False)
+    if generated:
+        for r in generate_rows(load_catalogue("mobile_actions"), generated, seed, families=part,
+                               declined_rate=0.25):
+            texts.append(_text(r))
+            labels.append(False)
+    return texts, labels
+
+
+def threshold_for(reader: AsksNow, texts: list[str], labels: list[bool], max_asks_refused: float) -> float:
+    """The lowest threshold at which at most `max_asks_refused` of the asks in `texts` would be refused: the
+    cost in asks is what a person notices, so it is the one fixed (a model's probabilities are its own scale)."""
+    asks = np.sort([reader.p_not_asking(t) for t, lab in zip(texts, labels) if not lab])
+    allowed = int(np.floor(max_asks_refused * len(asks)))
+    top = asks[len(asks) - 1 - allowed] if len(asks) > allowed else 0.0
+    return float(min(max(np.nextafter(top, 1.0), 0.5), 0.999))
+
+
+def report(reader: AsksNow, texts: list[str], labels: list[bool]) -> str:
+    p = np.array([reader.p_not_asking(t) for t in texts])
+    y = np.array(labels)
+    lines = [f"{len(y)} rows, {int(y.sum())} asking nothing now"]
+    for t in sorted({0.5, 0.8, 0.9, 0.95, round(reader.threshold, 3)}):
+        lines.append(f"  threshold {t}: non-requests caught {(p[y] >= t).mean():.1%}, asks refused {(p[~y] >= t).mean():.2%}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--generated", type=int, default=3000, help="generator rows beside the seed and people rows")
+    ap.add_argument("--bits", type=int, default=18)
+    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--max-asks-refused", type=float, default=0.005,
+                    help="the threshold is the lowest at which at most this share of the held-out asks is refused")
+    ap.add_argument("--l2", type=float, default=1e-6)
+    args = ap.parse_args(argv)
+    texts, labels = rows_for("train", args.seed, args.generated)
+    pairs = list(zip(texts, labels))
+    random.Random(args.seed).shuffle(pairs)
+    print(f"training on {len(pairs)} messages, {sum(l for _, l in pairs)} asking nothing now", flush=True)
+    reader = train([t for t, _ in pairs], [lab for _, lab in pairs], bits=args.bits, epochs=args.epochs,
+                   l2=args.l2, seed=args.seed,
+                   trained_on=f"recipes/train_asks.py --seed {args.seed} --generated {args.generated} "
+                              f"--bits {args.bits} --epochs {args.epochs} --l2 {args.l2} "
+                              f"--max-asks-refused {args.max_asks_refused}")
+    held_texts, held_labels = rows_for("heldout", args.seed, args.generated // 10)
+    reader = reader.with_threshold(threshold_for(reader, held_texts, held_labels, args.max_asks_refused))
+    reader.save(args.out)
+    print(f"wrote {args.out} (threshold {reader.threshold:.3f})")
+    print("train:", report(reader, texts, labels))
+    print("held-out:", report(reader, held_texts, held_labels))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
