@@ -16,7 +16,6 @@ millisecond a message. `acting.gate` refuses a call when the reader is sure the 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -46,7 +45,7 @@ def features(text: str, bits: int) -> np.ndarray:
     for w in words:
         padded = f"<{w}>"
         feats += [f"c:{padded[i:i + n]}" for n in range(lo, hi + 1) for i in range(len(padded) - n + 1)]
-    feats.append("bias-free")   # every message has one feature: an empty message still scores
+    feats.append("always")   # every message has one feature: an empty message still scores
     return np.fromiter((_hash(f, bits) for f in feats), dtype=np.int64, count=len(feats))
 
 
@@ -124,6 +123,3 @@ def train(texts: Sequence[str], not_asking: Sequence[bool], *, bits: int = 18, e
             b -= lr * (mb / (1 - beta1 ** t)) / (np.sqrt(vb / (1 - beta2 ** t)) + eps)
     return AsksNow(w.astype(np.float32), float(b), bits, threshold, trained_on)
 
-
-def describe(reader: AsksNow) -> str:
-    return json.dumps({"bits": reader.bits, "threshold": reader.threshold, "trained_on": reader.trained_on})

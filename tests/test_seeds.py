@@ -140,3 +140,16 @@ def test_details_variant_adds_what_the_tool_cannot_hold_and_keeps_the_call(tmp_p
     bad.write_text(json.dumps({"after_name": ["over at the school"], "sentences": []}))
     with pytest.raises(DatasetError, match="'sentences' must be a non-empty list"):
         load_details(bad)
+
+
+def test_wrapped_variant_keeps_the_calls_of_a_request_wrapped_in_words_people_put_around_an_ask(seeds):
+    from mobile_actions.datagen.seeds import WRAPPINGS_FILE, load_framings
+
+    wrappings = load_framings(WRAPPINGS_FILE, replies_needed=False)
+    rows = seed_rows(load_seeds(seeds), part="all", variants=("wrapped",), seed=2)
+    assert len(rows) == 60   # asked rows only
+    for r in rows:
+        kind = r["kind"].split(":", 1)[1]
+        said, calls = r["messages"][1]["content"], r["messages"][-1]["tool_calls"]
+        assert calls and any(t.split("{request}")[0] in said for t in wrappings.kinds[kind])
+        assert calls[0]["function"]["arguments"]["text" if "add_note" in str(calls) else "title"] in said
