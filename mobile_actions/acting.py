@@ -44,14 +44,12 @@ class Polarity(str, Enum):
     PAST = "past"
     CANCELLED = "cancelled"
     STATED = "stated"       # "I know where Tesco is": asks only if nothing refuses the tool it names
-    FRAMED = "framed"       # the whole message passes the action on, notes it for later, asks about it (`asks`)
 
 
 REASONS = {Polarity.STATED: "the request only says something about it", Polarity.NEGATED: "the request says not to",
            Polarity.QUESTION: "the request only asks a question", Polarity.HYPOTHETICAL: "the request only supposes it",
            Polarity.REPORTED: "it reports someone else's words", Polarity.PAST: "the request says it was already done",
-           Polarity.CANCELLED: "the request takes it back",
-           Polarity.FRAMED: "the message reads as one that asks for nothing now (passed on, noted, asked about)"}
+           Polarity.CANCELLED: "the request takes it back"}
 
 
 @dataclass(frozen=True)
@@ -637,8 +635,8 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
     person wrote in the conversation (default: `request`): the only place a recipient may come from. `notes`
     gets a line for each call kept only because of its own `Reading` (traces show it as the `gate` rule's).
     Every call is refused when the asks-now `reader` (`asks.AsksNow`, the bundled one by default, None: none)
-    is sure the message asks for nothing now: the lexicon reads the ways of saying so it lists, the reader
-    the ways people's framings taught it."""
+    is sure the message asks for nothing now (`NOT_ASKED_NOW`), but the one that sends a message the request
+    dictates to it: the lexicon reads the ways of saying so it lists, the reader the ways framings taught it."""
     framed = not_asking_now(request, reader) if calls else ""
     pieces = read(request, lexicon, names_action=action_names(catalogue))
     said = lexicons.normalise(user_text if user_text is not None else request)
@@ -662,7 +660,7 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
             why = (_text_to_write(call, tool, pieces, request, lexicon) or _removal_unsaid(call, pieces, lexicon) or _verb_declined(call, tool, pieces, lexicon)
                    or _edits_what_exists(call, tool, effect, pieces, lexicon))
         if why is None and framed and not _carries_message(call, tool, pieces, request):
-            why = Refusal(call, REASONS[Polarity.FRAMED], framed, request)
+            why = Refusal(call, NOT_ASKED_NOW, framed, request)
         if why is None:
             kept.append(call)
             if notes is not None:
@@ -705,6 +703,8 @@ TOLD = frozenset({Polarity.PAST, Polarity.REPORTED})   # what happened: a reason
 # ("can u set alarms for every other day?" -> `turn_on_flashlight()`), never what they asked.
 UNTIED = "the request neither names it nor says any of its values"
 BORROWED = "its values are written where the request asks for "   # + the tool the request asks for there
+# The asks-now reader (`asks.AsksNow`) is sure the whole message passes the action on, notes it or asks about it.
+NOT_ASKED_NOW = "the message reads as one that asks for nothing now (passed on, noted, asked about)"
 LIKE = 0.8          # how alike a written word and a tool's word must be to be one misspelt ("flashlite")
 
 
