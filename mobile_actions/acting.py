@@ -502,7 +502,7 @@ def clause_of(call: ToolCall, request: str, catalogue: Catalogue, others: Sequen
     of the turn went to (default: every other tool of the catalogue). '' when no piece owns the call."""
     pieces = read(request, lexicon)
     tool = catalogue[call.name] if call.name in catalogue else None
-    hits, _ = _ties(call, tool, pieces, request=request)
+    hits, _ = _ties(call, tool, pieces)
     own = _tool_mention(tool) if tool is not None else None
     mentions = [m for name in (catalogue.names if others is None else others)
                 if name != call.name and name in catalogue for m in [_tool_mention(catalogue[name])] if m]
@@ -648,9 +648,9 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
         why = _recipient_problem(call, tool, said) if effect == "sends" else None
         if why is None:
             mine = reading(call, request, catalogue, pieces, lexicon)
-            why = _polarity_problem(call, tool, effect, mine.pieces, lexicon, request)
+            why = _polarity_problem(call, tool, effect, mine.pieces, lexicon)
             if why is None and mine.pieces != pieces and notes is not None \
-                    and _polarity_problem(call, tool, effect, pieces, lexicon, request) is not None:
+                    and _polarity_problem(call, tool, effect, pieces, lexicon) is not None:
                 notes.append(f"{call.name} kept: {mine}")
         if why is None and effect != "none":
             why = _borrowed_values(call, tool, catalogue, mine.pieces, lexicon)
@@ -664,7 +664,7 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
         if why is None:
             kept.append(call)
             if notes is not None:
-                by_value, by_name, _ = _owners(call, tool, pieces, request)
+                by_value, by_name, _ = _owners(call, tool, pieces)
                 notes.extend(f"{call.name} kept: {p.text.strip()!r} passes on a message after {p.passes_on!r}"
                              for p in (by_value or by_name or pieces) if p.passes_on and p.asked)
         else:
@@ -709,7 +709,7 @@ LIKE = 0.8          # how alike a written word and a tool's word must be to be o
 
 
 def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece],
-                      lexicon: lexicons.Lexicon | None = None, request: str = "") -> Refusal | None:
+                      lexicon: lexicons.Lexicon | None = None) -> Refusal | None:
     """Why `call` is not asked for, or None. Its owners are the pieces that write the most of its values, else
     every piece that names its tool, else the whole request:
     - a "don't" or a "never mind" among the pieces writing its values refuses it, whatever else does ("email jan
@@ -723,7 +723,7 @@ def _polarity_problem(call: ToolCall, tool, effect: str, pieces: Sequence[Piece]
     - values only told about (`NARRATIVE`) are asked for when an asked piece names the tool or, after them,
       refers back to them ("I met Inés Pham, save them");
     - a question may be answered by a tool that changes nothing."""
-    by_value, by_name, most = _owners(call, tool, pieces, request)
+    by_value, by_name, most = _owners(call, tool, pieces)
     owners = by_value or by_name or list(pieces)
     if not owners:
         return Refusal(call, "the request asks for nothing")
@@ -945,11 +945,10 @@ def _refers_back(piece: Piece, lexicon: lexicons.Lexicon | None = None) -> bool:
     return any(t in w.back_references for t in _WORD_RE.findall(lexicons.normalise(piece.text)))
 
 
-def _owners(call: ToolCall, tool, pieces: Sequence[Piece], request: str = ""
-            ) -> tuple[list[Piece], list[Piece], list[Piece]]:
+def _owners(call: ToolCall, tool, pieces: Sequence[Piece]) -> tuple[list[Piece], list[Piece], list[Piece]]:
     """The pieces that write the most of `call`'s values, the pieces that name its tool (its keywords or the
     words of its name), and those of them that name it with the most words."""
-    hits, named = _ties(call, tool, pieces, request=request)
+    hits, named = _ties(call, tool, pieces)
     best = max(hits, default=0)
     by_value = [p for p, h in zip(pieces, hits) if h == best] if best > 0 else []
     top = max(named, default=0)
@@ -957,23 +956,13 @@ def _owners(call: ToolCall, tool, pieces: Sequence[Piece], request: str = ""
     return by_value, by_name, [p for p, n in zip(pieces, named) if n == top and n > 0]
 
 
-def _ties(call: ToolCall, tool, pieces: Sequence[Piece], generic: bool = True, request: str = ""
-          ) -> tuple[list[int], list[int]]:
+def _ties(call: ToolCall, tool, pieces: Sequence[Piece], generic: bool = True) -> tuple[list[int], list[int]]:
     """For each piece, how many of `call`'s values it writes and how many times it names its tool (`generic`:
-    also by the words of its name any tool may have, "turn" of `turn_on_flashlight`). A value no piece holds
-    whole but the `request` writes across pieces ("brunch w Farida and Yusuf", cut at "and") is written by
-    each piece it runs through."""
+    also by the words of its name any tool may have, "turn" of `turn_on_flashlight`)."""
     values = [lexicons.normalise(str(v)) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
     mention = _named_by(call.name, tool, generic)
     texts = [lexicons.normalise(p.text) for p in pieces]
-    hits = [sum(v in t for v in values) for t in texts]
-    said = lexicons.normalise(request)
-    for v in values:
-        at = said.find(v) if request and not any(v in t for t in texts) else -1
-        for i, p in enumerate(pieces):
-            if at >= 0 and p.start < at + len(v) and at < p.start + len(p.text):
-                hits[i] += 1
-    return hits, [len(mention.findall(t)) if mention else 0 for t in texts]
+    return [sum(v in t for v in values) for t in texts], [len(mention.findall(t)) if mention else 0 for t in texts]
 
 
 def _named_by(name: str, tool, generic: bool = True) -> re.Pattern | None:
@@ -1002,7 +991,7 @@ def claimed(call: ToolCall, request: str, catalogue: Catalogue, lexicon: lexicon
     the screen (`hybrid.runner`)."""
     pieces = read(request, lexicon)
     tool = catalogue[call.name] if call.name in catalogue else None
-    hits, named = _ties(call, tool, pieces, generic=False, request=request)
+    hits, named = _ties(call, tool, pieces, generic=False)
     return tuple(p for p, h, n in zip(pieces, hits, named) if h or n or _misspelt(call, tool, [p]))
 
 
