@@ -154,12 +154,16 @@ def framed_row(row: dict, framings: Framings, rng: random.Random) -> dict | None
     if asked is None:
         return None
     messages, first_user, _ = asked
-    kind = rng.choice(sorted(framings.kinds))
-    template = rng.choice(framings.kinds[kind])
-    request = str(messages[first_user].get("content", "")).strip()
-    user = {**messages[first_user], "content": template.replace("{request}", request)}
+    kind, user = _put_in(framings, messages[first_user], rng)
     reply = {"role": "assistant", "content": framings.replies[kind], "tool_calls": []}
     return {**row, "messages": [*messages[:first_user], user, reply], "kind": f"framed:{kind}"}
+
+
+def _put_in(framings: Framings, user: dict, rng: random.Random) -> tuple[str, dict]:
+    """(a random kind of `framings`, the `user` message with its request put into one of that kind's templates)."""
+    kind = rng.choice(sorted(framings.kinds))
+    template = rng.choice(framings.kinds[kind])
+    return kind, {**user, "content": template.replace("{request}", str(user.get("content", "")).strip())}
 
 
 def wrapped_row(row: dict, wrappings: Framings, rng: random.Random) -> dict | None:
@@ -174,9 +178,7 @@ def wrapped_row(row: dict, wrappings: Framings, rng: random.Random) -> dict | No
     if asked is None:
         return None
     messages, first_user, _ = asked
-    kind = rng.choice(sorted(wrappings.kinds))
-    request = str(messages[first_user].get("content", "")).strip()
-    user = {**messages[first_user], "content": rng.choice(wrappings.kinds[kind]).replace("{request}", request)}
+    kind, user = _put_in(wrappings, messages[first_user], rng)
     return {**row, "messages": [*messages[:first_user], user, *messages[first_user + 1:]], "kind": f"wrapped:{kind}"}
 
 

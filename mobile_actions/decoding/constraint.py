@@ -35,6 +35,7 @@ class TurnPolicy(Protocol):
     as it starts. The engine asks; it knows nothing of requests."""
     must_call: bool
     must_answer: bool
+    call_share: float | None   # the probability of a call at the turn's first choice, when it was weighed
     def report(self, calls_text: str) -> list: ...   # what the policy changed in this turn, each with a `str`
 
     def settle(self, con: "Constraint", token_id: int, logits: np.ndarray | None = None,

@@ -129,6 +129,8 @@ class Turn:
     forced: set[int] = field(default_factory=set)              # the clauses that have forced a call
     owed: tuple[int, tuple[str, ...]] | None = None            # (clause, tools) the next call is for
     fired: list[Fired] = field(default_factory=list)
+    # the probability of a call at the turn's first choice, when the model chose one (`CALL_BY_MASS` weighs it)
+    call_share: float | None = None
 
     def __post_init__(self) -> None:
         owed = ", ".join(self.plan.grounding.owed_emails)
@@ -202,6 +204,7 @@ class Turn:
         for nothing; the choice the turn makes is between two kinds of continuation, not two tokens."""
         start = con.start_id
         share, other = con.share(start, logits, ids)
+        self.call_share = share
         if share >= 0.5 or other is None:
             return start
         self.fired.append(Fired(CALL_BY_MASS.name, f"a reply in words: a call had {share:.0%} of the probability"))

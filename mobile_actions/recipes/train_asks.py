@@ -57,11 +57,11 @@ def rows_for(part: str, seed: int, generated: int) -> tuple[list[str], list[bool
         framed = r["meta"]["variant"] == "framed"
         texts.append(_text(r))
         labels.append(framed or (r.get("kind") not in ASKING_KINDS and not _calls(r)))   # wrapped rows call
-    asked = [t for t, framed in zip(texts, labels) if not framed]
-    framed = [t for t, framed in zip(texts, labels) if framed]
+    asks = [t for t, lab in zip(texts, labels) if not lab]
+    framings = [t for t, lab in zip(texts, labels) if lab]
     rng = random.Random(seed)
-    for _ in range(len(framed) // 3 if asked else 0):
-        a, b = rng.choice(asked).strip(), rng.choice(framed).strip()
+    for _ in range(len(framings) // 3 if asks else 0):
+        a, b = rng.choice(asks).strip(), rng.choice(framings).strip()
         texts.append(f"{a}{' ' if a[-1:] in '.!?' else '. '}{b}")
         labels.append(False)
     if generated:

@@ -742,8 +742,6 @@ class Caller:
                     except GrammarDeadEnd:   # the partial call is reported as one that does not parse
                         break
                 if con is not None:
-                    if first:   # how sure the model is that the request is one for a tool (`bench act` reports it)
-                        stats["call_share"] = con.share(con.start_id, logits, rows)[0]
                     tid = con.settle(tid, logits, rows)
                 if first:
                     stats["ttft_ms"] = (time.perf_counter() - t0) * 1e3
@@ -765,6 +763,8 @@ class Caller:
                         yield f
         finally:
             self._rules = con.rules if con is not None else []
+            if con is not None and con.turn is not None and con.turn.call_share is not None:
+                stats["call_share"] = con.turn.call_share   # how sure the model was of a call (`bench act`)
             if self.prefix_reuse and not self.deterministic and past.length >= len(prompt_ids):
                 # The last prompt is a prefix candidate too: the next request shares at least the constant
                 # words before its datetime digits (in the official layout, all it can share). This request's
