@@ -1071,3 +1071,18 @@ def test_details_said_without_a_field_name_go_to_the_entry_the_call_made(session
     rep = runner(session, tmp_path, ScriptedCaller(raw_calls(made)), navigator=ScriptedNavigator(phone)).run(
         "add Dr. Nakamura on Thursday at 11:00 to my calendar pls")
     assert [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"] == []
+
+
+def test_an_entry_finished_on_the_screen_is_judged_on_that_entry_alone(session, phone, tmp_path):
+    """The navigator handed an event's details cuts the event's title to the clipboard, types it back, saves and
+    says COMPLETE: the clipboard holds the goal's words, but the event gained nothing, so the details are not
+    done (not a false "done")."""
+    request = ("Could you please add an appointment with Dr. Nakamura on Thursday at 11:00? It's at St. Mary's "
+               "Hospital, 3rd floor, and should take about an hour and a half.")
+    made = ("create_calendar_event", {"title": "Dr. Nakamura", "datetime": "2025-06-05T11:00:00"})
+    nav = ScriptedNavigator(phone, ("tap", "Dr. Nakamura"), ("tap", "Edit"), ("long", "Title"), ("tap", "Select all"),
+                            ("tap", "Cut"), "TYPE: Dr. Nakamura", ("tap", "Save"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(made)), navigator=nav).run(request)
+    assert phone.snapshot()["clipboard"] == "Dr. Nakamura"
+    assert [i.status for i in rep.items] == ["done", "not_done"]
+    assert "events" in rep.items[1].reason and "no change there" in rep.items[1].reason

@@ -377,13 +377,17 @@ class GoalCheck:
         return out
 
     # ------------------------------------------------------------------ the verdict
-    def judge(self, goal: str, before: PhoneView | None, after: PhoneView, strict: bool = False) -> Verdict:
+    def judge(self, goal: str, before: PhoneView | None, after: PhoneView, strict: bool = False,
+              part: str | None = None) -> Verdict:
         """done: a change since `before` fits the goal; not_done: the goal adds to or removes from a part of
         the phone it names and that part did not change; unknown: anything else (no change, or none that fits).
         `strict`: the goal is what the person said about one call (`acting.clause_of`), read whole, and what the
         call made must also carry its details -- every quantity, every quoted text, and the word after the name
         of each of its fields the person names ("... for 45 minutes, location Bright Smile Dental": not an
-        hour-long "dentist appointment" with no place); a verb that edits needs the entry replaced."""
+        hour-long "dentist appointment" with no place); a verb that edits needs the entry replaced. `part`: the
+        part of the phone the goal works on, when the caller knows it (an entry a call made, finished on the
+        screen): a change anywhere else is no evidence (the entry's title copied to the clipboard is not the entry
+        finished), and no change there is not done."""
         if before is None:
             return Verdict("unknown", "there is no record of the phone at the task's start to compare with")
         by_state = before.state is not None and after.state is not None
@@ -394,7 +398,10 @@ class GoalCheck:
         # "create an event Yoga and open example.com": each step of the goal is read on its own
         clauses = [self._goal(step, after.state if by_state else {}, strict) for step in
                    ([goal] if strict else steps(goal))]
-        found = self.changes(before, after)
+        found = [c for c in self.changes(before, after) if part is None or c.where == part]
+        if part is not None and by_state and not found:
+            return Verdict("not_done", f"the goal works on {part}, and the phone's state shows no change there "
+                                       f"({_summary(after.state, [part])})")
         # an entry edited is one gone and one come: the words of what each part lost, and the parts that gained
         lost: dict[str | None, str] = {}
         for c in found:
