@@ -21,7 +21,6 @@ from typing import Any, Callable, Literal, Sequence
 
 from mobile_actions import asks
 from mobile_actions import lexicon as lexicons
-from mobile_actions.asks import AsksNow
 from mobile_actions.calls import ToolCall, argument_schema, value_kind
 from mobile_actions.catalog import Catalogue, name_words
 from mobile_actions.decoding import coverage
@@ -450,7 +449,7 @@ def asks_nothing(request: str, lexicon: lexicons.Lexicon | None = None) -> Decli
     return Declined(first.text, first.polarity, first.cue)
 
 
-def not_asking_now(message: str, reader: AsksNow | None | Literal["shipped"] = "shipped") -> str:
+def not_asking_now(message: str, reader: asks.AsksNow | None | Literal["shipped"] = "shipped") -> str:
     """The asks-now reader's verdict as a cue ("asks-now 0.97") when it is sure `message` asks for nothing now,
     else "" (also with no reader: None, or no bundled one)."""
     reader = asks.shipped() if reader == "shipped" else reader
@@ -630,7 +629,7 @@ def _takes_back(piece: Piece, own: re.Pattern | None, w: lexicons.PolarityWords)
 # ============================================================================================ the gate
 def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_text: str | None = None,
          lexicon: lexicons.Lexicon | None = None, notes: list[str] | None = None,
-         reader: AsksNow | None | Literal["shipped"] = "shipped") -> tuple[list[ToolCall], list[Refusal]]:
+         reader: asks.AsksNow | None | Literal["shipped"] = "shipped") -> tuple[list[ToolCall], list[Refusal]]:
     """The calls `request` asks for, and the others refused with their reason. `user_text` is everything the
     person wrote in the conversation (default: `request`): the only place a recipient may come from. `notes`
     gets a line for each call kept only because of its own `Reading` (traces show it as the `gate` rule's).
