@@ -1073,6 +1073,41 @@ def test_details_said_without_a_field_name_go_to_the_entry_the_call_made(session
     assert [r for r in Trace.read(rep.run_dir).records if r["type"] == "gate"] == []
 
 
+@pytest.mark.parametrize("request_, made, handed", [
+    # a detail told after "and" in the call's own sentence (read as a report: "it runs ...") is the entry's too
+    ("add pottery class on saturday at 10 it's at the clay barn and it runs for 90 minutes",
+     {"title": "pottery class", "datetime": "2025-06-07T10:00:00"},
+     "open the event 'pottery class' and it's at the clay barn, it runs for 90 minutes, duration 90"),
+    # a second time said of an entry is its end: the length is the minutes between
+    ("add choir practice tuesday 6pm till 8:15 at St Anne's hall",
+     {"title": "choir practice", "datetime": "2025-06-03T18:00:00"},
+     "open the event 'choir practice' and at St Anne's hall, duration 135"),
+    # a length written as one word ("2h50") is hours and minutes
+    ("film night friday 8pm, its a long one, 2h50", {"title": "film night", "datetime": "2025-06-06T20:00:00"},
+     "open the event 'film night' and its a long one, duration 170"),
+])
+def test_what_is_told_of_an_entry_and_its_length_reach_the_entry_the_call_made(session, phone, tmp_path, request_,
+                                                                               made, handed):
+    nav = ScriptedNavigator(phone, "COMPLETE")
+    runner(session, tmp_path, ScriptedCaller(raw_calls(("create_calendar_event", made))), navigator=nav).run(request_)
+    assert nav.calls[0] == (handed, 0)
+
+
+def test_an_entry_the_screen_makes_is_given_the_day_time_and_length_the_toolkit_reads(session, phone, tmp_path):
+    """The caller answers in words; the navigator, handed the request, cannot count "tuesday" into the form's
+    date: the day, time and length are added as the form's own words, which its guards hold the fields to, and
+    the trace names the rule. A goal that moves an entry gets none ("move ... to 11" keeps its day)."""
+    request = "put choir practice in my calendar for tuesday at 6pm till 8:15"
+    nav = ScriptedNavigator(phone, "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller("Sorry, I can't help with that."), navigator=nav).run(request)
+    assert nav.calls[0] == (request + ", date 2025-06-03, time 18:00, duration 135", 0)
+    (read,) = [r for r in Trace.read(rep.run_dir).records if r.get("rule") == "values-read"]
+    assert read["added"] == "date 2025-06-03, time 18:00, duration 135"
+    nav = ScriptedNavigator(phone, "COMPLETE")
+    runner(session, tmp_path, ScriptedCaller("Sorry."), navigator=nav).run("move choir practice in my calendar to 11")
+    assert nav.calls[0] == ("move choir practice in my calendar to 11", 0)
+
+
 def test_an_entry_finished_on_the_screen_is_judged_on_that_entry_alone(session, phone, tmp_path):
     """The navigator handed an event's details cuts the event's title to the clipboard, types it back, saves and
     says COMPLETE: the clipboard holds the goal's words, but the event gained nothing, so the details are not

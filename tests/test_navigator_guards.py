@@ -295,6 +295,20 @@ def test_a_value_that_replaces_another_is_typed_over_a_selection():
     assert guard.narrow(view("mike got a new number 415 555 0199", held)).tap_only == ("Phone",)
     note = screen(el("Note", "field", text="milk", focused=True), el("Save"), package="com.mobileactions.notes")
     assert guard.narrow(view("jot down eggs in the note", note)) is None                     # not an edit: adds
+    # composed: the press names the focused field alone (handed "... duration 75", the model held Location down)
+    offer = g.narrow(view(goal, held))
+    assert offer.labels == ("Phone",) and offer.blocked == but("long_press", also=("type_text",))
+    event = screen(el("Title", "field", text="yoga class"), el("Duration (minutes)", "field", text="60", focused=True),
+                   el("Location", "field", text="the lotus studio"), el("Save"), package="com.android.calendar")
+    length = "open the event 'yoga class' and it's at the lotus studio, it goes for 75 minutes, duration 75"
+    assert goals.form_values(length, event)["Duration (minutes)"] == "75"
+    assert g.narrow(view(length, event)).labels == ("Duration (minutes)",)    # 75 is typed over the 60, not after
+    # a span a cue reaches that is not in the form the field takes is no value of it
+    blank = screen(el("Title", "field", focused=True), el("Date (YYYY-MM-DD)", "field", text="2025-06-02"),
+                   el("Time", "field", text="11:00"), el("Save"), package="com.android.calendar")
+    assert goals.form_values("tea time at the Ritz", blank) == {}
+    assert goals.form_values("tea at the Ritz, date 2025-06-05, time 16:30", blank) == {
+        "Date (YYYY-MM-DD)": "2025-06-05", "Time": "16:30"}
 
 
 def test_a_typed_value_ends_before_the_courtesy_words_that_close_a_request():
@@ -304,6 +318,7 @@ def test_a_typed_value_ends_before_the_courtesy_words_that_close_a_request():
     assert form_values("change the yoga location to Harbour Cafe thx", form)["Location"] == "Harbour Cafe"
     assert form_values("pls change omar's number to 555 6685 asap", form)["Phone"] == "555 6685"
     assert whole_value("wei.chen@outlook.com") and whole_value("+91 98450 12345") and not whole_value("eggs 12")
+    assert whole_value("45", "Duration (minutes)") and not whole_value("5", "Hour")
 
 
 def test_an_address_in_the_goal_names_no_app():

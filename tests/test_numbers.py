@@ -25,6 +25,8 @@ MINUTE = {"type": "integer", "description": "Minute, 0-59.", "minimum": 0, "maxi
     ("half an hour timer pls", SECONDS, "seconds", ("1800",)),
     ("a timer for three and a half minutes for my tea", SECONDS, "seconds", ("210",)),
     ("timer 1h 20m", SECONDS, "seconds", ("3600", "4800", "1200")),
+    ("timer 1h20m", SECONDS, "seconds", ("3600", "4800", "1200")),      # one word: the minutes are the run's
+    ("film is 2h50", {"type": "integer"}, "duration_min", ("170", "120", "2", "50")),   # or 2:50
     ("pasta timer, 12 min", {"type": "integer"}, "duration_min", ("12",)),
     ("33cl of water", {"type": "integer", "description": "Volume in millilitres."}, "amount_ml", ("330",)),
     ("find bikes within 1 km", {"type": "integer"}, "radius_meters", ("1000",)),

@@ -464,10 +464,21 @@ def test_what_a_request_says_of_an_entry_beyond_the_calls_values(check, told, va
     assert check.details_beyond(told, values, "create_calendar_event", "Creates a new calendar event.") == details
 
 
-def test_a_length_said_in_other_units_is_given_in_the_minutes_a_form_takes():
+def test_a_length_is_given_in_the_minutes_and_the_word_of_the_field_that_keeps_it():
+    from datetime import datetime
+
     from mobile_actions.hybrid.outcome import length_in_minutes
 
     assert length_in_minutes("prob takes an hour and a half", "events") == ", duration 90"
     assert length_in_minutes("its a 2 hr thing", "events") == ", duration 120"
-    assert length_in_minutes("should take about 45 minutes", "events") == ""      # the minutes are written
+    # written in minutes too: the guards hold the Duration field only to a value its own word introduces
+    assert length_in_minutes("should take about 45 minutes", "events") == ", duration 45"
+    assert length_in_minutes("its a long one, 2h50", "events") == ", duration 170"
+    assert length_in_minutes("location Room 4B, duration 45", "events") == ""          # already said so
     assert length_in_minutes("at 3pm", "events") == length_in_minutes("2 hrs", "notes") == ""
+    assert length_in_minutes("add the standup in 2 hours", "events") == ""             # when, not how long
+    # an end time, given the start: a second time said of an entry is when it ends
+    start = datetime(2025, 6, 4, 14, 0)
+    assert length_in_minutes("team offsite wed 2pm till 4:30 in the big room", "events", start) == ", duration 150"
+    assert length_in_minutes("book club at 2pm, should wrap up around 4", "events", start) == ", duration 120"
+    assert length_in_minutes("planning wed 2pm, be there by 1:45", "events", start) == ""   # before the start

@@ -8,6 +8,7 @@ navigator's rules (`navigator.guards`). A phone whose apps show other labels get
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -39,6 +40,7 @@ class AndroidScreens:
     minute_fields: tuple[str, ...]
     duration_fields: Mapping[str, int]   # a duration picker's field -> the seconds one of its units counts
     half_day_toggles: Mapping[str, tuple[str, ...]]   # "am" / "pm" -> the toggles' labels
+    field_shapes: Mapping[str, re.Pattern]   # a form field -> the form its value takes ("2025-06-05")
 
 
 def _words(value: Any, where: str) -> tuple[str, ...]:
@@ -58,6 +60,16 @@ def _units(value: Any, where: str) -> dict[str, int]:
                                               for k, v in value.items()):
         raise BindingError(f"{where} must be an object of positive whole numbers")
     return {label.lower(): v for label, v in value.items()}
+
+
+def _shapes(value: Any, where: str) -> dict[str, re.Pattern]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and k.strip() and isinstance(v, str)
+                                              for k, v in value.items()):
+        raise BindingError(f"{where} must be an object of patterns")
+    try:
+        return {label.lower(): re.compile(v) for label, v in value.items()}
+    except re.error as e:
+        raise BindingError(f"{where}: {e}") from None
 
 
 def _text(value: Any, where: str) -> str:
@@ -94,4 +106,5 @@ def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
         hour_fields=tuple(w.lower() for w in _words(data.get("hour_fields"), at + "hour_fields")),
         minute_fields=tuple(w.lower() for w in _words(data.get("minute_fields"), at + "minute_fields")),
         duration_fields=_units(data.get("duration_fields"), at + "duration_fields"),
-        half_day_toggles=_table(data.get("half_day_toggles"), at + "half_day_toggles"))
+        half_day_toggles=_table(data.get("half_day_toggles"), at + "half_day_toggles"),
+        field_shapes=_shapes(data.get("field_shapes", {}), at + "field_shapes"))

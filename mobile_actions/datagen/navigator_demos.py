@@ -1453,8 +1453,8 @@ def entry_detail_tasks_for(rng: random.Random) -> list[Task]:
     for, as the runner hands it over (`hybrid.runner.Runner._finish_entry`: the lexicon's
     `navigator.made_entry_goal`): "open the event 'Dentist' and it's at Bright Smile Dental, note: bring the
     x-rays". People rarely name the field ("its at ...", "should take 45 min", "put in the notes that ..."), so
-    the demonstration reads which field each detail fills; a length said in other units comes with its minutes
-    ("an hour and a half, duration 90"), as the runner adds them. The notes come last, as people tell them. The
+    the demonstration reads which field each detail fills; a length comes with its minutes after the details
+    ("an hour and a half, ..., duration 90"), as the runner adds them. The notes come last, as people tell them. The
     event is opened, edited in place and saved; a field the screen guards read a value for is filled first and
     with that value (`navigator.guards.StepView.form_values`), as the guards will hold the navigator to it."""
     from mobile_actions import lexicon as lexicons
@@ -1477,16 +1477,16 @@ def entry_detail_tasks_for(rng: random.Random) -> list[Task]:
                                     f"the venue is {place}", f"meeting at {place}", f"location {place}"]),
             "duration": rng.choice([f"{minutes} min", f"should take about {minutes} minutes", f"it takes {minutes} minutes",
                                     f"for {minutes} minutes", f"{minutes} mins"]
-                                   + ([f"{hours_said}, duration {minutes}", f"takes {hours_said}, duration {minutes}"]
-                                      if hours_said else [])),
+                                   + ([f"{hours_said}", f"takes {hours_said}"] if hours_said else [])),
             "description": rng.choice([f"note: {note}", f"notes: {note}", f"put in the notes that {note}",
                                        f"note to self: {note}", f"description: {note}"])}
     value = {"location": place, "description": note, "duration": str(minutes)}
     kinds = rng.choice([("location",), ("description",), ("duration",), ("location", "description"),
                         ("location", "duration"), ("duration", "location"), ("duration", "description"),
                         ("location", "duration", "description")])
-    goal = lexicons.load().navigator.made_entry_goal[0].format(entry="event", name=title,
-                                                              fields=", ".join(said[k] for k in kinds))
+    # the runner adds the length in minutes after the details, as the Duration field's word and its value
+    fields = ", ".join(said[k] for k in kinds) + (f", duration {minutes}" if "duration" in kinds else "")
+    goal = lexicons.load().navigator.made_entry_goal[0].format(entry="event", name=title, fields=fields)
     in_calendar = rng.random() < 0.5     # the tool's form just saved: the Calendar may still be showing
 
     def setup(phone: Any) -> None:

@@ -317,9 +317,11 @@ def _hour_part(m: re.Match, now: datetime, text: str) -> Mention | None:
     return _time(m, int(m["h"]), int(m["m"] or 0))
 
 
-@rule(AT + r"(?<![\d:.$£€/])(?P<h>\d{1,2})(?P<sep>[:h])(?P<m>[0-5]\d)(?::[0-5]\d)?(?![\d:])(?:\s*o'clock)?" + TIME_PART)
+@rule(AT + r"(?<![\d:.$£€/])(?P<h>\d{1,2})(?P<sep>[:h])(?P<m>[0-5]\d)(?::[0-5]\d)?(?![\d:]|m\b|mins?\b)(?:\s*o'clock)?"
+      + TIME_PART)
 def _clock_time(m: re.Match, now: datetime, text: str) -> Mention | None:
-    """"14:00", "09:30" (zero-padded or past 12: a 24-hour clock), "9:30" (either half of the day), "14h30"."""
+    """"14:00", "09:30" (zero-padded or past 12: a 24-hour clock), "9:30" (either half of the day), "14h30"
+    ("1h20m" is a length)."""
     raw = m["h"]
     return _time(m, int(raw), int(m["m"]), exact24=raw.startswith("0") or m["sep"] == "h")
 
@@ -525,18 +527,42 @@ def _groups(found: list[Mention], text: str) -> list[tuple[int, Mention | None, 
     return sorted(out, key=lambda g: g[0])
 
 
-def expression_spans(text: str) -> list[tuple[int, int]]:
+def expression_spans(text: str, kinds: frozenset[str] | None = None) -> list[tuple[int, int]]:
     """(start, end) of each date/time expression in `text` itself, not in its normalised form: the parts a copied
     value that never holds a date (an event's title) must not take. Only the one-for-one part of `normalise` is
     applied so the offsets stay the text's ("İ" lower-cases to two characters: kept as it is); a number in words
     ("at nine") is not found here, an expression inside quotes is part of a title ("Sunday brunch"), and a
-    holiday's name is the name of things too ("put New Year's Eve party on my calendar tomorrow at 9pm")."""
+    holiday's name is the name of things too ("put New Year's Eve party on my calendar tomorrow at 9pm").
+    `kinds` keeps only mentions of those kinds (`Mention.kind`)."""
     low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text).translate(PUNCTUATION)
-    found = [(m.start, m.end) for m in mentions(low, datetime(2000, 1, 1)) if not m.quoted and not m.holiday]
+    found = [(m.start, m.end) for m in mentions(low, datetime(2000, 1, 1))
+             if not m.quoted and not m.holiday and (kinds is None or m.kind in kinds)]
+    if kinds is not None:   # `kinds`: only those mentions ("exact": "in 2 hours", a time that is no length)
+        return sorted(found)
     # shorthand for a day ("2moro", "tmrw", "2nite"): normalising it changes the length, so it is found as written
     found += [(m.start(), m.end()) for pattern, _ in DAY_SHORTHANDS for m in re.finditer(pattern, low)
               if not any(a <= m.start() < b for a, b in found)]
     return sorted(found)
+
+
+def minutes_to_end(text: str, begin: datetime) -> int | None:
+    """The minutes from `begin` (an entry's start, as its call wrote it) to the time of day `text` says the entry
+    ends ("2pm till 4:30", "should wrap up around 9"): the one time written besides the start that reads as later
+    the same day, in its reading nearest after the start; None when no time or more than one does. An entry
+    has one start, so a second time said of it is its end."""
+    norm = normalise(text)
+    start = (begin.hour, begin.minute)
+    found: list[int] = []
+    for m in mentions(norm, begin):
+        if m.kind != "time":
+            continue
+        said = [(h, mi) for h, mi, days in clock_readings(m, m.part) if days == 0]
+        if start in said:
+            continue
+        after = [60 * (h - start[0]) + mi - start[1] for h, mi in said if (h, mi) > start]
+        if after:
+            found.append(min(after))
+    return found[0] if len(found) == 1 else None
 
 
 def resolve(text: str, now: datetime) -> list[str]:

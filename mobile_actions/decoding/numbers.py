@@ -42,8 +42,10 @@ MULTIPLIED_RE = re.compile(_NUMBER + r"\s*(?P<x>" + "|".join(re.escape(m) for m 
                            + r")(?![^\W\d_])", re.IGNORECASE)
 QUANTITY_RE = re.compile(r"(?:" + _NUMBER + r"\s*" + _COUNT + r")(?P<unit>" + _UNIT_RE + r")(?![^\W\d_])", re.IGNORECASE)
 CLOCK_RE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])")   # "7:32", "1:05:00"
-# quantities one after another add up: "1 hour 20 minutes", "1h20m", "2 hours and 15 min"
+# quantities one after another add up: "1 hour 20 minutes", "1h 20m", "2 hours and 15 min"
 _JOINED = re.compile(r"\s*(?:,|\band\b)?\s*$", re.IGNORECASE)
+# hours and minutes written as one word ("1h20m", "2h50"): the digits after the "h" are that length's minutes
+_GLUED_HOURS = re.compile(r"(?<![\w.])(\d{1,2})h(\d{1,2})(?:m|mins?)?(?![\w:])", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class Said:
 
 def read(text: str, now: datetime | None = None, earlier: Iterable[float] = ()) -> Said:
     """The numbers `text` says (see the module's docstring); `earlier`: numbers of the conversation's calls."""
-    plain = datewords.normalise(_masked(text))
+    plain = _GLUED_HOURS.sub(r"\1h \2min", datewords.normalise(_masked(text)))
     measured = list(QUANTITY_RE.finditer(plain))
     heads = {m.start("n") for m in measured if m.group("n") is not None}
     numbers = [_value(m) for m in NUMBER_RE.finditer(plain) if m.start() not in heads]

@@ -31,12 +31,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from datetime import datetime
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from mobile_actions.android.phone.state import (ENTRY_FIELDS, LENGTH_FIELDS, LOG_FIELDS, VIEW_FIELDS, WEEKDAYS,
-                                                PhoneState)
+                                                WHEN_FIELDS, PhoneState)
 from mobile_actions.decoding.coverage import FIELD_LABEL_RE, QUOTED_RE
 from mobile_actions.decoding.days import said as days_said
 
@@ -550,16 +551,51 @@ def numbers_said(text: str) -> tuple[frozenset[int], tuple[frozenset[int], ...]]
     return plain.union(*measures), measures
 
 
-def length_in_minutes(text: str, part: str) -> str:
+def when_and_length(goal: str, parts: Sequence[str], now: datetime) -> str:
+    """", date 2025-06-05, time 12:30, duration 60" for a goal that makes an entry of one of `parts` (the parts
+    of the phone it names) whose form keeps
+    its day and time in fields of their own (`WHEN_FIELDS`): the day and the time the goal says, as the
+    toolkit's date reader resolves them against `now` (the time only when said), and its length
+    (`length_in_minutes`); '' when it says none, or when the goal changes or removes what exists ("move the
+    dentist to 11" keeps its day). The navigator types only words of its goal, and cannot count "thursday"
+    into a date, so the values are added to the goal as the fields' own words, which its guards read."""
+    from mobile_actions.decoding.datetimes import mentions, normalise, resolve
+    from mobile_actions.navigator.goals import edits, removes_only
+
+    part = next((p for p in parts if p in WHEN_FIELDS), None)
+    if part is None or edits(goal) or removes_only(goal):
+        return ""
+    kinds = {m.kind for m in mentions(normalise(goal), now)}
+    values = resolve(goal, now)
+    if not values or not kinds:
+        return ""
+    begin = datetime.fromisoformat(values[0])
+    day, clock = WHEN_FIELDS[part]
+    # a time said alone is on the day the reader gives it (today if still ahead, else tomorrow), as for a call
+    said = [f"{day} {begin:%Y-%m-%d}"] + ([f"{clock} {begin:%H:%M}"] if kinds & {"time", "exact"} else [])
+    return "".join(f", {s}" for s in said if s not in goal.lower()) + length_in_minutes(goal, part, begin)
+
+
+def length_in_minutes(text: str, part: str, begin: datetime | None = None) -> str:
     """", duration 90" for an entry of `part` whose form keeps its length in minutes (`LENGTH_FIELDS`) when
-    `text` says a length that is not written in minutes ("takes an hour and a half", "2 hrs"); '' otherwise. The
-    navigator types only words of its goal, and a length is a value the toolkit reads, as it reads a date."""
+    `text` (what the person said of the entry) says its length ("takes an hour and a half", "2h50", "45 min")
+    or, given the entry's start, the time it ends ("2pm till 4:30"); '' otherwise. The navigator types only
+    words of its goal, and its guards hold a field to the value the field's own word introduces: the length is
+    a value the toolkit reads, as it reads a date, and is handed over as that field's word and the minutes."""
+    from mobile_actions.decoding.datetimes import expression_spans, minutes_to_end
     from mobile_actions.decoding.numbers import read
 
     field = LENGTH_FIELDS.get(part)
-    said = [q.value / 60 for q in read(_CLOCK.sub(" ", text)).wholes if q.kind == "time"] if field else []
+    if field is None:
+        return ""
+    plain = text
+    for a, b in expression_spans(text, frozenset({"exact"})):   # "in 2 hours" says when, not how long
+        plain = plain[:a] + " " * (b - a) + plain[b:]
+    said = [q.value / 60 for q in read(_CLOCK.sub(" ", plain)).wholes if q.kind == "time"]
     minutes = next((int(m) for m in said if m == int(m) and m > 0), None)
-    return f", {field} {minutes}" if minutes is not None and str(minutes) not in re.findall(r"\d+", text) else ""
+    if minutes is None and begin is not None:
+        minutes = minutes_to_end(text, begin)
+    return "" if minutes is None or f"{field} {minutes}" in text.lower() else f", {field} {minutes}"
 
 
 def _forms(q: Any) -> frozenset[int]:

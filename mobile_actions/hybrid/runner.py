@@ -57,7 +57,7 @@ from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLik
 from mobile_actions.hybrid.items import Item as ScreenItem
 from mobile_actions.hybrid.items import (better_named, form_item, list_rows, loosely_named, recipient_item,
                                          switched_item, tapped_item, unnamed)
-from mobile_actions.hybrid.outcome import GoalCheck, PhoneView, length_in_minutes, singular
+from mobile_actions.hybrid.outcome import GoalCheck, PhoneView, length_in_minutes, singular, when_and_length
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 from mobile_actions.navigator.goals import field_value, goal_words, named_apps, removes_every, says_word, word_set
 
@@ -476,19 +476,20 @@ class Runner:
                     self._item(describe_call(r.call), "refused", f"refused: {r.why}")
                 self._unanswered(unanswered)
                 return
-            self._navigate("request", request, why)
+            self._navigate("request", self._with_values("request", request), why, what=f"GUI: {request}")
         elif cfg.navigate == "auto":
             # "wifi off, bluetooth on, and media volume to 70" with only Wi-Fi routed: the rest is the screen's
             parts = unclaimed_parts(request, made, self.catalogue, self.goal_check)
             for n, part in enumerate(p for p in parts if not self._handed_over(p)):
                 key = f"part:{n}"
-                self._navigate(key, self._addressed(key, part), "no call answered this part of the request")
+                self._navigate(key, self._with_values(key, self._addressed(key, part)),
+                               "no call answered this part of the request", what=f"GUI: {part}")
             # "Note down pay rent and email it to ana@..." with only the email made: its value claims the note's
             # part, but asked about that part alone the caller made no call, so no tool covers it (a clause inside a
             # part is that part's: "text him hi" of "and text him hi" is not sent twice)
             for n, clause in enumerate(c for c in unanswered if not any(c in p for p in parts)):
                 key = f"unanswered:{n}"
-                self._navigate(key, self._addressed(key, clause), UNANSWERED, what=clause)
+                self._navigate(key, self._with_values(key, self._addressed(key, clause)), UNANSWERED, what=clause)
             for n, r in enumerate(r for r in edits if r.piece not in parts):
                 self._hand_over(f"edit:{n}", r.piece, r.why, r.call, r.for_screen, what=describe_call(r.call),
                                 piece=r.piece)
@@ -842,19 +843,20 @@ class Runner:
         given = [(f, v) for f, _ in lacking for v in [field_value(told, f)] if v]
         if not parts or name is None:
             return None
+        said = self._said_of(call, told)
+        length = length_in_minutes(said, parts[0], _start_of(call))
         if given:
-            fields = ", ".join(f"{f} {v}" for f, v in given)
+            fields = ", ".join(f"{f} {v}" for f, v in given) + length
             why = f"{call.name} has no argument for the {', '.join(f for f, _ in lacking)} the request gives"
             rule, values = "fields-the-tool-lacks", [v for _, v in given]
         elif tool.effect == "changes":
             # the entry's details as the person said them ("it's at St. Mary's, should take about 45 minutes"); a
             # sent message is not opened again: what its call left out is the call's miss, not a detail to add
-            fields = self.goal_check.details_beyond(self._said_of(call, told),
-                                                    [v for v in call.arguments.values() if isinstance(v, str)],
+            fields = self.goal_check.details_beyond(said, [v for v in call.arguments.values() if isinstance(v, str)],
                                                     tool.name, tool.description)
+            fields = ", ".join(x for x in (fields, length.removeprefix(", ")) if x)
             if not fields:
                 return None
-            fields += length_in_minutes(fields, parts[0])
             why = f"{call.name} has no argument for what the request says beyond its values"
             rule, values = "details-the-tool-lacks", [fields]
         else:
@@ -865,12 +867,25 @@ class Runner:
                                values=values)
 
     def _said_of(self, call: ToolCall, told: str) -> str:
-        """`told` (what the person said of `call`), and the sentences after it that go on about the same thing
-        (`_runs_on`: "... on Thursday at 11:00? It's at St. Mary's Hospital")."""
+        """`told` (what the person said of `call`), and the pieces after it that go on about the same entry, in its
+        sentence or the ones after ("... at 8 it's at the lotus studio and it goes for 75 minutes", "... at
+        11:00? It's at St. Mary's Hospital"): a detail is told, not asked, so a piece that reports or recalls
+        ("I said I'd bring the salad") is one. The run stops at a piece that declines or takes something back,
+        names a part of the phone the tool does not work on, or writes a value of another call of the turn."""
         pieces = read_request(self.report.request)
         mine = [i for i, p in enumerate(pieces) if p.text and p.text in told]
-        last = self._runs_on(pieces, max(mine), call) if mine else -1
-        more = [p for p in pieces if mine and pieces[max(mine)].sentence < p.sentence <= last]
+        if not mine:
+            return told
+        tool = self.catalogue[call.name] if call.name in self.catalogue else None
+        own = set(self.goal_check.tool_parts(tool.name, tool.description)) if tool else set()
+        others = {str(v).lower() for c in self._turn_calls if c != call for v in c.arguments.values()
+                  if isinstance(v, str) and v.strip()}
+        more: list[Piece] = []
+        for p in pieces[max(mine) + 1:]:
+            if (p.polarity in (Polarity.NEGATED, Polarity.CANCELLED) or set(self.goal_check.parts_named(p.text)) - own
+                    or any(v in p.text.lower() for v in others)):
+                break
+            more.append(p)
         return f"{told}. {self.report.request[more[0].start:more[-1].start + len(more[-1].text)]}" if more else told
 
     def _filled_on_screen(self, call: ToolCall) -> str | None:
@@ -973,6 +988,17 @@ class Runner:
             self._write(StepRecord("gate", f"addressee:{task}", "named", data={
                 "rule": "addressee-named", "part": part, "goal": named}))
         return named
+
+    def _with_values(self, task: str, goal: str) -> str:
+        """`goal` (a part of the request the screen makes) with the day, time and length of the entry it makes, as
+        the toolkit reads them (`outcome.when_and_length`: "add lunch with Tomasz to my calendar thursday 12:30"
+        + ", date 2025-06-05, time 12:30"), shown in the trace (rule `values-read`) when it adds any."""
+        now = datetime.fromisoformat(self.config.now) if self.config.now else self._clock()
+        added = when_and_length(goal, self.goal_check.parts_named(goal), now)
+        if added:
+            self._write(StepRecord("gate", f"values:{task}", "read", data={"rule": "values-read", "goal": goal,
+                                                                          "added": added.removeprefix(", ")}))
+        return goal + added
 
     def _navigate(self, task: str, instruction: str, why: str, what: str | None = None, part: str | None = None) -> str:
         """The navigator loop for one GUI task; returns the report status (done / not_done / refused). `part`: the
@@ -1240,6 +1266,18 @@ class Runner:
         if self.session is None:
             return {"serial": None, "virtual": False}
         return {"serial": self.session.serial, "virtual": self.session.virtual}
+
+
+def _start_of(call: ToolCall) -> datetime | None:
+    """The first value of `call` written as a date and time ("2025-06-07T08:00:00"): the start of the entry it
+    makes, from which a time said of the entry's end gives its length."""
+    for v in call.arguments.values():
+        if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?", v):
+            try:
+                return datetime.fromisoformat(v)
+            except ValueError:
+                continue
+    return None
 
 
 def describe_call(call: ToolCall) -> str:

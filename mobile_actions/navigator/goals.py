@@ -290,9 +290,12 @@ def field_value(goal: str, field_name: str) -> str:
 _PHONE_NUMBER = re.compile(r"\+?\d[\d\s().-]{5,}\d")
 
 
-def whole_value(value: str) -> bool:
-    """An email address or a phone number: a value a field holds whole, never one added to what it holds."""
-    return bool(_EMAIL.fullmatch(value) or _PHONE_NUMBER.fullmatch(value))
+def whole_value(value: str, label: str = "") -> bool:
+    """An email address, a phone number, or the value of a field whose value has a form of its own (`label`:
+    `screens.json` ``field_shapes``, an event's date, time or length): a value a field holds whole, never one
+    added to what it holds ("45" typed after the "60" a form starts with is 6045)."""
+    return bool(_EMAIL.fullmatch(value) or _PHONE_NUMBER.fullmatch(value)
+                or _field_key(label) in goal_words().screens.field_shapes)
 
 
 def _field_key(label: str) -> str:
@@ -372,6 +375,9 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
         said = _value_after(goal, cues, stops, listed)
         if said is None or said.value.lower() != e.text.strip().lower():   # a field holding its value keeps it
             said = _value_after(named, cues, stops, listed)
+        shape = sw.field_shapes.get(key)
+        if said is not None and shape is not None and not shape.fullmatch(said.value):
+            continue   # "tea time at the Ritz": no time the Time field takes
         if listed and e.text.strip() and not (said and said.value.lower() in e.text.lower()):
             # a saved note: what the goal adds to it ("add one more: ...") comes first
             added = _value_after(named, sw.append_cues, stops, listed, leads=False)

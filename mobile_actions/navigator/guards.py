@@ -13,6 +13,8 @@ when it has nothing to say. It never sees another guard's result, so each can be
   later guard gives), ``tap_never`` labels go; a guard whose ``tap_only`` shares none with the labels left is
   overruled (recorded, never silently), as a step with nothing to tap is no step; ``tap_rather_not`` labels
   go unless that leaves nothing;
+- the labels `long_press` may name: every actionable one, or, when `tap` is blocked, those `tap` may name (a
+  guard that only lets a field be held down names it as `tap_only`);
 - texts to type: any span of the goal to begin with; ``text_only`` lists intersect;
 - a guard that would leave no action at all (every tool blocked, or nothing to tap or type where those are all
   that is left) is overruled too: the grammar would then admit no call, and the model writes free text.
@@ -118,7 +120,7 @@ class StepView:
         an open note). A time picker's hour is typed over only for a goal that edits: "turn off my 5:30 alarm"
         names an alarm by its time, and typing 5 over the 6 of the 6:30 one opened would move it."""
         if (self.focus is None or self.focus not in self.missing_values or not self.screen.element(self.focus).text
-                or not (goals.edits(self.goal) or goals.whole_value(self.form_values[self.focus]))):
+                or not (goals.edits(self.goal) or goals.whole_value(self.form_values[self.focus], self.focus))):
             return False
         return not self.done or goals.tapped(self.done[-1:]) != [goals.goal_words().screens.select_all]
 
@@ -654,5 +656,7 @@ def narrow(view: StepView, guards: Sequence[Guard] = GUARDS) -> Offer:
                                   new_text if new_text != text else None, overruled))
         taps, text, blocked = new_taps, new_text, blocked | n.blocked
     blocked = frozenset(t for t in TOOLS if t not in _callable(view, blocked, taps, text))
+    # a step that may only press (`replace-value`: the focused field, held down) presses what tap may name
+    presses = taps if taps is not None and "tap" in blocked else view.labels
     taps = view.labels if taps is None else taps
-    return Offer(view.labels, taps, text, blocked, tuple(firings))
+    return Offer(presses, taps, text, blocked, tuple(firings))

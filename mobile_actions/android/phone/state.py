@@ -107,6 +107,9 @@ ENTRY_FIELDS: dict[str, frozenset[str]] = {
 # The form field that holds an entry's length in minutes, by the first word of its label ("Duration (minutes)"):
 # a length said in other units ("an hour and a half") is given to it as minutes, as the form takes it.
 LENGTH_FIELDS: dict[str, str] = {"events": "duration"}
+# The form fields that hold a new entry's day and time of day, by the first word of their labels ("Date
+# (YYYY-MM-DD)", "Time"): the navigator types only its goal's words, and cannot count "thursday" into a date.
+WHEN_FIELDS: dict[str, tuple[str, str]] = {"events": ("date", "time")}
 
 
 @dataclass
