@@ -784,6 +784,21 @@ def test_a_call_that_makes_another_kind_of_entry_than_the_request_names_goes_to_
     assert rules.count("names-another-part") == 2
 
 
+def test_a_goal_the_screen_made_is_not_handed_to_it_again(session, phone, tmp_path):
+    """The router sends the note to the screen, which makes it; the caller's second call makes a contact of the
+    note's title, refused as another part of the phone whose goal is the same words: not navigated again (the
+    note opened and its title typed over)."""
+    request = "Make a note called Packing list: passport, charger"
+    caller = RoutingCaller(raw_calls(("operate_screen", {"goal": "make a note called Packing list"}),
+                                     ("create_contact", {"first_name": "Packing", "last_name": "list"})))
+    nav = ScriptedNavigator(phone, ("tap", "Notes"), ("tap", "New note"), "TYPE: passport, charger", ("tap", "Title"),
+                            "TYPE: Packing list", ("tap", "Save"), "COMPLETE")
+    rep = runner(session, tmp_path, caller, navigator=nav, navigate="auto").run(request)
+    assert {i for i, _ in nav.calls} == {request} and len(nav.calls) == 7
+    assert phone.snapshot()["contacts"] == [] and len(phone.snapshot()["notes"]) == 1
+    assert "names-another-part" in [r.get("rule") for r in Trace.read(rep.run_dir).records if r.get("type") == "gate"]
+
+
 def test_parts_no_call_answered_are_left_for_the_screen():
     """What the person asks that no call made, routed or refused answers goes to the navigator; asides and parts
     not asked for never do."""
@@ -941,6 +956,9 @@ def test_cli_run_phone_gives_the_virtual_phone_its_contents(tmp_path, monkeypatc
     ("dont text mom, set an alarm for 7", ["dont text mom, set an alarm for 7"]),   # the gate reads it whole
     ("text maria lopez: running late, save me a seat pls",            # the message's "save" is the message's
      ["text maria lopez: running late, save me a seat pls"]),
+    # a piece that names no part and asks nothing is the context of the goal after it
+    ("heading to bed. put do not disturb on and set an alarm for 6:50",
+     ["heading to bed. put do not disturb on", "set an alarm for 6:50"]),
 ])
 def test_a_request_for_two_apps_is_two_goals_in_the_persons_words(request_, goals):
     from mobile_actions.hybrid.outcome import GoalCheck

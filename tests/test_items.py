@@ -35,6 +35,20 @@ def test_an_item_the_goal_names_passes(goal, item):
     assert unnamed(goal, Item(item, "description"), "Delete") is None
 
 
+def test_a_label_people_wrote_in_lower_case_tells_a_row_from_its_siblings():
+    """"delete the nap alarm" beside a "work" alarm and an unlabelled one: the word no other row has names it;
+    an unlabelled row has none, so its time must be said."""
+    others = ("6:00 AM alarm work", "7:30 AM alarm")
+    assert unnamed("delete the nap alarm", Item("2:00 PM alarm nap", "description", "clock", others), "Delete") is None
+    assert unnamed("delete the work alarm", Item("2:00 PM alarm nap", "description", "clock", others),
+                   "Delete").missing == "2:00 PM"
+    alone = Item("7:30 AM alarm", "description", "clock", ("6:00 AM alarm work", "2:00 PM alarm nap"))
+    assert unnamed("delete the alarm", alone, "Delete").missing == "7:30 AM"
+    rows = [{"text": "Delete", "content-desc": f"Delete {d}", "package": "clock"} for d in ("6:00 AM alarm work",
+                                                                                          "2:00 PM alarm nap")]
+    assert tapped_item(rows, rows[1]) == Item("2:00 PM alarm nap", "description", "clock", ("6:00 AM alarm work",))
+
+
 def test_the_item_is_the_buttons_own_description_else_the_screens_title():
     row = {"text": "Delete", "content-desc": "Delete 6:00 AM alarm", "package": "clock", "bounds": "[780,402][1032,492]"}
     assert tapped_item([], row) == Item("6:00 AM alarm", "description", "clock")

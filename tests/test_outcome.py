@@ -73,6 +73,20 @@ def test_a_change_that_fits_the_goal_is_done(check, phone):
     assert check.judge("Clear all recent apps", before, view(phone)).status == "done"
 
 
+def test_the_toolkits_own_screen_dump_is_no_evidence(check, phone):
+    """The navigator wandered and the only file that changed is the dump the toolkit reads screens from, whose
+    name says "mobile": it is no "mobile hotspot" turned on."""
+    from mobile_actions.android.dispatch import UI_DUMP_PATH
+
+    with phone.lock:
+        phone.state.files[UI_DUMP_PATH] = b"<hierarchy/>" * 10
+    before = view(phone)
+    with phone.lock:
+        phone.state.files[UI_DUMP_PATH] = b"<hierarchy/>"
+    assert check.judge("turn on the mobile hotspot", before, view(phone)).status != "done"
+    assert check.parts_named("put my phone on do not disturb") == ("dnd",)
+
+
 def test_an_added_entry_must_say_what_the_goal_says(check, phone):
     before = view(phone)
     with phone.lock:

@@ -41,6 +41,7 @@ class Item:
     source: str      # "description" (the button's own) | "title" (the screen's) | "field" (a form's first)
     #                  | "switch" (a switch's own label)
     package: str = ""  # the app whose screen shows it
+    others: tuple[str, ...] = ()   # the items of the screen's other buttons of the same label ("Delete": each row's)
 
 
 @dataclass(frozen=True)
@@ -57,14 +58,22 @@ class Unnamed:
 def tapped_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | None:
     """The item a tap on `node` acts on, from the screen's nodes (`uiautomator dump` attributes, in order)."""
     label = (node.get("text") or "").strip()
-    desc = (node.get("content-desc") or "").strip()
-    if label and desc and desc != label and label.lower() in desc.lower():
-        at = desc.lower().index(label.lower())
-        rest = (desc[:at] + desc[at + len(label):]).strip()
-        if rest and (re.search(r"\d", rest) or _CAPITAL_RE.search(rest)):   # "6:00 AM alarm", not just "note"
-            return Item(rest, "description", node.get("package", ""))
+    rest = _described(node, label)
+    if rest and (re.search(r"\d", rest) or _CAPITAL_RE.search(rest)):   # "6:00 AM alarm", not just "note"
+        others = tuple(r for e in elements if e is not node and (e.get("text") or "").strip() == label
+                       for r in [_described(e, label)] if r)
+        return Item(rest, "description", node.get("package", ""), others)
     in_form = form_item(elements, node)   # a form's Delete removes what the form holds, not its bar's "Note"
     return in_form if in_form is not None else screen_title(elements, node)
+
+
+def _described(node: dict[str, str], label: str) -> str:
+    """What a button's own description says besides its label ("Delete 6:00 AM alarm": "6:00 AM alarm"), else ''."""
+    desc = (node.get("content-desc") or "").strip()
+    if not (label and desc and desc != label and label.lower() in desc.lower()):
+        return ""
+    at = desc.lower().index(label.lower())
+    return (desc[:at] + desc[at + len(label):]).strip()
 
 
 def screen_title(elements: list[dict[str, str]], node: dict[str, str]) -> Item | None:
@@ -172,6 +181,12 @@ def unnamed(goal: str, item: Item, label: str = "") -> Unnamed | None:
         # a goal that says no time names an item with a name besides its time ("8:00 AM alarm Medicine") by all
         # of that name; one that says another time names another item
         name = [w for w in _CAPITAL_RE.findall(rest) if normalise(w) not in skip and not (w.isupper() and len(w) <= 2)]
+        # beside rows of the same button, the words no other row has tell it apart too ("2:00 PM alarm nap" of
+        # "6:00 AM alarm work" and "7:30 AM alarm": "nap", as a person labelled it)
+        own = _TIME_RE.sub(" ", rest)
+        apart = [w for w in _WORD_RE.findall(normalise(own)) if w not in skip and not w.isdigit()
+                 and not any(w in _WORD_RE.findall(normalise(o)) for o in item.others)] if item.others else []
+        name = name or apart
         if not by_time and (said or not name or not all(says_word(goal_words, normalise(w)) for w in name)):
             return Unnamed(item, times[0].group(0).strip())
     goal_numbers = set(re.findall(r"\d+", goal))

@@ -1014,6 +1014,7 @@ class Runner:
         if done is not None:
             self.report.nav_steps += len(self.prior.nav_steps(task))
             self._item(what, done["item_status"], done.get("reason", ""))
+            self._handed.setdefault(instruction, done["item_status"])
             return done["item_status"]
 
         def end(outcome: str, item_status: str, reason: str) -> str:
@@ -1021,6 +1022,9 @@ class Runner:
                 "task": task, "instruction": instruction, "why": why, "outcome": outcome,
                 "item_status": item_status, "reason": reason}))
             self._item(what, item_status, reason)
+            # a goal navigated once is not handed over again in this run (a refused call that names the same
+            # part: the note made, then opened again and its title typed over)
+            self._handed.setdefault(instruction, item_status)
             return item_status
 
         if cfg.dry_run:
@@ -1342,9 +1346,11 @@ def app_goals(request: str, check: GoalCheck) -> list[str]:
     for 6:30 on weekdays and text Ana I'll be late": the alarm, then the text), each in the person's own words:
     a navigator works one app at a time. A piece that names no part stays with the goal before it ("text mom
     and tell her i love you"). The whole request is the one goal when fewer than two parts are named in turn,
-    or when a piece does not ask (the gate and `held_back` read those on the whole request)."""
+    or when a piece that names a part does not ask (the gate and `held_back` read those on the whole request);
+    a piece that names none and asks nothing is the context of the goal after it ("going to bed. turn on do not
+    disturb and set an alarm for 6:40": do not disturb, then the alarm)."""
     pieces = read_request(request)
-    if not all(p.asked for p in pieces):
+    if not all(p.asked or not check.parts_named(p.text) for p in pieces):
         return [request]
     groups: list[tuple[list[Piece], set[str]]] = []
     for piece in pieces:
@@ -1362,7 +1368,7 @@ def app_goals(request: str, check: GoalCheck) -> list[str]:
         content = before is not None and (
             any(p.message and p.message[0] <= piece.start < p.message[1] for p in groups[-1][0])
             or (gap in MESSAGE_MARKS or listed) and not check.leads_with_verb(piece.text))
-        if groups and (content or not named or named & groups[-1][1]):
+        if groups and (content or not named or named & groups[-1][1] or not groups[-1][1]):
             groups[-1][0].append(piece)
             groups[-1][1].update(named)
         else:
