@@ -1111,19 +1111,30 @@ def test_what_is_told_of_an_entry_and_its_length_reach_the_entry_the_call_made(s
     assert nav.calls[0] == (handed, 0)
 
 
+class TreeReadingNavigator(ScriptedNavigator):
+    """A scripted navigator that, as the text navigator does, reads the screen's hierarchy."""
+    reads_hierarchy = True
+
+    def next_action(self, instruction, screen, history, hierarchy=None):
+        return super().next_action(instruction, screen, history)
+
+
 def test_an_entry_the_screen_makes_is_given_the_day_time_and_length_the_toolkit_reads(session, phone, tmp_path):
-    """The caller answers in words; the navigator, handed the request, cannot count "tuesday" into the form's
-    date: the day, time and length are added as the form's own words, which its guards hold the fields to, and
-    the trace names the rule. A goal that moves an entry gets none ("move ... to 11" keeps its day)."""
-    request = "put choir practice in my calendar for tuesday at 6pm till 8:15"
-    nav = ScriptedNavigator(phone, "COMPLETE")
+    """The caller answers in words; the navigator, handed the request, cannot count "tuesday" into the event
+    form's date: once the screen shows a form that keeps a day and a time, its goal goes on with them and the
+    length as the form's own words, which its guards hold the fields to, and the trace names the rule. A goal
+    that moves an entry gets none ("move ... to 11" keeps its day)."""
+    request = "choir practice tuesday at 6pm till 8:15"
+    nav = TreeReadingNavigator(phone, ("tap", "Calendar"), ("tap", "Create new event"), "COMPLETE")
     rep = runner(session, tmp_path, ScriptedCaller("Sorry, I can't help with that."), navigator=nav).run(request)
-    assert nav.calls[0] == (request + ", date 2025-06-03, time 18:00, duration 135", 0)
+    valued = request + ", date 2025-06-03, time 18:00, duration 135"
+    assert [c for c, _ in nav.calls] == [request, request, valued]
     (read,) = [r for r in Trace.read(rep.run_dir).records if r.get("rule") == "values-read"]
-    assert read["added"] == "date 2025-06-03, time 18:00, duration 135"
-    nav = ScriptedNavigator(phone, "COMPLETE")
-    runner(session, tmp_path, ScriptedCaller("Sorry."), navigator=nav).run("move choir practice in my calendar to 11")
-    assert nav.calls[0] == ("move choir practice in my calendar to 11", 0)
+    assert read["added"] == ["date 2025-06-03", "time 18:00", "duration 135"]
+    phone.home()
+    nav = TreeReadingNavigator(phone, ("tap", "Calendar"), ("tap", "Create new event"), "COMPLETE")
+    runner(session, tmp_path, ScriptedCaller("Sorry."), navigator=nav).run("move choir practice to 11")
+    assert {c for c, _ in nav.calls} == {"move choir practice to 11"}
 
 
 def test_an_entry_finished_on_the_screen_is_judged_on_that_entry_alone(session, phone, tmp_path):

@@ -307,6 +307,9 @@ def test_a_value_that_replaces_another_is_typed_over_a_selection():
     blank = screen(el("Title", "field", focused=True), el("Date (YYYY-MM-DD)", "field", text="2025-06-02"),
                    el("Time", "field", text="11:00"), el("Save"), package="com.android.calendar")
     assert goals.form_values("tea time at the Ritz", blank) == {}
+    placed = screen(*blank.elements, el("Location", "field"), package="com.android.calendar")
+    assert goals.form_values("dentist on the 12th at 3:40pm", placed) == {}      # "at" reaches a time: no place
+    assert goals.form_values("dinner at Nonna's on 5th", placed) == {"Location": "Nonna's on 5th"}
     assert goals.form_values("tea at the Ritz, date 2025-06-05, time 16:30", blank) == {
         "Date (YYYY-MM-DD)": "2025-06-05", "Time": "16:30"}
 

@@ -558,29 +558,35 @@ def numbers_said(text: str) -> tuple[frozenset[int], tuple[frozenset[int], ...]]
     return plain.union(*measures), measures
 
 
-def when_and_length(goal: str, parts: Sequence[str], now: datetime) -> str:
-    """", date 2025-06-05, time 12:30, duration 60" for a goal that makes an entry of one of `parts` (the parts
-    of the phone it names) whose form keeps
-    its day and time in fields of their own (`WHEN_FIELDS`): the day and the time the goal says, as the
-    toolkit's date reader resolves them against `now` (the time only when said), and its length
-    (`length_in_minutes`); '' when it says none, or when the goal changes or removes what exists ("move the
-    dentist to 11" keeps its day). The navigator types only words of its goal, and cannot count "thursday"
-    into a date, so the values are added to the goal as the fields' own words, which its guards read."""
+def form_part(labels: Sequence[str]) -> str | None:
+    """The part of the phone whose entries a form with these field labels makes, when it keeps their day and time
+    in fields of their own (`WHEN_FIELDS`, by the labels' first words: "Date (YYYY-MM-DD)", "Time"), else None."""
+    firsts = {words[0] for label in labels for words in [re.findall(r"[^\W\d_]+", label.lower())] if words}
+    return next((part for part, fields in WHEN_FIELDS.items() if set(fields) <= firsts), None)
+
+
+def when_and_length(goal: str, part: str | None, now: datetime) -> tuple[str, ...]:
+    """("date 2025-06-05", "time 12:30", "duration 60") for a goal that makes an entry of `part` (whose form
+    keeps its day and time in fields of their own, `WHEN_FIELDS`): the day and the time the goal says, as the
+    toolkit's date reader resolves them against `now` (the time only when said; a time said alone is on the day
+    the reader gives it), and its length (`length_in_minutes`); () when it says no day or time, or when the goal
+    changes or removes what exists ("move the dentist to 11" keeps its day). The navigator types only words of
+    its goal and cannot count "thursday" into a date: the values go on the goal as the fields' own words, which
+    its guards read."""
     from mobile_actions.decoding.datetimes import mentions, normalise, resolve
     from mobile_actions.navigator.goals import edits, removes_only
 
-    part = next((p for p in parts if p in WHEN_FIELDS), None)
-    if part is None or edits(goal) or removes_only(goal):
-        return ""
+    if part not in WHEN_FIELDS or edits(goal) or removes_only(goal):
+        return ()
     kinds = {m.kind for m in mentions(normalise(goal), now)}
     values = resolve(goal, now)
     if not values or not kinds:
-        return ""
+        return ()
     begin = datetime.fromisoformat(values[0])
     day, clock = WHEN_FIELDS[part]
-    # a time said alone is on the day the reader gives it (today if still ahead, else tomorrow), as for a call
     said = [f"{day} {begin:%Y-%m-%d}"] + ([f"{clock} {begin:%H:%M}"] if kinds & {"time", "exact"} else [])
-    return "".join(f", {s}" for s in said if s not in goal.lower()) + length_in_minutes(goal, part, begin)
+    length = length_in_minutes(goal, part, begin).removeprefix(", ")
+    return tuple(s for s in [*said, length] if s and s not in goal.lower())
 
 
 def length_in_minutes(text: str, part: str, begin: datetime | None = None) -> str:

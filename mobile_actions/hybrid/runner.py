@@ -57,11 +57,13 @@ from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLik
 from mobile_actions.hybrid.items import Item as ScreenItem
 from mobile_actions.hybrid.items import (better_named, form_item, list_rows, loosely_named, recipient_item,
                                          switched_item, tapped_item, unnamed)
-from mobile_actions.hybrid.outcome import GoalCheck, PhoneView, length_in_minutes, singular, when_and_length
+from mobile_actions.hybrid.outcome import (GoalCheck, PhoneView, form_part, length_in_minutes, singular,
+                                           when_and_length)
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 from mobile_actions.navigator.goals import field_value, goal_words, named_apps, removes_every, says_word, word_set
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
+STEPS_PER_VALUE = 4            # a field's value typed over what it holds: tap, hold, Select all, type
 Confirm = Callable[[str, Sequence[str]], bool]   # (what, detail lines) -> go ahead?
 Event = Callable[[dict[str, Any]], None]
 
@@ -476,20 +478,20 @@ class Runner:
                     self._item(describe_call(r.call), "refused", f"refused: {r.why}")
                 self._unanswered(unanswered)
                 return
-            self._navigate("request", self._with_values("request", request), why, what=f"GUI: {request}")
+            self._navigate("request", request, why, makes=True)
         elif cfg.navigate == "auto":
             # "wifi off, bluetooth on, and media volume to 70" with only Wi-Fi routed: the rest is the screen's
             parts = unclaimed_parts(request, made, self.catalogue, self.goal_check)
             for n, part in enumerate(p for p in parts if not self._handed_over(p)):
                 key = f"part:{n}"
-                self._navigate(key, self._with_values(key, self._addressed(key, part)),
-                               "no call answered this part of the request", what=f"GUI: {part}")
+                self._navigate(key, self._addressed(key, part), "no call answered this part of the request",
+                               makes=True)
             # "Note down pay rent and email it to ana@..." with only the email made: its value claims the note's
             # part, but asked about that part alone the caller made no call, so no tool covers it (a clause inside a
             # part is that part's: "text him hi" of "and text him hi" is not sent twice)
             for n, clause in enumerate(c for c in unanswered if not any(c in p for p in parts)):
                 key = f"unanswered:{n}"
-                self._navigate(key, self._with_values(key, self._addressed(key, clause)), UNANSWERED, what=clause)
+                self._navigate(key, self._addressed(key, clause), UNANSWERED, what=clause, makes=True)
             for n, r in enumerate(r for r in edits if r.piece not in parts):
                 self._hand_over(f"edit:{n}", r.piece, r.why, r.call, r.for_screen, what=describe_call(r.call),
                                 piece=r.piece)
@@ -989,21 +991,31 @@ class Runner:
                 "rule": "addressee-named", "part": part, "goal": named}))
         return named
 
-    def _with_values(self, task: str, goal: str) -> str:
-        """`goal` (a part of the request the screen makes) with the day, time and length of the entry it makes, as
-        the toolkit reads them (`outcome.when_and_length`: "add lunch with Tomasz to my calendar thursday 12:30"
-        + ", date 2025-06-05, time 12:30"), shown in the trace (rule `values-read`) when it adds any."""
-        now = datetime.fromisoformat(self.config.now) if self.config.now else self._clock()
-        added = when_and_length(goal, self.goal_check.parts_named(goal), now)
-        if added:
-            self._write(StepRecord("gate", f"values:{task}", "read", data={"rule": "values-read", "goal": goal,
-                                                                          "added": added.removeprefix(", ")}))
-        return goal + added
+    def _values_for(self, task: str, goal: str, hierarchy: str) -> tuple[str, ...]:
+        """The day, time and length of the entry `goal` makes, as the toolkit reads them, when the screen shows
+        a form that keeps them (`outcome.when_and_length`: "dinner w/ the Okonkwos fri 7:30 ..." on Calendar's
+        event form: "date 2025-06-06", "time 19:30"); written to the trace (rule `values-read`) when any."""
+        from mobile_actions.navigator.screen import parse_hierarchy
+        from mobile_actions.errors import ScreenError
 
-    def _navigate(self, task: str, instruction: str, why: str, what: str | None = None, part: str | None = None) -> str:
+        try:
+            labels = [e.label for e in parse_hierarchy(hierarchy).elements if e.kind == "field"]
+        except ScreenError:
+            return ()
+        now = datetime.fromisoformat(self.config.now) if self.config.now else self._clock()
+        values = when_and_length(goal, form_part(labels), now)
+        if values:
+            self._write(StepRecord("gate", f"values:{task}", "read", data={"rule": "values-read", "goal": goal,
+                                                                          "added": list(values)}))
+        return values
+
+    def _navigate(self, task: str, instruction: str, why: str, what: str | None = None, part: str | None = None,
+                  makes: bool = False) -> str:
         """The navigator loop for one GUI task; returns the report status (done / not_done / refused). `part`: the
         part of the phone the task works on, when the runner knows it (the entry a call made): its COMPLETE is
-        judged there alone."""
+        judged there alone. `makes`: the task is a part of the request the screen makes itself; once the screen
+        shows a form that keeps a day and a time, the goal the navigator reads goes on with them as the toolkit
+        reads them (`_values_for`), and the task gets `STEPS_PER_VALUE` more steps for each."""
         from mobile_actions.android.device import DeviceError
         from mobile_actions.android.dispatch import dump_ui
 
@@ -1055,8 +1067,9 @@ class Runner:
         self.report.nav_steps += len(prior_steps)
         step = len(prior_steps)
         start = self._task_start(task, resumed=bool(prior_steps))
+        goal, limit, valued = instruction, cfg.max_steps, not makes
         try:
-            while step < cfg.max_steps:
+            while step < limit:
                 try:
                     png = screencap(self.device)
                 except HybridError as e:
@@ -1064,7 +1077,7 @@ class Runner:
                 h = hashlib.sha256(png).hexdigest()[:16]
                 hashes.append(h)
                 rel = self.writer.screen(png)
-                base = {"task": task, "step": step, "instruction": instruction, "screen": rel, "screen_hash": h}
+                base = {"task": task, "step": step, "instruction": goal, "screen": rel, "screen_hash": h}
                 if len(hashes) >= cfg.stall_repeats and len(set(hashes[-cfg.stall_repeats:])) == 1:
                     self._write(StepRecord("nav", f"nav:{task}:{step}", "skipped", data={**base, "note": "stall"}))
                     return end("stall", "not_done",
@@ -1074,9 +1087,13 @@ class Runner:
                     if getattr(nav, "reads_hierarchy", False):   # the text navigator reads the accessibility tree
                         hierarchy = dump_ui(self.device)
                         rows_seen.update(list_rows(nodes(hierarchy)))
-                        pred = nav.next_action(instruction, png, history, hierarchy=hierarchy)
+                        if not valued and (values := self._values_for(task, instruction, hierarchy)):
+                            goal, valued = ", ".join([instruction, *values]), True
+                            limit += STEPS_PER_VALUE * len(values)
+                            base["instruction"] = goal
+                        pred = nav.next_action(goal, png, history, hierarchy=hierarchy)
                     else:
-                        pred = nav.next_action(instruction, png, history)
+                        pred = nav.next_action(goal, png, history)
                 except Exception as e:  # a service or model failure ends this GUI task, not the run
                     self._write(StepRecord("nav", f"nav:{task}:{step}", "failed", data={**base, "error": str(e)}))
                     return end("error", "not_done", f"navigator failed: {e}")

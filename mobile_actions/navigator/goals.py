@@ -298,6 +298,16 @@ def whole_value(value: str, label: str = "") -> bool:
                 or _field_key(label) in goal_words().screens.field_shapes)
 
 
+def _only_when(value: str) -> bool:
+    """Whether `value` is a date or time and nothing else ("3:40pm", "friday at 7"), as the date reader reads it."""
+    from mobile_actions.decoding.datetimes import expression_spans
+
+    rest = value
+    for a, b in sorted(expression_spans(value), reverse=True):
+        rest = rest[:a] + rest[b:]
+    return bool(expression_spans(value)) and not re.search(r"[^\W_]", rest)
+
+
 def _field_key(label: str) -> str:
     """A field's label as the screens' data names it: lower case, without the " (2)" that makes it unique."""
     return re.sub(r"\s*\(\d+\)$", "", label.lower())
@@ -378,6 +388,8 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
         shape = sw.field_shapes.get(key)
         if said is not None and shape is not None and not shape.fullmatch(said.value):
             continue   # "tea time at the Ritz": no time the Time field takes
+        if said is not None and shape is None and _only_when(said.value):
+            continue   # "on the 12th at 3:40pm": the time the cue "at" reaches is no place
         if listed and e.text.strip() and not (said and said.value.lower() in e.text.lower()):
             # a saved note: what the goal adds to it ("add one more: ...") comes first
             added = _value_after(named, sw.append_cues, stops, listed, leads=False)
