@@ -310,6 +310,11 @@ def test_a_value_that_replaces_another_is_typed_over_a_selection():
     placed = screen(*blank.elements, el("Location", "field"), package="com.android.calendar")
     assert goals.form_values("dentist on the 12th at 3:40pm", placed) == {}      # "at" reaches a time: no place
     assert goals.form_values("dinner at Nonna's on 5th", placed) == {"Location": "Nonna's on 5th"}
+    # the item is named once, first: a later word of its name is part of a value ("Eastside Physio")
+    opened = screen(el("Title", "field", text="physio"), el("Location", "field", focused=True), el("Save"),
+                    package="com.android.calendar")
+    assert goals.form_values("open the event 'physio' and it's at Eastside Physio on King Street", opened) == {
+        "Title": "physio", "Location": "Eastside Physio on King Street"}
     assert goals.form_values("tea at the Ritz, date 2025-06-05, time 16:30", blank) == {
         "Date (YYYY-MM-DD)": "2025-06-05", "Time": "16:30"}
 

@@ -327,13 +327,15 @@ _HELD = "\x00"   # stands for the words of what a field already holds, where the
 
 
 def _held_masked(goal: str, held: Sequence[str]) -> str:
-    """The goal with what the fields already hold blanked out, at the same positions: those words name the
-    item, so no cue reads across them ("rename the Books to read note to packing list": not "read note to
-    packing list"). Short texts (an hour, "AM") are left: they say too little to name anything."""
+    """The goal with what the fields already hold blanked out where it first says it, at the same positions: those
+    words name the item, so no cue reads across them ("rename the Books to read note to packing list": not "read
+    note to packing list"). An item is named once, first: a later "Physio" in "open the event 'physio' and it's
+    at Eastside Physio" is part of a value. Short texts (an hour, "AM") are left: they say too little to name
+    anything."""
     for text in sorted({t.strip() for t in held if len(t.strip()) >= 3 and re.search(r"[^\W\d_]", t)}, key=len,
                        reverse=True):
         goal = re.sub(rf"(?<![^\W_]){re.escape(text)}(?![^\W_])", lambda m: _HELD * len(m.group(0)), goal,
-                      flags=re.I)
+                      count=1, flags=re.I)
     return goal
 
 
