@@ -1111,6 +1111,17 @@ def test_what_is_told_of_an_entry_and_its_length_reach_the_entry_the_call_made(s
     assert nav.calls[0] == (handed, 0)
 
 
+def test_a_look_up_of_a_detail_handed_to_the_screen_still_runs(session, phone, tmp_path):
+    """The event's place goes to the navigator as its detail; the map search for the same place is a look-up,
+    not a second event made of the same words: it runs."""
+    request = "Put Kenji's housewarming on Saturday at 8pm in my calendar, it's at 22 Alder Lane. Then show me it on the map"
+    made = [("create_calendar_event", {"title": "Kenji's housewarming", "datetime": "2025-06-07T20:00:00"}),
+            ("show_map", {"query": "22 Alder Lane"})]
+    nav = ScriptedNavigator(phone, "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller(raw_calls(*made)), navigator=nav).run(request)
+    assert rep.calls_dispatched == 2 and phone.snapshot()["map_searches"] == ["22 Alder Lane"]
+
+
 class TreeReadingNavigator(ScriptedNavigator):
     """A scripted navigator that, as the text navigator does, reads the screen's hierarchy."""
     reads_hierarchy = True

@@ -893,7 +893,10 @@ class Runner:
     def _filled_on_screen(self, call: ToolCall) -> str | None:
         """The value handed to the navigator for a field of an entry (`_finish_entry`) that holds every value of
         `call` copied from the request, else None: the caller's second entry made of the same words (a value
-        it resolved, a datetime, is not the request's words)."""
+        it resolved, a datetime, is not the request's words). A look-up makes no entry: "..., it's at 22 Alder
+        Lane. Then show me where that is on the map" shows the place the event's details gave."""
+        if self._effect(call.name) == "none":
+            return None
         said = self.report.request.lower()
         values = [v.lower() for v in call.arguments.values() if isinstance(v, str) and v.strip() and v.lower() in said]
         return next((p for p in self._fields_filled if values and all(v in p.lower() for v in values)), None)
