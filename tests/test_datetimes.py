@@ -50,6 +50,7 @@ NOW = datetime(2024, 10, 17, 16, 5)  # a Thursday
     ("dentist tomorrow 9", ["2024-10-18T09:00:00", "2024-10-18T21:00:00"]),     # an hour next to a day, no "at"
     ("NYE party at 8pm", ["2024-12-31T20:00:00"]),
     ("wake me at half 6 tomorrow", ["2024-10-18T18:30:00", "2024-10-18T06:30:00"]),   # "to" of "tomorrow" is no "to"
+    ("offsite 2-5pm wed", ["2024-10-23T14:00:00"]),                         # a short weekday after a time is a day
     ("timer 1h20m", []),                                                         # a length, not 1:20
     ("on the 17th at noon", ["2024-11-17T12:00:00", "2024-10-17T12:00:00"][:1]),   # today's noon has passed
 ])

@@ -47,6 +47,7 @@ def test_a_label_people_wrote_in_lower_case_tells_a_row_from_its_siblings():
     rows = [{"text": "Delete", "content-desc": f"Delete {d}", "package": "clock"} for d in ("6:00 AM alarm work",
                                                                                           "2:00 PM alarm nap")]
     assert tapped_item(rows, rows[1]) == Item("2:00 PM alarm nap", "description", "clock", ("6:00 AM alarm work",))
+    assert tapped_item(rows, dict(rows[1])).others == ("6:00 AM alarm work",)   # the node as read again
 
 
 def test_the_item_is_the_buttons_own_description_else_the_screens_title():
@@ -75,6 +76,14 @@ def test_a_delete_tap_on_the_item_the_goal_names_goes_ahead(session, phone, tmp_
     nav = ScriptedNavigator(phone, ("tap", "Delete 7:30 AM alarm"), "COMPLETE")
     runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("delete my 730 alarm")
     assert [a["time"] for a in phone.snapshot()["alarms"]] == ["06:00"]
+
+
+def test_a_delete_tap_on_the_row_its_lower_case_label_names_goes_ahead(session, phone, tmp_path):
+    setup.apply_setup(phone, {"alarms": [{"time": "06:00"}, {"time": "06:30", "label": "gym"}, {"time": "07:00"}]})
+    phone.open("clock")
+    nav = ScriptedNavigator(phone, ("tap", "Delete 6:30 AM alarm gym"), "COMPLETE")
+    runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("delete the gym alarm, not going this week")
+    assert [a["time"] for a in phone.snapshot()["alarms"]] == ["06:00", "07:00"]
 
 
 def test_a_contacts_delete_is_checked_against_the_name_on_its_card(session, phone, tmp_path):

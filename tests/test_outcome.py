@@ -294,6 +294,25 @@ def test_a_goal_that_edits_is_not_met_by_a_new_entry_beside_the_old(check):
     assert check.judge(goal, before, view(p), strict=True).status == "done"
 
 
+def test_each_detail_handed_over_for_an_entry_must_show_in_it(check):
+    """"study session ... library 2nd floor, 2 hrs": the navigator set the length and left the place out; the
+    entry changed, but part of what was handed over is not there: not a "done"."""
+    goal = "open the event 'study session' and library 2nd floor, 2 hrs, duration 120"
+    pieces = ["library 2nd floor", "2 hrs", "duration 120"]
+    for location, status in (("", "unknown"), ("library, 2nd floor", "done")):
+        p = VirtualPhone()
+        with p.lock:
+            p.state.events.append({"title": "study session", "location": "", "description": "",
+                                   "begin_ms": 1748962800000, "end_ms": 1748966400000, "all_day": False})
+        before = view(p)
+        with p.lock:
+            p.state.events[0] = {**p.state.events[0], "location": location, "end_ms": 1748970000000}
+            p.changed()
+        verdict = check.judge(goal, before, view(p), part="events", pieces=pieces)
+        assert verdict.status == status, (location, verdict.reason)
+    assert check._shows("put that in the event notes", ["whatever"], "events")     # nothing of its own to show
+
+
 def test_a_goal_that_says_no_verb_of_removing_is_not_met_by_an_entry_gone(check):
     p = VirtualPhone()
     with p.lock:
@@ -496,3 +515,4 @@ def test_a_length_is_given_in_the_minutes_and_the_word_of_the_field_that_keeps_i
     assert length_in_minutes("team offsite wed 2pm till 4:30 in the big room", "events", start) == ", duration 150"
     assert length_in_minutes("book club at 2pm, should wrap up around 4", "events", start) == ", duration 120"
     assert length_in_minutes("planning wed 2pm, be there by 1:45", "events", start) == ""   # before the start
+    assert length_in_minutes("offsite planning 2-5pm wed", "events", start) == ", duration 180"   # a range's end

@@ -57,6 +57,7 @@ class Mention:
     weekday: bool = False                  # a weekday name; a date next to it ("Friday the 14th") wins
     quoted: bool = False                   # inside quotes: probably a title, not the event's time
     holiday: bool = False                  # a holiday's name: also the name of things ("New Year's Eve party")
+    until: tuple[int, int] | None = None   # a range's end on a 24-hour clock ("2-5pm": 17:00)
 
 
 Rule = tuple["re.Pattern[str]", Callable[["re.Match[str]", datetime, str], "Mention | None"]]
@@ -157,8 +158,9 @@ def _weekday(m: re.Match, now: datetime, text: str) -> Mention | None:
     if len(word) <= 4 and text[m.end("wd"):m.end("wd") + 1] == "s":
         return None  # "thus", "suns", "mons"
     if word in SHORT_WEEKDAYS and not (m["on"] or m["pre"] or m["nw"]) \
-            and not re.match(r"\s*(?:\d|at\b|@|morning|afternoon|evening|night|noon)", text[m.end():]):
-        return None  # "sat", "sun", "mon" alone are more often words than days
+            and not re.match(r"\s*(?:\d|at\b|@|morning|afternoon|evening|night|noon)", text[m.end():]) \
+            and not re.search(r"\d\s*(?:[ap]\.?m\.?)?\s*,?\s*$", text[:m.start()]):
+        return None  # "sat", "sun", "mon" alone are more often words than days; after a time ("2-5pm wed") a day
     wd = index(WEEKDAY_FORMS, word)
     coming = _coming(today, wd)
     week = (m["nw"] or m["post"] or "").replace("of ", "")
@@ -294,7 +296,7 @@ def _meridiem_time(m: re.Match, now: datetime, text: str) -> Mention | None:
 
 
 @rule(r"(?:\b(?:from|between)\s+)?(?<![\d:.$£€/])(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?\s*(?P<mer1>[ap]\.?m\.?)?"
-      r"\s*(?:-|to|until|till|and)\s*(?P<h2>\d{1,2})(?::[0-5]\d)?\s*" + MERIDIEM)
+      r"\s*(?:-|to|until|till|and)\s*(?P<h2>\d{1,2})(?::(?P<m2>[0-5]\d))?\s*" + MERIDIEM)
 def _time_range(m: re.Match, now: datetime, text: str) -> Mention | None:
     """"10-11am", "from 2 to 4pm": the event starts at the first time, which shares the second's am/pm
     unless that would make it later ("11-1pm" starts at 11am)."""
@@ -302,7 +304,9 @@ def _time_range(m: re.Match, now: datetime, text: str) -> Mention | None:
     if not (1 <= h <= 12 and 1 <= h2 <= 12):
         return None
     meridiem = m["mer1"] or (m["mer"] if h % 12 <= h2 % 12 else {"a": "pm", "p": "am"}[m["mer"][0]])
-    return _time(m, h, int(m["m"] or 0), meridiem)
+    start = _time(m, h, int(m["m"] or 0), meridiem)
+    end = h2 % 12 + (12 if m["mer"][0].lower() == "p" else 0)
+    return replace(start, until=(end, int(m["m2"] or 0))) if start is not None else None
 
 
 @rule(r"(?:\b(?:at|around)\s+)?(?<![\d:.$£€/])(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?\s*-?ish\b")
@@ -555,6 +559,9 @@ def minutes_to_end(text: str, begin: datetime) -> int | None:
     found: list[int] = []
     for m in mentions(norm, begin):
         if m.kind != "time":
+            continue
+        if m.until is not None and m.until > start:   # "2-5pm": the range's own end
+            found.append(60 * (m.until[0] - start[0]) + m.until[1] - start[1])
             continue
         said = [(h, mi) for h, mi, days in clock_readings(m, m.part) if days == 0]
         if start in said:

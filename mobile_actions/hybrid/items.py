@@ -60,7 +60,7 @@ def tapped_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | 
     label = (node.get("text") or "").strip()
     rest = _described(node, label)
     if rest and (re.search(r"\d", rest) or _CAPITAL_RE.search(rest)):   # "6:00 AM alarm", not just "note"
-        others = tuple(r for e in elements if e is not node and (e.get("text") or "").strip() == label
+        others = tuple(r for e in elements if e != node and (e.get("text") or "").strip() == label
                        for r in [_described(e, label)] if r)
         return Item(rest, "description", node.get("package", ""), others)
     in_form = form_item(elements, node)   # a form's Delete removes what the form holds, not its bar's "Note"

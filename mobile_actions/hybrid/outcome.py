@@ -386,7 +386,7 @@ class GoalCheck:
 
     # ------------------------------------------------------------------ the verdict
     def judge(self, goal: str, before: PhoneView | None, after: PhoneView, strict: bool = False,
-              part: str | None = None) -> Verdict:
+              part: str | None = None, pieces: Sequence[str] = ()) -> Verdict:
         """done: a change since `before` fits the goal; not_done: the goal adds to or removes from a part of
         the phone it names and that part did not change; unknown: anything else (no change, or none that fits).
         `strict`: the goal is what the person said about one call (`acting.clause_of`), read whole, and what the
@@ -395,7 +395,9 @@ class GoalCheck:
         hour-long "dentist appointment" with no place); a verb that edits needs the entry replaced. `part`: the
         part of the phone the goal works on, when the caller knows it (an entry a call made, finished on the
         screen): a change anywhere else is no evidence (the entry's title copied to the clipboard is not the entry
-        finished), and no change there is not done."""
+        finished), and no change there is not done. `pieces`: the details handed over for that entry ("library 2nd
+        floor", "2 hrs"), each of which must show in what the part gained (`_shows`): a length set and the place
+        left out is part of it, not done."""
         if before is None:
             return Verdict("unknown", "there is no record of the phone at the task's start to compare with")
         by_state = before.state is not None and after.state is not None
@@ -434,8 +436,13 @@ class GoalCheck:
         # wifi on is not it), unless what it adds is there already
         bare = [g for g in clauses if not any(self._fits(c, g, by_state, edited, dayed) for c in found)
                 and not (by_state and self._already(g, after.state))]
-        if fits and not unmet and not bare:
+        gained = [c.text for c in found if c.kind == "added"]
+        missing = [p for p in pieces if not self._shows(p, gained, part)]
+        if fits and not unmet and not bare and not missing:
             return Verdict("done", "the phone shows it: " + "; ".join(c.describe() for c in fits[:SHOWN]), seen)
+        if fits and missing:
+            return Verdict("unknown", f"the phone shows part of it ({fits[0].describe()}), nothing for "
+                                      f"{missing[0]!r}", seen)
         where = "state" if by_state else "screen"
         if unmet:
             g = unmet[0]
@@ -451,6 +458,21 @@ class GoalCheck:
         changed = sorted({c.where or "screen" for c in found})
         return Verdict("unknown", f"nothing that changed in the phone's {where} fits the goal (changed: "
                                   f"{', '.join(changed)})", seen)
+
+    def _shows(self, piece: str, texts: Sequence[str], part: str | None) -> bool:
+        """Whether a detail handed over for an entry of `part` shows in what the entry now says (`texts`): a
+        word of it that names something other than a part of the phone or a field of its entries, and is no verb
+        of asking ("put that in the event notes": nothing to check), or a number of it in a unit the phone keeps ("2
+        hrs": 120)."""
+        fields = {k for f in ENTRY_FIELDS.get(part or "", ()) for k in self._field_keys(f)}
+        verbs = self._request_verbs.union(*self.verbs.values())
+        words = {w for w in self.words(piece) if w not in verbs and not self.parts_named(w)
+                 and not self.keys([w]) & fields}
+        amounts, _ = numbers_said(piece)
+        if not words and not amounts:
+            return True
+        have = self.keys(w for t in texts for w in self.words(t))
+        return bool(self.keys(words) & have) or bool(amounts & frozenset().union(*map(_numbers_in, texts)))
 
     def _fits(self, c: Change, g: _Goal, by_state: bool,
               edited: tuple[dict[str | None, str], frozenset[str | None]] = ({}, frozenset()),

@@ -744,14 +744,14 @@ class Runner:
             raise Interrupted(f"going home before the navigator: {e}") from e
 
     def _hand_over(self, task: str, instruction: str, why: str, call: ToolCall, rule: str, what: str | None = None,
-                   part: str | None = None, **detail: Any) -> str:
+                   part: str | None = None, pieces: Sequence[str] = (), **detail: Any) -> str:
         """Give the navigator a part of the request that `call` does not do as asked; the trace's `gate` record,
         written first, names the rule that handed it. A part already handed over in this run (two calls made of
         one note's list) is not done twice: its outcome stands for both."""
         self._write(StepRecord("gate", f"handover:{task}", "handed", data={"call": call.to_json(), "rule": rule,
                                                                            **detail}))
         if instruction not in self._handed:
-            self._handed[instruction] = self._navigate(task, instruction, why, what=what, part=part)
+            self._handed[instruction] = self._navigate(task, instruction, why, what=what, part=part, pieces=pieces)
         return self._handed[instruction]
 
     def _handed_over(self, part: str) -> bool:
@@ -865,7 +865,8 @@ class Runner:
             return None
         goal = lexicons.load().navigator.made_entry_goal[0].format(entry=singular(parts[0]), name=name, fields=fields)
         self._fields_filled += values
-        return self._hand_over(f"{key}:fields", goal, why, call, rule, part=parts[0], fields=[f for f, _ in given],
+        return self._hand_over(f"{key}:fields", goal, why, call, rule, part=parts[0], pieces=fields.split(", "),
+                               fields=[f for f, _ in given],
                                values=values)
 
     def _said_of(self, call: ToolCall, told: str) -> str:
@@ -1013,10 +1014,10 @@ class Runner:
         return values
 
     def _navigate(self, task: str, instruction: str, why: str, what: str | None = None, part: str | None = None,
-                  makes: bool = False) -> str:
+                  makes: bool = False, pieces: Sequence[str] = ()) -> str:
         """The navigator loop for one GUI task; returns the report status (done / not_done / refused). `part`: the
         part of the phone the task works on, when the runner knows it (the entry a call made): its COMPLETE is
-        judged there alone. `makes`: the task is a part of the request the screen makes itself; once the screen
+        judged there alone, and each of `pieces` (the details handed over for it) must show there. `makes`: the task is a part of the request the screen makes itself; once the screen
         shows a form that keeps a day and a time, the goal the navigator reads goes on with them as the toolkit
         reads them (`_values_for`), and the task gets `STEPS_PER_VALUE` more steps for each."""
         from mobile_actions.android.device import DeviceError
@@ -1115,7 +1116,7 @@ class Runner:
                     self._write(StepRecord("nav", key, "done", data=rec))
                     self.report.nav_steps += 1
                     if kind == "COMPLETE":
-                        return end("complete", *self._judge_complete(task, instruction, start, step, part))
+                        return end("complete", *self._judge_complete(task, instruction, start, step, part, pieces))
                     return end("impossible", "not_done", f"navigator said IMPOSSIBLE after {step} actions"
                                + (f": {pred.error}" if pred.error else ""))
                 w, hgt = png_size(png)
@@ -1219,10 +1220,10 @@ class Runner:
         return PhoneView.read(self.session.state() if self.session is not None else None, dump)
 
     def _judge_complete(self, task: str, instruction: str, start: PhoneView | None, step: int,
-                        part: str | None = None) -> tuple[str, str]:
+                        part: str | None = None, pieces: Sequence[str] = ()) -> tuple[str, str]:
         """(item status, reason) for a navigator's COMPLETE: done only when the phone shows it (`GoalCheck`), in
-        `part` when the task works on one."""
-        verdict = self.goal_check.judge(instruction, start, self._phone_view(task), part=part)
+        `part` when the task works on one, with each of `pieces`."""
+        verdict = self.goal_check.judge(instruction, start, self._phone_view(task), part=part, pieces=pieces)
         self._write(StepRecord("check", status=verdict.status, data={"task": task, "goal": instruction,
                                                                      **verdict.to_json()}))
         said = f"navigator said COMPLETE after {step} actions"
