@@ -999,8 +999,8 @@ class Runner:
         """The day, time and length of the entry `goal` makes, as the toolkit reads them, when the screen shows
         a form that keeps them (`outcome.when_and_length`: "dinner w/ the Okonkwos fri 7:30 ..." on Calendar's
         event form: "date 2025-06-06", "time 19:30"); written to the trace (rule `values-read`) when any."""
-        from mobile_actions.navigator.screen import parse_hierarchy
         from mobile_actions.errors import ScreenError
+        from mobile_actions.navigator.screen import parse_hierarchy
 
         try:
             labels = [e.label for e in parse_hierarchy(hierarchy).elements if e.kind == "field"]
@@ -1017,9 +1017,10 @@ class Runner:
                   makes: bool = False, pieces: Sequence[str] = ()) -> str:
         """The navigator loop for one GUI task; returns the report status (done / not_done / refused). `part`: the
         part of the phone the task works on, when the runner knows it (the entry a call made): its COMPLETE is
-        judged there alone, and each of `pieces` (the details handed over for it) must show there. `makes`: the task is a part of the request the screen makes itself; once the screen
-        shows a form that keeps a day and a time, the goal the navigator reads goes on with them as the toolkit
-        reads them (`_values_for`), and the task gets `STEPS_PER_VALUE` more steps for each."""
+        judged there alone, and each of `pieces` (the details handed over for it) must show there. `makes`: the
+        task is a part of the request the screen makes itself; once the screen shows a form that keeps a day and
+        a time, the goal the navigator reads goes on with them as the toolkit reads them (`_values_for`), and the
+        task gets `STEPS_PER_VALUE` more steps for each."""
         from mobile_actions.android.device import DeviceError
         from mobile_actions.android.dispatch import dump_ui
 
