@@ -556,6 +556,9 @@ def test_a_time_is_never_the_speaker_of_a_cue():
     """"* goes" reports a speaker ("so she goes turn on the flashlight"); "2pm goes in the calendar" asks."""
     assert [p.polarity for p in acting.read("lunch with kai at 1pm goes in the calendar")] == [Polarity.ASKED]
     assert [p.polarity for p in acting.read("so she goes turn on the flashlight")] == [Polarity.REPORTED]
+    # a thing that goes on is no speaker: what an entry's length is told with ("probably goes on till 10")
+    assert Polarity.REPORTED not in [p.polarity for p in acting.read("dinner at Kenji's saturday. Probably goes on till 10.")]
+    assert Polarity.REPORTED not in [p.polarity for p in acting.read("yoga at 8 and it goes for 75 minutes")]
 
 
 def test_a_dont_with_the_verb_of_an_earlier_ask_refers_to_that_ask():

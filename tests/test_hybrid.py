@@ -1100,6 +1100,9 @@ def test_details_said_without_a_field_name_go_to_the_entry_the_call_made(session
     ("add choir practice tuesday 6pm till 8:15 at St Anne's hall",
      {"title": "choir practice", "datetime": "2025-06-03T18:00:00"},
      "open the event 'choir practice' and at St Anne's hall, duration 135"),
+    # a name with an apostrophe is quoted in double quotes, or the navigator reads the name as 'Amara'
+    ("add Amara's party saturday at 10, it's at Jump Zone", {"title": "Amara's party", "datetime": "2025-06-07T10:00:00"},
+     "open the event \"Amara's party\" and it's at Jump Zone"),
     # a length written as one word ("2h50") is hours and minutes
     ("film night friday 8pm, its a long one, 2h50", {"title": "film night", "datetime": "2025-06-06T20:00:00"},
      "open the event 'film night' and its a long one, duration 170"),

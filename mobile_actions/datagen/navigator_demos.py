@@ -1460,6 +1460,7 @@ def entry_detail_tasks_for(rng: random.Random) -> list[Task]:
     from mobile_actions import lexicon as lexicons
     from mobile_actions.android.phone import render
     from mobile_actions.android.phone.setup import apply_setup
+    from mobile_actions.navigator.goals import quoted
     from mobile_actions.navigator.guards import StepView
     from mobile_actions.navigator.screen import parse_hierarchy
 
@@ -1486,7 +1487,7 @@ def entry_detail_tasks_for(rng: random.Random) -> list[Task]:
                         ("location", "duration", "description")])
     # the runner adds the length in minutes after the details, as the Duration field's word and its value
     fields = ", ".join(said[k] for k in kinds) + (f", duration {minutes}" if "duration" in kinds else "")
-    goal = lexicons.load().navigator.made_entry_goal[0].format(entry="event", name=title, fields=fields)
+    goal = lexicons.load().navigator.made_entry_goal[0].format(entry="event", name=quoted(title), fields=fields)
     in_calendar = rng.random() < 0.5     # the tool's form just saved: the Calendar may still be showing
 
     def setup(phone: Any) -> None:

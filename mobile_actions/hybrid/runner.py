@@ -60,7 +60,8 @@ from mobile_actions.hybrid.items import (better_named, form_item, list_rows, loo
 from mobile_actions.hybrid.outcome import (GoalCheck, PhoneView, form_part, length_in_minutes, singular,
                                            when_and_length)
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
-from mobile_actions.navigator.goals import field_value, goal_words, named_apps, removes_every, says_word, word_set
+from mobile_actions.navigator.goals import (field_value, goal_words, named_apps, quoted, removes_every, says_word,
+                                            word_set)
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
 STEPS_PER_VALUE = 4            # a field's value typed over what it holds: tap, hold, Select all, type
@@ -863,7 +864,8 @@ class Runner:
             rule, values = "details-the-tool-lacks", [fields]
         else:
             return None
-        goal = lexicons.load().navigator.made_entry_goal[0].format(entry=singular(parts[0]), name=name, fields=fields)
+        goal = lexicons.load().navigator.made_entry_goal[0].format(entry=singular(parts[0]), name=quoted(name),
+                                                                  fields=fields)
         self._fields_filled += values
         return self._hand_over(f"{key}:fields", goal, why, call, rule, part=parts[0], pieces=fields.split(", "),
                                fields=[f for f, _ in given],

@@ -298,6 +298,12 @@ def whole_value(value: str, label: str = "") -> bool:
                 or _field_key(label) in goal_words().screens.field_shapes)
 
 
+def quoted(name: str) -> str:
+    """`name` in the quotes a goal names an item with (`_QUOTED`): single ones, or double ones when it holds an
+    apostrophe ("Amara's party" in single quotes would read as the name 'Amara')."""
+    return f'"{name}"' if "'" in name else f"'{name}'"
+
+
 def _only_when(value: str) -> bool:
     """Whether `value` is a date or time and nothing else ("3:40pm", "friday at 7"), as the date reader reads it."""
     from mobile_actions.decoding.datetimes import expression_spans
