@@ -86,6 +86,24 @@ def test_a_delete_tap_on_the_row_its_lower_case_label_names_goes_ahead(session, 
     assert [a["time"] for a in phone.snapshot()["alarms"]] == ["06:00", "07:00"]
 
 
+@pytest.mark.parametrize("opened, saved", [("Books", False), ("Groceries", True)])
+def test_an_edit_saves_only_the_entry_the_goal_names_whatever_was_typed_over_its_name(session, phone, tmp_path,
+                                                                                      opened, saved):
+    """"rename my groceries note to Costco run": the navigator opened "Books" and typed the new title over it; the
+    Save acts on "Books", which the goal does not name, so it is refused. Opening "Groceries" goes ahead."""
+    from tests.test_hybrid import TreeReadingNavigator
+
+    setup.apply_setup(phone, {"notes": [{"title": "Groceries", "text": "milk, eggs"},
+                                        {"title": "Books", "text": "Piranesi"}]})
+    phone.open("notes")
+    nav = TreeReadingNavigator(phone, ("tap", opened), ("tap", "Title"), ("long", "Title"), ("tap", "Select all"),
+                               "TYPE: Costco run", ("tap", "Save"), "COMPLETE")
+    rep = runner(session, tmp_path, ScriptedCaller("no"), nav, yes=True).run("rename my groceries note to Costco run")
+    titles = sorted(n["title"] for n in phone.snapshot()["notes"])
+    assert titles == (["Books", "Costco run"] if saved else ["Books", "Groceries"])
+    assert bool(rep.refused) is not saved
+
+
 def test_a_contacts_delete_is_checked_against_the_name_on_its_card(session, phone, tmp_path):
     setup.apply_setup(phone, {"contacts": [{"name": "Ana Lopez", "phone": "5551112222"},
                                            {"name": "Ana Ruiz", "phone": "5553334444"}]})

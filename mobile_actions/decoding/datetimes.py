@@ -549,6 +549,14 @@ def expression_spans(text: str, kinds: frozenset[str] | None = None) -> list[tup
     return sorted(found)
 
 
+def start_readings(text: str, now: datetime) -> list[datetime]:
+    """The readings of the first date and time `text` gives, as `resolve` ranks them (its best day-and-time pair):
+    an entry's start, without the times said of its end ("tuesday at 6pm till 8:15": 18:00 alone)."""
+    norm = normalise(text)
+    groups = _groups(mentions(norm, now), norm)
+    return readings(groups[0][1], groups[0][2], now) if groups else []
+
+
 def minutes_to_end(text: str, begin: datetime) -> int | None:
     """The minutes from `begin` (an entry's start, as its call wrote it) to the time of day `text` says the entry
     ends ("2pm till 4:30", "should wrap up around 9"): the one time written besides the start that reads as later

@@ -110,6 +110,17 @@ def form_item(elements: list[dict[str, str]], node: dict[str, str]) -> Item | No
     return None
 
 
+def typed_over(elements: list[dict[str, str]]) -> Item | None:
+    """The entry a TYPE into the focused field edits when that field is its form's first text field and holds
+    text: what it holds, the entry's name before the navigator types over it (asked to "rename my plumber note",
+    a navigator opened "Books" and typed the new title over it). None otherwise."""
+    focused = next((e for e in elements if e.get("focused") == "true" and "EditText" in e.get("class", "")), None)
+    if focused is None:
+        return None
+    first = form_item(elements, focused)
+    return first if first is not None and first.text == _filled(focused) else None
+
+
 def _filled(field: dict[str, str]) -> str:
     """What a text field holds ("" when it shows only its hint)."""
     text = (field.get("text") or "").strip()

@@ -590,24 +590,28 @@ def form_part(labels: Sequence[str]) -> str | None:
 def when_and_length(goal: str, part: str | None, now: datetime) -> tuple[str, ...]:
     """("date 2025-06-05", "time 12:30", "duration 60") for a goal that makes an entry of `part` (whose form
     keeps its day and time in fields of their own, `WHEN_FIELDS`): the day and the time the goal says, as the
-    toolkit's date reader resolves them against `now` (the time only when said; a time said alone is on the day
-    the reader gives it), and its length (`length_in_minutes`); () when it says no day or time, or when the goal
+    toolkit's date reader resolves them against `now`, each only when all its readings agree (the time only when
+    said; a time said alone is on the day the reader gives it), and its length (`length_in_minutes`); () when it says no day or time, or when the goal
     changes or removes what exists ("move the dentist to 11" keeps its day). The navigator types only words of
     its goal and cannot count "thursday" into a date: the values go on the goal as the fields' own words, which
     its guards read."""
-    from mobile_actions.decoding.datetimes import mentions, normalise, resolve
+    from mobile_actions.decoding.datetimes import mentions, normalise, start_readings
     from mobile_actions.navigator.goals import edits, removes_only
 
     if part not in WHEN_FIELDS or edits(goal) or removes_only(goal):
         return ()
     kinds = {m.kind for m in mentions(normalise(goal), now)}
-    values = resolve(goal, now)
+    values = start_readings(goal, now)
     if not values or not kinds:
         return ()
-    begin = datetime.fromisoformat(values[0])
+    # only what every reading agrees on: "fri half 7" is 7:30 or 19:30, which a caller's model would choose
+    # between; the first reading alone made a dinner at 07:30
+    begin = values[0]
     day, clock = WHEN_FIELDS[part]
-    said = [f"{day} {begin:%Y-%m-%d}"] + ([f"{clock} {begin:%H:%M}"] if kinds & {"time", "exact"} else [])
-    length = length_in_minutes(goal, part, begin).removeprefix(", ")
+    one_day = len({v.date() for v in values}) == 1
+    one_time = len({v.time() for v in values}) == 1 and bool(kinds & {"time", "exact"})
+    said = ([f"{day} {begin:%Y-%m-%d}"] if one_day else []) + ([f"{clock} {begin:%H:%M}"] if one_time else [])
+    length = length_in_minutes(goal, part, begin if one_time else None).removeprefix(", ")
     return tuple(s for s in [*said, length] if s and s not in goal.lower())
 
 

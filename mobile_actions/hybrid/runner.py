@@ -56,10 +56,11 @@ from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLik
                                           resolve_caller, resolve_navigator)
 from mobile_actions.hybrid.items import Item as ScreenItem
 from mobile_actions.hybrid.items import (better_named, form_item, list_rows, loosely_named, recipient_item,
-                                         switched_item, tapped_item, unnamed)
+                                         switched_item, tapped_item, typed_over, unnamed)
 from mobile_actions.hybrid.outcome import (GoalCheck, PhoneView, form_part, length_in_minutes, singular,
                                            when_and_length)
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
+from mobile_actions.navigator.goals import edits as edits_what_exists
 from mobile_actions.navigator.goals import (field_value, goal_words, named_apps, quoted, removes_every, says_word,
                                             word_set)
 
@@ -1061,6 +1062,7 @@ class Runner:
         hashes: list[str] = []
         typed: list[str] = []   # the texts the navigator typed in this task
         rows_seen: set[tuple[str, str]] = set()   # (package, text) of the list rows this task saw
+        opened: ScreenItem | None = None   # the entry an edit typed over the name of (`items.typed_over`)
         for r in prior_steps:
             hashes.append(r.get("screen_hash", ""))
             if r.get("action") and r.get("argv"):
@@ -1090,6 +1092,7 @@ class Runner:
                     return end("stall", "not_done",
                                f"the screen did not change for {cfg.stall_repeats - 1} actions (stalled)")
                 t0 = time.perf_counter()
+                hierarchy = None
                 try:
                     if getattr(nav, "reads_hierarchy", False):   # the text navigator reads the accessibility tree
                         hierarchy = dump_ui(self.device)
@@ -1132,6 +1135,8 @@ class Runner:
                     # a form's item may be one the navigator named itself by typing it (a new note's title)
                     said = " ".join([instruction, *typed]) if item and item.source == "field" else instruction
                     wrong = unnamed(said, item, guard) if item is not None else None
+                    if wrong is None and opened is not None and item is not None and item.source == "field":
+                        wrong = unnamed(instruction, opened, guard)   # the entry opened, whatever its new name
                     seen = {t for p, t in rows_seen if item is not None and p == item.package}
                     every = item is not None and item.source != "switch" and removes_every(instruction)
                     if wrong is not None and every:
@@ -1165,6 +1170,8 @@ class Runner:
                         self._write(StepRecord("nav", key, "refused", data=rec))
                         return end("refused", "refused",
                                    f"tap on {guard!r} (it sends, stores, removes or switches an item) not confirmed")
+                if kind == "TYPE" and opened is None and hierarchy is not None and edits_what_exists(instruction):
+                    opened = typed_over(nodes(hierarchy))
                 self._write(StepRecord("intent", key, data=rec))   # write-ahead, before the device acts
                 t1 = time.perf_counter()
                 r = self.device.shell(argv)
