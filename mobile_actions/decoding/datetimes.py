@@ -549,6 +549,13 @@ def expression_spans(text: str, kinds: frozenset[str] | None = None) -> list[tup
     return sorted(found)
 
 
+def blank_expressions(text: str, kinds: frozenset[str] | None = None) -> str:
+    """`text` with its date/time expressions (`expression_spans`, of `kinds`) blanked out, offsets kept."""
+    for a, b in expression_spans(text, kinds):
+        text = text[:a] + " " * (b - a) + text[b:]
+    return text
+
+
 def start_readings(text: str, now: datetime) -> list[datetime]:
     """The readings of the first date and time `text` gives, as `resolve` ranks them (its best day-and-time pair):
     an entry's start, without the times said of its end ("tuesday at 6pm till 8:15": 18:00 alone)."""

@@ -591,10 +591,10 @@ def when_and_length(goal: str, part: str | None, now: datetime) -> tuple[str, ..
     """("date 2025-06-05", "time 12:30", "duration 60") for a goal that makes an entry of `part` (whose form
     keeps its day and time in fields of their own, `WHEN_FIELDS`): the day and the time the goal says, as the
     toolkit's date reader resolves them against `now`, each only when all its readings agree (the time only when
-    said; a time said alone is on the day the reader gives it), and its length (`length_in_minutes`); () when it says no day or time, or when the goal
-    changes or removes what exists ("move the dentist to 11" keeps its day). The navigator types only words of
-    its goal and cannot count "thursday" into a date: the values go on the goal as the fields' own words, which
-    its guards read."""
+    said; a time said alone is on the day the reader gives it), and its length (`length_in_minutes`); () when
+    it says no day or time, or when the goal changes or removes what exists ("move the dentist to 11" keeps its
+    day). The navigator types only words of its goal and cannot count "thursday" into a date: the values go on
+    the goal as the fields' own words, which its guards read."""
     from mobile_actions.decoding.datetimes import mentions, normalise, start_readings
     from mobile_actions.navigator.goals import edits, removes_only
 
@@ -621,15 +621,13 @@ def length_in_minutes(text: str, part: str, begin: datetime | None = None) -> st
     or, given the entry's start, the time it ends ("2pm till 4:30"); '' otherwise. The navigator types only
     words of its goal, and its guards hold a field to the value the field's own word introduces: the length is
     a value the toolkit reads, as it reads a date, and is handed over as that field's word and the minutes."""
-    from mobile_actions.decoding.datetimes import expression_spans, minutes_to_end
+    from mobile_actions.decoding.datetimes import blank_expressions, minutes_to_end
     from mobile_actions.decoding.numbers import read
 
     field = LENGTH_FIELDS.get(part)
     if field is None:
         return ""
-    plain = text
-    for a, b in expression_spans(text, frozenset({"exact"})):   # "in 2 hours" says when, not how long
-        plain = plain[:a] + " " * (b - a) + plain[b:]
+    plain = blank_expressions(text, frozenset({"exact"}))   # "in 2 hours" says when, not how long
     said = [q.value / 60 for q in read(_CLOCK.sub(" ", plain)).wholes if q.kind == "time"]
     minutes = next((int(m) for m in said if m == int(m) and m > 0), None)
     if minutes is None and begin is not None:

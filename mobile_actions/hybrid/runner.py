@@ -820,8 +820,7 @@ class Runner:
         """The last sentence of what the person goes on to say of the thing piece `at` asks for: the sentences
         after its own that ask or state something, name no part of the phone and write no value of another
         call of the turn ("add Rahul's graduation on the 14th at 10. it's at Memorial Stadium")."""
-        others = {str(v).lower() for c in self._turn_calls if c != call for v in c.arguments.values()
-                  if isinstance(v, str) and v.strip()}
+        others = self._other_values(call)
         last = pieces[at].sentence
         while True:
             nxt = [p for p in pieces if p.sentence == last + 1]
@@ -848,9 +847,9 @@ class Runner:
         if not parts or name is None:
             return None
         said = self._said_of(call, told)
-        length = length_in_minutes(said, parts[0], _start_of(call))
+        length = length_in_minutes(said, parts[0], _start_of(call)).removeprefix(", ")
         if given:
-            fields = ", ".join(f"{f} {v}" for f, v in given) + length
+            fields = ", ".join([*(f"{f} {v}" for f, v in given), *([length] if length else [])])
             why = f"{call.name} has no argument for the {', '.join(f for f, _ in lacking)} the request gives"
             rule, values = "fields-the-tool-lacks", [v for _, v in given]
         elif tool.effect == "changes":
@@ -858,7 +857,7 @@ class Runner:
             # sent message is not opened again: what its call left out is the call's miss, not a detail to add
             fields = self.goal_check.details_beyond(said, [v for v in call.arguments.values() if isinstance(v, str)],
                                                     tool.name, tool.description)
-            fields = ", ".join(x for x in (fields, length.removeprefix(", ")) if x)
+            fields = ", ".join(x for x in (fields, length) if x)
             if not fields:
                 return None
             why = f"{call.name} has no argument for what the request says beyond its values"
@@ -872,6 +871,11 @@ class Runner:
                                fields=[f for f, _ in given],
                                values=values)
 
+    def _other_values(self, call: ToolCall) -> set[str]:
+        """The text values, lower case, of the turn's other calls: a piece that writes one is theirs, not `call`'s."""
+        return {str(v).lower() for c in self._turn_calls if c != call for v in c.arguments.values()
+                if isinstance(v, str) and v.strip()}
+
     def _said_of(self, call: ToolCall, told: str) -> str:
         """`told` (what the person said of `call`), and the pieces after it that go on about the same entry, in its
         sentence or the ones after ("... at 8 it's at the lotus studio and it goes for 75 minutes", "... at
@@ -884,8 +888,7 @@ class Runner:
             return told
         tool = self.catalogue[call.name] if call.name in self.catalogue else None
         own = set(self.goal_check.tool_parts(tool.name, tool.description)) if tool else set()
-        others = {str(v).lower() for c in self._turn_calls if c != call for v in c.arguments.values()
-                  if isinstance(v, str) and v.strip()}
+        others = self._other_values(call)
         more: list[Piece] = []
         for p in pieces[max(mine) + 1:]:
             if (p.polarity in (Polarity.NEGATED, Polarity.CANCELLED) or set(self.goal_check.parts_named(p.text)) - own

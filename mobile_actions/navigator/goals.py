@@ -306,12 +306,10 @@ def quoted(name: str) -> str:
 
 def _only_when(value: str) -> bool:
     """Whether `value` is a date or time and nothing else ("3:40pm", "friday at 7"), as the date reader reads it."""
-    from mobile_actions.decoding.datetimes import expression_spans
+    from mobile_actions.decoding.datetimes import blank_expressions
 
-    rest = value
-    for a, b in sorted(expression_spans(value), reverse=True):
-        rest = rest[:a] + rest[b:]
-    return bool(expression_spans(value)) and not re.search(r"[^\W_]", rest)
+    rest = blank_expressions(value)
+    return rest != value and not re.search(r"[^\W_]", rest)
 
 
 def _field_key(label: str) -> str:
