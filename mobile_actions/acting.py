@@ -519,8 +519,22 @@ def clause_of(call: ToolCall, request: str, catalogue: Catalogue, others: Sequen
             sentences |= {p.sentence} if h or mine else set()
         if ours:
             kept.append(p)
-    return ", ".join(p.text for p in kept if p.sentence in sentences
-                     and p.polarity in (Polarity.ASKED, Polarity.STATED))
+    return _as_written(request, [p for p in kept if p.sentence in sentences
+                                 and p.polarity in (Polarity.ASKED, Polarity.STATED)], pieces)
+
+
+def _as_written(request: str, chosen: Sequence[Piece], pieces: Sequence[Piece]) -> str:
+    """The `chosen` pieces in the person's own words: pieces next to each other in the reading are one stretch of
+    the request, with the words the reading split them at ("at The Crown and Anchor", "3 hours or so"), and
+    stretches apart are joined with ", ". Joining every piece with ", " made "at The Crown, Anchor" a place."""
+    index = {id(p): i for i, p in enumerate(pieces)}
+    runs: list[list[Piece]] = []
+    for p in chosen:
+        if runs and index[id(p)] == index[id(runs[-1][-1])] + 1 and p.sentence == runs[-1][-1].sentence:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    return ", ".join(request[run[0].start:run[-1].start + len(run[-1].text)].strip(" ,;") for run in runs)
 
 
 # ============================================================================================ one call's reading

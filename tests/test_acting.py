@@ -249,6 +249,11 @@ def test_what_the_person_said_of_a_call_is_its_own_pieces():
                                   "gmail for it", CAT) == "email sam@example.com the wifi password"
     assert "torch on" in acting.clause_of(T("turn_on_flashlight"), "torch on, add Ana, email ana@example.com", CAT)
     assert acting.clause_of(T("show_map", query="Paris"), "hello there", CAT) == ""
+    # pieces next to each other keep the words the reading split them at: a place is not cut in two
+    drinks = T("create_calendar_event", title="Kwame's birthday drinks", datetime="2025-06-07T20:00:00")
+    assert acting.clause_of(drinks, "Schedule Kwame's birthday drinks Saturday 8pm at The Crown and Anchor. Probably "
+                                    "3 hours or so", CAT) == "Schedule Kwame's birthday drinks Saturday 8pm at The " \
+                                                             "Crown and Anchor"
 
 
 def test_a_call_the_request_never_ties_to_is_refused():

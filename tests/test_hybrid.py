@@ -1095,7 +1095,7 @@ def test_details_said_without_a_field_name_go_to_the_entry_the_call_made(session
     # a detail told after "and" in the call's own sentence (read as a report: "it runs ...") is the entry's too
     ("add pottery class on saturday at 10 it's at the clay barn and it runs for 90 minutes",
      {"title": "pottery class", "datetime": "2025-06-07T10:00:00"},
-     "open the event 'pottery class' and it's at the clay barn, it runs for 90 minutes, duration 90"),
+     "open the event 'pottery class' and it's at the clay barn and it runs for 90 minutes, duration 90"),
     # a second time said of an entry is its end: the length is the minutes between
     ("add choir practice tuesday 6pm till 8:15 at St Anne's hall",
      {"title": "choir practice", "datetime": "2025-06-03T18:00:00"},
