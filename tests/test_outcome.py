@@ -484,6 +484,19 @@ def test_a_message_passed_on_must_be_carried_by_what_was_sent(check):
         assert check.judge("msg bao - r u home yet? ill swing by w the drill", before, view(p)).status == status
 
 
+def test_a_message_runs_to_the_end_of_its_sentence(check):
+    """The gate ends a message at a joining word ("and" may ask for more); a goal is one call's words, so the half
+    before the "and" is not the message sent."""
+    p = VirtualPhone()
+    goal = "text Leila we transferred it friday and it should show up by wednesday"
+    for sent, status in (("we transferred it friday", "unknown"),
+                         ("we transferred it friday and it should show up by wednesday", "done")):
+        p.reset()
+        before = view(p)
+        p.add_message("Leila", "+17135550144", sent)
+        assert check.judge(goal, before, view(p)).status == status
+
+
 @pytest.mark.parametrize("told, values, details", [
     ("Could you add an appointment with Dr. Nakamura on Thursday at 11:00? It's at St. Mary's Hospital, 3rd floor",
      ["Dr. Nakamura"], "It's at St. Mary's Hospital, 3rd floor"),

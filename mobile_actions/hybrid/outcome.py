@@ -218,11 +218,17 @@ class GoalCheck:
 
     def _message(self, goal: str) -> frozenset[str]:
         """The keys of the words of the message the goal passes on, after a speech opener ("text Ana", "msg bao
-        - ..."), as the gate reads it (`acting.Piece.message`)."""
+        - ..."), as the gate reads it (`acting.Piece.message`), and on to the end of its sentence: the gate
+        stops a message at a joining word, since what follows may ask for something else, but a goal is one
+        call's words, so "tell her we sent it friday and it should show up by wednesday" is all the message,
+        and a mail carrying half of it is not done."""
         from mobile_actions.acting import read
 
-        return frozenset(self.keys(w for p in read(goal) if p.message
-                                   for w in self.words(goal[p.message[0]:p.message[1]])))
+        pieces = read(goal)
+        spans = [(p.message[0], max(p.message[1], *(q.start + len(q.text) for q in pieces
+                                                    if q.sentence == p.sentence and q.start >= p.start)))
+                 for p in pieces if p.message]
+        return frozenset(self.keys(w for a, b in spans for w in self.words(goal[a:b])))
 
     def _named(self, state: dict[str, Any], said: set[str]) -> tuple[str, ...]:
         """The parts of the phone the words `said` name. A part named only by words that also name a part the
