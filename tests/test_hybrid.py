@@ -1033,6 +1033,17 @@ def test_a_goal_the_caller_shortened_is_widened_to_the_requests_words(goal, othe
     assert routed_goal(goal, request, GoalCheck(), claimed) == want
 
 
+def test_a_goal_put_together_of_the_persons_words_stays():
+    """"turn off Wi-Fi" of "Turn off the flashlight and Wi-Fi": the verb is the torch's piece's, the object a piece
+    no call answers; a hyphenated word is one word, so the goal shares it with that piece."""
+    from mobile_actions.hybrid.outcome import GoalCheck
+    from mobile_actions.hybrid.runner import read_request, routed_goal
+
+    request = "Turn off the flashlight and Wi-Fi"
+    torch = [p for p in read_request(request) if "flashlight" in p.text]
+    assert routed_goal("turn off Wi-Fi", request, GoalCheck(), torch) == "turn off Wi-Fi"
+
+
 def test_a_goal_in_other_words_than_a_part_another_call_answers_goes_nowhere():
     from mobile_actions.hybrid.outcome import GoalCheck
     from mobile_actions.hybrid.runner import read_request, routed_goal

@@ -670,9 +670,14 @@ def clock_times(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def joined(text: str) -> str:
+    """`text` with the words a hyphen or an apostrophe joins written as one ("Wi-Fi" -> "WiFi", "don't" -> "dont")."""
+    return _JOINED.sub("", text)
+
+
 def _tokens(text: str) -> list[str]:
     """Lower-case words and no numbers ("Wi-Fi" is "wifi"; a clock's "10:42" is nothing)."""
-    return [t for t in _TOKEN.findall(_JOINED.sub("", text.lower())) if not t.isdigit()]
+    return [t for t in _TOKEN.findall(joined(text.lower())) if not t.isdigit()]
 
 
 def singular(w: str) -> str:

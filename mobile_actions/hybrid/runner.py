@@ -57,7 +57,7 @@ from mobile_actions.hybrid.models import (TORCH_PREFIX, CallerLike, NavigatorLik
 from mobile_actions.hybrid.items import Item as ScreenItem
 from mobile_actions.hybrid.items import (better_named, form_item, list_rows, loosely_named, recipient_item,
                                          switched_item, tapped_item, typed_over, unnamed)
-from mobile_actions.hybrid.outcome import (GoalCheck, PhoneView, form_part, length_in_minutes, singular,
+from mobile_actions.hybrid.outcome import (GoalCheck, PhoneView, form_part, joined, length_in_minutes, singular,
                                            when_and_length)
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 from mobile_actions.navigator.goals import edits as edits_what_exists
@@ -1426,8 +1426,8 @@ def routed_goal(goal: str, request: str, check: GoalCheck, claimed_pieces: Seque
         start = request.find(part)
         return not any(start <= p.start < start + len(part) for p in claimed_pieces)
 
-    def words(text: str) -> set[str]:
-        return set(re.findall(r"[^\W_]{4,}", text.lower()))
+    def words(text: str) -> set[str]:   # a word joined by a hyphen is one word ("Wi-Fi" is "wifi", not "wi", "fi")
+        return set(re.findall(r"[^\W_]{4,}", joined(text.lower())))
 
     parts = app_goals(request, check)
     at = request.lower().find(" ".join(goal.split()).lower()) if goal.strip() else -1
