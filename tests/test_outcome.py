@@ -310,7 +310,23 @@ def test_each_detail_handed_over_for_an_entry_must_show_in_it(check):
             p.changed()
         verdict = check.judge(goal, before, view(p), part="events", pieces=pieces)
         assert verdict.status == status, (location, verdict.reason)
-    assert check._shows("put that in the event notes", ["whatever"], "events")     # nothing of its own to show
+    assert check._shows("put that in the event notes", [], "events", {})     # nothing of its own to show
+
+
+def test_a_detail_that_names_its_field_must_show_in_that_field(check):
+    """"description booster shots": the words typed as the event's location are not its description."""
+    goal = "open the event 'vet appt' and description booster shots"
+    for location, description, status in (("booster shots", "", "unknown"), ("", "booster shots", "done")):
+        p = VirtualPhone()
+        with p.lock:
+            p.state.events.append({"title": "vet appt", "location": "", "description": "",
+                                   "begin_ms": 1748962800000, "end_ms": 1748966400000, "all_day": False})
+        before = view(p)
+        with p.lock:
+            p.state.events[0] = {**p.state.events[0], "location": location, "description": description}
+            p.changed()
+        verdict = check.judge(goal, before, view(p), part="events", pieces=["description booster shots"])
+        assert verdict.status == status, (location, verdict.reason)
 
 
 def test_a_goal_that_says_no_verb_of_removing_is_not_met_by_an_entry_gone(check):

@@ -117,6 +117,7 @@ class Change:
                    # hidden (not shown, as another app is in front)
     text: str      # what was added or removed, or "old -> new"
     kept: bool     # in something the phone keeps (a state field that does not only describe the screen)
+    fields: tuple[tuple[str, str], ...] = ()   # an entry added or removed: each of its fields and its text
 
     def describe(self) -> str:
         text = self.text if len(self.text) <= 80 else self.text[:77] + "..."
@@ -376,8 +377,10 @@ class GoalCheck:
             if isinstance(old, list) or isinstance(new, list):
                 olds, news = (Counter(json.dumps(x, sort_keys=True) for x in v) if isinstance(v, list) else Counter()
                               for v in (old, new))
-                out += [Change(key, "added", _text(json.loads(x)), kept) for x in (news - olds).elements()]
-                out += [Change(key, "removed", _text(json.loads(x)), kept) for x in (olds - news).elements()]
+                out += [Change(key, "added", _text(e), kept, _fields(e))
+                        for e in map(json.loads, (news - olds).elements())]
+                out += [Change(key, "removed", _text(e), kept, _fields(e))
+                        for e in map(json.loads, (olds - news).elements())]
             elif isinstance(old, dict) or isinstance(new, dict):
                 flat_a, flat_b = _flatten(old), _flatten(new)
                 out += [Change(key, "changed", f"{p}: {flat_a.get(p)} -> {flat_b.get(p)}", kept)
@@ -442,8 +445,8 @@ class GoalCheck:
         # wifi on is not it), unless what it adds is there already
         bare = [g for g in clauses if not any(self._fits(c, g, by_state, edited, dayed) for c in found)
                 and not (by_state and self._already(g, after.state))]
-        gained = [c.text for c in found if c.kind == "added"]
-        missing = [p for p in pieces if not self._shows(p, gained, part)]
+        gained = [c for c in found if c.kind == "added"]
+        missing = [p for p in pieces if not self._shows(p, gained, part, after.state or {})]
         if fits and not unmet and not bare and not missing:
             return Verdict("done", "the phone shows it: " + "; ".join(c.describe() for c in fits[:SHOWN]), seen)
         if fits and missing:
@@ -465,11 +468,12 @@ class GoalCheck:
         return Verdict("unknown", f"nothing that changed in the phone's {where} fits the goal (changed: "
                                   f"{', '.join(changed)})", seen)
 
-    def _shows(self, piece: str, texts: Sequence[str], part: str | None) -> bool:
-        """Whether a detail handed over for an entry of `part` shows in what the entry now says (`texts`): a
-        word of it that names something other than a part of the phone or a field of its entries, and is no verb
-        of asking ("put that in the event notes": nothing to check), or a number of it in a unit the phone keeps ("2
-        hrs": 120)."""
+    def _shows(self, piece: str, gained: Sequence[Change], part: str | None, state: dict[str, Any]) -> bool:
+        """Whether a detail handed over for an entry of `part` shows in what the entry now says (`gained`: the
+        entries added): a word of it that names something other than a part of the phone or a field of its
+        entries, and is no verb of asking ("put that in the event notes": nothing to check), or a number of it in
+        a unit the phone keeps ("2 hrs": 120). A detail that names a field of the entry ("description booster
+        shots") shows in that field: booster shots typed as the location is not the description."""
         fields = {k for f in ENTRY_FIELDS.get(part or "", ()) for k in self._field_keys(f)}
         verbs = self._request_verbs.union(*self.verbs.values())
         words = {w for w in self.words(piece) if w not in verbs and not self.parts_named(w)
@@ -477,6 +481,10 @@ class GoalCheck:
         amounts, _ = numbers_said(piece)
         if not words and not amounts:
             return True
+        texts = [c.text for c in gained]
+        labelled = self._labelled(piece, state, [part] if part else [])
+        if labelled and not any(all(w in self.words(dict(c.fields).get(f, "")) for f, w in labelled) for c in gained):
+            return False
         have = self.keys(w for t in texts for w in self.words(t))
         return bool(self.keys(words) & have) or bool(amounts & frozenset().union(*map(_numbers_in, texts)))
 
@@ -707,6 +715,11 @@ def _screen_changes(a: PhoneView, b: PhoneView) -> list[Change]:
 
 def _on(value: bool | None) -> str:
     return "on" if value else "off"
+
+
+def _fields(value: Any) -> tuple[tuple[str, str], ...]:
+    """An entry's fields, each with its readable text (() for a value that is no entry)."""
+    return tuple((k, _text(v)) for k, v in value.items()) if isinstance(value, dict) else ()
 
 
 def _text(value: Any) -> str:
