@@ -159,6 +159,27 @@ def test_a_part_no_call_answers_goes_to_the_screen(session, phone, tmp_path):
     assert [(i.what, i.status) for i in rep.items][1] == ("Note down pay rent", "done")
 
 
+def test_a_clause_inside_a_goal_already_navigated_is_not_navigated_again(session, phone, tmp_path):
+    """The routed goal held the whole alarm ("... on Saturdays and Sundays"); the caller, asked about its first half
+    alone, made no call: that half is not handed over again (a second pass took Sunday off the alarm)."""
+    nav = ScriptedNavigator(phone, "COMPLETE", "COMPLETE")
+    routed = raw_calls(("operate_screen", {"goal": "set an alarm for half 8 on Saturdays and Sundays"}))
+    Silent = silent_on("set an alarm for half 8 on Saturdays")
+    runner(session, tmp_path, type("SilentRouting", (Silent, RoutingCaller), {})(routed), navigator=nav).run(
+        "Could you set an alarm for half 8 on Saturdays and Sundays please?")
+    assert len(nav.calls) == 1
+
+
+def test_a_look_up_does_not_answer_a_part_that_makes_something_elsewhere(session, phone, tmp_path):
+    """A map shown with the note's words ("router saying model TP-Link AX55") makes no note: the part goes to the
+    screen instead of the run reporting it done."""
+    nav = ScriptedNavigator(phone, "COMPLETE")
+    shown = raw_calls(("show_map", {"query": "router saying model TP-Link AX55"}))
+    runner(session, tmp_path, ScriptedCaller(shown), navigator=nav).run(
+        "make a note titled router saying model TP-Link AX55")
+    assert [c[0] for c in nav.calls] == ["make a note titled router saying model TP-Link AX55"]
+
+
 def test_unparseable_output_runs_nothing(session, phone, tmp_path):
     caller = ScriptedCaller("<start_function_call>call:show_map{query:<escape>Lou")
     rep = runner(session, tmp_path, caller, navigate="never").run("show the Louvre")

@@ -491,7 +491,10 @@ class Runner:
             # "Note down pay rent and email it to ana@..." with only the email made: its value claims the note's
             # part, but asked about that part alone the caller made no call, so no tool covers it (a clause inside a
             # part is that part's: "text him hi" of "and text him hi" is not sent twice)
-            for n, clause in enumerate(c for c in unanswered if not any(c in p for p in parts)):
+            # ... and a clause already inside a goal the navigator had ("set an alarm for half 8 on Saturdays" of
+            # "... on Saturdays and Sundays") is not navigated again: a second pass undoes the first one's Sunday
+            for n, clause in enumerate(c for c in unanswered if not any(c in p for p in parts)
+                                       and not self._handed_over(c)):
                 key = f"unanswered:{n}"
                 self._navigate(key, self._addressed(key, clause), UNANSWERED, what=clause, makes=True)
             for n, r in enumerate(r for r in edits if r.piece not in parts):
@@ -1330,7 +1333,8 @@ def unclaimed_parts(request: str, calls: Sequence[ToolCall], catalogue: Any, che
     removes or looks something up (`GoalCheck.actionable`): steps no tool covered, for the navigator, each with
     the whole message it passes on and what the person tells just before it. An aside
     ("ugh long day") names nothing and is left alone; a part the person does not ask for is never one."""
-    taken = {p for c in calls if c.name != SCREEN_TOOL for p in claimed(c, request, catalogue)}
+    taken = {p for c in calls if c.name != SCREEN_TOOL for p in claimed(c, request, catalogue)
+             if not _looks_elsewhere(c, p, catalogue, check)}
     routed = [check.keys(check.words(str(c.arguments.get("goal", "")))) for c in calls if c.name == SCREEN_TOOL]
     out, passed_on, told = [], (0, 0), None
     for piece in read_request(request):
@@ -1348,6 +1352,17 @@ def unclaimed_parts(request: str, calls: Sequence[ToolCall], catalogue: Any, che
             passed_on = piece.message or passed_on
         told = None
     return out
+
+
+def _looks_elsewhere(call: ToolCall, piece: Piece, catalogue: Any, check: GoalCheck) -> bool:
+    """Whether `call` is a look-up (it changes nothing) and `piece` names a part of the phone its tool does not work
+    on: a map shown of "make a note titled router saying model TP-Link AX55" copies the piece's words but makes no
+    note, so the piece is still the screen's to do."""
+    tool = catalogue[call.name] if call.name in catalogue else None
+    if tool is None or tool.effect != "none":
+        return False
+    named = set(check.parts_named(piece.text))
+    return bool(named - set(check.tool_parts(tool.name, tool.description)))
 
 
 def declined_tap(request: str, label: str) -> Piece | None:
