@@ -300,15 +300,8 @@ def test_each_detail_handed_over_for_an_entry_must_show_in_it(check):
     goal = "open the event 'study session' and library 2nd floor, 2 hrs, duration 120"
     pieces = ["library 2nd floor", "2 hrs", "duration 120"]
     for location, status in (("", "unknown"), ("library, 2nd floor", "done")):
-        p = VirtualPhone()
-        with p.lock:
-            p.state.events.append({"title": "study session", "location": "", "description": "",
-                                   "begin_ms": 1748962800000, "end_ms": 1748966400000, "all_day": False})
-        before = view(p)
-        with p.lock:
-            p.state.events[0] = {**p.state.events[0], "location": location, "end_ms": 1748970000000}
-            p.changed()
-        verdict = check.judge(goal, before, view(p), part="events", pieces=pieces)
+        before, after = _event_edited("study session", location=location, end_ms=1748970000000)
+        verdict = check.judge(goal, before, after, part="events", pieces=pieces)
         assert verdict.status == status, (location, verdict.reason)
     assert check._shows("put that in the event notes", [], "events", {})     # nothing of its own to show
 
@@ -317,16 +310,22 @@ def test_a_detail_that_names_its_field_must_show_in_that_field(check):
     """"description booster shots": the words typed as the event's location are not its description."""
     goal = "open the event 'vet appt' and description booster shots"
     for location, description, status in (("booster shots", "", "unknown"), ("", "booster shots", "done")):
-        p = VirtualPhone()
-        with p.lock:
-            p.state.events.append({"title": "vet appt", "location": "", "description": "",
-                                   "begin_ms": 1748962800000, "end_ms": 1748966400000, "all_day": False})
-        before = view(p)
-        with p.lock:
-            p.state.events[0] = {**p.state.events[0], "location": location, "description": description}
-            p.changed()
-        verdict = check.judge(goal, before, view(p), part="events", pieces=["description booster shots"])
+        before, after = _event_edited("vet appt", location=location, description=description)
+        verdict = check.judge(goal, before, after, part="events", pieces=["description booster shots"])
         assert verdict.status == status, (location, verdict.reason)
+
+
+def _event_edited(title: str, **fields):
+    """The phone's views before and after its one event, `title`, was given `fields`."""
+    p = VirtualPhone()
+    with p.lock:
+        p.state.events.append({"title": title, "location": "", "description": "", "begin_ms": 1748962800000,
+                               "end_ms": 1748966400000, "all_day": False})
+    before = view(p)
+    with p.lock:
+        p.state.events[0] = {**p.state.events[0], **fields}
+        p.changed()
+    return before, view(p)
 
 
 def test_a_goal_that_says_no_verb_of_removing_is_not_met_by_an_entry_gone(check):
