@@ -603,3 +603,44 @@ def test_a_period_after_an_abbreviation_ends_no_sentence():
     pieces = read("add Dr. Nakamura on Thursday at 11. It's at St. Mary's Hospital")
     assert [p.sentence for p in pieces] == [0, 1] and pieces[0].text == "add Dr. Nakamura on Thursday at 11"
     assert [p.sentence for p in read("no. turn on the torch")] == [0, 1]
+
+
+# A tool with no date or time argument acts now: a time the request sets for it is not honoured by doing it now.
+LATER = [
+    ("email ana@example.com tomorrow morning saying the rent is paid",
+     T("send_email", to="ana@example.com", subject="the rent is paid"), "tomorrow morning"),
+    ("turn on the flashlight at 9pm", T("turn_on_flashlight"), "at 9pm"),
+    ("on friday turn the torch off", T("turn_off_flashlight"), "on friday"),
+]
+
+
+@pytest.mark.parametrize("request_,call,cue", LATER)
+def test_a_call_that_acts_now_is_refused_when_the_request_sets_a_later_time(request_, call, cue):
+    kept, refused = acting.gate([call], request_, CAT)
+    assert kept == [] and refused[0].reason == acting.ACTS_LATER and refused[0].cue == cue
+
+
+NOW = [
+    # the time is what the email says, not when to send it
+    ("email bo@x.org subject Meeting tomorrow at 9", T("send_email", to="bo@x.org", subject="Meeting tomorrow at 9")),
+    ("email bo@x.org that I'll be late tomorrow", T("send_email", to="bo@x.org", subject="I'll be late")),
+    # the tool takes the time
+    ("put dentist on my calendar tomorrow at 3pm",
+     T("create_calendar_event", title="dentist", datetime="2026-12-07T15:00:00")),
+    # a look-up changes nothing; a bare hour may be a number
+    ("show me the station for tomorrow morning", T("show_map", query="the station")),
+]
+
+
+@pytest.mark.parametrize("request_,call", NOW)
+def test_a_time_that_is_a_value_or_taken_by_the_tool_refuses_nothing(request_, call):
+    assert acting.gate([call], request_, CAT) == ([call], [])
+
+
+def test_a_bare_hour_beside_a_number_argument_is_no_time():
+    alerts = Catalogue.from_json([{"function": {"name": "set_stock_alert", "description": "Alert when stock is low.",
+                                                "parameters": {"type": "OBJECT", "properties": {
+                                                    "product": {"type": "STRING"}, "at_units": {"type": "INTEGER"}},
+                                                    "required": ["product"], "x-effect": "changes"}}}])
+    call = T("set_stock_alert", product="espresso cups")
+    assert acting.gate([call], "set a stock alert for espresso cups at 6", alerts) == ([call], [])
