@@ -667,7 +667,7 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
                 notes.append(f"{call.name} kept: {mine}")
         if why is None and effect != "none":
             why = _borrowed_values(call, tool, catalogue, mine.pieces, lexicon) or _acts_later(call, tool, mine.pieces,
-                                                                                              request, lexicon)
+                                                                                              request, calls, lexicon)
         if why is None:
             why = _passed_on(call, tool, pieces, request)
         if why is None and effect != "none":
@@ -813,14 +813,15 @@ def _borrowed_values(call: ToolCall, tool, catalogue: Catalogue, pieces: Sequenc
 ACTS_LATER = "the request sets a time for it, and this tool acts now"
 
 
-def _acts_later(call: ToolCall, tool, pieces: Sequence[Piece], request: str,
+def _acts_later(call: ToolCall, tool, pieces: Sequence[Piece], request: str, calls: Sequence[ToolCall] = (),
                 lexicon: lexicons.Lexicon | None = None) -> Refusal | None:
     """Refuses a call that acts now when a piece that asks for it says when it should happen ("email ana
     tomorrow morning saying the rent is paid", "torch on at 9pm"): its tool takes no date or time, so it would
     happen now, which is not what was asked. Found by the date reader, which knows no tool; a tool with a date
     or time argument takes the time. Not a time that overlaps one of the call's values, is inside what a
-    message says (after a content marker: "email bo that I'll be late tomorrow"), or is a bare hour ("an alert
-    at 6" may be a number)."""
+    message says (after a content marker: "email bo that I'll be late tomorrow"), is a bare hour ("an alert
+    at 6" may be a number), or is the time another of the turn's `calls` took ("torch on n add camping tmrw 2pm":
+    the event's)."""
     if tool is None or any(value_kind(n, s) in ("datetime", "date", "time")
                            for n, s in argument_schema(tool).get("properties", {}).items() if isinstance(s, dict)):
         return None
@@ -832,6 +833,7 @@ def _acts_later(call: ToolCall, tool, pieces: Sequence[Piece], request: str,
     norm = lexicons.normalise(request)
     values = [(m.start(), m.end()) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2
               for m in _whole_value(v).finditer(norm)]
+    taken = [str(v) for other in calls if other is not call for v in _scalars(other.arguments) if isinstance(v, str)]
     by_value, by_name, _ = _owners(call, tool, pieces)
     for piece in (p for p in (by_value or by_name) if p.asked):
         said_from = min([m.start() for m in markers.all(lexicons.normalise(piece.text))] + [len(piece.text)])
@@ -839,10 +841,21 @@ def _acts_later(call: ToolCall, tool, pieces: Sequence[Piece], request: str,
             at, end = piece.start + m.start, piece.start + m.end
             bare_hour = m.kind == "time" and not m.meridiem and not m.exact24 and m.clock[1] == 0
             if bare_hour or m.start >= said_from or (piece.message and piece.message[0] <= at) \
-                    or any(a < end and at < b for a, b in values):
+                    or any(a < end and at < b for a, b in values) or _time_taken(m, taken):
                 continue
             return Refusal(call, ACTS_LATER, piece.text[m.start:m.end], piece.text.strip())
     return None
+
+
+def _time_taken(mention, values: Sequence[str]) -> bool:
+    """Whether one of `values` (another call's arguments) holds the day or the clock time `mention` says."""
+    if mention.kind == "day":
+        return any(d.isoformat() in v for d in mention.days for v in values)
+    if mention.kind == "time":
+        hour, minute = mention.clock
+        hour += 12 if mention.meridiem == "pm" and hour < 12 else -12 if mention.meridiem == "am" and hour == 12 else 0
+        return any(f"{hour:02d}:{minute:02d}" in v for v in values)
+    return any(t.isoformat(timespec="minutes") in v for t in mention.values for v in values)
 
 
 def _values_only_in(call: ToolCall, tool, request: str, spans: Sequence[tuple[int, int, Any]]) -> Any:

@@ -644,3 +644,8 @@ def test_a_bare_hour_beside_a_number_argument_is_no_time():
                                                     "required": ["product"], "x-effect": "changes"}}}])
     call = T("set_stock_alert", product="espresso cups")
     assert acting.gate([call], "set a stock alert for espresso cups at 6", alerts) == ([call], [])
+
+
+def test_a_time_another_call_of_the_turn_took_refuses_nothing():
+    calls = [T("turn_on_flashlight"), T("create_calendar_event", title="camping check-in", datetime="2026-12-07T14:00:00")]
+    assert acting.gate(calls, "turn on flashlight n create an event 'camping check-in' tmrw 2pm", CAT) == (calls, [])
