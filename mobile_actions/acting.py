@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import Enum
 from functools import lru_cache
 from typing import Any, Callable, Literal, Sequence
@@ -25,6 +26,7 @@ from mobile_actions.calls import ToolCall, argument_schema, value_kind
 from mobile_actions.catalog import Catalogue, name_words
 from mobile_actions.decoding import coverage
 from mobile_actions.decoding.coverage import EMAIL_RE, FIELD_LABEL_RE, PHONE_RE, keywords, mask_quotes
+from mobile_actions.decoding.grounding import now_of
 
 _WORD_RE = re.compile(r"[\w'@.+-]*\w")
 _SPACED_NUMBER = re.compile(r"(?<![\w.:])\+?\d+(?: \d+)+(?![\w.:])")    # a phone number written in groups
@@ -643,9 +645,11 @@ def _takes_back(piece: Piece, own: re.Pattern | None, w: lexicons.PolarityWords)
 # ============================================================================================ the gate
 def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_text: str | None = None,
          lexicon: lexicons.Lexicon | None = None, notes: list[str] | None = None,
-         reader: asks.AsksNow | None | Literal["shipped"] = "shipped") -> tuple[list[ToolCall], list[Refusal]]:
+         reader: asks.AsksNow | None | Literal["shipped"] = "shipped", now: datetime | None = None
+         ) -> tuple[list[ToolCall], list[Refusal]]:
     """The calls `request` asks for, and the others refused with their reason. `user_text` is everything the
-    person wrote in the conversation (default: `request`): the only place a recipient may come from. `notes`
+    person wrote in the conversation (default: `request`): the only place a recipient may come from. `now` is
+    the conversation's clock (default: this machine's), against which the request's days are read. `notes`
     gets a line for each call kept only because of its own `Reading` (traces show it as the `gate` rule's).
     Every call is refused when the asks-now `reader` (`asks.AsksNow`, the bundled one by default, None: none)
     is sure the message asks for nothing now (`NOT_ASKED_NOW`), but the one that sends a message the request
@@ -667,7 +671,7 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
                 notes.append(f"{call.name} kept: {mine}")
         if why is None and effect != "none":
             why = _borrowed_values(call, tool, catalogue, mine.pieces, lexicon) or _acts_later(call, tool, mine.pieces,
-                                                                                              request, calls, lexicon)
+                                                                                              request, calls, now, lexicon)
         if why is None:
             why = _passed_on(call, tool, pieces, request)
         if why is None and effect != "none":
@@ -693,7 +697,7 @@ def gate_messages(calls: Sequence[ToolCall], messages: Sequence[dict], catalogue
     said = [m.get("content") for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
     if not said or not isinstance(messages[-1].get("content"), str) and messages[-1].get("role") == "user":
         return [], [Refusal(c, "the request has no text to read it from") for c in calls]
-    return gate(calls, said[-1], catalogue, "\n".join(said), notes=notes)
+    return gate(calls, said[-1], catalogue, "\n".join(said), notes=notes, now=now_of(messages))
 
 
 def _carries_message(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> bool:
@@ -814,7 +818,7 @@ ACTS_LATER = "the request sets a time for it, and this tool acts now"
 
 
 def _acts_later(call: ToolCall, tool, pieces: Sequence[Piece], request: str, calls: Sequence[ToolCall] = (),
-                lexicon: lexicons.Lexicon | None = None) -> Refusal | None:
+                now: datetime | None = None, lexicon: lexicons.Lexicon | None = None) -> Refusal | None:
     """Refuses a call that acts now when a piece that asks for it says when it should happen ("email ana
     tomorrow morning saying the rent is paid", "torch on at 9pm"): its tool takes no date or time, so it would
     happen now, which is not what was asked. Found by the date reader, which knows no tool; a tool with a date
@@ -825,9 +829,7 @@ def _acts_later(call: ToolCall, tool, pieces: Sequence[Piece], request: str, cal
     if tool is None or any(value_kind(n, s) in ("datetime", "date", "time")
                            for n, s in argument_schema(tool).get("properties", {}).items() if isinstance(s, dict)):
         return None
-    from datetime import datetime
-
-    from mobile_actions.decoding.datetimes import mentions
+    from mobile_actions.decoding.datetimes import mentions_as_written
 
     markers = (lexicon or lexicons.load()).polarity.content_markers
     norm = lexicons.normalise(request)
@@ -837,7 +839,7 @@ def _acts_later(call: ToolCall, tool, pieces: Sequence[Piece], request: str, cal
     by_value, by_name, _ = _owners(call, tool, pieces)
     for piece in (p for p in (by_value or by_name) if p.asked):
         said_from = min([m.start() for m in markers.all(lexicons.normalise(piece.text))] + [len(piece.text)])
-        for m in mentions(piece.text, datetime.now()):
+        for m in mentions_as_written(piece.text, now or datetime.now()):
             at, end = piece.start + m.start, piece.start + m.end
             bare_hour = m.kind == "time" and not m.meridiem and not m.exact24 and m.clock[1] == 0
             if bare_hour or m.start >= said_from or (piece.message and piece.message[0] <= at) \

@@ -649,3 +649,14 @@ def test_a_bare_hour_beside_a_number_argument_is_no_time():
 def test_a_time_another_call_of_the_turn_took_refuses_nothing():
     calls = [T("turn_on_flashlight"), T("create_calendar_event", title="camping check-in", datetime="2026-12-07T14:00:00")]
     assert acting.gate(calls, "turn on flashlight n create an event 'camping check-in' tmrw 2pm", CAT) == (calls, [])
+
+
+def test_a_day_another_call_took_is_read_on_the_conversations_clock():
+    from datetime import datetime
+
+    calls = [T("turn_off_flashlight"), T("create_calendar_event", title="camping", datetime="2026-02-04T00:00:00")]
+    request = "torch off n put camping in the calendar for tmrw"
+    assert acting.gate(calls, request, CAT, now=datetime(2026, 2, 3, 19, 40)) == (calls, [])
+    messages = [{"role": "developer", "content": "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
+                 "2026-02-03T19:40:00\n"}, {"role": "user", "content": request}]
+    assert acting.gate_messages(calls, messages, CAT) == (calls, [])

@@ -531,22 +531,28 @@ def _groups(found: list[Mention], text: str) -> list[tuple[int, Mention | None, 
     return sorted(out, key=lambda g: g[0])
 
 
-def expression_spans(text: str, kinds: frozenset[str] | None = None) -> list[tuple[int, int]]:
-    """(start, end) of each date/time expression in `text` itself, not in its normalised form: the parts a copied
-    value that never holds a date (an event's title) must not take. Only the one-for-one part of `normalise` is
-    applied so the offsets stay the text's ("İ" lower-cases to two characters: kept as it is); a number in words
-    ("at nine") is not found here, an expression inside quotes is part of a title ("Sunday brunch"), and a
-    holiday's name is the name of things too ("put New Year's Eve party on my calendar tomorrow at 9pm").
-    `kinds` keeps only mentions of those kinds (`Mention.kind`)."""
+def mentions_as_written(text: str, now: datetime, shorthands: bool = True) -> list[Mention]:
+    """`mentions` of `text` itself, not of its normalised form, offsets the text's: only the one-for-one part of
+    `normalise` is applied ("İ" lower-cases to two characters: kept as it is), a number in words ("at nine") is
+    not found, and an expression inside quotes (a title: "Sunday brunch") or a holiday's name (the name of
+    things too: "New Year's Eve party") is left out. With `shorthands`, a typed shorthand for a day ("2moro",
+    "tmrw", "2nite"), which normalising would lengthen, is the day it stands for at the place it is written."""
     low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text).translate(PUNCTUATION)
-    found = [(m.start, m.end) for m in mentions(low, datetime(2000, 1, 1))
-             if not m.quoted and not m.holiday and (kinds is None or m.kind in kinds)]
-    if kinds is not None:   # `kinds`: only those mentions ("exact": "in 2 hours", a time that is no length)
-        return sorted(found)
-    # shorthand for a day ("2moro", "tmrw", "2nite"): normalising it changes the length, so it is found as written
-    found += [(m.start(), m.end()) for pattern, _ in DAY_SHORTHANDS for m in re.finditer(pattern, low)
-              if not any(a <= m.start() < b for a, b in found)]
-    return sorted(found)
+    found = [m for m in mentions(low, now) if not m.quoted and not m.holiday]
+    if shorthands:
+        for pattern, day in DAY_SHORTHANDS:
+            for s in re.finditer(pattern, low):
+                if not any(m.start <= s.start() < m.end for m in found):
+                    found += [replace(m, start=s.start(), end=s.end()) for m in mentions(day, now)[:1]]
+    return sorted(found, key=lambda m: (m.start, m.end))
+
+
+def expression_spans(text: str, kinds: frozenset[str] | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each date/time expression in `text` itself (`mentions_as_written`): the parts a copied
+    value that never holds a date (an event's title) must not take. `kinds` keeps only mentions of those kinds
+    (`Mention.kind`; "exact": "in 2 hours", a time that is no length), shorthands for a day left out."""
+    return [(m.start, m.end) for m in mentions_as_written(text, datetime(2000, 1, 1), shorthands=kinds is None)
+            if kinds is None or m.kind in kinds]
 
 
 def blank_expressions(text: str, kinds: frozenset[str] | None = None) -> str:
