@@ -822,12 +822,15 @@ def _acts_later(call: ToolCall, tool, pieces: Sequence[Piece], request: str, cal
     """Refuses a call that acts now when a piece that asks for it says when it should happen ("email ana
     tomorrow morning saying the rent is paid", "torch on at 9pm"): its tool takes no date or time, so it would
     happen now, which is not what was asked. Found by the date reader, which knows no tool; a tool with a date
-    or time argument takes the time. Not a time that overlaps one of the call's values, is inside what a
+    or time argument takes the time, and so does the catalogue's fallback (the screen gets the goal in the
+    person's words: "set an alarm for 6:30"). Not a time that overlaps one of the call's values, is inside what a
     message says (after a content marker: "email bo that I'll be late tomorrow"), is a bare hour ("an alert
     at 6" may be a number), or is the time another of the turn's `calls` took ("torch on n add camping tmrw 2pm":
     the event's)."""
-    if tool is None or any(value_kind(n, s) in ("datetime", "date", "time")
-                           for n, s in argument_schema(tool).get("properties", {}).items() if isinstance(s, dict)):
+    schema = argument_schema(tool) if tool is not None else {}
+    if tool is None or schema.get("x-fallback") is True or any(   # the screen takes the goal in the person's words
+            value_kind(n, s) in ("datetime", "date", "time") for n, s in schema.get("properties", {}).items()
+            if isinstance(s, dict)):
         return None
     from mobile_actions.decoding.datetimes import mentions_as_written
 

@@ -660,3 +660,9 @@ def test_a_day_another_call_took_is_read_on_the_conversations_clock():
     messages = [{"role": "developer", "content": "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
                  "2026-02-03T19:40:00\n"}, {"role": "user", "content": request}]
     assert acting.gate_messages(calls, messages, CAT) == (calls, [])
+
+
+def test_the_screen_takes_the_time_with_its_goal():
+    screen = load_catalogue("mobile_actions+operate_screen")
+    call = T("operate_screen", goal="set an alarm")
+    assert acting.gate([call], "set an alarm for 6:30 and text Ana im on my way", screen) == ([call], [])
