@@ -26,6 +26,7 @@ from mobile_actions.calls import ToolCall, argument_schema, value_kind
 from mobile_actions.catalog import Catalogue, name_words
 from mobile_actions.decoding import coverage
 from mobile_actions.decoding.coverage import EMAIL_RE, FIELD_LABEL_RE, PHONE_RE, keywords, mask_quotes
+from mobile_actions.decoding.datetimes import Mention, clock_readings, mentions_as_written
 from mobile_actions.decoding.grounding import now_of
 
 _WORD_RE = re.compile(r"[\w'@.+-]*\w")
@@ -827,13 +828,12 @@ def _acts_later(call: ToolCall, tool, pieces: Sequence[Piece], request: str, cal
     message says (after a content marker: "email bo that I'll be late tomorrow"), is a bare hour ("an alert
     at 6" may be a number), or is the time another of the turn's `calls` took ("torch on n add camping tmrw 2pm":
     the event's)."""
-    schema = argument_schema(tool) if tool is not None else {}
-    if tool is None or schema.get("x-fallback") is True or any(   # the screen takes the goal in the person's words
-            value_kind(n, s) in ("datetime", "date", "time") for n, s in schema.get("properties", {}).items()
-            if isinstance(s, dict)):
+    if tool is None:
         return None
-    from mobile_actions.decoding.datetimes import mentions_as_written
-
+    schema = argument_schema(tool)
+    if schema.get("x-fallback") is True or any(value_kind(n, s) in ("datetime", "date", "time")
+                                               for n, s in schema.get("properties", {}).items() if isinstance(s, dict)):
+        return None
     markers = (lexicon or lexicons.load()).polarity.content_markers
     norm = lexicons.normalise(request)
     values = [(m.start(), m.end()) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2
@@ -852,14 +852,12 @@ def _acts_later(call: ToolCall, tool, pieces: Sequence[Piece], request: str, cal
     return None
 
 
-def _time_taken(mention, values: Sequence[str]) -> bool:
-    """Whether one of `values` (another call's arguments) holds the day or the clock time `mention` says."""
+def _time_taken(mention: Mention, values: Sequence[str]) -> bool:
+    """Whether one of `values` (another call's arguments) holds the day or a clock reading `mention` says."""
     if mention.kind == "day":
         return any(d.isoformat() in v for d in mention.days for v in values)
     if mention.kind == "time":
-        hour, minute = mention.clock
-        hour += 12 if mention.meridiem == "pm" and hour < 12 else -12 if mention.meridiem == "am" and hour == 12 else 0
-        return any(f"{hour:02d}:{minute:02d}" in v for v in values)
+        return any(f"{h:02d}:{mi:02d}" in v for h, mi, _ in clock_readings(mention, mention.part) for v in values)
     return any(t.isoformat(timespec="minutes") in v for t in mention.values for v in values)
 
 

@@ -627,7 +627,7 @@ NOW = [
     # the tool takes the time
     ("put dentist on my calendar tomorrow at 3pm",
      T("create_calendar_event", title="dentist", datetime="2026-12-07T15:00:00")),
-    # a look-up changes nothing; a bare hour may be a number
+    # a look-up changes nothing
     ("show me the station for tomorrow morning", T("show_map", query="the station")),
 ]
 
