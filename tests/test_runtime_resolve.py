@@ -52,7 +52,8 @@ def test_stale_reasons(cache):
     for change, why in (({"adapter_sha256": "0" * 64}, "another version of the bundled adapter"),
                         ({"format_version": 1}, "older export format"), ({"quant": "int4"}, "quantised 'int4'"),
                         ({"source_model": "runs/x"}, "not of the bundled caller"),
-                        ({"lean_full_head": None}, "8-bit full head"), ({"split_table": None}, "not the split table")):
+                        ({"lean_full_head": None}, "8-bit full head"), ({"split_table": None}, "not the split table"),
+                        ({"window_start": None}, "not only their window's")):
         m = json.loads((folder / "manifest.json").read_text())
         (folder / "manifest.json").write_text(json.dumps({**m, **change}))
         assert why in stale_reason(folder)

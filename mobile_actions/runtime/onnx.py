@@ -43,6 +43,9 @@ TABLE_BYTES = 8 << 20     # mapped weights this large are dropped after every st
 # are refused with a message to re-export.
 PAST_NAME = "past_key_values.{i}.{kv}"
 SPARSE_INPUT, SPARSE_MAX_ROWS = "head_ids", 512
+# Where the sliding-window layers' buffers start in a run (recipes/export_onnx.add_window_start): exports without
+# it still run, their local layers computing every masked key.
+WINDOW_INPUT = "window_start"
 # 3: GroupQueryAttention writing into preallocated past/present buffers (2: the graph concatenated past and
 # new KV every step; 1: `past_key_i` names). Older folders are refused with a message to re-export.
 FORMAT_VERSION = 3
@@ -78,8 +81,9 @@ class KVCache:
     # first_attended`; the rest stay zero and untouched, so unresident): positions before `windowed` are not all
     # there, and the cache is continued at `windowed` or beyond, never cut shorter.
     windowed: int = 0
-    # (session, IOBinding with the buffers bound as past and present): a run binds the 36 buffers once per cache
-    # and graph (decode or prefill), not every step; replaced buffers (`reserve`) drop it
+    # (session, IOBinding with the buffers bound as past and present, the window start the local layers' buffers
+    # are bound from): a run binds the 36 buffers once per cache and graph (decode or prefill), not every step,
+    # and the local layers' again when their window moves on; replaced buffers (`reserve`) drop it
     binding: tuple | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -97,15 +101,25 @@ class KVCache:
         grown = self.prefix(self.length, room=max(n, 2 * self.capacity) - self.length)
         self.buffers, self.binding = grown.buffers, None
 
-    def bind(self, session, past_names: Sequence[str], present_names: Sequence[str]):
-        """`session`'s IOBinding with these buffers as its past and present (made once per session)."""
-        if self.binding is None or self.binding[0] is not session:
-            io = session.io_binding()
-            for past, present, buf in zip(past_names, present_names, self.buffers):
-                shape = list(buf.shape)
-                io.bind_input(past, "cpu", 0, np.float32, shape, buf.ctypes.data)
-                io.bind_output(present, "cpu", 0, np.float32, shape, buf.ctypes.data)
-            self.binding = (session, io)
+    def bind(self, session, past_names: Sequence[str], present_names: Sequence[str],
+             local: Sequence[bool] = (), start: int = 0):
+        """`session`'s IOBinding with these buffers as its past and present (made once per session); the
+        buffers flagged `local` bound from position `start` on (their first `start` positions out of sight).
+        A buffer is [1, kv_heads, capacity, head_dim], so with one KV head a position's row is contiguous and
+        a later start is a pointer into the same memory."""
+        fresh = self.binding is None or self.binding[0] is not session
+        if fresh or self.binding[2] != start:
+            io = session.io_binding() if fresh else self.binding[1]
+            for j, (past, present, buf) in enumerate(zip(past_names, present_names, self.buffers)):
+                moved = j < len(local) and local[j]
+                if not (fresh or moved):
+                    continue
+                skip = start if moved else 0
+                shape = [1, buf.shape[1], buf.shape[2] - skip, buf.shape[3]]
+                at = buf.ctypes.data + skip * buf.strides[2]
+                io.bind_input(past, "cpu", 0, np.float32, shape, at)
+                io.bind_output(present, "cpu", 0, np.float32, shape, at)
+            self.binding = (session, io, start)
         return self.binding[1]
 
     def _check_cut(self, n: int) -> None:
@@ -155,6 +169,7 @@ class Decoder:
         self.windows = [window if window and kind == "sliding_attention" else None
                         for kind in m.get("layer_types", [None] * self.n_layers)]
         self.past_names = [PAST_NAME.format(i=i, kv=kv) for i in range(self.n_layers) for kv in ("key", "value")]
+        self.local_buffers = [w is not None for w in self.windows for _ in ("key", "value")]
         self.present_names = [n.replace("past_key_values.", "present.") for n in self.past_names]
         names = {i.name for i in self.session.get_inputs()}
         if "past_key_0" in names or not set(self.past_names) <= names:
@@ -162,6 +177,9 @@ class Decoder:
         # The sparse head (recipes/export_onnx.add_sparse_head): logits for given vocabulary rows only (no
         # rows: the full head).
         self.sparse_head = SPARSE_INPUT in names
+        # the local layers' buffers bound from their window (one KV head: a later position is a pointer into the
+        # same buffer); the prefill graph, derived from this one, has the input when it has
+        self.window_input = WINDOW_INPUT in names and self.n_kv == 1 and any(self.windows)
         self.max_sparse_rows = int((m.get("sparse_head") or {}).get("max_rows", SPARSE_MAX_ROWS))
         self.steps = 0  # model invocations, for statistics
         info = m.get("prefill_graph") or {}
@@ -222,6 +240,16 @@ class Decoder:
         window = self.windows[layer]
         return max(0, n - window) if window else 0
 
+    def window_start(self, p: int) -> int:
+        """Where the local layers' buffers are bound from in a run after `p` positions (graphs with
+        `WINDOW_INPUT`; else 0): at most a window behind the run's first query, which attends to no key
+        before it, moved on in half windows so that the binding changes every few hundred steps."""
+        window = next((w for w in self.windows if w), None)
+        if not self.window_input or not window:
+            return 0
+        start = max(0, p - window)
+        return start - start % max(1, window // 2)
+
     def new_cache(self, capacity: int) -> KVCache:
         return KVCache.empty(2 * self.n_layers, self.n_kv, self.head_dim, capacity)
 
@@ -244,11 +272,14 @@ class Decoder:
         keys and values written into the cache in place; the last position's logits into `logits` if given."""
         p, s = cache.length, len(ids)
         cache.reserve(p + s)
-        io = cache.bind(session, self.past_names, self.present_names)
+        start = self.window_start(p)
+        io = cache.bind(session, self.past_names, self.present_names, self.local_buffers, start)
         # (the arrays stay referenced here until the run: a binding points at their memory)
         feeds = {"input_ids": np.asarray(ids, dtype=np.int64)[None],
                  "attention_mask": np.ones((1, p + s), dtype=np.int64),
                  "position_ids": np.arange(p, p + s, dtype=np.int64)[None], **extra}
+        if self.window_input:
+            feeds[WINDOW_INPUT] = np.array(start, dtype=np.int32)
         for name, arr in feeds.items():
             io.bind_cpu_input(name, arr)
         if logits is not None:

@@ -123,6 +123,9 @@ def stale_reason(folder: str | Path, adapter_sha256: str | None = None, adapter:
         return f"{folder} has the 8-bit full head, not the lean one (4 bits, top rows rescored: ~110 MB less memory)"
     if not m.get("split_table"):
         return f"{folder} keeps every table row at 8 bits, not the split table (8-bit common rows: 386 -> 244 MB)"
+    if not m.get("window_start"):
+        return (f"{folder}'s sliding-window layers compute every key of the past, not only their window's "
+                "(a request after a 100-tool catalogue: ~3x slower)")
     want = adapter_sha256 or bundled_adapter_sha256(adapter)
     if m.get("adapter_sha256") != want:
         return f"{folder} was exported from another version of the bundled adapter"
