@@ -64,6 +64,10 @@ def test_a_damaged_or_foreign_file_is_filled_again(tmp_path):
     np.save(path, np.zeros((2, 2), np.float32))      # the right name, the wrong shape
     assert _caller(folder, tmp_path).call("turn on the flashlight", now=NOW).timings["prefix_from"] == "filled"
     assert np.load(path).ndim == 4                  # replaced by a real one
+    path.write_bytes(path.read_bytes()[:-100])     # the right header, the data cut short
+    assert _caller(folder, tmp_path).call("turn on the flashlight", now=NOW).timings["prefix_from"] == "filled"
+    np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)   # a pickle is never loaded
+    assert _caller(folder, tmp_path).call("turn on the flashlight", now=NOW).timings["prefix_from"] == "filled"
 
 
 def test_keys_depend_on_export_graph_and_tokens():
@@ -83,7 +87,8 @@ def test_the_store_evicts_the_least_recently_used(tmp_path):
     for i, name in enumerate("abc"):
         store.save(name, arrays)
         os.utime(store.path(name), (1000 + i, 1000 + i))
-    assert store.load("a", (1, 1, 4, 256)) is not None       # read: now the most recent
+    into = [np.zeros((1, 1, 8, 256), np.float32)]
+    assert store.read_into("a", (1, 1, 4, 256), into, [0])    # read: now the most recent
     store.save("d", arrays)
     assert {p.name.split(".")[0] for p in tmp_path.glob("*.kv.npy")} == {"a", "c", "d"}
 

@@ -5,12 +5,14 @@ a new process waits before its first token. Part of `mobile-actions bench caller
   the export's decode graph (8-bit `MatMulNBits`), on its prefill graph (integer GEMM, recipes/export_prefill.py),
   and on llama.cpp (its batched decode of the same ids) when a GGUF is given; median of `--prefill-runs`.
 - **Floor**: the fastest a prefill made of this model's integer GEMMs could go here: the model's multiply-adds
-  per token (projections from the export's shapes, plus attention over the prefix's mean context) divided by
-  the best integer GEMM rate onnxruntime reaches on this CPU (`MatMulInteger`, uint8 x int8, a
+  per token (projections from the export's shapes, plus attention over the positions a token sees, a window at
+  most on the sliding-window layers) divided by the best integer GEMM rate onnxruntime reaches on this CPU
+  (`MatMulInteger`, uint8 x int8, a
   [256 x hidden] x [hidden x 4 hidden] product, median of runs). Elementwise ops, norms and the attention's
   softmax are not in it, so no engine reaches it; it says how far from the hardware a rate is.
 - **First request**: a fresh process per catalogue size (the bundled 7 tools, then 30 and 100 tools from
-  ``datasets/seed-catalogues`` when present) with the prefix store warm: process start to the first token.
+  ``datasets/seed-catalogues`` when present) with the prefix store warm: process start to the first token,
+  median of `--prefill-runs` processes.
 """
 from __future__ import annotations
 
@@ -85,13 +87,22 @@ def model_shape(folder: Path) -> dict:
             if a["N"] < m["vocab_size"]:
                 proj += a["K"] * a["N"]
     d = json.loads((folder / "genai_config.json").read_text(encoding="utf-8"))["model"]["decoder"]
+    window = m.get("sliding_window")
+    windows = [window if window and kind == "sliding_attention" else None
+               for kind in m.get("layer_types", [None] * d["num_hidden_layers"])]
     return {"projection_macs": proj, "layers": d["num_hidden_layers"], "heads": d["num_attention_heads"],
-            "head_size": d["head_size"], "hidden": d["hidden_size"]}
+            "head_size": d["head_size"], "hidden": d["hidden_size"], "windows": windows}
 
 
-def macs_per_token(shape: dict, context: int) -> float:
-    """Multiply-adds per token: the projections, and attention's two products over `context` positions."""
-    return float(shape["projection_macs"] + shape["layers"] * 2 * shape["heads"] * shape["head_size"] * context)
+def macs_per_token(shape: dict, n: int) -> float:
+    """Multiply-adds per token of a prefix of `n` tokens: the projections, and attention's two products over
+    the positions a token sees, on average over the prefix (a sliding-window layer: its window at most)."""
+    def mean_context(window: int | None) -> float:
+        if not window or window >= n:
+            return (n - 1) / 2
+        return (window * (window - 1) / 2 + (n - window) * window) / n
+    attention = sum(mean_context(w) for w in shape.get("windows") or [None] * shape["layers"])
+    return float(shape["projection_macs"] + 2 * shape["heads"] * shape["head_size"] * attention)
 
 
 def gemm_rate(hidden: int, threads: int, runs: int = 7) -> float:
@@ -167,7 +178,7 @@ def rates_worker(spec: dict) -> list[dict]:
             rows.append(asdict(PrefillRow(f"{size} tools", size, 0, "-", None, note="no seed catalogues here")))
             continue
         ids = prefixes[size]
-        floor = rate / macs_per_token(shape, len(ids) // 2)
+        floor = rate / macs_per_token(shape, len(ids))
         name = "mobile_actions" if size <= 7 else f"{size} seed tools"
         for label, engine in engines:
             old = rt.PREFILL_GRAPH_MIN
@@ -207,22 +218,25 @@ print(json.dumps({"first_token_s": time.time() - t_start, "prefix_tokens": stats
 """
 
 
-def first_request(folder: str, size: int, threads: int) -> FirstRequestRow:
-    """A fresh process asks once, twice: the first fills the prefix store, the second is timed."""
+def first_request(folder: str, size: int, threads: int, runs: int = 3) -> FirstRequestRow:
+    """A fresh process asks once, then `runs` more: the first fills the prefix store, the others are timed
+    (medians)."""
     cat = catalogue_of(size)
     name = "mobile_actions" if size <= 7 else f"{size} seed tools"
     if cat is None:
         return FirstRequestRow(name, size, 0, None, note="no seed catalogues here")
-    out: dict = {}
-    for _ in range(2):
+    timed: list[dict] = []
+    for i in range(1 + max(1, runs)):
         proc = subprocess.run([sys.executable, "-c", FIRST_REQUEST, repr(time.time()), folder, str(size), str(threads)],
                               capture_output=True, text=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
         if proc.returncode != 0:
             why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
             return FirstRequestRow(name, len(cat), 0, None, note=f"failed: {why}")
-        out = json.loads(proc.stdout.strip().splitlines()[-1])
-    return FirstRequestRow(name, len(cat), out["prefix_tokens"] or 0, out["first_token_s"], out["prefix_from"],
-                           out["imports_s"], out["load_s"])
+        if i:
+            timed.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    med = {k: statistics.median(r[k] for r in timed) for k in ("first_token_s", "imports_s", "load_s")}
+    return FirstRequestRow(name, len(cat), timed[-1]["prefix_tokens"] or 0, med["first_token_s"],
+                           timed[-1]["prefix_from"], med["imports_s"], med["load_s"])
 
 
 def run(folder: str, *, threads: int, sizes: Sequence[int] = (7, 30, 100), runs: int = 3,
@@ -237,7 +251,7 @@ def run(folder: str, *, threads: int, sizes: Sequence[int] = (7, 30, 100), runs:
         rates = [asdict(PrefillRow("-", 0, 0, "-", None, note=f"failed: {why}"))]
     else:
         rates = json.loads(proc.stdout.strip().splitlines()[-1])
-    firsts = [asdict(first_request(folder, size, threads)) for size in sizes]
+    firsts = [asdict(first_request(folder, size, threads, runs)) for size in sizes]
     return rates, firsts
 
 

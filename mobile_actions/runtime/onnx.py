@@ -20,6 +20,7 @@ import json
 import os
 import re
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -542,6 +543,21 @@ class _Prefix:
     cache: KVCache   # its first len(ids) positions are those ids'
 
 
+def _token_table(folder: Path):
+    from mobile_actions.decoding.tokens import TokenTable
+
+    return TokenTable.from_folder(folder)
+
+
+def _in_background(fn: Callable, *args) -> Future:
+    """`fn(*args)` on a thread of its own; `.result()` waits for it and raises what it raised."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(fn, *args)
+    finally:
+        pool.shutdown(wait=False)
+
+
 class Caller:
     """Tool caller over an exported folder. Not thread-safe (one request at a time)."""
 
@@ -571,6 +587,9 @@ class Caller:
         # the catalogue before the model: a bad or oversized one is refused at once, nothing loaded for it
         self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
         tokenizer_json = self.folder / m.get("tokenizer", "tokenizer.json")
+        # The grammar's token table (~0.1 s of Python) loads on a thread while onnxruntime builds the session,
+        # which releases the GIL: a one-shot `call` waits for the longer of the two, not their sum.
+        self._table = _in_background(_token_table, self.folder) if constrained else None
         if decoder is None:
             spin = spin_by_default(threads, loading) if spin is None else spin
             decoder = Decoder(folder, threads, spin, prefill_graph=prefill_graph)
@@ -668,14 +687,11 @@ class Caller:
             return d.fill(ids, cache)
         shape = (2 * d.n_layers, d.n_kv, len(ids), d.head_dim)
         key = PrefixStore.key(self.export_id, d.fill_graph(len(ids)), shape, ids)
-        stored = self.store.load(key, shape)
-        if stored is not None:
-            # only what later tokens attend to: of a 100-tool prefix (~12k positions) that is all of the 3 global
-            # layers and the last window of the 15 sliding ones, a sixth of the file's pages
-            n = len(ids)
-            for i, (dst, src) in enumerate(zip(cache.buffers, stored)):
-                start = d.first_attended(i // 2, n)
-                dst[0, :, start:n] = src[:, start:]
+        # only what later tokens attend to: of a 100-tool prefix (~12k positions) that is all of the 3 global
+        # layers and the last window of the 15 sliding ones, a sixth of the file
+        n = len(ids)
+        starts = [d.first_attended(i // 2, n) for i in range(len(cache.buffers))]
+        if self.store.read_into(key, shape, cache.buffers, starts):
             cache.length = cache.windowed = n
             self.prefix_from = "disk"
             return cache
@@ -718,11 +734,11 @@ class Caller:
 
     # ------------------------------------------------------------------ grammar
     def _constraint(self, tools: Catalogue, messages: list[dict] | None = None):
-        from mobile_actions.decoding.tokens import TokenTable
         from mobile_actions.decoding.turn import Constraints
 
         if self._constraints is None:
-            self._constraints = Constraints(TokenTable.from_folder(self.folder),
+            table = self._table.result() if self._table is not None else _token_table(self.folder)
+            self._constraints = Constraints(table,
                                             self.tokenizer if self.force_tokens else None, policies=self.policies,
                                             off=self.off)
         return self._constraints.for_tools(tools, messages)
