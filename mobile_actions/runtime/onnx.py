@@ -20,7 +20,6 @@ import json
 import os
 import re
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -108,6 +107,8 @@ class KVCache:
         buffers flagged `local` bound from position `start` on (their first `start` positions out of sight).
         A buffer is [1, kv_heads, capacity, head_dim], so with one KV head a position's row is contiguous and
         a later start is a pointer into the same memory."""
+        if start and self.buffers[0].shape[1] != 1:
+            raise ValueError("a window start needs one KV head: with more, a later position is no single pointer")
         fresh = self.binding is None or self.binding[0] is not session
         if fresh or self.binding[2] != start:
             io = session.io_binding() if fresh else self.binding[1]
@@ -543,21 +544,6 @@ class _Prefix:
     cache: KVCache   # its first len(ids) positions are those ids'
 
 
-def _token_table(folder: Path):
-    from mobile_actions.decoding.tokens import TokenTable
-
-    return TokenTable.from_folder(folder)
-
-
-def _in_background(fn: Callable, *args) -> Future:
-    """`fn(*args)` on a thread of its own; `.result()` waits for it and raises what it raised."""
-    pool = ThreadPoolExecutor(max_workers=1)
-    try:
-        return pool.submit(fn, *args)
-    finally:
-        pool.shutdown(wait=False)
-
-
 class Caller:
     """Tool caller over an exported folder. Not thread-safe (one request at a time)."""
 
@@ -587,9 +573,6 @@ class Caller:
         # the catalogue before the model: a bad or oversized one is refused at once, nothing loaded for it
         self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
         tokenizer_json = self.folder / m.get("tokenizer", "tokenizer.json")
-        # The grammar's token table (~0.1 s of Python) loads on a thread while onnxruntime builds the session,
-        # which releases the GIL: a one-shot `call` waits for the longer of the two, not their sum.
-        self._table = _in_background(_token_table, self.folder) if constrained else None
         if decoder is None:
             spin = spin_by_default(threads, loading) if spin is None else spin
             decoder = Decoder(folder, threads, spin, prefill_graph=prefill_graph)
@@ -734,11 +717,11 @@ class Caller:
 
     # ------------------------------------------------------------------ grammar
     def _constraint(self, tools: Catalogue, messages: list[dict] | None = None):
+        from mobile_actions.decoding.tokens import TokenTable
         from mobile_actions.decoding.turn import Constraints
 
         if self._constraints is None:
-            table = self._table.result() if self._table is not None else _token_table(self.folder)
-            self._constraints = Constraints(table,
+            self._constraints = Constraints(TokenTable.from_folder(self.folder),
                                             self.tokenizer if self.force_tokens else None, policies=self.policies,
                                             off=self.off)
         return self._constraints.for_tools(tools, messages)
