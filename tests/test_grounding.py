@@ -435,6 +435,25 @@ def test_an_unseen_catalogues_arguments_are_grounded_by_their_schema():
     assert "Ana" in " ".join(spans.tool_schema(cat["book_table"])["properties"]["name"]["x-span"])
 
 
+@pytest.mark.parametrize("said, times", [
+    ("book Max on monday", None),                        # a day said alone: its 00:00 is no time anyone said
+    ("cancel the 22nd and book the 29th at 4:30pm", ["16:30"]),
+    ("monday at 8:45", ["08:45", "20:45"]),              # either half of the day, the likelier first
+    ("tomorrow morning", ["09:00"]),
+    ("at midnight on friday", ["00:00"]),
+    ("in 2 hours", ["11:26"]),
+])
+def test_a_time_argument_is_offered_only_the_times_the_request_says(said, times):
+    cat = Catalogue.from_json([{"name": "book", "description": "Books a visit.", "parameters": {
+        "type": "object", "required": ["day"], "properties": {
+            "day": {"type": "string", "description": "Date, YYYY-MM-DD"},
+            "at": {"type": "string", "description": "Time, HH:MM"}}}}])
+    dev = {"role": "developer", "content": "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
+                                           "2026-03-14T09:26:53\nDay of week is Saturday\n"}
+    props = Grounding.from_messages([dev, {"role": "user", "content": said}], {}).tool_schema(cat["book"])["properties"]
+    assert (props["at"]["enum"] if "at" in props else None) == times
+
+
 PRINT_TOOLS = Catalogue.from_json([{"function": {"name": "queue_print", "description": "Queues a print job.", "parameters": {
     "type": "OBJECT", "required": ["file_name", "material"], "properties": {
         "file_name": {"type": "STRING", "description": "The file."},

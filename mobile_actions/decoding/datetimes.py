@@ -593,6 +593,21 @@ def minutes_to_end(text: str, begin: datetime) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
+def resolve_clocks(text: str, now: datetime) -> list[str]:
+    """Candidate "HH:MM:SS" times of day the request says, most likely first: a clock ("at 8:45", "noon"), a
+    part of the day ("tomorrow morning": its hour) or a time from now ("in 2 hours"). A day said alone gives
+    none: `resolve` writes it at 00:00 to stand for the date, a time nobody said, so a tool's time argument
+    is not offered midnight for "book Max on monday"."""
+    norm = normalise(text)
+    out: list[str] = []
+    for _, day, clock in _groups(mentions(norm, now), norm):
+        if clock is not None or (day is not None and day.kind == "exact"):
+            out += [v.strftime("%H:%M:%S") for v in readings(day, clock, now)]
+        elif day is not None and day.part:
+            out.append(time(PART_HOURS[day.part]).strftime("%H:%M:%S"))
+    return list(dict.fromkeys(out))[:MAX_CANDIDATES]
+
+
 def resolve(text: str, now: datetime) -> list[str]:
     """Candidate "YYYY-MM-DDTHH:MM:SS" values for the date/time expressions in a request, most likely first.
 

@@ -47,7 +47,7 @@ from mobile_actions.calls import argument_schema, value_kind
 from mobile_actions.decoding.coverage import (EMAIL_RE, PHONE_RE, QUOTED_RE, VERBS, claimed_elsewhere, outside_others,
                                               switched)
 from mobile_actions.decoding import days, numbers
-from mobile_actions.decoding.datetimes import expression_spans, resolve
+from mobile_actions.decoding.datetimes import expression_spans, resolve, resolve_clocks
 from mobile_actions.decoding.spans import ALWAYS_ENDS, END_CLASSES, GOES_ON_RE, end_class
 
 POLICIES = ("span", "words", "email", "phone", "datetime", "date", "time", "free")
@@ -341,6 +341,7 @@ class Grounding:
     calls: tuple = ()                 # the calls of the conversation's earlier turns (`ToolCall`s)
     request: str = ""                 # the last user message: what the turn must cover (`coverage`)
     _datetimes: tuple[str, ...] | None = None
+    _clocks: tuple[str, ...] | None = None
 
     @classmethod
     def from_messages(cls, messages: Sequence[dict], policies: dict[str, str] | None = None) -> "Grounding":
@@ -379,6 +380,13 @@ class Grounding:
         if self._datetimes is None:
             self._datetimes = _unique(resolve(self.user_text, self.now)) if self.now else ()
         return self._datetimes
+
+    @property
+    def clocks(self) -> tuple[str, ...]:
+        """The times of day the request says ("HH:MM:SS"): a date said alone is no time (`resolve_clocks`)."""
+        if self._clocks is None:
+            self._clocks = _unique(resolve_clocks(self.user_text, self.now)) if self.now else ()
+        return self._clocks
 
     def policy(self, tool: str, arg: str, schema: dict) -> str:
         """The catalogue's ``x-grounding`` first, then the learned policy; for an argument of a tool no data was
@@ -427,7 +435,7 @@ class Grounding:
             return _unique(v[:10] for v in self.datetimes)
         if policy == "time":
             seconds = "hh:mm:ss" in str((schema or {}).get("description", "")).lower()
-            return _unique(v[11:19] if seconds else v[11:16] for v in self.datetimes)
+            return _unique(v if seconds else v[:5] for v in self.clocks)
         return self.datetimes if policy == "datetime" else None
 
     def tool_schema(self, tool, clauses: Sequence[Any] = ()) -> dict:
