@@ -53,6 +53,10 @@ NOW = datetime(2024, 10, 17, 16, 5)  # a Thursday
     ("offsite 2-5pm wed", ["2024-10-23T14:00:00"]),                         # a short weekday after a time is a day
     ("timer 1h20m", []),                                                         # a length, not 1:20
     ("on the 17th at noon", ["2024-11-17T12:00:00", "2024-10-17T12:00:00"][:1]),   # today's noon has passed
+    ("tyres sept 1 10am", ["2025-09-01T10:00:00"]),                          # not "1 10am" as 1:10 with no day
+    ("jan 5 3pm", ["2025-01-05T15:00:00"]),
+    ("sep 1 10am", ["2025-09-01T10:00:00"]),
+    ("dinner friday 7 30 pm", ["2024-10-18T19:30:00"]),                    # minutes said after a space
 ])
 def test_readings(text, expected):
     assert resolve(text, NOW) == expected

@@ -289,10 +289,23 @@ def _time(m: re.Match, hour: int, minute: int, meridiem: str | None = None, exac
                    midnight=midnight)
 
 
-@rule(AT + r"(?<![\d:.$£€/])(?P<h>\d{1,2})(?:[:. ](?P<m>[0-5]\d))?\s*" + MERIDIEM + TIME_PART)
+_MONTH_BEFORE = re.compile(r"\b" + MON + r"\s+$")
+
+
+@rule(AT + r"(?<![\d:.$£€/])(?P<h>\d{1,2})(?:(?P<sep>[:. ])(?P<m>[0-5]\d))?\s*" + MERIDIEM + TIME_PART)
 def _meridiem_time(m: re.Match, now: datetime, text: str) -> Mention | None:
-    """"2pm", "2 PM", "2:30 p.m.", "9.15am"."""
+    """"2pm", "2 PM", "2:30 p.m.", "9.15am", "7 30 pm". Not "1 10am" after a month: "sept 1 10am" is 10 am on
+    the 1st (`_hour_meridiem` reads the "10am")."""
+    if m["sep"] == " " and _MONTH_BEFORE.search(text, 0, m.start("h")):
+        return None
     return _time(m, int(m["h"]), int(m["m"] or 0), m["mer"])
+
+
+@rule(r"(?<![\d:.$£€/])(?P<h>\d{1,2})\s*" + MERIDIEM + TIME_PART)
+def _hour_meridiem(m: re.Match, now: datetime, text: str) -> Mention | None:
+    """"10am" on its own, also where `_meridiem_time` read it as the minutes of a day's number ("sept 1 10am");
+    the longer reading wins where both stand."""
+    return _time(m, int(m["h"]), 0, m["mer"])
 
 
 @rule(r"(?:\b(?:from|between)\s+)?(?<![\d:.$£€/])(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?\s*(?P<mer1>[ap]\.?m\.?)?"
