@@ -247,7 +247,7 @@ def test_without_a_cue_the_whole_request_is_the_source():
 
 
 def test_catalogue_cues_and_relearning_keeps_set_cues(tmp_path):
-    from mobile_actions.decoding.grounding import POLICY_FILE, keep_settings, read_policies
+    from mobile_actions.decoding.grounding import POLICY_FILE, keep_cues, read_policies
 
     cat = Catalogue.from_json([{"name": "book", "description": "d", "parameters": {"type": "object", "properties": {
         "guest": {"type": "string", "x-grounding": "span", "x-cues": ["guest"]},
@@ -257,13 +257,12 @@ def test_catalogue_cues_and_relearning_keeps_set_cues(tmp_path):
     assert schema["properties"]["guest"]["x-span"] == ["Bo"] and schema["properties"]["host"]["x-span-whole"] == ["Ana"]
 
     path = tmp_path / POLICY_FILE
-    path.write_text(json.dumps({"clock_halves": "likelier", "arguments": {"t.a": {"policy": "span", "cues": ["alpha"]}}}))
+    path.write_text(json.dumps({"arguments": {"t.a": {"policy": "span", "cues": ["alpha"]}}}))
     learned = {"arguments": {"t.a": {"policy": "span"}, "t.b": {"policy": "free"}}}
-    keep_settings(learned, path)
+    keep_cues(learned, path)
     assert learned["arguments"]["t.a"]["cues"] == ["alpha"] and "cues" not in learned["arguments"]["t.b"]
     path.write_text(json.dumps(learned))
     assert read_policies(tmp_path)["cues"] == {"t.a": ["alpha"]}
-    assert read_policies(tmp_path)["clock_halves"] == "likelier"
 
 
 def test_follow_ups_learn_their_own_policies():
@@ -511,27 +510,3 @@ def test_a_call_cut_off_at_the_token_limit_still_reports_its_rules(table):
     con = Constraints(table, policies=POLICIES).for_tools(PRINT_TOOLS, messages)
     con.syms = list(wire.render_call(ToolCall("queue_print", {"file_name": "bracket.stl", "material": "PETG"}))[:40])
     assert [line.split(":")[0] for line in con.rules] == ["unnamed-choice"]
-
-
-def test_a_model_that_picks_the_wrong_half_of_the_day_is_offered_the_likelier_one_only():
-    """`"clock_halves": "likelier"` in a model's grounding.json (the general caller's): "at 9:30" is 09:30 only,
-    the dropped reading is said in the trace, a said half stays, and the rule can be switched off."""
-    from mobile_actions.decoding.grounding import CLOCK_HALVES
-    from mobile_actions.decoding.turn import LIKELIER_HALF, Turn, plan_turn
-
-    cat = Catalogue.from_json([{"name": "book", "description": "Books a visit.", "parameters": {
-        "type": "object", "required": ["day", "at"], "properties": {
-            "day": {"type": "string", "description": "Date, YYYY-MM-DD"},
-            "at": {"type": "string", "description": "Time, HH:MM"}}}}])
-    dev = {"role": "developer", "content": "Current date and time given in YYYY-MM-DDTHH:MM:SS format: "
-                                           "2026-03-14T09:26:53\nDay of week is Saturday\n"}
-
-    def offered(said: str, policies: dict, off: frozenset = frozenset()):
-        plan = plan_turn(cat, Grounding.from_messages([dev, {"role": "user", "content": said}], policies), off)
-        return plan.grounding.tool_schema(cat["book"])["properties"]["at"]["enum"], Turn(plan).fired
-
-    assert offered("book monday at 9:30", {})[0] == ["09:30", "21:30"]
-    times, fired = offered("book monday at 9:30", {CLOCK_HALVES: "likelier"})
-    assert times == ["09:30"] and [f.rule for f in fired] == [LIKELIER_HALF.name] and "21:30" in fired[0].detail
-    assert offered("book monday at 9:30pm", {CLOCK_HALVES: "likelier"}) == (["21:30"], [])
-    assert offered("book monday at 9:30", {CLOCK_HALVES: "likelier"}, frozenset({LIKELIER_HALF.name}))[0] == ["09:30", "21:30"]

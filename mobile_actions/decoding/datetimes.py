@@ -468,9 +468,8 @@ def _merge_weekdays(found: list[Mention], text: str) -> list[Mention]:
 
 
 # ------------------------------------------------------------------------------------------ readings
-def clock_readings(t: Mention, part: str | None, likelier_half: bool = False) -> list[tuple[int, int, int]]:
-    """(hour, minute, days to add) readings of a written time, most likely first; with `likelier_half`, a clock
-    said without its half of the day ("at 9:30") is its likelier half alone."""
+def clock_readings(t: Mention, part: str | None) -> list[tuple[int, int, int]]:
+    """(hour, minute, days to add) readings of a written time, most likely first."""
     h, mi = t.clock
     if t.midnight:
         return [(0, 0, 1), (0, 0, 0)]
@@ -491,11 +490,10 @@ def clock_readings(t: Mention, part: str | None, likelier_half: bool = False) ->
     am, pm = (h, mi, 0), (h + 12, mi, 0)
     if h <= 5:   # people say "at 3" for 15:00; 3 am is said "3am" (a 270M model otherwise picks it half the time)
         return [pm]
-    halves = [am, pm] if h >= 7 else [pm, am]  # the generator's bare hours are 8-11 am
-    return halves[:1] if likelier_half else halves
+    return [am, pm] if h >= 7 else [pm, am]  # the generator's bare hours are 8-11 am
 
 
-def readings(day: Mention | None, clock: Mention | None, now: datetime, likelier_half: bool = False) -> list[datetime]:
+def readings(day: Mention | None, clock: Mention | None, now: datetime) -> list[datetime]:
     """The datetimes a day and/or a time can mean, most likely first, past ones dropped if any is ahead.
 
     An "exact" mention ("in 2 hours") comes in as `day` and is already its readings.
@@ -507,7 +505,7 @@ def readings(day: Mention | None, clock: Mention | None, now: datetime, likelier
         days = [d for d in day.days if d >= now.date()] or list(day.days)
         out = [datetime.combine(d, time(PART_HOURS[day.part])) for d in days] if day.part else []
         return out + [datetime.combine(d, time()) for d in days]
-    clocks = clock_readings(clock, clock.part or (day.part if day else None), likelier_half)
+    clocks = clock_readings(clock, clock.part or (day.part if day else None))
     if day is not None:
         out = [datetime.combine(d + timedelta(days=plus), time(h, mi)) for d in day.days for h, mi, plus in clocks]
     else:  # a time alone: its next occurrence
@@ -608,7 +606,7 @@ def minutes_to_end(text: str, begin: datetime) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
-def resolve_clocks(text: str, now: datetime, likelier_half: bool = False) -> list[str]:
+def resolve_clocks(text: str, now: datetime) -> list[str]:
     """Candidate "HH:MM:SS" times of day the request says, most likely first: a clock ("at 8:45", "noon"), a
     part of the day ("tomorrow morning": its hour) or a time from now ("in 2 hours"). A day said alone gives
     none: `resolve` writes it at 00:00 to stand for the date, a time nobody said, so a tool's time argument
@@ -617,21 +615,20 @@ def resolve_clocks(text: str, now: datetime, likelier_half: bool = False) -> lis
     out: list[str] = []
     for _, day, clock in _groups(mentions(norm, now), norm):
         if clock is not None or (day is not None and day.kind == "exact"):
-            out += [v.strftime("%H:%M:%S") for v in readings(day, clock, now, likelier_half)]
+            out += [v.strftime("%H:%M:%S") for v in readings(day, clock, now)]
         elif day is not None and day.part:
             out.append(time(PART_HOURS[day.part]).strftime("%H:%M:%S"))
     return list(dict.fromkeys(out))[:MAX_CANDIDATES]
 
 
-def resolve(text: str, now: datetime, likelier_half: bool = False) -> list[str]:
+def resolve(text: str, now: datetime) -> list[str]:
     """Candidate "YYYY-MM-DDTHH:MM:SS" values for the date/time expressions in a request, most likely first.
 
     `now` is the prompt's current datetime. Returns [] when the request says no date or time.
-    At most MAX_CANDIDATES values; every ambiguous phrase contributes each of its readings (a clock said without
-    its half of the day only its likelier one with `likelier_half`).
+    At most MAX_CANDIDATES values; every ambiguous phrase contributes each of its readings.
     """
     norm = normalise(text)
     out: list[str] = []
     for _, day, clock in _groups(mentions(norm, now), norm):
-        out += [v.strftime(FORMAT) for v in readings(day, clock, now, likelier_half)]
+        out += [v.strftime(FORMAT) for v in readings(day, clock, now)]
     return list(dict.fromkeys(out))[:MAX_CANDIDATES]

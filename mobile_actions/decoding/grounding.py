@@ -65,9 +65,6 @@ UNDATED_MAX = 0.01        # the share of gold values holding a date/time express
 UNBROKEN = "unbroken"     # in the policies mapping: the span arguments whose values never end where a phrase goes on
 ENDS_BEFORE = "ends_before"   # in the policies mapping: {tool.argument: [end class, ...]} a span's values end before
 ENDS_MAX_WORDS = 0.02     # the most distinct words per gold value a span may end before and still be held to them
-# in the policies mapping: "likelier" when a clock said without its half of the day is offered as its likelier half
-# only (`turn.LIKELIER_HALF`), for a model that picks the other half more often than the resolver's order would
-CLOCK_HALVES = "clock_halves"
 UNSEEN = "unseen"         # in the policies mapping: the policy of a plain string argument no data was learned from
 # Most string values people give a tool are their own words: 89 % of the first 3,125 seed requests' plain string values
 # (datasets/seed-catalogues) are verbatim in the conversation; the rest are mostly dates and times (read by the
@@ -227,8 +224,6 @@ def read_policies(folder: str | Path | None) -> dict[str, Any]:
         out[CUES] = cues
     if data.get(UNSEEN) in ("span", "free"):
         out[UNSEEN] = data[UNSEEN]
-    if data.get(CLOCK_HALVES) in ("likelier", "both"):
-        out[CLOCK_HALVES] = data[CLOCK_HALVES]
     return out
 
 
@@ -237,24 +232,20 @@ def write_policies(folder_or_file: str | Path, learned: dict, data: str, rows: i
     keeping the cues an existing file there has; returns the path written."""
     path = Path(folder_or_file)
     path = path / POLICY_FILE if path.is_dir() else path
-    keep_settings(learned, path)
+    keep_cues(learned, path)
     path.write_text(json.dumps({"data": data, "rows": rows, **learned}, indent=2) + "\n", encoding="utf-8")
     return path
 
 
-def keep_settings(learned: dict, path: Path) -> None:
-    """Carry what an existing ``grounding.json`` sets into newly learned policies: cues are set by people
-    (words that introduce a value) and `CLOCK_HALVES` by measuring the model, not learned from rows, so
-    relearning the policies (or training from this model) must not drop them."""
+def keep_cues(learned: dict, path: Path) -> None:
+    """Carry the cues of an existing ``grounding.json`` into newly learned policies: cues are set by
+    people (words that introduce a value), not learned, so relearning the policies must not drop them."""
     if not path.is_file():
         return
-    data = json.loads(path.read_text(encoding="utf-8"))
-    old = data.get("arguments", {})
+    old = json.loads(path.read_text(encoding="utf-8")).get("arguments", {})
     for key, v in learned["arguments"].items():
         if isinstance(old.get(key, {}).get("cues"), list):
             v["cues"] = old[key]["cues"]
-    if data.get(CLOCK_HALVES) in ("likelier", "both"):
-        learned.setdefault(CLOCK_HALVES, data[CLOCK_HALVES])
 
 
 CUED_WHOLE_WORDS = 3   # the longest closed cue segment taken whole ("Fatima Zahra", "van der Berg")
@@ -385,28 +376,16 @@ class Grounding:
                        if sum(c.isdigit() for c in m.group(0)) >= 7)
 
     @property
-    def likelier_half(self) -> bool:
-        return self.policies.get(CLOCK_HALVES) == "likelier"
-
-    @property
     def datetimes(self) -> tuple[str, ...]:
         if self._datetimes is None:
-            self._datetimes = _unique(resolve(self.user_text, self.now, self.likelier_half)) if self.now else ()
+            self._datetimes = _unique(resolve(self.user_text, self.now)) if self.now else ()
         return self._datetimes
-
-    @property
-    def halves_dropped(self) -> tuple[str, ...]:
-        """The readings `likelier_half` leaves out (what the trace says it did)."""
-        if not self.likelier_half or not self.now:
-            return ()
-        kept = set(self.datetimes)
-        return tuple(v for v in resolve(self.user_text, self.now) if v not in kept)
 
     @property
     def clocks(self) -> tuple[str, ...]:
         """The times of day the request says ("HH:MM:SS"): a date said alone is no time (`resolve_clocks`)."""
         if self._clocks is None:
-            self._clocks = _unique(resolve_clocks(self.user_text, self.now, self.likelier_half)) if self.now else ()
+            self._clocks = _unique(resolve_clocks(self.user_text, self.now)) if self.now else ()
         return self._clocks
 
     def policy(self, tool: str, arg: str, schema: dict) -> str:

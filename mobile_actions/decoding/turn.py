@@ -14,7 +14,7 @@ when tool results have answered the request. A call that changes or sends someth
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -26,7 +26,7 @@ from mobile_actions.decoding import coverage
 from mobile_actions.decoding.datetimes import resolve
 from mobile_actions.decoding.constraint import Constraint
 from mobile_actions.decoding.grammar import AfterCall, CallGrammar, Start
-from mobile_actions.decoding.grounding import CLOCK_HALVES, Grounding, unnamed_choices, words_said
+from mobile_actions.decoding.grounding import Grounding, unnamed_choices, words_said
 from mobile_actions.decoding.spans import READING
 from mobile_actions.decoding.tokens import FORBIDDEN_IN_STRINGS, TokenTable
 from mobile_actions.wire import called_names, parse
@@ -57,10 +57,7 @@ UNNAMED_CHOICE = Rule("unnamed-choice", "an optional enum or yes/no argument the
 CALL_BY_MASS = Rule("call-by-mass", "the turn's first choice, a call or a reply in words, goes to the one the model "
                                     "gives more probability in all: a call's start against every word it could "
                                     "begin a reply with, not against the likeliest one alone")
-LIKELIER_HALF = Rule("likelier-half", "a clock said without its half of the day (\"at 9:30\") is offered as the date "
-                                      "reader's likelier half only, for a model whose grounding.json says "
-                                      "`\"clock_halves\": \"likelier\"` (the general caller's)")
-TURN_RULES = (CALL_BY_MASS, OWED_CALL, CLAUSE_VALUES, FIRST_ITEM, OWED_ADDRESS, ANSWERED, UNNAMED_CHOICE, LIKELIER_HALF)
+TURN_RULES = (CALL_BY_MASS, OWED_CALL, CLAUSE_VALUES, FIRST_ITEM, OWED_ADDRESS, ANSWERED, UNNAMED_CHOICE)
 # Around the decoded turn (the runtimes apply them, not the `Turn`):
 LEFT_OUT = Rule("left-out", "a clause the turn left out that only a call that changes something answers is asked "
                             "about on its own, and only that clause's tools are kept (`runtime.with_left_out`)")
@@ -101,9 +98,6 @@ class TurnPlan:
 def plan_turn(catalogue: Catalogue, grounding: Grounding, off: frozenset[str] = frozenset()) -> TurnPlan:
     """Read `grounding`'s request against `catalogue` into a `TurnPlan`; the rules named in `off` are not
     applied."""
-    if LIKELIER_HALF.name in off and grounding.likelier_half:
-        grounding = replace(grounding, policies={**grounding.policies, CLOCK_HALVES: "both"}, _datetimes=None,
-                            _clocks=None)
     clauses = coverage.clauses(grounding.request, catalogue)
     # Clauses the person does not ask for ("send no email to ...", "should I save ...?") are never owed.
     unasked = acting.unasked(grounding.request, [c.text for c in clauses])
@@ -144,9 +138,6 @@ class Turn:
             self.fired.append(Fired(OWED_ADDRESS.name, f"a call first ({owed} owed)"))
         if self.plan.must_answer:
             self.fired.append(Fired(ANSWERED.name, "a text reply: the tool results cover the request"))
-        dropped = self.plan.grounding.halves_dropped
-        if dropped:
-            self.fired.append(Fired(LIKELIER_HALF.name, f"not offered: {', '.join(dropped)} (the other half of the day)"))
 
     def _on(self, rule: Rule) -> bool:
         return rule.name not in self.plan.off

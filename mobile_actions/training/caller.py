@@ -405,7 +405,7 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     from mobile_actions import wire
     from mobile_actions.dataset import load_rows
     from mobile_actions.caller.model import load_tokenizer, read_marker, resolve_model, write_marker, write_portable_base
-    from mobile_actions.decoding.grounding import POLICY_FILE, keep_settings, learn_policies, write_policies
+    from mobile_actions.decoding.grounding import POLICY_FILE, keep_cues, learn_policies, write_policies
     from mobile_actions.training.bench import take_turns_callback
     from mobile_actions.training.buckets import SAMPLINGS, bucketed_trainer
     from mobile_actions.training.cpu_step import cpu_fast_path
@@ -444,8 +444,8 @@ def train(cfg: CallerSFTConfig) -> TrainResult:
     # The runtime reads which arguments are copied spans from the model's folder (`grounding.json`); learned
     # from this run's rows and written with every checkpoint, so any of them decodes grounded, as shipped.
     policies = learn_policies(rows)
-    if cfg.init_adapter:   # cues and the clock-halves setting are not learned: keep the starting adapter's
-        keep_settings(policies, init_adapter_dir(cfg.init_adapter) / POLICY_FILE)
+    if cfg.init_adapter:   # cues are set by people, not learned: keep the starting adapter's
+        keep_cues(policies, init_adapter_dir(cfg.init_adapter) / POLICY_FILE)
 
     def write_grounding(folder: Path) -> None:
         write_policies(folder, policies, str(cfg.data), len(rows))
