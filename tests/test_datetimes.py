@@ -56,6 +56,7 @@ NOW = datetime(2024, 10, 17, 16, 5)  # a Thursday
     ("tyres sept 1 10am", ["2025-09-01T10:00:00"]),                          # not "1 10am" as 1:10 with no day
     ("jan 5 3pm", ["2025-01-05T15:00:00"]),
     ("sep 1 10am", ["2025-09-01T10:00:00"]),
+    ("reminder for the 30th half 9 pm", ["2024-10-30T21:30:00"]),           # the pm after "half 9" is read
     ("dinner friday 7 30 pm", ["2024-10-18T19:30:00"]),                    # minutes said after a space
 ])
 def test_readings(text, expected):

@@ -397,10 +397,11 @@ def _past_to(m: re.Match, now: datetime, text: str) -> Mention | None:
     return _time(m, before, 60 - q, m["mer"])
 
 
-@rule(AT + r"half\s+(?P<h>\d{1,2})(?!\s*(?:hours?|minutes?|days?|weeks?|of|past|to)\b|\s*\d)" + TIME_PART)
+@rule(AT + r"half\s+(?P<h>\d{1,2})(?!\s*(?:hours?|minutes?|days?|weeks?|of|past|to)\b|\s*\d)(?:\s*" + MERIDIEM + ")?"
+      + TIME_PART)
 def _half_h(m: re.Match, now: datetime, text: str) -> Mention | None:
-    """British "half 3" = 3:30 ("half 6 tomorrow" too: "to" is a word, not the start of one)."""
-    return _time(m, int(m["h"]), 30)
+    """British "half 3" = 3:30 ("half 6 tomorrow" too: "to" is a word, not the start of one; "half 9 pm" 21:30)."""
+    return _time(m, int(m["h"]), 30, m["mer"])
 
 
 @rule(AT + r"(?:12\s+)?(?P<w>noon|midnight|lunchtime|lunch\s+time)\b")
