@@ -88,9 +88,11 @@ class TokenTable:
         strings = [s or "" for s in self.strings]
         ends = np.zeros(len(strings) + 1, dtype=np.int64)
         ends[1:] = np.cumsum([len(s) for s in strings])
+        byte_ends = np.zeros(len(strings) + 1, dtype=np.int64)   # what earlier versions read the blob by
+        byte_ends[1:] = np.cumsum([len(s.encode("utf-8", "surrogatepass")) for s in strings])
         with open(path, "wb") as f:
             np.savez(f, blob=np.frombuffer("".join(strings).encode("utf-8", "surrogatepass"), dtype=np.uint8),
-                     text_offsets=ends,
+                     text_offsets=ends, offsets=byte_ends,
                      none=np.array([s is None for s in self.strings]), opaque=self.opaque, key_ids=self.key_ids,
                      string_ok=self.string_ok, text_ok=self.text_ok, digest=np.array(digest))
 
