@@ -576,12 +576,17 @@ def blank_expressions(text: str, kinds: frozenset[str] | None = None) -> str:
     return text
 
 
+def _said(text: str, now: datetime) -> list[tuple[Mention | None, Mention | None]]:
+    """The (day, time) pairs the request says, likeliest first (`_groups` of the normalised text)."""
+    norm = normalise(text)
+    return [(day, clock) for _, day, clock in _groups(mentions(norm, now), norm)]
+
+
 def start_readings(text: str, now: datetime) -> list[datetime]:
     """The readings of the first date and time `text` gives, as `resolve` ranks them (its best day-and-time pair):
     an entry's start, without the times said of its end ("tuesday at 6pm till 8:15": 18:00 alone)."""
-    norm = normalise(text)
-    groups = _groups(mentions(norm, now), norm)
-    return readings(groups[0][1], groups[0][2], now) if groups else []
+    said = _said(text, now)
+    return readings(*said[0], now) if said else []
 
 
 def minutes_to_end(text: str, begin: datetime) -> int | None:
@@ -612,9 +617,8 @@ def resolve_clocks(text: str, now: datetime) -> list[str]:
     part of the day ("tomorrow morning": its hour) or a time from now ("in 2 hours"). A day said alone gives
     none: `resolve` writes it at 00:00 to stand for the date, a time nobody said, so a tool's time argument
     is not offered midnight for "book Max on monday"."""
-    norm = normalise(text)
     out: list[str] = []
-    for _, day, clock in _groups(mentions(norm, now), norm):
+    for day, clock in _said(text, now):
         if clock is not None or (day is not None and day.kind == "exact"):
             out += [v.strftime("%H:%M:%S") for v in readings(day, clock, now)]
         elif day is not None and day.part:
@@ -628,8 +632,5 @@ def resolve(text: str, now: datetime) -> list[str]:
     `now` is the prompt's current datetime. Returns [] when the request says no date or time.
     At most MAX_CANDIDATES values; every ambiguous phrase contributes each of its readings.
     """
-    norm = normalise(text)
-    out: list[str] = []
-    for _, day, clock in _groups(mentions(norm, now), norm):
-        out += [v.strftime(FORMAT) for v in readings(day, clock, now)]
+    out = [v.strftime(FORMAT) for day, clock in _said(text, now) for v in readings(day, clock, now)]
     return list(dict.fromkeys(out))[:MAX_CANDIDATES]

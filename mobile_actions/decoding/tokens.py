@@ -10,7 +10,6 @@ import bisect
 import functools
 import hashlib
 import json
-import operator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -61,8 +60,8 @@ class TokenTable:
                     plain[i] = not any(f in s for f in FORBIDDEN_IN_STRINGS)
                     text_ok[i] = not any(f in s for f in FORBIDDEN_IN_TEXT)
             self.string_ok, self.text_ok = plain, text_ok
-        ids = self.key_ids.tolist()
-        self.keys = list(operator.itemgetter(*ids)(self.strings)) if len(ids) > 1 else [self.strings[i] for i in ids]
+        strings = self.strings
+        self.keys = [strings[i] for i in self.key_ids.tolist()]
         self._starts: dict[str, np.ndarray] = {}
 
     def prefix_range(self, p: str) -> tuple[int, int]:

@@ -74,9 +74,11 @@ def catalogue_of(size: int, seeds: Path = SEED_CATALOGUES):
 
 def model_shape(folder: Path) -> dict:
     """The decoder's size from its export: every projection's K x N (the decode graph's `MatMulNBits` nodes, the
-    vocabulary head left out), and layers, heads and head size (genai_config.json)."""
+    vocabulary head left out), layers, heads and head size (genai_config.json), and each layer's window."""
     import onnx
     from onnx import helper
+
+    from mobile_actions.runtime.onnx import layer_windows
 
     m = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     graph = onnx.load(str(folder / m.get("onnx", "model.onnx")), load_external_data=False).graph
@@ -87,11 +89,9 @@ def model_shape(folder: Path) -> dict:
             if a["N"] < m["vocab_size"]:
                 proj += a["K"] * a["N"]
     d = json.loads((folder / "genai_config.json").read_text(encoding="utf-8"))["model"]["decoder"]
-    window = m.get("sliding_window")
-    windows = [window if window and kind == "sliding_attention" else None
-               for kind in m.get("layer_types", [None] * d["num_hidden_layers"])]
     return {"projection_macs": proj, "layers": d["num_hidden_layers"], "heads": d["num_attention_heads"],
-            "head_size": d["head_size"], "hidden": d["hidden_size"], "windows": windows}
+            "head_size": d["head_size"], "hidden": d["hidden_size"],
+            "windows": layer_windows(m, d["num_hidden_layers"])}
 
 
 def macs_per_token(shape: dict, n: int) -> float:

@@ -145,6 +145,13 @@ class KVCache:
         return out
 
 
+def layer_windows(manifest: dict, n_layers: int) -> list[int | None]:
+    """Each layer's sliding window from an export's manifest (None: the layer attends to the whole past)."""
+    window = manifest.get("sliding_window")
+    return [window if window and kind == "sliding_attention" else None
+            for kind in manifest.get("layer_types", [None] * n_layers)]
+
+
 class Decoder:
     """An exported model folder's ONNX session, run over a `KVCache` it advances in place."""
 
@@ -167,9 +174,7 @@ class Decoder:
         self.n_layers, self.n_kv, self.head_dim = m["num_layers"], m["num_kv_heads"], m["head_dim"]
         self.vocab_size = int(m["vocab_size"])
         # the graph's GroupQueryAttention masks keys with query - key >= window on these layers (Gemma 3's mask)
-        window = m.get("sliding_window")
-        self.windows = [window if window and kind == "sliding_attention" else None
-                        for kind in m.get("layer_types", [None] * self.n_layers)]
+        self.windows = layer_windows(m, self.n_layers)
         self.past_names = [PAST_NAME.format(i=i, kv=kv) for i in range(self.n_layers) for kv in ("key", "value")]
         self.local_buffers = [w is not None for w in self.windows for _ in ("key", "value")]
         self.present_names = [n.replace("past_key_values.", "present.") for n in self.past_names]
@@ -182,6 +187,7 @@ class Decoder:
         # the local layers' buffers bound from their window (one KV head: a later position is a pointer into the
         # same buffer); the prefill graph, derived from this one, has the input when it has
         self.window_input = WINDOW_INPUT in names and self.n_kv == 1 and any(self.windows)
+        self.local_window = next((w for w in self.windows if w), None) if self.window_input else None
         self.max_sparse_rows = int((m.get("sparse_head") or {}).get("max_rows", SPARSE_MAX_ROWS))
         self.steps = 0  # model invocations, for statistics
         info = m.get("prefill_graph") or {}
@@ -246,11 +252,10 @@ class Decoder:
         """Where the local layers' buffers are bound from in a run after `p` positions (graphs with
         `WINDOW_INPUT`; else 0): at most a window behind the run's first query, which attends to no key
         before it, moved on in half windows so that the binding changes every few hundred steps."""
-        window = next((w for w in self.windows if w), None)
-        if not self.window_input or not window:
+        if not self.local_window:
             return 0
-        start = max(0, p - window)
-        return start - start % max(1, window // 2)
+        start = max(0, p - self.local_window)
+        return start - start % max(1, self.local_window // 2)
 
     def new_cache(self, capacity: int) -> KVCache:
         return KVCache.empty(2 * self.n_layers, self.n_kv, self.head_dim, capacity)

@@ -80,9 +80,9 @@ class PrefixStore:
                 stored = _array_header(f)
                 if stored != (tuple(shape), np.dtype(np.float32)):
                     raise ValueError(f"{stored} is not {shape} float32")
-                n_buffers, n_heads, n, width = shape
+                _, n_heads, n, width = shape
                 head = f.tell()
-                row = width * 4
+                row = width * np.dtype(np.float32).itemsize
                 for i, (dst, start) in enumerate(zip(buffers, starts)):
                     for h in range(n_heads):
                         view = memoryview(dst[0, h, start:n]).cast("B")
