@@ -85,12 +85,13 @@ class TokenTable:
         """The strings as one UTF-8 blob and each one's end in characters: a load decodes the blob once and
         slices it (decoding 262k byte slices one by one cost a caller's first request ~0.1 s)."""
         strings = [s or "" for s in self.strings]
+        encoded = [s.encode("utf-8", "surrogatepass") for s in strings]
         ends = np.zeros(len(strings) + 1, dtype=np.int64)
         ends[1:] = np.cumsum([len(s) for s in strings])
         byte_ends = np.zeros(len(strings) + 1, dtype=np.int64)   # what earlier versions read the blob by
-        byte_ends[1:] = np.cumsum([len(s.encode("utf-8", "surrogatepass")) for s in strings])
+        byte_ends[1:] = np.cumsum([len(b) for b in encoded])
         with open(path, "wb") as f:
-            np.savez(f, blob=np.frombuffer("".join(strings).encode("utf-8", "surrogatepass"), dtype=np.uint8),
+            np.savez(f, blob=np.frombuffer(b"".join(encoded), dtype=np.uint8),
                      text_offsets=ends, offsets=byte_ends,
                      none=np.array([s is None for s in self.strings]), opaque=self.opaque, key_ids=self.key_ids,
                      string_ok=self.string_ok, text_ok=self.text_ok, digest=np.array(digest))
