@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
-from functools import lru_cache
 from typing import Any, Callable, Literal, Sequence
 
 from mobile_actions import asks
@@ -26,7 +25,8 @@ from mobile_actions.calls import ToolCall, argument_schema, value_kind
 from mobile_actions.catalog import Catalogue, name_words
 from mobile_actions.decoding import coverage
 from mobile_actions.decoding.coverage import EMAIL_RE, FIELD_LABEL_RE, PHONE_RE, keywords, mask_quotes
-from mobile_actions.decoding.datetimes import Mention, clock_readings, mentions_as_written
+from mobile_actions.decoding.datementions import Mention
+from mobile_actions.decoding.datetimes import clock_readings, mentions_as_written
 from mobile_actions.decoding.grounding import now_of
 
 _WORD_RE = re.compile(r"[\w'@.+-]*\w")

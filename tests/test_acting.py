@@ -647,8 +647,11 @@ def test_a_bare_hour_beside_a_number_argument_is_no_time():
 
 
 def test_a_time_another_call_of_the_turn_took_refuses_nothing():
+    from datetime import datetime
+
     calls = [T("turn_on_flashlight"), T("create_calendar_event", title="camping check-in", datetime="2026-12-07T14:00:00")]
-    assert acting.gate(calls, "turn on flashlight n create an event 'camping check-in' tmrw 2pm", CAT) == (calls, [])
+    assert acting.gate(calls, "turn on flashlight n create an event 'camping check-in' tmrw 2pm", CAT,
+                       now=datetime(2026, 12, 6, 9, 30)) == (calls, [])
 
 
 def test_a_day_another_call_took_is_read_on_the_conversations_clock():

@@ -58,6 +58,10 @@ NOW = datetime(2024, 10, 17, 16, 5)  # a Thursday
     ("sep 1 10am", ["2025-09-01T10:00:00"]),
     ("reminder for the 30th half 9 pm", ["2024-10-30T21:30:00"]),           # the pm after "half 9" is read
     ("dinner friday 7 30 pm", ["2024-10-18T19:30:00"]),                    # minutes said after a space
+    ("birthday sunday 15h, at her place", ["2024-10-20T15:00:00"]),         # a 24-hour "15h" right after a day
+    ("a 4h drive on sunday", ["2024-10-20T00:00:00"]),                      # "4h" alone is a length
+    ("yoga wed quarter to 7 in the evening", ["2024-10-23T18:45:00"]),      # a short weekday before a time said in words
+    ("sun half price deals", []),                                           # "half" that starts no time leaves "sun" a word
 ])
 def test_readings(text, expected):
     assert resolve(text, NOW) == expected

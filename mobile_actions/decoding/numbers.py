@@ -27,7 +27,8 @@ from typing import Iterable
 from mobile_actions import lexicon
 from mobile_actions.decoding import datewords
 from mobile_actions.decoding.coverage import EMAIL_RE, PHONE_RE
-from mobile_actions.decoding.datetimes import clock_readings, mentions
+from mobile_actions.decoding.datementions import mentions
+from mobile_actions.decoding.datetimes import clock_readings
 
 _WORDS = lexicon.load().numbers
 UNITS: dict[str, dict[str, float]] = {}   # unit word -> {kind: how many of the kind's base unit}

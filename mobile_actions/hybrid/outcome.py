@@ -609,7 +609,8 @@ def when_and_length(goal: str, part: str | None, now: datetime) -> tuple[str, ..
     it says no day or time, or when the goal changes or removes what exists ("move the dentist to 11" keeps its
     day). The navigator types only words of its goal and cannot count "thursday" into a date: the values go on
     the goal as the fields' own words, which its guards read."""
-    from mobile_actions.decoding.datetimes import mentions, normalise, start_readings
+    from mobile_actions.decoding.datementions import mentions
+    from mobile_actions.decoding.datetimes import normalise, start_readings
     from mobile_actions.navigator.goals import edits, removes_only
 
     if part not in WHEN_FIELDS or edits(goal) or removes_only(goal):

@@ -183,7 +183,7 @@ def _clocks(text: str) -> set[tuple[int, int, str]]:
     the date reader ("6am", "half past seven", "18:30")."""
     from datetime import datetime
 
-    from mobile_actions.decoding.datetimes import mentions
+    from mobile_actions.decoding.datementions import mentions
     from mobile_actions.decoding.datewords import normalise as date_normalise
 
     out = set()
@@ -543,7 +543,7 @@ def said_time(goal: str) -> SaidTime | None:
     alarm to 7:15"); None when it says none or an hour past 12 (the picker takes 1-12)."""
     from datetime import datetime
 
-    from mobile_actions.decoding.datetimes import Mention, mentions
+    from mobile_actions.decoding.datementions import Mention, mentions
     from mobile_actions.decoding.datewords import normalise as date_normalise
 
     text = date_normalise(goal)     # what `mentions` reads: "6:05 PM" as "6:05 pm", "half past seven" as "half past 7"
