@@ -520,7 +520,8 @@ class GoalCheck:
             if by_state and not c.kept and (c.kind == "removed" or not g.looks):
                 return False     # what the screen stopped showing (Maps left, not shown); what it shows, for a
                                  # goal that neither looks nor goes anywhere ("get me an uber": a search page)
-            return not g.keys or bool(self._change_keys(c) & g.keys)
+            return bool(self._change_keys(c) & g.keys)   # a goal of no words of its own ("can u switch it back
+            #                                             on") names nothing a change could be evidence of
         # a goal that only removes is met by something gone ("flight got cancelled, delete the airport alarm":
         # airplane mode switched on is not it)
         allowed = ({"changed"} if g.kinds != {REMOVES} else set()) \
