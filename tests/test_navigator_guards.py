@@ -303,6 +303,9 @@ def test_a_value_that_replaces_another_is_typed_over_a_selection():
     length = "open the event 'yoga class' and it's at the lotus studio, it goes for 75 minutes, duration 75"
     assert goals.form_values(length, event)["Duration (minutes)"] == "75"
     assert g.narrow(view(length, event)).labels == ("Duration (minutes)",)    # 75 is typed over the 60, not after
+    # the first value after the field's word that has the field's form: "45 mins" is not one, "45" is
+    said_twice = "open the event 'yoga class' and at the lotus studio, duration 45 mins, duration 45"
+    assert goals.form_values(said_twice, event)["Duration (minutes)"] == "45"
     # a span a cue reaches that is not in the form the field takes is no value of it
     blank = screen(el("Title", "field", focused=True), el("Date (YYYY-MM-DD)", "field", text="2025-06-02"),
                    el("Time", "field", text="11:00"), el("Save"), package="com.android.calendar")

@@ -538,6 +538,8 @@ def test_a_length_is_given_in_the_minutes_and_the_word_of_the_field_that_keeps_i
     assert length_in_minutes("should take about 45 minutes", "events") == ", duration 45"
     assert length_in_minutes("its a long one, 2h50", "events") == ", duration 170"
     assert length_in_minutes("location Room 4B, duration 45", "events") == ""          # already said so
+    # said with its unit, which the field's digits do not take: given again as the guards read it
+    assert length_in_minutes("at Apollo Clinic, duration 45 mins", "events") == ", duration 45"
     assert length_in_minutes("at 3pm", "events") == length_in_minutes("2 hrs", "notes") == ""
     assert length_in_minutes("add the standup in 2 hours", "events") == ""             # when, not how long
     # an end time, given the start: a second time said of an entry is when it ends

@@ -648,7 +648,9 @@ def length_in_minutes(text: str, part: str, begin: datetime | None = None) -> st
     minutes = next((int(m) for m in said if m == int(m) and m > 0), None)
     if minutes is None and begin is not None:
         minutes = minutes_to_end(text, begin)
-    return "" if minutes is None or f"{field} {minutes}" in text.lower() else f", {field} {minutes}"
+    # said already as the guards read it ("duration 45", not "duration 45 mins": the field takes digits only)
+    held = minutes is not None and re.search(rf"\b{re.escape(field)}\s+{minutes}(?![\w.])(?!\s+[^\W\d_])", text.lower())
+    return "" if minutes is None or held else f", {field} {minutes}"
 
 
 def _forms(q: Any) -> frozenset[int]:

@@ -392,7 +392,11 @@ def form_values(goal: str, screen: Screen) -> dict[str, str]:
         if said is None or said.value.lower() != e.text.strip().lower():   # a field holding its value keeps it
             said = _value_after(named, cues, stops, listed)
         shape = sw.field_shapes.get(key)
-        if said is not None and shape is not None and not shape.fullmatch(said.value):
+        while said is not None and shape is not None and not shape.fullmatch(said.value):
+            # "duration 45 mins, duration 45": a field with a form of its own takes the first value that has it
+            later = _value_after(goal[said.at:], cues, stops, listed)
+            said = later and Said(later.value, later.cue_at + said.at, later.at + said.at)
+        if said is None and shape is not None:
             continue   # "tea time at the Ritz": no time the Time field takes
         if said is not None and shape is None and _only_when(said.value):
             continue   # "on the 12th at 3:40pm": the time the cue "at" reaches is no place
