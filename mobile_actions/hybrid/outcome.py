@@ -33,6 +33,7 @@ import re
 from collections import Counter
 from datetime import datetime
 from dataclasses import asdict, dataclass, fields
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -153,6 +154,18 @@ class _Goal:
     message: frozenset[str] = frozenset()      # the keys of the message it passes on ("text Ana I'm running late")
 
 
+@lru_cache(maxsize=64)
+def field_words(parts: frozenset[str]) -> re.Pattern:
+    """The words that name a field of the entries of `parts` in their forms: each entry field's cues in the
+    screens' data (`screens.json` ``field_cues``, keyed by the form's label, which is the field's name)."""
+    from mobile_actions.navigator.goals import goal_words
+
+    cues = goal_words().screens.field_cues
+    words = sorted({c for p in parts for f in ENTRY_FIELDS.get(p, ()) for c in cues.get(f, ()) if "…" not in c},
+                   key=len, reverse=True)
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")(?!\w)" if words else r"(?!)", re.I)
+
+
 LABEL_REACH = 6   # words after a field's name in which a request gives its value ("the description 'Use the new
 #                   numbers'"), for a field no argument of the tool takes
 
@@ -257,9 +270,16 @@ class GoalCheck:
                     out.append((t, after))
         return tuple(out)
 
-    def parts_named(self, text: str) -> tuple[str, ...]:
-        """The parts of the phone `text` names (``alarms``, ``messages``, ``wifi``...), with no phone at hand."""
-        return self._goal(text, dict.fromkeys(PHONE_PARTS)).named
+    def parts_named(self, text: str, entry_of: Iterable[str] = ()) -> tuple[str, ...]:
+        """The parts of the phone `text` names (``alarms``, ``messages``, ``wifi``...), with no phone at hand.
+        `entry_of`: parts whose entry `text` goes on about, where a word of their entries' form (`field_words`:
+        an event's "notes" is its Description) names that field, not another part ("dentist tmrw 9, bring the
+        x-rays, add that in the notes" names no Notes app)."""
+        named = self._goal(text, dict.fromkeys(PHONE_PARTS)).named
+        if not entry_of or not set(named) - set(entry_of):
+            return named
+        beside = self._goal(field_words(frozenset(entry_of)).sub(" ", text), dict.fromkeys(PHONE_PARTS)).named
+        return tuple(p for p in named if p in entry_of or p in beside)
 
     def actionable(self, text: str) -> bool:
         """Whether `text` asks something a navigator could do, not an aside or a context ("cant find my keys

@@ -805,7 +805,7 @@ class Runner:
         tool = self.catalogue[call.name] if call.name in self.catalogue else None
         own = set(self.goal_check.tool_parts(tool.name, tool.description)) if tool and tool.effect != "none" else set()
         pieces = read_request(self.report.request)
-        parts = [set(self.goal_check.parts_named(p.text)) for p in pieces]
+        parts = [set(self.goal_check.parts_named(p.text, own)) for p in pieces]
         mine = [i for i, p in enumerate(pieces) if p.text and p.text in told]
         if not own or not mine or any(own & parts[i] for i in mine):
             return None
@@ -894,7 +894,7 @@ class Runner:
         others = self._other_values(call)
         more: list[Piece] = []
         for p in pieces[max(mine) + 1:]:
-            if (p.polarity in (Polarity.NEGATED, Polarity.CANCELLED) or set(self.goal_check.parts_named(p.text)) - own
+            if (p.polarity in (Polarity.NEGATED, Polarity.CANCELLED) or set(self.goal_check.parts_named(p.text, own)) - own
                     or any(v in p.text.lower() for v in others)):
                 break
             more.append(p)
@@ -1405,7 +1405,10 @@ def app_goals(request: str, check: GoalCheck) -> list[str]:
     for piece in pieces:
         # a piece that asks nothing of the phone names no part of its own: "screen is sooo dim i cant see
         # anything outside, brightness all the way up" is one goal, not a screen goal and a brightness goal
-        named = set(check.parts_named(piece.text)) if check.actionable(piece.text) else set()
+        # a word of the entry the goal before works on names its field ("... 3:45pm. ask about the ear thing (put
+        # that in the notes)": the event's Description, not the Notes app)
+        named = set(check.parts_named(piece.text, groups[-1][1] if groups else ())) \
+            if check.actionable(piece.text) else set()
         # the goal before holds, whatever they name, a piece inside the message it passes on ("text maria: running
         # late, save me a seat"), and one that asks nothing itself after a colon or a dash ("make a note - cabin
         # wifi password is pinecone2025") or after a comma that follows a colon ("make a note: cabin door code
