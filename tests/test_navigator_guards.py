@@ -83,6 +83,11 @@ def test_form_field_order_taps_a_field_that_lacks_its_value_before_anything_else
         blocked=frozenset({"long_press", "swipe", "finish", "give_up", "type_text"}), tap_only=("To", "Subject"))
     assert guard.narrow(view(goal, mail(focus="To"))) is None                  # the focused one takes its value
     assert guard.narrow(view(goal, mail(to="a@b.co", subject="Invoice"))) is None
+    # an empty focused field may take a detail said without its field's word, but nothing is saved meanwhile
+    event = screen(el("Title", "field", text="dentist"), el("Duration (minutes)", "field", text="60"),
+                   el("Location", "field", focused=True), el("Save"), el("Cancel"), package="com.android.calendar")
+    said = "open the event 'dentist' and I need to bring the x-rays, duration 150"
+    assert guard.narrow(view(said, event)) == Narrowing(blocked=frozenset({"finish"}), tap_never=frozenset({"Save"}))
 
 
 def test_goal_button_is_the_step_once_the_form_is_settled_until_it_is_tapped():

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Protocol, Sequence
 
+from mobile_actions import lexicon
 from mobile_actions.decoding.days import said, weekday_of
 from mobile_actions.navigator import goals
 from mobile_actions.navigator.screen import LEVEL_STEP, Element, Screen
@@ -155,6 +156,14 @@ class StepView:
     def awaits_text(self) -> bool:
         """A focused field is empty: text is the step, whatever the goal's button."""
         return self.focus is not None and not self.screen.element(self.focus).text
+
+    @cached_property
+    def confirming(self) -> frozenset[str]:
+        """The screen's buttons that send, store or destroy what it shows (the lexicon's
+        `navigator.confirm_buttons`: "Save", "Send")."""
+        verbs = lexicon.load().navigator.confirm_buttons
+        return frozenset(e.label for e in self.screen.actionable if e.kind != "field"
+                         and any(re.match(rf"{re.escape(v)}\b", e.label.lower()) for v in verbs))
 
     @property
     def form_settled(self) -> bool:
@@ -356,8 +365,13 @@ class FormFieldOrder:
 
     def narrow(self, view: StepView) -> Narrowing | None:
         focus, missing = view.focus, view.missing_values
-        if not missing or focus in missing or view.awaits_text and focus not in view.form_values:
+        if not missing or focus in missing:
             return None
+        if view.awaits_text and focus not in view.form_values:
+            # an empty field may take a detail said without its field's word first, but the form is not saved,
+            # sent or finished while another field lacks its value (handed "... and I need to bring the x-rays,
+            # duration 150", the model saved with the Duration at 60)
+            return Narrowing(blocked=frozenset({"finish"}), tap_never=view.confirming)
         blocked = _but("tap") if focus else frozenset({"long_press", "swipe", "finish", "give_up", "type_text"})
         return Narrowing(blocked=blocked, tap_only=missing + view.suggestions)
 
