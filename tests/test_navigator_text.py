@@ -335,6 +335,10 @@ def test_a_goal_of_several_steps_moves_on_when_one_is_finished(phone):
     assert GoalSteps("Open Notes. Then Chrome").parts == ["Open Notes", "Open Chrome"]
     assert GoalSteps("open Notes, then the thing I told you about yesterday").parts == [
         "open Notes, then the thing I told you about yesterday"]
+    # the runner's hand-over of an entry a call made is one step: its details are that entry's, whatever verbs
+    # they hold (split, the navigator finished "open the event ..." and left the form before the length)
+    made = "open the event 'deep work block' and put it in the calendar, duration 150"
+    assert GoalSteps(made).parts == [made]
 
 
 def test_a_goal_that_opens_an_app_taps_its_icon_on_the_home_screen(phone):

@@ -11,9 +11,11 @@ Rows built here (`step_row`) are Mobile Actions rows: `mobile-actions train` tra
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from mobile_actions import lexicon
 from mobile_actions.calls import ToolCall
 from mobile_actions.catalog import Catalogue
 from mobile_actions.errors import ScreenError
@@ -99,7 +101,7 @@ class GoalSteps:
 
         messages = [p.message for p in read(goal) if p.message]
         parts: list[str] = []
-        for part in steps(goal):
+        for part in ([goal] if made_entry(goal) else steps(goal)):
             at = goal.find(part)
             if parts and at >= 0 and any(a <= at < b for a, b in messages):
                 start = goal.find(parts[-1])
@@ -118,6 +120,17 @@ class GoalSteps:
             return False
         self.i += 1
         return True
+
+
+def made_entry(goal: str) -> bool:
+    """Whether `goal` is the runner's hand-over of an entry a call just made (the lexicon's
+    `navigator.made_entry_goal`: "open the event 'Dentist' and ..."): what follows the entry's name is that
+    entry's details, one step however many verbs they hold ("... and I need to bring the x-rays, put it in the
+    notes"), not steps of their own after which the entry is left."""
+    template = lexicon.load().navigator.made_entry_goal[0]
+    head = re.escape(template.split("{fields}")[0]).replace(re.escape("{entry}"), r"\w+").replace(
+        re.escape("{name}"), r"(?:'[^']+'|\"[^\"]+\")")
+    return re.match(head, goal, re.I) is not None
 
 
 @dataclass(frozen=True)
