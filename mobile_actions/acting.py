@@ -1027,33 +1027,7 @@ def _ties(call: ToolCall, tool, pieces: Sequence[Piece], generic: bool = True) -
     values = [lexicons.normalise(str(v)) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2]
     mention = _named_by(call.name, tool, generic)
     texts = [lexicons.normalise(p.text) for p in pieces]
-    hits = [sum(v in t for v in values) for t in texts]
-    for v in values:
-        if not any(v in t for t in texts):
-            for i in _run_writing(v, texts):
-                hits[i] += 1
-    return hits, [len(mention.findall(t)) if mention else 0 for t in texts]
-
-
-def _run_writing(value: str, texts: Sequence[str]) -> range:
-    """The consecutive pieces (their `texts`) that write `value` together when no one piece does: the reader
-    split "brunch w Farida and Yusuf" at its "and", and the title the call copied is both pieces' words. One
-    word between two pieces (the joiner the reader split at) may be in the value; empty when no run writes it."""
-    for i, text in enumerate(texts):
-        for k in [0, *(m.end() for m in re.finditer(r"\s+", text))]:
-            head = text[k:]
-            if len(head) < 2 or not value.startswith(head):
-                continue
-            rest, j = value[len(head):].strip(" ,;"), i + 1
-            while rest and j < len(texts):
-                nxt = texts[j]
-                joined = rest if rest.startswith(nxt[:1]) else rest.split(" ", 1)[-1]   # the joiner's word
-                if nxt.startswith(joined):
-                    return range(i, j + 1)
-                if not joined.startswith(nxt):
-                    break
-                rest, j = joined[len(nxt):].strip(" ,;"), j + 1
-    return range(0)
+    return [sum(v in t for v in values) for t in texts], [len(mention.findall(t)) if mention else 0 for t in texts]
 
 
 def _named_by(name: str, tool, generic: bool = True) -> re.Pattern | None:

@@ -670,18 +670,3 @@ def test_the_screen_takes_the_time_with_its_goal():
     call = T("operate_screen", goal="set an alarm")
     assert acting.gate([call], "set an alarm for 6:30 and text Ana im on my way", screen) == ([call], [])
 
-
-def test_a_value_the_reader_split_at_its_and_is_still_written_by_the_request():
-    """"brunch w Farida and Yusuf": the reader splits at the "and"; the title is both pieces' words, not untied."""
-    from datetime import datetime
-
-    call = T("create_calendar_event", title="brunch w Farida and Yusuf", datetime="2025-06-08T12:00:00")
-    assert acting.gate([call], "brunch w Farida and Yusuf sunday at noon, prob takes 90 min", CAT,
-                       now=datetime(2025, 6, 2, 10)) == ([call], [])
-    assert acting._run_writing("farida and yusuf", ["brunch w farida", "yusuf sunday at noon"]) == range(0, 2)
-    assert not acting._run_writing("farida and omar", ["brunch w farida", "yusuf sunday at noon"])
-    # still refused where one of the pieces that write it declines
-    declined = T("create_calendar_event", title="brunch w Farida and Yusuf", datetime="2025-06-08T12:00:00")
-    kept, refused = acting.gate([declined], "dont add brunch w Farida and Yusuf sunday at noon", CAT,
-                                now=datetime(2025, 6, 2, 10))
-    assert kept == [] and refused
