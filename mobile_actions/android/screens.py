@@ -41,7 +41,6 @@ class AndroidScreens:
     duration_fields: Mapping[str, int]   # a duration picker's field -> the seconds one of its units counts
     half_day_toggles: Mapping[str, tuple[str, ...]]   # "am" / "pm" -> the toggles' labels
     field_shapes: Mapping[str, re.Pattern]   # a form field -> the form its value takes ("2025-06-05")
-    field_inputs: Mapping[str, re.Pattern]   # such a field -> what it takes as typed, when more ("2pm", "3:30 PM")
 
 
 def _words(value: Any, where: str) -> tuple[str, ...]:
@@ -108,5 +107,4 @@ def load_screens(path: Path = SCREENS_FILE) -> AndroidScreens:
         minute_fields=tuple(w.lower() for w in _words(data.get("minute_fields"), at + "minute_fields")),
         duration_fields=_units(data.get("duration_fields"), at + "duration_fields"),
         half_day_toggles=_table(data.get("half_day_toggles"), at + "half_day_toggles"),
-        field_shapes=_shapes(data.get("field_shapes", {}), at + "field_shapes"),
-        field_inputs=_shapes(data.get("field_inputs", {}), at + "field_inputs"))
+        field_shapes=_shapes(data.get("field_shapes", {}), at + "field_shapes"))

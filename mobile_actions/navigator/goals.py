@@ -298,13 +298,6 @@ def whole_value(value: str, label: str = "") -> bool:
                 or _field_key(label) in goal_words().screens.field_shapes)
 
 
-def field_input(label: str) -> re.Pattern | None:
-    """What a field whose value has a form of its own takes as typed (`screens.json` ``field_inputs``, else its
-    ``field_shapes`` form: the event form's Time takes "2pm" too), or None for a field of free text."""
-    sw, key = goal_words().screens, _field_key(label)
-    return sw.field_inputs.get(key) or sw.field_shapes.get(key)
-
-
 def quoted(name: str) -> str:
     """`name` in the quotes a goal names an item with (`_QUOTED`): single ones, or double ones when it holds an
     apostrophe ("Amara's party" in single quotes would read as the name 'Amara')."""

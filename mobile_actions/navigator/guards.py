@@ -356,23 +356,6 @@ class ReplaceValue:
         return Narrowing(blocked=_but("long_press", also=("type_text",)), tap_only=(view.focus,))
 
 
-class ShapedField:
-    """A focused field whose value has a form of its own (an event's date, time or length: `screens.json`
-    ``field_shapes``, typed as ``field_inputs`` allows) is typed only a span of the goal that it takes ("push
-    dentist to 2pm": 2pm), and nothing when the goal has none: handed "... it will take around 2 hours,
-    duration 120", the model typed "2" after the Time field's 08:00, and the form would not save. A value the
-    guards read for the field is `form-field-value`'s."""
-    name = "field-shape"
-
-    def narrow(self, view: StepView) -> Narrowing | None:
-        form = goals.field_input(view.focus) if view.focus is not None else None
-        if form is None or view.focus in view.missing_values:
-            return None
-        spans = tuple(dict.fromkeys(m.group(0).strip() for m in re.finditer(
-            rf"(?<![\w:.-])(?:{form.pattern})(?![\w:.-])", view.goal, re.I)))
-        return Narrowing(text_only=spans) if spans else Narrowing(blocked=frozenset({"type_text"}))
-
-
 class FormFieldOrder:
     """While a field lacks its value, tapping such a field is the step: nothing is saved, sent or finished
     yet (the model saved after the first field). Inside a form being filled nothing else is offered but what
@@ -574,9 +557,9 @@ class LastStepDone:
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
 GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), LevelToSet(), DaysToSet(), DaysAlreadySet(),
                              DaysUnsaid(), HalfDayToSet(), SwitchAlreadySet(), SwitchUnasked(), FormFieldValue(),
-                             ReplaceValue(), ShapedField(), FormFieldOrder(), GoalButton(), FilledField(), OpenApp(),
-                             AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(), KeepItems(), NamedRow(), RemoveNamed(),
-                             EditOnly(), UntypedText(), LastStepDone())
+                             ReplaceValue(), FormFieldOrder(), GoalButton(), FilledField(), OpenApp(), AppOpened(),
+                             BackGoal(), HomeGoal(), RemoveOnly(), KeepItems(), NamedRow(), RemoveNamed(), EditOnly(),
+                             UntypedText(), LastStepDone())
 
 
 # ============================================================================================ composition
