@@ -34,7 +34,6 @@ actions as argv) is device.py. The library never prints: progress goes to an ``o
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
@@ -61,24 +60,13 @@ from mobile_actions.hybrid.outcome import (GoalCheck, PhoneView, form_part, join
                                            when_and_length)
 from mobile_actions.hybrid.trace import Trace, TraceWriter, new_run_dir, screen_file
 from mobile_actions.navigator.goals import edits as edits_what_exists
-from mobile_actions.navigator.goals import (field_value, goal_words, named_apps, quoted, removes_every, says_word,
-                                            word_set)
+from mobile_actions.navigator.goals import (confirm_button, field_value, goal_words, named_apps, quoted, removes_every,
+                                            says_word, word_set)
 
 RESULT_LIMIT = 2000            # characters of device output kept per command in the trace
 STEPS_PER_VALUE = 4            # a field's value typed over what it holds: tap, hold, Select all, type
 Confirm = Callable[[str, Sequence[str]], bool]   # (what, detail lines) -> go ahead?
 Event = Callable[[dict[str, Any]], None]
-
-
-def confirm_button(label: str) -> list[str]:
-    """The words of `label` that make its button one whose tap sends or destroys something (the lexicon's
-    `navigator.confirm_buttons`): a navigator tap on it needs confirmation."""
-    return [m.group(0).lower() for m in _confirm_words(lexicons.load().navigator.confirm_buttons).finditer(label)]
-
-
-@functools.lru_cache(maxsize=None)
-def _confirm_words(words: tuple[str, ...]) -> re.Pattern:
-    return re.compile(r"(?<![\w'])(?:" + lexicons.alternation(words) + r")(?![\w'])", re.I)
 
 
 SCREEN_TOOL = "operate_screen"   # the routing tool (catalogs/operate_screen.json): a GUI step for the navigator

@@ -14,9 +14,8 @@ from functools import lru_cache
 from typing import Sequence
 
 from mobile_actions.android.screens import AndroidScreens, load_screens
-from mobile_actions.lexicon import NavigatorWords
+from mobile_actions.lexicon import NavigatorWords, alternation, normalise, whole_words
 from mobile_actions.lexicon import load as load_lexicon
-from mobile_actions.lexicon import normalise, whole_words
 from mobile_actions.navigator.screen import Screen
 
 # A web address in a goal ("go to weather.example.com"): what a browser's address field takes first.
@@ -296,6 +295,18 @@ def whole_value(value: str, label: str = "") -> bool:
     added to what it holds ("45" typed after the "60" a form starts with is 6045)."""
     return bool(_EMAIL.fullmatch(value) or _PHONE_NUMBER.fullmatch(value)
                 or _field_key(label) in goal_words().screens.field_shapes)
+
+
+def confirm_button(label: str) -> list[str]:
+    """The words of `label` that make its button one whose tap sends, stores or destroys something (the lexicon's
+    `navigator.confirm_buttons`): a navigator tap on it needs confirmation, and a form is not left that way while
+    a field lacks its value."""
+    return [m.group(0).lower() for m in _confirm_words(load_lexicon().navigator.confirm_buttons).finditer(label)]
+
+
+@lru_cache(maxsize=None)
+def _confirm_words(words: tuple[str, ...]) -> re.Pattern:
+    return re.compile(r"(?<![\w'])(?:" + alternation(words) + r")(?![\w'])", re.I)
 
 
 def quoted(name: str) -> str:

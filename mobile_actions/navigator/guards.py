@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Protocol, Sequence
 
-from mobile_actions import lexicon
 from mobile_actions.decoding.days import said, weekday_of
 from mobile_actions.navigator import goals
 from mobile_actions.navigator.screen import LEVEL_STEP, Element, Screen
@@ -161,9 +160,7 @@ class StepView:
     def confirming(self) -> frozenset[str]:
         """The screen's buttons that send, store or destroy what it shows (the lexicon's
         `navigator.confirm_buttons`: "Save", "Send")."""
-        verbs = lexicon.load().navigator.confirm_buttons
-        return frozenset(e.label for e in self.screen.actionable if e.kind != "field"
-                         and any(re.match(rf"{re.escape(v)}\b", e.label.lower()) for v in verbs))
+        return frozenset(e.label for e in self.screen.actionable if e.kind != "field" and goals.confirm_button(e.label))
 
     @property
     def form_settled(self) -> bool:
