@@ -669,4 +669,3 @@ def test_the_screen_takes_the_time_with_its_goal():
     screen = load_catalogue("mobile_actions+operate_screen")
     call = T("operate_screen", goal="set an alarm")
     assert acting.gate([call], "set an alarm for 6:30 and text Ana im on my way", screen) == ([call], [])
-

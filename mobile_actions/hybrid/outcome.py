@@ -158,12 +158,13 @@ class _Goal:
 def field_words(parts: frozenset[str]) -> re.Pattern:
     """The words that name a field of the entries of `parts` in their forms: each entry field's cues in the
     screens' data (`screens.json` ``field_cues``, keyed by the form's label, which is the field's name)."""
+    from mobile_actions.lexicon import alternation
     from mobile_actions.navigator.goals import goal_words
 
     cues = goal_words().screens.field_cues
     words = sorted({c for p in parts for f in ENTRY_FIELDS.get(p, ()) for c in cues.get(f, ()) if "…" not in c},
                    key=len, reverse=True)
-    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")(?!\w)" if words else r"(?!)", re.I)
+    return re.compile(rf"(?<!\w)(?:{alternation(words)})(?!\w)" if words else r"(?!)", re.I)
 
 
 LABEL_REACH = 6   # words after a field's name in which a request gives its value ("the description 'Use the new
@@ -669,7 +670,8 @@ def length_in_minutes(text: str, part: str, begin: datetime | None = None) -> st
     if minutes is None and begin is not None:
         minutes = minutes_to_end(text, begin)
     # said already as the guards read it ("duration 45", not "duration 45 mins": the field takes digits only)
-    held = minutes is not None and re.search(rf"\b{re.escape(field)}\s+{minutes}(?![\w.])(?!\s+[^\W\d_])", text.lower())
+    held = minutes is not None and re.search(rf"\b{re.escape(field)}\s+{minutes}(?![\w.])(?!\s+[^\W\d_])",
+                                             text.lower())
     return "" if minutes is None or held else f", {field} {minutes}"
 
 

@@ -882,7 +882,8 @@ class Runner:
         others = self._other_values(call)
         more: list[Piece] = []
         for p in pieces[max(mine) + 1:]:
-            if (p.polarity in (Polarity.NEGATED, Polarity.CANCELLED) or set(self.goal_check.parts_named(p.text, own)) - own
+            if (p.polarity in (Polarity.NEGATED, Polarity.CANCELLED)
+                    or set(self.goal_check.parts_named(p.text, own)) - own
                     or any(v in p.text.lower() for v in others)):
                 break
             more.append(p)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Sequence
 
 from mobile_actions import lexicon
@@ -127,10 +128,15 @@ def made_entry(goal: str) -> bool:
     `navigator.made_entry_goal`: "open the event 'Dentist' and ..."): what follows the entry's name is that
     entry's details, one step however many verbs they hold ("... and I need to bring the x-rays, put it in the
     notes"), not steps of their own after which the entry is left."""
-    template = lexicon.load().navigator.made_entry_goal[0]
+    return _made_entry_head(lexicon.load().navigator.made_entry_goal[0]).match(goal) is not None
+
+
+@lru_cache(maxsize=4)
+def _made_entry_head(template: str) -> re.Pattern:
+    """The part of the made-entry template before its fields, any entry word and a quoted name in their places."""
     head = re.escape(template.split("{fields}")[0]).replace(re.escape("{entry}"), r"\w+").replace(
         re.escape("{name}"), r"(?:'[^']+'|\"[^\"]+\")")
-    return re.match(head, goal, re.I) is not None
+    return re.compile(head, re.I)
 
 
 @dataclass(frozen=True)
