@@ -62,6 +62,11 @@ NOW = datetime(2024, 10, 17, 16, 5)  # a Thursday
     ("a 4h drive on sunday", ["2024-10-20T00:00:00"]),                      # "4h" alone is a length
     ("yoga wed quarter to 7 in the evening", ["2024-10-23T18:45:00"]),      # a short weekday before a time said in words
     ("sun half price deals", []),                                           # "half" that starts no time leaves "sun" a word
+    ("vet for miso saturday 10.15", ["2024-10-19T10:15:00", "2024-10-19T22:15:00"]),   # minutes after a dot
+    ("MOT wed 8.15 at kwik fit", ["2024-10-23T08:15:00", "2024-10-23T20:15:00"]),    # "at" a place after the time
+    ("alarm 6.45 mon", ["2024-10-21T18:45:00", "2024-10-21T06:45:00"]),           # before a weekday
+    ("friday 10.50 euros", ["2024-10-18T00:00:00"]),                              # a price, not 10:50
+    ("party friday 13 at 9pm", ["2024-10-18T21:00:00"]),                          # "13 at": not 13:00
 ])
 def test_readings(text, expected):
     assert resolve(text, NOW) == expected

@@ -342,16 +342,18 @@ def _bare_hour(m: re.Match, now: datetime, text: str) -> Mention | None:
     return _time(m, int(m["h"]), int(m["m"] or 0))
 
 
-@rule(r"(?<![\d:.$£€/])(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?(?![\d:/.])")
+@rule(r"(?<![\d:.$£€/])(?P<h>\d{1,2})(?:[:.](?P<m>[0-5]\d))?(?![\d:/]|\.\d)")
 def _hour_after_day(m: re.Match, now: datetime, text: str) -> Mention | None:
-    """"tomorrow 9", "monday 11", "9 tonight" without an "at": a bare number next to a day is its hour when
-    nothing around it makes it a count or a date ("tomorrow 3 people", "Friday 13 at 9pm")."""
+    """"tomorrow 9", "monday 11", "9 tonight", "saturday 10.15", "6.45 mon to fri" without an "at": a number next
+    to a day is its hour when nothing around it makes it a count or a date ("tomorrow 3 people", "Friday 13 at
+    9pm"); with its minutes written, also before a weekday and before "at" (a place: "wed 8.15 at kwik fit")."""
     before, rest = text[:m.start()], text[m.end():]
     after_day = BEFORE_BARE_HOUR.search(before)
-    before_day = re.match(r"\s+(?:tonight|tomorrow|today)\b", rest)
-    if not (after_day or before_day) or re.match(r"(?:st|nd|rd|th)\b|\s*(?:at|@)(?!\w)", rest):
+    before_day = re.match(r"\s+(?:tonight|tomorrow|today" + (r"|" + WD if m["m"] else "") + r")\b", rest)
+    at_after = re.match(r"\s*(?:at|@)(?!\w)", rest)   # a day's number before it ("Friday 13 at 9pm"), a place after a time
+    if not (after_day or before_day) or re.match(r"(?:st|nd|rd|th)\b", rest) or (at_after and not m["m"]):
         return None
-    if after_day and not before_day and not AFTER_BARE_HOUR.match(rest):
+    if after_day and not before_day and not (AFTER_BARE_HOUR.match(rest) or at_after):
         return None
     return _time(m, int(m["h"]), int(m["m"] or 0))
 

@@ -141,7 +141,7 @@ class _Goal:
     keys: frozenset[str]       # its words, with their other names
     named: tuple[str, ...]     # the state fields its words name
     content: frozenset[str]    # the keys of its words that name no field ("buy milk" in "write a note saying buy milk")
-    times: frozenset[str] = frozenset()   # clock times it writes, as HH:MM ("6:45 pm" -> "18:45")
+    times: tuple[frozenset[str], ...] = ()   # each time it says, as HH:MM readings ("6:45 pm": {"18:45"})
     whole: bool = False        # it removes all of what it names ("delete every note")
     looks: bool = False        # its first verb looks something up or copies it: pages, searches, the clipboard are evidence
     text: str = ""             # the step as written, for a verdict's reason
@@ -522,7 +522,7 @@ class GoalCheck:
             return False     # "order me an uber": an email that repeats its words is not it (the goal names no mail)
         if c.where in self.trail and c.where not in g.named and not g.looks:
             return False     # "pay my electric bill": a web search for "ConEd" is not it
-        if c.kept and c.kind == "added" and not all(t in c.text for t in g.times):
+        if c.kept and c.kind == "added" and not keeps_time(c.text, g.times):
             return False     # "an alarm for 6:45": not an alarm at 07:00
         if c.kept and c.kind == "added" and g.message \
                 and MESSAGE_SHARE * len(g.message) > len(self.keys(self.words(c.text)) & g.message):
@@ -600,6 +600,7 @@ class GoalCheck:
 
 MESSAGE_SHARE = 2 / 3   # of a message's words that what was sent must carry (a typo or a dropped "pls" is not a miss)
 
+_KEPT_CLOCK = re.compile(r"(?<![\d:])\d\d:\d\d")   # "07:30", "2025-06-04T08:15:00"
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):([0-5]\d)(?![\d:])(?:\s*([ap])\.?m\b\.?)?", re.IGNORECASE)
 
 
@@ -692,16 +693,34 @@ def _numbers_in(text: str) -> frozenset[int]:
     return frozenset(int(t) for t in re.findall(r"\d+", text))
 
 
-def clock_times(text: str) -> frozenset[str]:
-    """The clock times written in `text` with their minutes (H:MM, with am/pm or not), as 24-hour HH:MM."""
-    out = set()
-    for m in _CLOCK.finditer(text):
-        hour, minute, half = int(m.group(1)), m.group(2), (m.group(3) or "").lower()
-        if hour > 23 or (half and not 1 <= hour <= 12):
+def clock_times(text: str) -> tuple[frozenset[str], ...]:
+    """Each time of day `text` writes, as the 24-hour HH:MM values it can be: "6:45 pm" {18:45}, "7.30 in the
+    evening" {19:30}, "6:45" {06:45, 18:45}. Read by the toolkit's date reader (`decoding.datementions`), so that
+    the outcome holds an entry to every time the reader gives a call or the navigator ("saturday 10.15")."""
+    from mobile_actions.decoding.datementions import mentions
+    from mobile_actions.decoding.datetimes import clock_readings, normalise
+
+    found = mentions(normalise(text), datetime(2000, 1, 1))
+    day_part = next((m.part for m in found if m.kind == "day" and m.part), None)
+    out = []
+    for m in found:
+        if m.kind != "time" or m.quoted:
             continue
-        hour = hour % 12 + (12 if half == "p" else 0) if half else hour
-        out.add(f"{hour:02d}:{minute}")
-    return frozenset(out)
+        hour, minute = m.clock
+        part = m.part or day_part
+        if m.meridiem or m.exact24 or m.midnight or part or not 1 <= hour <= 12:
+            said = {(h, mi) for h, mi, _ in clock_readings(m, part)}
+        else:   # no half of the day said: either
+            said = {(hour % 12, minute), (hour % 12 + 12, minute)}
+        out.append(frozenset(f"{h:02d}:{mi:02d}" for h, mi in said))
+    return tuple(out)
+
+
+def keeps_time(text: str, times: tuple[frozenset[str], ...]) -> bool:
+    """Whether an entry's text keeps one of the times a goal says, or keeps no time of day at all (a message
+    that repeats "5pm" is held to its words, not to a clock): the phone writes an entry's clock as HH:MM."""
+    kept = set(_KEPT_CLOCK.findall(text))
+    return not times or not kept or any(kept & t for t in times)
 
 
 def joined(text: str) -> str:
