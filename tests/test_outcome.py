@@ -215,13 +215,17 @@ def test_something_kept_fits_only_a_goal_that_names_that_part_of_the_phone(check
 def test_a_time_the_goal_writes_must_be_in_what_was_added(check):
     from mobile_actions.hybrid.outcome import clock_times, keeps_time
 
-    assert clock_times("alarm at 6:45 and one at 7:30 pm, 12:15 am") == (
-        {"06:45", "18:45"}, {"19:30"}, {"00:15"})
-    assert clock_times("vet saturday 10.15, book club fri 7.30 in the evening") == ({"10:15", "22:15"}, {"19:30"})
+    said = clock_times("alarm at 6:45 and one at 7:30 pm, 12:15 am, 5pm")
+    assert [t.readings for t in said] == [{"06:45", "18:45"}, {"19:30"}, {"00:15"}, {"17:00"}]
+    assert [t.minutes for t in said] == [True, True, True, False]
+    assert [t.readings for t in clock_times("vet saturday 10.15, book club fri 7.30 in the evening")] == [
+        {"10:15", "22:15"}, {"19:30"}]
     assert clock_times("99:00 and 'at 5pm' in quotes") == ()
     vet = clock_times("vet for miso saturday 10.15")
     assert keeps_time("vet 2025-06-07T10:15:00", vet) and not keeps_time("vet 2025-06-07T00:00:00", vet)
+    assert not keeps_time("vet for miso saturday 10.15", vet)     # a note is not the event
     assert keeps_time("running late, there by 5pm", clock_times("text bob running late, there by 5pm"))
+    assert keeps_time("pta 2025-06-05T08:45 30", clock_times("pta thurs quarter to 9 till 9.15"))
     p = VirtualPhone()
     for kept, status in (("07:00", "unknown"), ("06:45", "done")):
         p.reset()

@@ -141,7 +141,7 @@ class _Goal:
     keys: frozenset[str]       # its words, with their other names
     named: tuple[str, ...]     # the state fields its words name
     content: frozenset[str]    # the keys of its words that name no field ("buy milk" in "write a note saying buy milk")
-    times: tuple[frozenset[str], ...] = ()   # each time it says, as HH:MM readings ("6:45 pm": {"18:45"})
+    times: tuple[TimeReadings, ...] = ()   # each time of day it says
     whole: bool = False        # it removes all of what it names ("delete every note")
     looks: bool = False        # its first verb looks something up or copies it: pages, searches, the clipboard are evidence
     text: str = ""             # the step as written, for a verdict's reason
@@ -693,14 +693,22 @@ def _numbers_in(text: str) -> frozenset[int]:
     return frozenset(int(t) for t in re.findall(r"\d+", text))
 
 
-def clock_times(text: str) -> tuple[frozenset[str], ...]:
-    """Each time of day `text` writes, as the 24-hour HH:MM values it can be: "6:45 pm" {18:45}, "7.30 in the
-    evening" {19:30}, "6:45" {06:45, 18:45}. Read by the toolkit's date reader (`decoding.datementions`), so that
-    the outcome holds an entry to every time the reader gives a call or the navigator ("saturday 10.15")."""
+@dataclass(frozen=True)
+class TimeReadings:
+    """A time of day a goal says, as the 24-hour HH:MM values it can be ("6:45 pm": {18:45}; "7.30 in the
+    evening": {19:30}; "6:45": {06:45, 18:45}), and whether it is written with its minutes ("6:45", not "5pm")."""
+    readings: frozenset[str]
+    minutes: bool
+
+
+def clock_times(text: str) -> tuple[TimeReadings, ...]:
+    """Each time of day `text` says, read by the toolkit's date reader (`decoding.datementions`), so that the
+    outcome holds an entry to every time the reader gives a call or the navigator ("saturday 10.15")."""
     from mobile_actions.decoding.datementions import mentions
     from mobile_actions.decoding.datetimes import clock_readings, normalise
 
-    found = mentions(normalise(text), datetime(2000, 1, 1))
+    norm = normalise(text)
+    found = mentions(norm, datetime(2000, 1, 1))
     day_part = next((m.part for m in found if m.kind == "day" and m.part), None)
     out = []
     for m in found:
@@ -712,15 +720,21 @@ def clock_times(text: str) -> tuple[frozenset[str], ...]:
             said = {(h, mi) for h, mi, _ in clock_readings(m, part)}
         else:   # no half of the day said: either
             said = {(hour % 12, minute), (hour % 12 + 12, minute)}
-        out.append(frozenset(f"{h:02d}:{mi:02d}" for h, mi in said))
+        out.append(TimeReadings(frozenset(f"{h:02d}:{mi:02d}" for h, mi in said),
+                            bool(re.search(r"\d[:.h]\d\d", norm[m.start:m.end]))))
     return tuple(out)
 
 
-def keeps_time(text: str, times: tuple[frozenset[str], ...]) -> bool:
-    """Whether an entry's text keeps one of the times a goal says, or keeps no time of day at all (a message
-    that repeats "5pm" is held to its words, not to a clock): the phone writes an entry's clock as HH:MM."""
+def keeps_time(text: str, times: Sequence[TimeReadings]) -> bool:
+    """Whether an entry's text (the phone writes an entry's clock as HH:MM) keeps the times a goal says. An
+    entry that keeps a clock (an alarm, an event) keeps one of the goal's times: "an alarm for 6:45" is not
+    one at 07:00, and an event "quarter to 9 till 9.15" keeps its start only. One that keeps none (a note, a
+    message) holds each time written with its minutes as a clock: a note "flight sunday 6:50am" is not the
+    event, and "5pm" in a message is the message's words."""
     kept = set(_KEPT_CLOCK.findall(text))
-    return not times or not kept or any(kept & t for t in times)
+    if kept:
+        return not times or any(kept & t.readings for t in times)
+    return all(any(r in text for r in t.readings) for t in times if t.minutes)
 
 
 def joined(text: str) -> str:
