@@ -194,6 +194,18 @@ def test_open_app_taps_the_apps_icon_on_the_home_screen():
     assert guard.narrow(view("switch to Contacts from recent apps", screen(el("Notes")))) is None
 
 
+def test_entry_app_opens_the_app_that_keeps_the_entry_a_call_made():
+    guard = g.EntryApp()
+    home = screen(el("Notes"), el("Calendar"), el("Contacts"), el("Messages"), package="com.android.launcher3")
+    handed = "open the event 'Vet for Biscuit' and Note to self: ask about the flea meds"
+    assert guard.narrow(view(handed, home)) == Narrowing(blocked=but("tap", also=("type_text",)),
+                                                         tap_only=("Calendar",))
+    assert guard.narrow(view("open the contact 'Ana Ruiz' and note she moved", home)).tap_only == ("Contacts",)
+    assert guard.narrow(view(handed, screen(el("Edit"), package="com.android.calendar"))) is None   # in an app
+    assert guard.narrow(view("make a note: ask the vet about the flea meds", home)) is None          # no hand-over
+    assert guard.narrow(view("open the alarm '07:00' and label it gym", home)) is None               # no such icon
+
+
 def test_app_opened_finishes_a_goal_that_only_opens_an_app():
     guard = g.AppOpened()
     chrome = screen(el("Search or type URL", "field", focused=True), package="com.android.chrome")
@@ -365,7 +377,7 @@ def test_last_step_done_leaves_only_finish_after_the_copy():
 
 def test_every_guard_has_a_name_of_its_own():
     names = [guard.name for guard in g.GUARDS]
-    assert len(set(names)) == len(names) == 25 and all(n == n.lower() and " " not in n for n in names)
+    assert len(set(names)) == len(names) == 26 and all(n == n.lower() and " " not in n for n in names)
 
 
 # ============================================================================================ composition

@@ -618,6 +618,35 @@ def on_home_screen(screen: Screen) -> bool:
     return goal_words().screens.home_package in screen.package
 
 
+def made_entry_word(goal: str) -> str | None:
+    """The entry word of the runner's hand-over of an entry a call just made (the lexicon's
+    `navigator.made_entry_goal`: "event" in "open the event 'Dentist' and ..."), None for any other goal."""
+    m = _made_entry_head(load_lexicon().navigator.made_entry_goal[0]).match(goal)
+    return m["entry"].lower() if m else None
+
+
+@lru_cache(maxsize=4)
+def _made_entry_head(template: str) -> re.Pattern:
+    """The part of the made-entry template before its fields, any entry word and a quoted name in their places."""
+    head = re.escape(template.split("{fields}")[0]).replace(re.escape("{entry}"), r"(?P<entry>\w+)").replace(
+        re.escape("{name}"), r"(?:'[^']+'|\"[^\"]+\")")
+    return re.compile(head, re.I)
+
+
+def entry_app(goal: str, screen: Screen) -> str | None:
+    """On the home screen, for the hand-over of an entry a call just made (`made_entry_word`), the icon of the
+    app that keeps such entries: its label is the entry's word or its plural ("Notes" for a note), or a word
+    the lexicon gives the entry's word as a name for ("Calendar" for an event: `clauses.synonyms`). None
+    elsewhere or when no icon is. The entry's details often say another app's word ("note to self: ask about
+    the flea meds"): the model opened Notes and made a note of them."""
+    entry = made_entry_word(goal)
+    if entry is None or not on_home_screen(screen):
+        return None
+    words = load_lexicon().clauses
+    names = {entry, entry + words.plural_suffix} | {k for k, v in words.synonyms.items() if entry in v}
+    return next((e.label for e in screen.actionable if e.label.lower() in names), None)
+
+
 def app_to_open(goal: str, screen: Screen) -> str | None:
     """The home screen's icon for a goal that only opens that app ("open Notes", "launch the Chrome app"), or None."""
     m = goal_words().open_goal.match(goal)

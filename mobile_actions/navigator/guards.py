@@ -411,6 +411,17 @@ class OpenApp:
         return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=(icon,)) if icon else None
 
 
+class EntryApp:
+    """The hand-over of an entry a call just made ("open the event 'Vet' and note to self: ask about the flea
+    meds") opens, from the home screen, the app that keeps such entries (`goals.entry_app`), not the one a
+    detail's words name (the model tapped Notes for a third of such hand-overs)."""
+    name = "entry-app"
+
+    def narrow(self, view: StepView) -> Narrowing | None:
+        icon = goals.entry_app(view.goal, view.screen) if view.goal else None
+        return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=(icon,)) if icon else None
+
+
 class AppOpened:
     """A goal that only opens an app is finished once its icon is tapped and the app is in front (in "Open
     Chrome and go to example.com", on the step "Open Chrome", the model went on to type "chrome" into the
@@ -554,9 +565,9 @@ class LastStepDone:
 # (which of two disagreeing `tap_only` lists is overruled: the later one; what `tap_rather_not` may drop).
 GUARDS: tuple[Guard, ...] = (FocusedField(), SwitchToSet(), LevelToSet(), DaysToSet(), DaysAlreadySet(),
                              DaysUnsaid(), HalfDayToSet(), SwitchAlreadySet(), SwitchUnasked(), FormFieldValue(),
-                             ReplaceValue(), FormFieldOrder(), GoalButton(), FilledField(), OpenApp(), AppOpened(),
-                             BackGoal(), HomeGoal(), RemoveOnly(), KeepItems(), NamedRow(), RemoveNamed(), EditOnly(),
-                             UntypedText(), LastStepDone())
+                             ReplaceValue(), FormFieldOrder(), GoalButton(), FilledField(), OpenApp(), EntryApp(),
+                             AppOpened(), BackGoal(), HomeGoal(), RemoveOnly(), KeepItems(), NamedRow(), RemoveNamed(),
+                             EditOnly(), UntypedText(), LastStepDone())
 
 
 # ============================================================================================ composition

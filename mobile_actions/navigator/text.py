@@ -11,15 +11,13 @@ Rows built here (`step_row`) are Mobile Actions rows: `mobile-actions train` tra
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Sequence
 
-from mobile_actions import lexicon
 from mobile_actions.calls import ToolCall
 from mobile_actions.catalog import Catalogue
 from mobile_actions.errors import ScreenError
+from mobile_actions.navigator import goals
 from mobile_actions.navigator.actions import Action
 from mobile_actions.navigator.guards import Firing, StepView, narrow
 from mobile_actions.navigator.screen import Screen
@@ -124,19 +122,10 @@ class GoalSteps:
 
 
 def made_entry(goal: str) -> bool:
-    """Whether `goal` is the runner's hand-over of an entry a call just made (the lexicon's
-    `navigator.made_entry_goal`: "open the event 'Dentist' and ..."): what follows the entry's name is that
-    entry's details, one step however many verbs they hold ("... and I need to bring the x-rays, put it in the
-    notes"), not steps of their own after which the entry is left."""
-    return _made_entry_head(lexicon.load().navigator.made_entry_goal[0]).match(goal) is not None
-
-
-@lru_cache(maxsize=4)
-def _made_entry_head(template: str) -> re.Pattern:
-    """The part of the made-entry template before its fields, any entry word and a quoted name in their places."""
-    head = re.escape(template.split("{fields}")[0]).replace(re.escape("{entry}"), r"\w+").replace(
-        re.escape("{name}"), r"(?:'[^']+'|\"[^\"]+\")")
-    return re.compile(head, re.I)
+    """Whether `goal` is the runner's hand-over of an entry a call just made (`goals.made_entry_word`): what
+    follows the entry's name is that entry's details, one step however many verbs they hold ("... and I need to
+    bring the x-rays, put it in the notes"), not steps of their own after which the entry is left."""
+    return goals.made_entry_word(goal) is not None
 
 
 @dataclass(frozen=True)
