@@ -1441,10 +1441,13 @@ def text_timer_tasks_for(rng: random.Random) -> list[Task]:
 
 DETAIL_PLACES = ["St. Mary's Hospital", "the community center on Maple Avenue", "Room 4B", "Lincoln Elementary room 12",
                  "Nonna's on 5th", "Memorial Stadium", "the Harbour Cafe", "14 Clover Rd", "Jiffy Lube on Route 9",
-                 "SFO terminal 2", "Bright Smile Dental", "the old library", "Gate B", "Kim's place on Elm St"]
+                 "SFO terminal 2", "Bright Smile Dental", "the old library", "Gate B", "Kim's place on Elm St",
+                 "the big conference room on the 3rd floor", "meeting room 4", "library room 204", "the Maple Room",
+                 "the Halifax branch downtown", "Studio Mirra on Elm", "suite 210 of the Lakeview building"]
 DETAIL_NOTES = ["bring the x-rays", "I'm bringing the fruit platter", "we're reading Piranesi", "ask about the flea meds",
                 "the code is XK7Q2P", "wear something warm", "bring the Q2 numbers and the hiring plan", "parking is free",
-                "dress code casual", "buy a card on the way", "gift already wrapped", "call Sam if late"]
+                "dress code casual", "buy a card on the way", "gift already wrapped", "call Sam if late",
+                "bring my insurance card", "I owe her 20 bucks", "leave the keys with reception", "finish chapters 10 to 12"]
 EVENT_FORM_LABELS = {"location": "Location", "description": "Description", "duration": "Duration (minutes)"}
 
 
@@ -1474,13 +1477,21 @@ def entry_detail_tasks_for(rng: random.Random) -> list[Task]:
     place, note = rng.choice(DETAIL_PLACES), rng.choice(DETAIL_NOTES)
     minutes = rng.choice([30, 45, 90, 120, 180, 20, 75])
     hours_said = {30: "half an hour", 90: "an hour and a half", 120: "2 hrs", 180: "3 hours"}.get(minutes)
+    # how people say each detail, mostly without the field's name ("we're in ...", "stick that on the event")
     said = {"location": rng.choice([f"it's at {place}", f"its at {place}", f"at {place}", f"it's over at {place}",
-                                    f"the venue is {place}", f"meeting at {place}", f"location {place}"]),
+                                    f"the venue is {place}", f"meeting at {place}", f"location {place}",
+                                    f"in {place}", f"we're in {place}", f"it's in {place}", f"the address is {place}",
+                                    f"@ {place}", f"over at {place}"]),
             "duration": rng.choice([f"{minutes} min", f"should take about {minutes} minutes", f"it takes {minutes} minutes",
-                                    f"for {minutes} minutes", f"{minutes} mins"]
-                                   + ([f"{hours_said}", f"takes {hours_said}"] if hours_said else [])),
+                                    f"for {minutes} minutes", f"{minutes} mins", f"should run about {minutes} minutes",
+                                    f"it'll be around {minutes} min"]
+                                   + ([f"{hours_said}", f"takes {hours_said}", f"prob a {hours_said} thing",
+                                       f"it'll run {hours_said}"] if hours_said else [])),
             "description": rng.choice([f"note: {note}", f"notes: {note}", f"put in the notes that {note}",
-                                       f"note to self: {note}", f"description: {note}"])}
+                                       f"note to self: {note}", f"description: {note}", f"{note}, put that in the notes",
+                                       f"{note}, stick that on the event", f"remind me on the event that {note}",
+                                       f"add a note to it: {note}",
+                                       f"{note}, jot that down in the event too", f"in the notes put {note}"])}
     value = {"location": place, "description": note, "duration": str(minutes)}
     kinds = rng.choice([("location",), ("description",), ("duration",), ("location", "description"),
                         ("location", "duration"), ("duration", "location"), ("duration", "description"),
