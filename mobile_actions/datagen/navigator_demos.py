@@ -1447,7 +1447,8 @@ DETAIL_PLACES = ["St. Mary's Hospital", "the community center on Maple Avenue", 
 DETAIL_NOTES = ["bring the x-rays", "I'm bringing the fruit platter", "we're reading Piranesi", "ask about the flea meds",
                 "the code is XK7Q2P", "wear something warm", "bring the Q2 numbers and the hiring plan", "parking is free",
                 "dress code casual", "buy a card on the way", "gift already wrapped", "call Sam if late",
-                "bring my insurance card", "I owe her 20 bucks", "leave the keys with reception", "finish chapters 10 to 12"]
+                "bring my insurance card", "I owe her 20 bucks", "leave the keys with reception",
+                "finish chapters 10 to 12"]
 EVENT_FORM_LABELS = {"location": "Location", "description": "Description", "duration": "Duration (minutes)"}
 
 
@@ -1488,7 +1489,8 @@ def entry_detail_tasks_for(rng: random.Random) -> list[Task]:
                                    + ([f"{hours_said}", f"takes {hours_said}", f"prob a {hours_said} thing",
                                        f"it'll run {hours_said}"] if hours_said else [])),
             "description": rng.choice([f"note: {note}", f"notes: {note}", f"put in the notes that {note}",
-                                       f"note to self: {note}", f"description: {note}", f"{note}, put that in the notes",
+                                       f"note to self: {note}", f"description: {note}",
+                                       f"{note}, put that in the notes",
                                        f"{note}, stick that on the event", f"remind me on the event that {note}",
                                        f"add a note to it: {note}",
                                        f"{note}, jot that down in the event too", f"in the notes put {note}"])}
