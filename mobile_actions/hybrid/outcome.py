@@ -720,8 +720,8 @@ def clock_times(text: str) -> tuple[TimeReadings, ...]:
             said = {(h, mi) for h, mi, _ in clock_readings(m, part)}
         else:   # no half of the day said: either
             said = {(hour % 12, minute), (hour % 12 + 12, minute)}
-        out.append(TimeReadings(frozenset(f"{h:02d}:{mi:02d}" for h, mi in said),
-                            bool(re.search(r"\d[:.h]\d\d", norm[m.start:m.end]))))
+        written = bool(re.search(r"\d[:.h]\d\d", norm[m.start:m.end]))   # "6:45", "10.15", "14h30"
+        out.append(TimeReadings(frozenset(f"{h:02d}:{mi:02d}" for h, mi in said), written))
     return tuple(out)
 
 
