@@ -701,9 +701,11 @@ class TimeReadings:
     minutes: bool
 
 
+@lru_cache(maxsize=1024)
 def clock_times(text: str) -> tuple[TimeReadings, ...]:
     """Each time of day `text` says, read by the toolkit's date reader (`decoding.datementions`), so that the
-    outcome holds an entry to every time the reader gives a call or the navigator ("saturday 10.15")."""
+    outcome holds an entry to every time the reader gives a call or the navigator ("saturday 10.15"). Cached:
+    every goal the check reads (and `parts_named`, for each piece of a request) asks for it."""
     from mobile_actions.decoding.datementions import mentions
     from mobile_actions.decoding.datetimes import clock_readings, normalise
 
