@@ -137,7 +137,7 @@ def read(request: str, lexicon: lexicons.Lexicon | None = None, content: Sequenc
         for a, b in _spans(masked, split_re, s0, s1):
             text = masked[a:b]
             said = _content_words(w.fillers.pattern.sub(" ", text), w.interjections)
-            if said or w.cancelled.find(text) or w.cancel_verbs.find(text):
+            if said or w.take_backs(text) or w.cancel_verbs.find(text):
                 pol, cue, passes_on, message_at = _polarity(text, w, asks)
                 if not asks and pieces and pieces[-1].sentence == n and pieces[-1].polarity is Polarity.QUESTION \
                         and pol in (Polarity.ASKED, Polarity.STATED) and not cue:
@@ -241,7 +241,7 @@ def _polarity(text: str, w: lexicons.PolarityWords, asks: bool = True) -> tuple[
     # a content marker starts what is said ("email Ana that I'm late"), but not inside a cue that takes the
     # request back or reports it ("... actually scratch that im not going", "my roommate keeps telling me '...'";
     # "a note that says ...": the marker opens the cue, and what follows is said)
-    cues = [(m.start(), m.end()) for phrases in (w.cancelled, w.reported) for m in phrases.all(text)]
+    cues = [(m.start(), m.end()) for m in (*w.take_backs(text), *w.reported.all(text))]
     marker = next((m for m in w.content_markers.all(text) if _WORD_RE.search(text, m.end())
                    and not any(a < m.start() < b for a, b in cues)), None)
     head = text[:marker.start()] if marker else text
@@ -271,7 +271,7 @@ def _cued(head: str, told: str, w: lexicons.PolarityWords, asks: bool) -> tuple[
 
     if cue := early(w.still_asks, text=head):
         return Polarity.ASKED, cue
-    if m := w.cancelled.find(head):
+    if m := next(iter(w.take_backs(head)), None):
         return Polarity.CANCELLED, m.group()
     if (cue := early(w.cancel_verbs, text=head)) and set(_rest(head, cue, w)) <= set(w.back_references.words):
         return Polarity.CANCELLED, cue     # "nah cancel", "forget it"; not "cancel my 3pm"

@@ -273,6 +273,17 @@ def test_a_phrase_that_takes_back_is_read_whole_even_with_a_content_word_in_it()
     assert [p.polarity for p in acting.read("email ana that we should scratch that plan")] == [Polarity.ASKED]
 
 
+def test_a_take_back_phrase_said_of_someone_takes_nothing_back():
+    """"bc i always forget it" tells of someone forgetting; a bare "forget it", or one after "so", takes back."""
+    read = lambda text: [p.polarity for p in acting.read(text)]   # noqa: E731
+    assert read("put in the notes to bring my insurance card bc i always forget it") == [Polarity.ASKED]
+    assert read("add yoga at 5 oh forget it") == [Polarity.CANCELLED]
+    assert read("add yoga at 5 lol so forget it") == [Polarity.CANCELLED, Polarity.CANCELLED]
+    event = T("create_calendar_event", title="bin day", datetime="2026-01-06T07:00:00")
+    assert acting.gate([event], "add bin day on tuesday 7am so she doesnt forget it", CAT)[0] == [event]
+    assert acting.gate([event], "add bin day on tuesday 7am. you know what, forget it", CAT)[0] == []
+
+
 def test_a_reported_cue_is_read_whole_even_with_a_content_word_in_it():
     """"keeps telling me" holds "telling", which elsewhere starts what is said ("text mom telling her I'm late")."""
     pieces = acting.read("my roommate keeps telling me 'set an alarm for 5am and hit the gym' lmao as if")

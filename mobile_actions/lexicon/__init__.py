@@ -112,8 +112,22 @@ class PolarityWords:
     statement_openers: Phrases
     names: Phrases
     abbreviations: Phrases      # a period after one ends no sentence ("Dr. Nakamura")
+    take_back_not_after: Phrases  # "bc i always forget it": someone forgets, nothing is taken back
+    take_back_between: Phrases
     cue_within_words: int
     past_suffix: str
+
+    def take_backs(self, text: str) -> list[re.Match]:
+        """The `cancelled` phrases of `text` that take something back: not those said of someone, after a
+        `take_back_not_after` word with only `take_back_between` words between ("bc i always forget it", "he
+        forget it at home", "so she doesn't forget that")."""
+        return [m for m in self.cancelled.all(text) if not self._said_of_someone(text[:m.start()])]
+
+    def _said_of_someone(self, before: str) -> bool:
+        words = before.split()
+        while words and words[-1] in self.take_back_between:
+            words.pop()
+        return bool(words) and words[-1] in self.take_back_not_after
 
 
 @dataclass(frozen=True)
@@ -419,7 +433,7 @@ def load(name: str | None = None) -> Lexicon:
         raise CatalogueError(f"{path}: a lexicon has objects 'polarity', 'effect' and 'values'")
     lists = [f.name for f in fields(PolarityWords) if f.type == "Phrases"]
     pol = {"names": [], "question_words": [], "speech_openers": [], "not_addressees": [], "addressee_pronouns": [],
-           **pol}
+           "take_back_not_after": [], "take_back_between": [], **pol}
     #        (optional: a lexicon written before it had them)
     value_lists = [f.name for f in fields(ValueWords)]
     for section, names, where in ((pol, lists, "polarity"), (eff, ("sends", "none", "contact_names"), "effect"),
