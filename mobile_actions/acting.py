@@ -674,7 +674,7 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
             why = _borrowed_values(call, tool, catalogue, mine.pieces, lexicon) or _acts_later(call, tool, mine.pieces,
                                                                                               request, calls, now, lexicon)
         if why is None:
-            why = _passed_on(call, tool, pieces, request)
+            why = _passed_on(call, tool, pieces, request) or _quoted_text(call, tool, request)
         if why is None and effect != "none":
             why = (_text_to_write(call, tool, pieces, request, lexicon) or _removal_unsaid(call, pieces, lexicon) or _verb_declined(call, tool, pieces, lexicon)
                    or _edits_what_exists(call, tool, effect, pieces, lexicon))
@@ -893,6 +893,35 @@ def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> R
     opener = request[inside.start:inside.message[0]].strip()
     return Refusal(call, "its values are the words of a message the request passes on", opener,
                    request[inside.start:inside.message[1]], for_screen="message-passed-on")
+
+
+QUOTED_TEXT = "its tool is named only inside a text the request quotes, which holds its values"
+QUOTED_TEXT_MIN_WORDS = 5   # a quote this long is a text someone wrote; a shorter one is a name ('add "Budget call"')
+
+
+def _quoted_text(call: ToolCall, tool, request: str) -> Refusal | None:
+    """A call whose tool the request names only inside quotes (`coverage.QUOTED_RE`, a quote of at least
+    `QUOTED_TEXT_MIN_WORDS` words), with every value it writes inside them too, is the quoted text's words: 'fwd
+    from gary: "all drivers add the depot meeting sat 7am to your calendars"' asks for no event. Quotation marks
+    are punctuation, not English: the quote is someone's text, passed on, pasted or drafted. Kept when the tool is
+    named outside every quote ('put this in my calendar: "Flu clinic, ..."'), when a value is written outside
+    them ('email bob@x.com "running late, start without me"'), and for the catalogue's fallback (the screen)."""
+    if tool is None or argument_schema(tool).get("x-fallback") is True:
+        return None
+    own = _named_by(call.name, tool)
+    spans = [(m.start(), m.end()) for m in coverage.QUOTED_RE.finditer(request)
+             if len(m.group().split()) >= QUOTED_TEXT_MIN_WORDS]
+    if own is None or not spans:
+        return None
+    norm = lexicons.normalise(request)
+    inside = lambda at: next(((a, b) for a, b in spans if a <= at < b), None)   # noqa: E731
+    named = [m.start() for m in own.finditer(norm)]
+    written = [m.start() for v in _scalars(call.arguments) if len(str(v).strip()) >= 2
+               for m in _whole_value(v).finditer(norm)]
+    if not named or any(inside(at) is None for at in (*named, *written)):
+        return None
+    a, b = inside(named[0])
+    return Refusal(call, QUOTED_TEXT, request[a], request[a:b])
 
 
 def _text_to_write(call: ToolCall, tool, pieces: Sequence[Piece], request: str,

@@ -284,6 +284,22 @@ def test_a_take_back_phrase_said_of_someone_takes_nothing_back():
     assert acting.gate([event], "add bin day on tuesday 7am. you know what, forget it", CAT)[0] == []
 
 
+def test_a_call_named_only_inside_a_quoted_text_is_that_texts_words():
+    """A quote is someone's text: its instructions are not asks, unless the request names the tool or writes a
+    value outside the quotes, or the quote is a short name."""
+    event = T("create_calendar_event", title="depot meeting", datetime="2026-01-03T07:00:00")
+    email = T("send_email", to="essays@uni.ca", subject="Essay 2")
+    quoted = 'draft for my students, is the tone ok? "Please email your essays to essays@uni.ca with the subject Essay 2"'
+    kept, refused = acting.gate([email], quoted, CAT)
+    assert kept == [] and refused[0].reason == acting.QUOTED_TEXT and refused[0].piece.startswith('"Please email')
+    assert acting.gate([event], 'pasted from the yard: "depot meeting sat 7am, add it to your calendars"', CAT)[0] == []
+    for asked in ('put this in my calendar: "depot meeting, sat 7am, bring hi-vis and boots"',
+                  'add "depot meeting" sat 7am'):
+        assert acting.gate([event], asked, CAT)[0] == [event]
+    said = 'email essays@uni.ca subject Essay 2 body "please see attached, sorry it is late again"'
+    assert acting.gate([email], said, CAT)[0] == [email]
+
+
 def test_a_reported_cue_is_read_whole_even_with_a_content_word_in_it():
     """"keeps telling me" holds "telling", which elsewhere starts what is said ("text mom telling her I'm late")."""
     pieces = acting.read("my roommate keeps telling me 'set an alarm for 5am and hit the gym' lmao as if")
