@@ -69,3 +69,25 @@ def test_the_bundled_reader_tells_framed_requests_from_the_same_requests_asked()
     framed = [rng.choice(t).replace("{request}", r) for r in ASKS for t in framings.kinds.values()]
     assert sum(reader.p_not_asking(r) for r in ASKS) / len(ASKS) < 0.2
     assert sum(reader.p_not_asking(f) for f in framed) / len(framed) > 0.6
+
+
+def test_the_probe_recipe_fits_a_threshold_that_refuses_at_most_its_share_of_asks(tmp_path):
+    """`recipes/probe_asks`: the probe's threshold is read off held-out asks, as the reader's is; the act sets'
+    labels come from their kinds (a request no tool serves still asks)."""
+    import json
+
+    import numpy as np
+
+    from mobile_actions.recipes import probe_asks
+
+    rng = np.random.default_rng(0)
+    y = rng.random(400) < 0.5
+    x = rng.normal(size=(400, 8)) + np.where(y, 1.5, -1.5)[:, None] * np.eye(8)[0]
+    p = probe_asks.fit(x, y)(x)
+    assert ((p >= 0.5) == y).mean() > 0.9
+    t = probe_asks.threshold(probe_asks.log_odds(p), y, asks_refused=0.01)
+    assert (probe_asks.log_odds(p)[~y] >= t).sum() <= int(0.01 * (~y).sum())
+    rows = tmp_path / "act.jsonl"
+    rows.write_text("\n".join(json.dumps({"metadata": kind, "messages": [{"role": "user", "content": kind}]})
+                              for kind in ("act:request", "act:nofit", "act:passon")), encoding="utf-8")
+    assert probe_asks.act_messages([str(rows)])[1].tolist() == [False, False, True]
