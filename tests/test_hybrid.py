@@ -839,6 +839,10 @@ def test_parts_no_call_answered_are_left_for_the_screen():
                                           "phone_number": "555-0172", "email": "lucia.f@example.org"})
     assert unclaimed_parts("new contact: Lucia Fernandez, cell 555-0172, email lucia.f@example.org", [contact],
                            cat, check) == []          # a field of the contact, not an email to send
+    settings, shown = ToolCall("open_wifi_settings", {}), ToolCall("show_map", {"query": "gare du nord"})
+    assert unclaimed_parts("wifi on and show me where gare du nord is", [settings, shown], cat, check) == \
+        ["wifi on"]   # settings opened switch nothing on: the switch is the screen's
+    assert unclaimed_parts("open wifi settings pls the hotel one isnt connecting", [settings], cat, check) == []
 
 
 def test_a_part_no_call_answered_is_handed_to_the_navigator(session, phone, tmp_path):

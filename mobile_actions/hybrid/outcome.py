@@ -290,7 +290,16 @@ class GoalCheck:
         if self.leads_with_verb(text):
             return True
         g = self._goal(text, dict.fromkeys(PHONE_PARTS))
-        return bool(g.named) and (bool(g.amounts) or any(t in self._states for t in _tokens(text)))
+        return bool(g.named) and (bool(g.amounts) or self._says_state(text))
+
+    def sets_state(self, text: str) -> bool:
+        """Whether `text` names a part of the phone (`PHONE_PARTS`) with a state or an amount in digits for it
+        ("wifi on", "media volume to 70"; not "the hotel one"): only a change of that part answers it, no look."""
+        g = self._goal(text, dict.fromkeys(PHONE_PARTS))
+        return bool(g.named) and (self._says_state(text) or bool(g.amounts) and any(c.isdigit() for c in text))
+
+    def _says_state(self, text: str) -> bool:
+        return any(t in self._states for t in _tokens(text))
 
     def leads_with_verb(self, text: str) -> bool:
         """Whether `text` starts with a verb that asks the phone something ("open Messages", "delete ..."), past

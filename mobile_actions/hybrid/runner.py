@@ -1345,13 +1345,14 @@ def unclaimed_parts(request: str, calls: Sequence[ToolCall], catalogue: Any, che
 
 def _looks_elsewhere(call: ToolCall, piece: Piece, catalogue: Any, check: GoalCheck) -> bool:
     """Whether `call` is a look-up (it changes nothing) and `piece` names a part of the phone its tool does not work
-    on: a map shown of "make a note titled router saying model TP-Link AX55" copies the piece's words but makes no
-    note, so the piece is still the screen's to do."""
+    on, or asks a part of the phone for a state (`GoalCheck.sets_state`): a map shown of "make a note titled router
+    saying model TP-Link AX55" copies the piece's words but makes no note, and Wi-Fi settings opened for "wifi on"
+    switch nothing on, so the piece is still the screen's to do."""
     tool = catalogue[call.name] if call.name in catalogue else None
     if tool is None or tool.effect != "none":
         return False
     named = set(check.parts_named(piece.text))
-    return bool(named - set(check.tool_parts(tool.name, tool.description)))
+    return bool(named - set(check.tool_parts(tool.name, tool.description))) or check.sets_state(piece.text)
 
 
 def declined_tap(request: str, label: str) -> Piece | None:
