@@ -1049,7 +1049,6 @@ def test_a_look_up_that_did_not_do_the_part_it_answered_hands_that_part_to_the_s
     ("note the groceries", ["email"], "make a note: grocery list - eggs, oat milk, spinach"),
 ])
 def test_a_goal_the_caller_shortened_is_widened_to_the_requests_words(goal, others, want):
-    from mobile_actions.catalog import load_catalogue
     from mobile_actions.hybrid.outcome import GoalCheck
     from mobile_actions.hybrid.runner import read_request, routed_goal
 
