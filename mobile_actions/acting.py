@@ -868,15 +868,20 @@ def _values_only_in(call: ToolCall, tool, request: str, spans: Sequence[tuple[in
     the catalogue's fallback (the screen takes any words)."""
     if tool is not None and (tool.effect == "sends" or argument_schema(tool).get("x-fallback") is True):
         return None
-    norm = lexicons.normalise(request)
     first = None
-    for v in (_whole_value(v) for v in _scalars(call.arguments) if len(str(v).strip()) >= 2):
-        for m in v.finditer(norm):
-            hit = next((thing for a, b, thing in spans if a <= m.start() < b), None)
-            if hit is None:
-                return None
-            first = hit if first is None else first
+    for at in _value_places(call, request):
+        hit = next((thing for a, b, thing in spans if a <= at < b), None)
+        if hit is None:
+            return None
+        first = hit if first is None else first
     return first
+
+
+def _value_places(call: ToolCall, request: str) -> list[int]:
+    """Where `request` writes each of `call`'s values (of two characters or more) whole, in the values' order."""
+    norm = lexicons.normalise(request)
+    return [m.start() for v in _scalars(call.arguments) if len(str(v).strip()) >= 2
+            for m in _whole_value(v).finditer(norm)]
 
 
 def _passed_on(call: ToolCall, tool, pieces: Sequence[Piece], request: str) -> Refusal | None:
@@ -916,9 +921,7 @@ def _quoted_text(call: ToolCall, tool, request: str) -> Refusal | None:
     norm = lexicons.normalise(request)
     inside = lambda at: next(((a, b) for a, b in spans if a <= at < b), None)   # noqa: E731
     named = [m.start() for m in own.finditer(norm)]
-    written = [m.start() for v in _scalars(call.arguments) if len(str(v).strip()) >= 2
-               for m in _whole_value(v).finditer(norm)]
-    if not named or any(inside(at) is None for at in (*named, *written)):
+    if not named or any(inside(at) is None for at in (*named, *_value_places(call, request))):
         return None
     a, b = inside(named[0])
     return Refusal(call, QUOTED_TEXT, request[a], request[a:b])

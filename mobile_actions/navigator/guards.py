@@ -44,6 +44,11 @@ def _but(*kept: str, also: Sequence[str] = ()) -> frozenset[str]:
     return frozenset(m for m in MOVES if m not in kept) | frozenset(also)
 
 
+def _tap_only(labels: Sequence[str]) -> Narrowing:
+    """A tap on one of `labels` is the only step (nothing typed): a switch, a button, an app's icon."""
+    return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=tuple(labels))
+
+
 @dataclass(frozen=True)
 class StepView:
     """What a guard looks at: one step of the goal ("" for none), the screen, the actions so far (as
@@ -207,7 +212,7 @@ class SwitchToSet:
     def narrow(self, view: StepView) -> Narrowing | None:
         if not view.wrong_switches:
             return None
-        return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=view.wrong_switches)
+        return _tap_only(view.wrong_switches)
 
 
 class LevelToSet:
@@ -349,7 +354,7 @@ class ReplaceValue:
         select = goals.goal_words().screens.select_all
         shown = next((label for label in view.labels if label.lower() == select), None)
         if shown is not None:
-            return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=(shown,))
+            return _tap_only((shown,))
         return Narrowing(blocked=_but("long_press", also=("type_text",)), tap_only=(view.focus,))
 
 
@@ -408,7 +413,7 @@ class OpenApp:
         if goals.opens_elsewhere(view.goal, view.screen, view.done):
             return Narrowing(blocked=_but("press_home", also=("type_text",)))
         icon = goals.app_to_open(view.goal, view.screen)
-        return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=(icon,)) if icon else None
+        return _tap_only((icon,)) if icon else None
 
 
 class EntryApp:
@@ -419,7 +424,7 @@ class EntryApp:
 
     def narrow(self, view: StepView) -> Narrowing | None:
         icon = goals.entry_app(view.goal, view.screen) if view.goal else None
-        return Narrowing(blocked=_but("tap", also=("type_text",)), tap_only=(icon,)) if icon else None
+        return _tap_only((icon,)) if icon else None
 
 
 class AppOpened:
