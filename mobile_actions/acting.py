@@ -452,14 +452,20 @@ def asks_nothing(request: str, lexicon: lexicons.Lexicon | None = None) -> Decli
     return Declined(first.text, first.polarity, first.cue)
 
 
-def not_asking_now(message: str, reader: asks.AsksNow | None | Literal["shipped"] = "shipped") -> str:
-    """The asks-now reader's verdict as a cue ("asks-now 0.97") when it is sure `message` asks for nothing now,
-    else "" (also with no reader: None, or no bundled one)."""
-    reader = asks.shipped() if reader == "shipped" else reader
-    if reader is None:
-        return ""
-    p = reader.p_not_asking(message)
-    return f"asks-now {p:.2f}" if p >= reader.threshold else ""
+Readers = asks.Reader | Sequence[asks.Reader] | None | Literal["shipped"]
+
+
+def not_asking_now(message: str, reader: Readers = "shipped") -> str:
+    """The first asks-now reader's verdict that is sure `message` asks for nothing now, as a cue ("asks-now-lm
+    0.99"), else "" (also with no reader: None, or none bundled). Each reader has its own threshold, so either
+    being sure is enough: they read different things (openers, context)."""
+    readers = asks.shipped() if reader == "shipped" else () if reader is None else \
+        tuple(reader) if isinstance(reader, Sequence) else (reader,)
+    for r in readers:
+        p = r.p_not_asking(message)
+        if p >= r.threshold:
+            return f"{r.name} {p:.2f}"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -646,13 +652,13 @@ def _takes_back(piece: Piece, own: re.Pattern | None, w: lexicons.PolarityWords)
 # ============================================================================================ the gate
 def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_text: str | None = None,
          lexicon: lexicons.Lexicon | None = None, notes: list[str] | None = None,
-         reader: asks.AsksNow | None | Literal["shipped"] = "shipped", now: datetime | None = None
+         reader: Readers = "shipped", now: datetime | None = None
          ) -> tuple[list[ToolCall], list[Refusal]]:
     """The calls `request` asks for, and the others refused with their reason. `user_text` is everything the
     person wrote in the conversation (default: `request`): the only place a recipient may come from. `now` is
     the conversation's clock (default: this machine's), against which the request's days are read. `notes`
     gets a line for each call kept only because of its own `Reading` (traces show it as the `gate` rule's).
-    Every call is refused when the asks-now `reader` (`asks.AsksNow`, the bundled one by default, None: none)
+    Every call is refused when an asks-now `reader` (`asks.shipped()` by default, None: none)
     is sure the message asks for nothing now (`NOT_ASKED_NOW`), but the one that sends a message the request
     dictates to it: the lexicon reads the ways of saying so it lists, the reader the ways framings taught it."""
     framed = not_asking_now(request, reader) if calls else ""

@@ -8,10 +8,14 @@ that do not ask for them now (`datagen/framings.json`), across the seed catalogu
 non-requests. Since each request is on both sides, what it learns is the framing, not the request: it knows no
 catalogue and no tool.
 
-The model is logistic regression over hashed word uni- and bigrams (the first words marked: framings mostly open a
-message) and character n-grams (misspelt "fwd", "msg"): numpy only, a few hundred kilobytes, well under a
-millisecond a message. `acting.gate` refuses a call when the reader is sure the message asks nothing now
-(`AsksNow.threshold`, chosen on read sets for the asks it may cost).
+Two readers, each with its own threshold (the lowest at which at most 0.5 % of held-out asks are refused):
+- `AsksNow`: logistic regression over hashed word uni- and bigrams (the first words marked: framings mostly open
+  a message) and character n-grams (misspelt "fwd", "msg"): numpy only, a few hundred kilobytes, well under a
+  millisecond a message. It learns openers.
+- `AsksNowLM`: the first four layers of the Gemma base with a LoRA and a one-logit head, 8-bit ONNX
+  (`training/asks_reader.py`, `recipes/export_asks.py`; ~45 MB built by `model prepare` from a 3 MB adapter),
+  a few milliseconds a message. It reads context ("my physio sent this: 'please save my number ...'").
+`acting.gate` refuses a call when either reader is sure the message asks nothing now (`shipped()`).
 """
 from __future__ import annotations
 
@@ -20,11 +24,13 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
 ASSET = Path(__file__).parent / "assets" / "asks-now.npz"
+LM_ADAPTER = Path(__file__).parent / "assets" / "asks-now-lm"     # what `model prepare` exports
+LM_FOLDER = "asks-now-lm"                                         # the export, in the cache folder
 OPENING_WORDS = 6          # words marked as the message's opening
 CHAR_NGRAMS = (3, 5)
 _WORD = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
@@ -49,6 +55,15 @@ def features(text: str, bits: int) -> np.ndarray:
     return np.fromiter((_hash(f, bits) for f in feats), dtype=np.int64, count=len(feats))
 
 
+class Reader(Protocol):
+    """What the gate asks of a reader: its probability that a message asks for nothing now, and from what
+    probability on it is sure (`threshold`); `name` marks its cue in a refusal."""
+    name: str
+    threshold: float
+
+    def p_not_asking(self, text: str) -> float: ...
+
+
 @dataclass(frozen=True)
 class AsksNow:
     """The trained reader: `weights` over 2**`bits` hashed features, `bias`, and the probability of "asks
@@ -58,6 +73,7 @@ class AsksNow:
     bits: int
     threshold: float
     trained_on: str = ""
+    name: str = "asks-now"
 
     def p_not_asking(self, text: str) -> float:
         """The probability that `text` asks the assistant for nothing now."""
@@ -80,10 +96,67 @@ class AsksNow:
         return AsksNow(self.weights, self.bias, self.bits, threshold, self.trained_on)
 
 
+@dataclass(frozen=True)
+class AsksNowLM:
+    """The exported classifier (`recipes/export_asks.py`): token ids mapped to the kept embedding rows, one ONNX
+    run per message, its first `max_tokens` tokens read (a framing opens a message)."""
+    session: Any
+    rows: np.ndarray
+    tokenizer: Any
+    bos: int
+    max_tokens: int
+    threshold: float
+    name: str = "asks-now-lm"
+
+    def p_not_asking(self, text: str) -> float:
+        ids = ([self.bos] + list(self.tokenizer.encode(text).ids))[: self.max_tokens]
+        x = self.rows[np.asarray(ids, dtype=np.int64)].astype(np.int64)[None]
+        return float(np.asarray(self.session.run(None, {"input_ids": x})[0]).reshape(-1)[0])
+
+    @classmethod
+    def load(cls, folder: str | Path, threshold: float | None = None, threads: int = 1) -> "AsksNowLM":
+        """`threshold`: instead of the folder's own (`reader.json`; a folder not yet calibrated has none)."""
+        import json
+
+        import onnxruntime as ort
+
+        from mobile_actions.runtime.pieces import load_tokenizer
+
+        folder = Path(folder)
+        spec = json.loads((folder / "reader.json").read_text(encoding="utf-8"))
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        session = ort.InferenceSession(str(folder / "model.onnx"), opts, providers=["CPUExecutionProvider"])
+        tok = load_tokenizer(folder / "tokenizer.json")
+        return cls(session, np.load(folder / "rows.npy", allow_pickle=False), tok, _bos_id(folder),
+                   int(spec["max_tokens"]), float(threshold if threshold is not None else spec.get("threshold") or 1.0))
+
+
+def _bos_id(folder: Path) -> int:
+    """The id of `<bos>` in the folder's tokenizer (Gemma's is 2)."""
+    import json
+
+    config = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    return next((int(t["id"]) for t in config.get("added_tokens", []) if t.get("content") == "<bos>"), 2)
+
+
+def lm_folder() -> Path:
+    """Where `model prepare` puts the exported classifier (beside the callers' exports)."""
+    from mobile_actions.caller.model import cache_dir  # torch-free
+
+    return cache_dir(None) / LM_FOLDER
+
+
 @lru_cache(maxsize=1)
-def shipped() -> AsksNow | None:
-    """The bundled reader, or None when the package has none (the gate then reads with its lexicon alone)."""
-    return AsksNow.load() if ASSET.is_file() else None
+def shipped() -> tuple[Reader, ...]:
+    """The bundled readers: the word n-grams, and the classifier once `model prepare` has exported it. None
+    bundled: the gate reads with its lexicon alone."""
+    readers: list[Reader] = [AsksNow.load()] if ASSET.is_file() else []
+    if (lm_folder() / "model.onnx").is_file():
+        readers.append(AsksNowLM.load(lm_folder()))
+    return tuple(readers)
 
 
 def train(texts: Sequence[str], not_asking: Sequence[bool], *, bits: int = 18, epochs: int = 6,

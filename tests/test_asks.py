@@ -1,4 +1,4 @@
-"""The asks-now reader: trained from contrastive pairs, saved and loaded, and used by the gate."""
+"""The asks-now readers: trained from contrastive pairs, saved (exported) and loaded, and used by the gate."""
 from __future__ import annotations
 
 import random
@@ -6,7 +6,7 @@ import random
 import pytest
 
 from mobile_actions.acting import gate
-from mobile_actions.asks import AsksNow, shipped, train
+from mobile_actions.asks import AsksNow, AsksNowLM, train
 from mobile_actions.calls import ToolCall
 from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.datagen.seeds import load_framings
@@ -62,7 +62,7 @@ def test_the_gate_refuses_every_call_of_a_message_the_reader_is_sure_asks_nothin
 
 
 def test_the_bundled_reader_tells_framed_requests_from_the_same_requests_asked():
-    reader = shipped()
+    reader = AsksNow.load()
     assert reader is not None and 0.5 <= reader.threshold < 1 and reader.trained_on
     framings = load_framings()
     rng = random.Random(1)
@@ -71,23 +71,43 @@ def test_the_bundled_reader_tells_framed_requests_from_the_same_requests_asked()
     assert sum(reader.p_not_asking(f) for f in framed) / len(framed) > 0.6
 
 
-def test_the_probe_recipe_fits_a_threshold_that_refuses_at_most_its_share_of_asks(tmp_path):
-    """`recipes/probe_asks`: the probe's threshold is read off held-out asks, as the reader's is; the act sets'
-    labels come from their kinds (a request no tool serves still asks)."""
-    import json
+def test_the_classifier_trains_resumes_exports_and_reads_as_in_training(tmp_path):
+    """`training.asks_reader` + `recipes/export_asks` on the tiny model: a killed run resumes from its
+    checkpoint, the 8-bit export over the kept vocabulary gives the trained model's probabilities, calibration
+    writes the threshold the runtime reads, and the gate refuses with the classifier's cue."""
+    import torch
 
-    import numpy as np
+    from mobile_actions.recipes.export_asks import calibrate, prepare
+    from mobile_actions.training.asks_reader import AsksReaderConfig, load_trained, read_reader
+    from mobile_actions.training.asks_reader import train as train_lm
+    from tests.test_export_support import tiny_model
 
-    from mobile_actions.recipes import probe_asks
-
-    rng = np.random.default_rng(0)
-    y = rng.random(400) < 0.5
-    x = rng.normal(size=(400, 8)) + np.where(y, 1.5, -1.5)[:, None] * np.eye(8)[0]
-    p = probe_asks.fit(x, y)(x)
-    assert ((p >= 0.5) == y).mean() > 0.9
-    t = probe_asks.threshold(probe_asks.log_odds(p), y, asks_refused=0.01)
-    assert (probe_asks.log_odds(p)[~y] >= t).sum() <= int(0.01 * (~y).sum())
-    rows = tmp_path / "act.jsonl"
-    rows.write_text("\n".join(json.dumps({"metadata": kind, "messages": [{"role": "user", "content": kind}]})
-                              for kind in ("act:request", "act:nofit", "act:passon")), encoding="utf-8")
-    assert probe_asks.act_messages([str(rows)])[1].tolist() == [False, False, True]
+    base = tiny_model()
+    texts = [r for r in ASKS] + [f.format(r=r) for r in ASKS for f in FRAMES[:2]]
+    labels = [False] * len(ASKS) + [True] * (2 * len(ASKS))
+    cfg = AsksReaderConfig(out=str(tmp_path / "run"), base=str(base), layers=1, epochs=1.0, batch_size=9,
+                           warmup_steps=1, save_every=1)
+    short = AsksReaderConfig(**{**cfg.__dict__, "epochs": 1 / 3})   # "killed" after its first step
+    train_lm(short, texts, labels, say=lambda _: None)
+    assert torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)["step"] == 1
+    said: list[str] = []
+    train_lm(AsksReaderConfig(**{**cfg.__dict__, "resume": True}), texts, labels, say=said.append)
+    assert said[0] == "resumed at step 1/3"
+    adapter = tmp_path / "run"
+    folder, built = prepare(tmp_path / "onnx", adapter)
+    assert built and not prepare(tmp_path / "onnx", adapter)[1]      # built once per adapter
+    model = load_trained(adapter, base)
+    reader = AsksNowLM.load(folder, threshold=0.5)
+    tok = reader.tokenizer
+    for text in ("note for later: open the wifi settings", "turn on the torch"):
+        ids = torch.tensor([[reader.bos] + tok.encode(text).ids])
+        with torch.no_grad():
+            expected = torch.sigmoid(model(ids, torch.ones_like(ids))).item()
+        assert reader.p_not_asking(text) == pytest.approx(expected, abs=0.03)
+    report = calibrate(adapter, folder, texts, labels, max_asks_refused=0.0)
+    assert report.startswith("threshold ") and 0.5 <= read_reader(folder)["threshold"] <= 0.999
+    assert AsksNowLM.load(folder).threshold == read_reader(adapter)["threshold"]
+    call = ToolCall("turn_on_flashlight", {})
+    sure = AsksNowLM.load(folder, threshold=0.0)
+    refused = gate([call], "note for later: turn on the torch", load_catalogue("mobile_actions"), reader=sure)[1]
+    assert refused and refused[0].cue.startswith("asks-now-lm ")

@@ -83,6 +83,17 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
             if not args.json:
                 print(f"{label} (ONNX): {path} " + (f"(built in {info[key]['seconds']} s)" if built
                                                     else "(already prepared)"))
+        from mobile_actions.asks import LM_ADAPTER, lm_folder
+
+        if (LM_ADAPTER / "adapter_config.json").is_file():   # the gate's asks-now classifier
+            from mobile_actions.recipes.export_asks import prepare
+
+            t3 = time.time()
+            path, built = prepare(lm_folder(), LM_ADAPTER, force=args.force)
+            info["asks_now_onnx"] = {"path": str(path), "built": built, "seconds": round(time.time() - t3, 1)}
+            if not args.json:
+                print(f"asks-now classifier (ONNX): {path} " + (f"(built in {info['asks_now_onnx']['seconds']} s)"
+                                                                 if built else "(already prepared)"))
     if args.json:
         print(json.dumps(info, indent=2))
     return 0

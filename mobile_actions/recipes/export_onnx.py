@@ -168,7 +168,8 @@ def _fast_gelu_class():
 
 
 def build_wrapper(model):
-    """nn.Module: (input_ids, attention_mask, position_ids, *past) -> (last logits, *present)."""
+    """nn.Module: (input_ids, attention_mask, position_ids, *past) -> (last logits, *present); its `states`
+    gives every position's final state instead (what a classifier on the decoder reads, `export_asks`)."""
     import torch
     from torch import nn
 
@@ -196,6 +197,15 @@ def build_wrapper(model):
             return mlp.down_proj(FastGelu.apply(mlp.gate_proj(x)) * mlp.up_proj(x))
 
         def forward(self, input_ids, attention_mask, position_ids, *past):
+            h, presents = self.states(input_ids, attention_mask, position_ids, *past)
+            h = self.lm.model.norm(h[:, -1:, :])
+            logits = self.lm.lm_head(h)
+            if self.softcap:
+                logits = torch.tanh(logits / self.softcap) * self.softcap
+            return (logits, *presents)
+
+        def states(self, input_ids, attention_mask, position_ids, *past):
+            """Every position's state after the last layer (before the final norm), and the layers' presents."""
             m = self.lm.model
             h = m.embed_tokens(input_ids)
             b, s = input_ids.shape
@@ -222,11 +232,7 @@ def build_wrapper(model):
                 res = h
                 x = layer.post_feedforward_layernorm(self.mlp(layer.mlp, layer.pre_feedforward_layernorm(h)))
                 h = res + x
-            h = m.norm(h[:, -1:, :])
-            logits = self.lm.lm_head(h)
-            if self.softcap:
-                logits = torch.tanh(logits / self.softcap) * self.softcap
-            return (logits, *presents)
+            return h, presents
 
     def _rotary_rows(rotary_emb, h, position_ids, kind, attention_mask):
         """GroupQueryAttention's rotary tables ([total, head_dim / 2], indexed by position id) with only the

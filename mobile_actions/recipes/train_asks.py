@@ -1,6 +1,11 @@
-"""Train the asks-now reader (`mobile_actions.asks`) from the repository's own data, in about a minute on a CPU.
+"""Train the asks-now readers (`mobile_actions.asks`) from the repository's own data.
 
-    python -m mobile_actions.recipes.train_asks --out mobile_actions/assets/asks-now.npz
+    python -m mobile_actions.recipes.train_asks --out mobile_actions/assets/asks-now.npz      # word n-grams, ~1 min
+    python -m mobile_actions.recipes.train_asks --model lm --out mobile_actions/assets/asks-now-lm   # ~30 min
+    accelerate launch -m mobile_actions.recipes.train_asks --model lm --out runs/asks-lm [--resume]
+
+`--model lm` trains the classifier on the base's first layers (`mobile_actions.training.asks_reader`), exports
+it (`recipes/export_asks.py`) and sets its threshold on the exported model's held-out scores.
 
 Rows, all from the train split (the held-out split is scored at the end):
 - the seed catalogues' asked requests, each alone and wrapped in words people put around an ask (asks:
@@ -90,6 +95,21 @@ def report(reader: AsksNow, texts: list[str], labels: list[bool]) -> str:
     return "\n".join(lines)
 
 
+def train_lm(args: argparse.Namespace, texts: list[str], labels: list[bool]) -> int:
+    from mobile_actions.training.asks_reader import AsksReaderConfig, train
+
+    pairs = list(zip(texts, labels))
+    random.Random(args.seed).shuffle(pairs)
+    print(f"training on {len(pairs)} messages, {sum(l for _, l in pairs)} asking nothing now", flush=True)
+    cfg = AsksReaderConfig(out=args.out, epochs=args.lm_epochs, seed=args.seed, resume=args.resume)
+    folder = train(cfg, [t for t, _ in pairs], [lab for _, lab in pairs], say=lambda m: print(m, flush=True))
+    from mobile_actions.recipes.export_asks import calibrate, export
+    onnx_dir = export(folder, folder / "onnx")
+    held_texts, held_labels = rows_for("heldout", args.seed, args.generated // 10)
+    print(calibrate(folder, onnx_dir, held_texts, held_labels, args.max_asks_refused))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -100,8 +120,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-asks-refused", type=float, default=0.005,
                     help="the threshold is the lowest at which at most this share of the held-out asks is refused")
     ap.add_argument("--l2", type=float, default=1e-6)
+    ap.add_argument("--model", choices=("ngram", "lm"), default="ngram")
+    ap.add_argument("--resume", action="store_true", help="--model lm: continue from the run's checkpoint")
+    ap.add_argument("--lm-epochs", type=float, default=1.0, help="--model lm: passes over the rows")
     args = ap.parse_args(argv)
     texts, labels = rows_for("train", args.seed, args.generated)
+    if args.model == "lm":
+        return train_lm(args, texts, labels)
     pairs = list(zip(texts, labels))
     random.Random(args.seed).shuffle(pairs)
     print(f"training on {len(pairs)} messages, {sum(l for _, l in pairs)} asking nothing now", flush=True)
