@@ -130,16 +130,8 @@ class AsksNowLM:
         opts.log_severity_level = 3
         session = ort.InferenceSession(str(folder / "model.onnx"), opts, providers=["CPUExecutionProvider"])
         tok = load_tokenizer(folder / "tokenizer.json")
-        return cls(session, np.load(folder / "rows.npy", allow_pickle=False), tok, _bos_id(folder),
+        return cls(session, np.load(folder / "rows.npy", allow_pickle=False), tok, int(spec["bos_id"]),
                    int(spec["max_tokens"]), float(threshold if threshold is not None else spec.get("threshold") or 1.0))
-
-
-def _bos_id(folder: Path) -> int:
-    """The id of `<bos>` in the folder's tokenizer (Gemma's is 2)."""
-    import json
-
-    config = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
-    return next((int(t["id"]) for t in config.get("added_tokens", []) if t.get("content") == "<bos>"), 2)
 
 
 def lm_folder() -> Path:

@@ -79,3 +79,10 @@ def test_the_copy_is_named_by_its_sources_digest(gemma, tmp_path):
     spec["added_tokens"] = spec["added_tokens"][:-1]
     (tmp_path / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
     assert pieces.piece_model_path(tmp_path / "tokenizer.json").name != pieces.piece_model_path(gemma).name
+
+
+def test_folders_with_the_same_tokenizer_share_one_loaded_copy(gemma, tmp_path):
+    """The caller's folder and the asks-now classifier's hold the same tokenizer.json: one copy in memory."""
+    shutil.copy(gemma, tmp_path / "tokenizer.json")
+    shutil.copy(build_piece_model(gemma), pieces.piece_model_path(tmp_path / "tokenizer.json"))
+    assert load_tokenizer(tmp_path / "tokenizer.json") is load_tokenizer(gemma)

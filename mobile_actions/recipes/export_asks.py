@@ -29,6 +29,7 @@ from mobile_actions.training.asks_reader import HEAD_FILE, READER_FILE, load_tra
 
 ROWS_FILE = "rows.npy"
 BLOCK = 128
+FORMAT = 2   # what this module writes; an export of another format is built again
 
 
 def export(adapter: Path, out: Path, base: str | Path | None = None) -> Path:
@@ -104,7 +105,8 @@ def export(adapter: Path, out: Path, base: str | Path | None = None) -> Path:
     shutil.copy(base / "tokenizer.json", out / "tokenizer.json")
     compact_tokenizer_file(out / "tokenizer.json")
     build_piece_model(out / "tokenizer.json")
-    write_reader(out, {**read_reader(adapter), "adapter_sha256": adapter_digest(adapter)})
+    write_reader(out, {**read_reader(adapter), "bos_id": int(tok.bos_token_id), "format": FORMAT,
+                      "adapter_sha256": adapter_digest(adapter)})
     return out
 
 
@@ -124,7 +126,8 @@ def prepare(out: Path, adapter: Path = LM_ADAPTER, force: bool = False) -> tuple
     (folder, whether it was built)."""
     done = out / "model.onnx"
     if not force and done.is_file() and (out / READER_FILE).is_file() \
-            and read_reader(out).get("adapter_sha256") == adapter_digest(adapter):
+            and read_reader(out).get("adapter_sha256") == adapter_digest(adapter) \
+            and read_reader(out).get("format") == FORMAT:
         return out, False
     if out.exists():
         shutil.rmtree(out)

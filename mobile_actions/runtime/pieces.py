@@ -169,13 +169,18 @@ def build_piece_model(tokenizer_json: Path) -> Path | None:
         return None
 
 
+_LOADED: dict[str, PieceTokenizer] = {}   # by piece model name (its tokenizer.json's digest): ~50 MB each
+
+
 def load_tokenizer(tokenizer_json: Path) -> Any:
     """The fastest tokenizer that gives `tokenizer_json`'s ids: its piece model (built on first use), else
-    `tokenizers`."""
+    `tokenizers`. Folders with the same tokenizer (the caller's and the asks-now classifier's) share one."""
     path = build_piece_model(tokenizer_json)
     if path is not None:
+        if path.name in _LOADED:
+            return _LOADED[path.name]
         try:
-            return PieceTokenizer(path)
+            return _LOADED.setdefault(path.name, PieceTokenizer(path))
         except (ImportError, OSError, RuntimeError) as e:
             logger.info("tokenizer: cannot load %s (%s); keeping tokenizers", path, e)
     from tokenizers import Tokenizer
