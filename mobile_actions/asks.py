@@ -31,6 +31,7 @@ import numpy as np
 ASSET = Path(__file__).parent / "assets" / "asks-now.npz"
 LM_ADAPTER = Path(__file__).parent / "assets" / "asks-now-lm"     # what `model prepare` exports
 LM_FOLDER = "asks-now-lm"                                         # the export, in the cache folder
+LM_ENV = "MOBILE_ACTIONS_ASKS_LM"                                 # another folder for it, or "off"
 OPENING_WORDS = 6          # words marked as the message's opening
 CHAR_NGRAMS = (3, 5)
 _WORD = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
@@ -134,8 +135,24 @@ class AsksNowLM:
                    int(spec["max_tokens"]), float(threshold if threshold is not None else spec.get("threshold") or 1.0))
 
 
-def lm_folder() -> Path:
-    """Where `model prepare` puts the exported classifier (beside the callers' exports)."""
+def threshold_for(p_asks: Sequence[float], max_asks_refused: float) -> float:
+    """The lowest threshold at which at most `max_asks_refused` of the asks scored `p_asks` would be refused:
+    the cost in asks is what a person notices, so it is the one fixed (a model's probabilities are its own
+    scale). Kept within [0.5, 0.999]."""
+    asks = np.sort(np.asarray(p_asks, dtype=np.float64))
+    allowed = int(np.floor(max_asks_refused * len(asks)))
+    top = asks[len(asks) - 1 - allowed] if len(asks) > allowed else 0.0
+    return float(min(max(np.nextafter(top, 1.0), 0.5), 0.999))
+
+
+def lm_folder() -> Path | None:
+    """Where `model prepare` puts the exported classifier and the gate reads it: `$MOBILE_ACTIONS_ASKS_LM` ("off":
+    none, the word reader alone), else beside the callers' exports."""
+    import os
+
+    env = os.environ.get(LM_ENV)
+    if env is not None:
+        return None if env.strip().lower() in ("", "off", "none", "0") else Path(env).expanduser()
     from mobile_actions.caller.model import cache_dir  # torch-free
 
     return cache_dir(None) / LM_FOLDER
@@ -146,8 +163,9 @@ def shipped() -> tuple[Reader, ...]:
     """The bundled readers: the word n-grams, and the classifier once `model prepare` has exported it. None
     bundled: the gate reads with its lexicon alone."""
     readers: list[Reader] = [AsksNow.load()] if ASSET.is_file() else []
-    if (lm_folder() / "model.onnx").is_file():
-        readers.append(AsksNowLM.load(lm_folder()))
+    folder = lm_folder()
+    if folder is not None and (folder / "model.onnx").is_file():
+        readers.append(AsksNowLM.load(folder))
     return tuple(readers)
 
 

@@ -41,3 +41,22 @@ def _prefix_store(tmp_path_factory):
         os.environ.pop(ENV, None)
     else:
         os.environ[ENV] = old
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _asks_classifier():
+    """The gate's asks-now classifier is built by `model prepare`: tests read with the word reader alone,
+    whether or not this machine has prepared it (tests/test_asks.py builds and checks a classifier of its own)."""
+    import os
+
+    from mobile_actions.asks import LM_ENV, shipped
+
+    old = os.environ.get(LM_ENV)
+    os.environ[LM_ENV] = "off"
+    shipped.cache_clear()
+    yield
+    shipped.cache_clear()
+    if old is None:
+        os.environ.pop(LM_ENV, None)
+    else:
+        os.environ[LM_ENV] = old

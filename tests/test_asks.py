@@ -111,3 +111,21 @@ def test_the_classifier_trains_resumes_exports_and_reads_as_in_training(tmp_path
     sure = AsksNowLM.load(folder, threshold=0.0)
     refused = gate([call], "note for later: turn on the torch", load_catalogue("mobile_actions"), reader=sure)[1]
     assert refused and refused[0].cue.startswith("asks-now-lm ")
+
+
+@pytest.mark.slow
+def test_the_prepared_classifier_tells_framed_requests_from_the_same_requests_asked():
+    """The classifier `model prepare` exports from the bundled adapter (real model; skipped if not prepared)."""
+    from mobile_actions.asks import LM_FOLDER
+    from mobile_actions.caller.model import cache_dir
+
+    folder = cache_dir(None) / LM_FOLDER
+    if not (folder / "model.onnx").is_file():
+        pytest.skip("run `mobile-actions model prepare` first")
+    reader = AsksNowLM.load(folder)
+    assert 0.5 <= reader.threshold < 1
+    framings = load_framings()
+    rng = random.Random(1)
+    framed = [rng.choice(t).replace("{request}", r) for r in ASKS for t in framings.kinds.values()]
+    assert all(reader.p_not_asking(r) < reader.threshold for r in ASKS)
+    assert sum(reader.p_not_asking(f) >= reader.threshold for f in framed) / len(framed) > 0.6

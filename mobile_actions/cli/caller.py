@@ -85,11 +85,12 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
                                                     else "(already prepared)"))
         from mobile_actions.asks import LM_ADAPTER, lm_folder
 
-        if (LM_ADAPTER / "adapter_config.json").is_file():   # the gate's asks-now classifier
+        lm = lm_folder()
+        if lm is not None and (LM_ADAPTER / "adapter_config.json").is_file():   # the gate's asks-now classifier
             from mobile_actions.recipes.export_asks import prepare
 
             t3 = time.time()
-            path, built = prepare(lm_folder(), LM_ADAPTER, force=args.force)
+            path, built = prepare(lm, LM_ADAPTER, force=args.force)
             info["asks_now_onnx"] = {"path": str(path), "built": built, "seconds": round(time.time() - t3, 1)}
             if not args.json:
                 print(f"asks-now classifier (ONNX): {path} " + (f"(built in {info['asks_now_onnx']['seconds']} s)"

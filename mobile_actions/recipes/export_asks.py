@@ -138,15 +138,12 @@ def calibrate(adapter: Path, folder: Path, texts: Sequence[str], not_asking: Seq
               max_asks_refused: float) -> str:
     """Set the threshold (in `adapter` and `folder`) to the lowest at which at most `max_asks_refused` of the
     asks in `texts` are refused by the exported model; returns a report."""
-    from mobile_actions.asks import AsksNowLM
+    from mobile_actions.asks import AsksNowLM, threshold_for
 
     reader = AsksNowLM.load(folder, threshold=1.0)
     p = np.array([reader.p_not_asking(t) for t in texts])
     y = np.asarray(not_asking, dtype=bool)
-    asks = np.sort(p[~y])
-    allowed = int(np.floor(max_asks_refused * len(asks)))
-    top = asks[len(asks) - 1 - allowed] if len(asks) > allowed else 0.0
-    threshold = float(min(max(np.nextafter(top, 1.0), 0.5), 0.999))
+    threshold = threshold_for(p[~y], max_asks_refused)
     for where in (adapter, folder):
         write_reader(where, {**read_reader(where), "threshold": threshold})
     return (f"threshold {threshold:.4f} on {len(y)} held-out messages: non-requests caught "
