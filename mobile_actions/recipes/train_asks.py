@@ -43,43 +43,9 @@ def _calls(row: dict) -> bool:
     return any(m.get("tool_calls") for m in row["messages"] if m.get("role") == "assistant")
 
 
-PEOPLE_ASKS_NOW = ROOT / "datasets" / "people-asks-now"
-HELD_OUT_WRITER = "w4"     # people-asks-now's messages by this writer are held out
-
-
-def people_messages(part: str, asks: list[str], seed: int) -> tuple[list[str], list[bool]]:
-    """`datasets/people-asks-now` for `part`: people's own messages (one writer held out), and its templates
-    around `asks` (a third of them held the way people hold a request without asking it now, a tenth asked
-    the way people ask while seeming not to); a template goes to one split only, by its hash."""
-    import json
-    import zlib
-
-    texts: list[str] = []
-    labels: list[bool] = []
-    for line in (PEOPLE_ASKS_NOW / "messages.jsonl").read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        if (row["writer"] == HELD_OUT_WRITER) == (part == "heldout"):
-            texts.append(row["text"])
-            labels.append(not row["asks"])
-    spec = json.loads((PEOPLE_ASKS_NOW / "templates.json").read_text(encoding="utf-8"))
-    mine = lambda ts: [t for t in ts if (zlib.crc32(t.encode()) % 5 == 0) == (part == "heldout")]   # noqa: E731
-    holding = mine([t for kind in spec["not_asking"].values() for t in kind])
-    asking = mine(spec["asks"])
-    rng = random.Random(seed + 7)
-    for request in asks:
-        if rng.random() < 1 / 3:
-            texts.append(rng.choice(holding).replace("{request}", request))
-            labels.append(True)
-        elif rng.random() < 0.15:
-            texts.append(rng.choice(asking).replace("{request}", request))
-            labels.append(False)
-    return texts, labels
-
-
-def rows_for(part: str, seed: int, generated: int, people: bool = False) -> tuple[list[str], list[bool]]:
+def rows_for(part: str, seed: int, generated: int) -> tuple[list[str], list[bool]]:
     """(messages, whether each asks for nothing now) for the seed and people rows of `part`, plus `generated`
-    generator rows of the matching phrasing families; `people`: and `people_messages` (the classifier reads
-    them; the word reader, trained with them, refused more asks for each non-request it caught)."""
+    generator rows of the matching phrasing families."""
     from mobile_actions.catalog import load_catalogue
     from mobile_actions.datagen.generate import generate_rows
 
@@ -98,10 +64,6 @@ def rows_for(part: str, seed: int, generated: int, people: bool = False) -> tupl
         labels.append(framed or (r.get("kind") not in ASKING_KINDS and not _calls(r)))   # wrapped rows call
     asks = [t for t, lab in zip(texts, labels) if not lab]
     framings = [t for t, lab in zip(texts, labels) if lab]
-    if people:
-        more, more_labels = people_messages(part, [a for a in asks if len(a) < 200], seed)
-        texts += more
-        labels += more_labels
     rng = random.Random(seed)
     for _ in range(len(framings) // 3 if asks else 0):
         a, b = rng.choice(asks).strip(), rng.choice(framings).strip()
@@ -138,7 +100,7 @@ def train_lm(args: argparse.Namespace, texts: list[str], labels: list[bool]) -> 
     folder = train(cfg, [t for t, _ in pairs], [lab for _, lab in pairs], say=lambda m: print(m, flush=True))
     from mobile_actions.recipes.export_asks import calibrate, export
     onnx_dir = export(folder, folder / "onnx")
-    held_texts, held_labels = rows_for("heldout", args.seed, args.generated // 10, people=True)
+    held_texts, held_labels = rows_for("heldout", args.seed, args.generated // 10)
     print(calibrate(folder, onnx_dir, held_texts, held_labels, args.max_asks_refused))
     return 0
 
@@ -157,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", action="store_true", help="--model lm: continue from the run's checkpoint")
     ap.add_argument("--lm-epochs", type=float, default=1.0, help="--model lm: passes over the rows")
     args = ap.parse_args(argv)
-    texts, labels = rows_for("train", args.seed, args.generated, people=args.model == "lm")
+    texts, labels = rows_for("train", args.seed, args.generated)
     if args.model == "lm":
         return train_lm(args, texts, labels)
     pairs = list(zip(texts, labels))
