@@ -123,16 +123,24 @@ class AsksNowLM:
 
         from mobile_actions.runtime.pieces import load_tokenizer
 
+        from mobile_actions.errors import ModelError
+
         folder = Path(folder)
-        spec = json.loads((folder / "reader.json").read_text(encoding="utf-8"))
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        session = ort.InferenceSession(str(folder / "model.onnx"), opts, providers=["CPUExecutionProvider"])
-        tok = load_tokenizer(folder / "tokenizer.json")
-        return cls(session, np.load(folder / "rows.npy", allow_pickle=False), tok, int(spec["bos_id"]),
-                   int(spec["max_tokens"]), float(threshold if threshold is not None else spec.get("threshold") or 1.0))
+        try:
+            spec = json.loads((folder / "reader.json").read_text(encoding="utf-8"))
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            session = ort.InferenceSession(str(folder / "model.onnx"), opts, providers=["CPUExecutionProvider"])
+            tok = load_tokenizer(folder / "tokenizer.json")
+            return cls(session, np.load(folder / "rows.npy", allow_pickle=False), tok, int(spec["bos_id"]),
+                       int(spec["max_tokens"]),
+                       float(threshold if threshold is not None else spec.get("threshold") or 1.0))
+        except Exception as e:   # onnxruntime's load errors (Fail, InvalidProtobuf, NoSuchFile ...) derive from it alone
+            raise ModelError(f"{folder}: the asks-now classifier cannot be loaded ({type(e).__name__}: {e}); "
+                             f"`mobile-actions model prepare --force` builds it again, {LM_ENV}=off reads "
+                             "without it") from None
 
 
 def threshold_for(p_asks: Sequence[float], max_asks_refused: float) -> float:

@@ -129,3 +129,12 @@ def test_the_prepared_classifier_tells_framed_requests_from_the_same_requests_as
     framed = [rng.choice(t).replace("{request}", r) for r in ASKS for t in framings.kinds.values()]
     assert all(reader.p_not_asking(r) < reader.threshold for r in ASKS)
     assert sum(reader.p_not_asking(f) >= reader.threshold for f in framed) / len(framed) > 0.6
+
+
+def test_a_broken_classifier_folder_is_a_clear_error_not_a_traceback(tmp_path):
+    from mobile_actions.errors import ModelError
+
+    (tmp_path / "reader.json").write_text('{"bos_id": 2, "max_tokens": 8, "threshold": 0.9}', encoding="utf-8")
+    (tmp_path / "model.onnx").write_bytes(b"not a model")
+    with pytest.raises(ModelError, match="asks-now classifier cannot be loaded.*model prepare --force"):
+        AsksNowLM.load(tmp_path)

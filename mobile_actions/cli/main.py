@@ -355,11 +355,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(words[0] if words else None)
     args = parser.parse_args(argv)
     args.own_process = argv is None   # the command is this process's own: a job may start it again (allocator)
+    from mobile_actions.errors import MobileActionsError
+
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:   # `... | head` closed the output: not an error of the command
         sys.stderr.close()
         return 0
+    except MobileActionsError as e:   # a command that did not say it itself: the message, never a traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -129,9 +129,13 @@ def prepare(out: Path, adapter: Path = LM_ADAPTER, force: bool = False) -> tuple
             and read_reader(out).get("adapter_sha256") == adapter_digest(adapter) \
             and read_reader(out).get("format") == FORMAT:
         return out, False
+    partial = out.with_name(out.name + ".partial")     # a killed export never leaves a folder the gate reads
+    shutil.rmtree(partial, ignore_errors=True)
+    export(adapter, partial)
     if out.exists():
         shutil.rmtree(out)
-    return export(adapter, out), True
+    partial.replace(out)
+    return out, True
 
 
 def calibrate(adapter: Path, folder: Path, texts: Sequence[str], not_asking: Sequence[bool],
