@@ -1,11 +1,13 @@
 """Train the asks-now readers (`mobile_actions.asks`) from the repository's own data.
 
     python -m mobile_actions.recipes.train_asks --out mobile_actions/assets/asks-now.npz      # word n-grams, ~1 min
-    python -m mobile_actions.recipes.train_asks --model lm --out mobile_actions/assets/asks-now-lm   # ~30 min
-    accelerate launch -m mobile_actions.recipes.train_asks --model lm --out runs/asks-lm [--resume]
+    python -m mobile_actions.recipes.train_asks --model lm --out runs/asks-lm [--resume]   # ~25 min
+    accelerate launch -m mobile_actions.recipes.train_asks --model lm --out runs/asks-lm
 
 `--model lm` trains the classifier on the base's first layers (`mobile_actions.training.asks_reader`), exports
-it (`recipes/export_asks.py`) and sets its threshold on the exported model's held-out scores.
+it (`recipes/export_asks.py`, into OUT/onnx) and sets its threshold on the exported model's held-out scores. To
+ship it, its adapter_config.json, adapter_model.safetensors, head.safetensors and reader.json go to
+`mobile_actions/assets/asks-now-lm/` (`model prepare` exports them again).
 
 Rows, all from the train split (the held-out split is scored at the end):
 - the seed catalogues' asked requests, each alone and wrapped in words people put around an ask (asks:
