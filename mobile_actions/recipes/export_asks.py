@@ -37,12 +37,11 @@ def export(adapter: Path, out: Path, base: str | Path | None = None) -> Path:
     import torch
     from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
     from onnxruntime.quantization.quant_utils import QuantFormat
+    from transformers import AutoTokenizer
 
     from mobile_actions.caller.model import base_dir, prepare_base
     from mobile_actions.recipes.export_onnx import (_load, _save, build_wrapper, compact_tokenizer_file, hot_rows,
                                                     quantize_embedding_int8)
-    from transformers import AutoTokenizer
-
     from mobile_actions.runtime.pieces import build_piece_model
 
     logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer").setLevel(logging.WARNING)
