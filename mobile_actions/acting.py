@@ -459,8 +459,12 @@ def not_asking_now(message: str, reader: Readers = "shipped") -> str:
     """The first asks-now reader's verdict that is sure `message` asks for nothing now, as a cue ("asks-now-lm
     0.99"), else "" (also with no reader: None, or none bundled). Each reader has its own threshold, so either
     being sure is enough: they read different things (openers, context)."""
-    readers = asks.shipped() if reader == "shipped" else () if reader is None else \
-        tuple(reader) if isinstance(reader, Sequence) else (reader,)
+    if reader == "shipped":
+        readers = asks.shipped()
+    elif reader is None:
+        readers = ()
+    else:
+        readers = tuple(reader) if isinstance(reader, Sequence) else (reader,)
     for r in readers:
         p = r.p_not_asking(message)
         if p >= r.threshold:

@@ -39,14 +39,14 @@ def export(adapter: Path, out: Path, base: str | Path | None = None) -> Path:
     from onnxruntime.quantization.quant_utils import QuantFormat
     from transformers import AutoTokenizer
 
-    from mobile_actions.caller.model import base_dir, prepare_base
+    from mobile_actions.caller.model import prepare_base
     from mobile_actions.recipes.export_onnx import (_load, _save, build_wrapper, compact_tokenizer_file, hot_rows,
                                                     quantize_embedding_int8)
     from mobile_actions.runtime.pieces import build_piece_model
 
     logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer").setLevel(logging.WARNING)
     base = base or read_reader(adapter).get("base")
-    base = Path(base) if base else (base_dir() if base_dir().is_dir() else prepare_base())
+    base = Path(base) if base else prepare_base()
     model = load_trained(adapter, base)
     body = model.body
     tok = AutoTokenizer.from_pretrained(str(base))

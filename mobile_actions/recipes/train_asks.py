@@ -79,10 +79,6 @@ def rows_for(part: str, seed: int, generated: int) -> tuple[list[str], list[bool
     return texts, labels
 
 
-def reader_threshold(reader: AsksNow, texts: list[str], labels: list[bool], max_asks_refused: float) -> float:
-    return threshold_for([reader.p_not_asking(t) for t, lab in zip(texts, labels) if not lab], max_asks_refused)
-
-
 def report(reader: AsksNow, texts: list[str], labels: list[bool]) -> str:
     p = np.array([reader.p_not_asking(t) for t in texts])
     y = np.array(labels)
@@ -92,12 +88,9 @@ def report(reader: AsksNow, texts: list[str], labels: list[bool]) -> str:
     return "\n".join(lines)
 
 
-def train_lm(args: argparse.Namespace, texts: list[str], labels: list[bool]) -> int:
+def train_lm(args: argparse.Namespace, pairs: list[tuple[str, bool]]) -> int:
     from mobile_actions.training.asks_reader import AsksReaderConfig, train
 
-    pairs = list(zip(texts, labels))
-    random.Random(args.seed).shuffle(pairs)
-    print(f"training on {len(pairs)} messages, {sum(l for _, l in pairs)} asking nothing now", flush=True)
     cfg = AsksReaderConfig(out=args.out, epochs=args.lm_epochs, seed=args.seed, resume=args.resume)
     folder = train(cfg, [t for t, _ in pairs], [lab for _, lab in pairs], say=lambda m: print(m, flush=True))
     from mobile_actions.recipes.export_asks import calibrate, export
@@ -122,18 +115,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lm-epochs", type=float, default=1.0, help="--model lm: passes over the rows")
     args = ap.parse_args(argv)
     texts, labels = rows_for("train", args.seed, args.generated)
-    if args.model == "lm":
-        return train_lm(args, texts, labels)
     pairs = list(zip(texts, labels))
     random.Random(args.seed).shuffle(pairs)
     print(f"training on {len(pairs)} messages, {sum(l for _, l in pairs)} asking nothing now", flush=True)
+    if args.model == "lm":
+        return train_lm(args, pairs)
     reader = train([t for t, _ in pairs], [lab for _, lab in pairs], bits=args.bits, epochs=args.epochs,
                    l2=args.l2, seed=args.seed,
                    trained_on=f"recipes/train_asks.py --seed {args.seed} --generated {args.generated} "
                               f"--bits {args.bits} --epochs {args.epochs} --l2 {args.l2} "
                               f"--max-asks-refused {args.max_asks_refused}")
     held_texts, held_labels = rows_for("heldout", args.seed, args.generated // 10)
-    reader = reader.with_threshold(reader_threshold(reader, held_texts, held_labels, args.max_asks_refused))
+    reader = reader.with_threshold(threshold_for(
+        [reader.p_not_asking(t) for t, lab in zip(held_texts, held_labels) if not lab], args.max_asks_refused))
     reader.save(args.out)
     print(f"wrote {args.out} (threshold {reader.threshold:.3f})")
     print("train:", report(reader, texts, labels))

@@ -177,10 +177,10 @@ def load_tokenizer(tokenizer_json: Path) -> Any:
     `tokenizers`. Folders with the same tokenizer (the caller's and the asks-now classifier's) share one."""
     path = build_piece_model(tokenizer_json)
     if path is not None:
-        if path.name in _LOADED:
-            return _LOADED[path.name]
         try:
-            return _LOADED.setdefault(path.name, PieceTokenizer(path))
+            if path.name not in _LOADED:
+                _LOADED[path.name] = PieceTokenizer(path)
+            return _LOADED[path.name]
         except (ImportError, OSError, RuntimeError) as e:
             logger.info("tokenizer: cannot load %s (%s); keeping tokenizers", path, e)
     from tokenizers import Tokenizer

@@ -96,11 +96,11 @@ def train(cfg: AsksReaderConfig, texts: Sequence[str], not_asking: Sequence[bool
     from safetensors.torch import save_file
     from transformers import AutoTokenizer
 
-    from mobile_actions.caller.model import base_dir, prepare_base, write_portable_base
+    from mobile_actions.caller.model import prepare_base, write_portable_base
 
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    base = Path(cfg.base) if cfg.base else (base_dir() if base_dir().is_dir() else prepare_base())
+    base = Path(cfg.base) if cfg.base else prepare_base()
     torch.manual_seed(cfg.seed)
     tok = AutoTokenizer.from_pretrained(str(base))
     tok.padding_side = "right"
