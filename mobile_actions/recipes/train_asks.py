@@ -91,7 +91,8 @@ def report(reader: AsksNow, texts: list[str], labels: list[bool]) -> str:
 def train_lm(args: argparse.Namespace, pairs: list[tuple[str, bool]]) -> int:
     from mobile_actions.training.asks_reader import AsksReaderConfig, train
 
-    cfg = AsksReaderConfig(out=args.out, epochs=args.lm_epochs, seed=args.seed, resume=args.resume)
+    cfg = AsksReaderConfig(out=args.out, epochs=args.lm_epochs, seed=args.seed, resume=args.resume,
+                           layers=args.lm_layers, lora_r=args.lm_rank, lora_alpha=2 * args.lm_rank)
     folder = train(cfg, [t for t, _ in pairs], [lab for _, lab in pairs], say=lambda m: print(m, flush=True))
     from mobile_actions.recipes.export_asks import calibrate, export
     onnx_dir = export(folder, folder / "onnx")
@@ -113,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", choices=("ngram", "lm"), default="ngram")
     ap.add_argument("--resume", action="store_true", help="--model lm: continue from the run's checkpoint")
     ap.add_argument("--lm-epochs", type=float, default=1.0, help="--model lm: passes over the rows")
+    ap.add_argument("--lm-layers", type=int, default=4, help="--model lm: the base's first layers it keeps")
+    ap.add_argument("--lm-rank", type=int, default=16, help="--model lm: the LoRA's rank (alpha twice that)")
     args = ap.parse_args(argv)
     texts, labels = rows_for("train", args.seed, args.generated)
     pairs = list(zip(texts, labels))
