@@ -121,9 +121,8 @@ class AsksNowLM:
 
         import onnxruntime as ort
 
-        from mobile_actions.runtime.pieces import load_tokenizer
-
         from mobile_actions.errors import ModelError
+        from mobile_actions.runtime.pieces import load_tokenizer
 
         folder = Path(folder)
         try:

@@ -123,10 +123,8 @@ def adapter_digest(adapter: Path) -> str:
 def prepare(out: Path, adapter: Path = LM_ADAPTER, force: bool = False) -> tuple[Path, bool]:
     """`model prepare`'s step: export the bundled adapter unless `out` already holds its export. Returns
     (folder, whether it was built)."""
-    done = out / "model.onnx"
-    if not force and done.is_file() and (out / READER_FILE).is_file() \
-            and read_reader(out).get("adapter_sha256") == adapter_digest(adapter) \
-            and read_reader(out).get("format") == FORMAT:
+    built = read_reader(out) if (out / "model.onnx").is_file() and (out / READER_FILE).is_file() else {}
+    if not force and built.get("adapter_sha256") == adapter_digest(adapter) and built.get("format") == FORMAT:
         return out, False
     partial = out.with_name(out.name + ".partial")     # a killed export never leaves a folder the gate reads
     shutil.rmtree(partial, ignore_errors=True)
