@@ -67,6 +67,8 @@ NOW = datetime(2024, 10, 17, 16, 5)  # a Thursday
     ("alarm 6.45 mon", ["2024-10-21T18:45:00", "2024-10-21T06:45:00"]),           # before a weekday
     ("friday 10.50 euros", ["2024-10-18T00:00:00"]),                              # a price, not 10:50
     ("party friday 13 at 9pm", ["2024-10-18T21:00:00"]),                          # "13 at": not 13:00
+    ("dinner tonite 8 at la piazza", ["2024-10-17T20:00:00"]),                    # "tonight" has no day of month
+    ("standup tomorrow 14 at 9", ["2024-10-18T09:00:00", "2024-10-18T21:00:00"]),  # a time after "at": 14 no hour
 ])
 def test_readings(text, expected):
     assert resolve(text, NOW) == expected

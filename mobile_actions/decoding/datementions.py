@@ -350,8 +350,10 @@ def _hour_after_day(m: re.Match, now: datetime, text: str) -> Mention | None:
     before, rest = text[:m.start()], text[m.end():]
     after_day = BEFORE_BARE_HOUR.search(before)
     before_day = re.match(r"\s+(?:tonight|tomorrow|today" + (r"|" + WD if m["m"] else "") + r")\b", rest)
-    # "at" after it: after a day's number, a time ("Friday 13 at 9pm"); after a time, its place
-    at_after = re.match(r"\s*(?:at|@)(?!\w)", rest)
+    # "at" after it: after a weekday's number or before a time, a date ("Friday 13 at 9pm"); otherwise the
+    # time's place ("tonite 8 at la piazza": no day of the month follows "tonight")
+    at_after = re.match(r"\s*(?:at|@)(?!\w)", rest) and (
+        re.match(r"\s*(?:at|@)\s*\d", rest) or re.search(r"(?<![a-z])" + WD + r"s?,?\s*$", before))
     if not (after_day or before_day) or re.match(r"(?:st|nd|rd|th)\b", rest) or (at_after and not m["m"]):
         return None
     if after_day and not before_day and not (AFTER_BARE_HOUR.match(rest) or at_after):
