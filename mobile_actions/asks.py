@@ -8,7 +8,8 @@ that do not ask for them now (`datagen/framings.json`), across the seed catalogu
 non-requests. Since each request is on both sides, what it learns is the framing, not the request: it knows no
 catalogue and no tool.
 
-Two readers, each with its own threshold (the lowest at which at most 0.5 % of held-out asks are refused):
+Two readers, each with its own threshold (the lowest at which at most 0.5 % of held-out asks are refused for the
+word reader, 1 % for the classifier):
 - `AsksNow`: logistic regression over hashed word uni- and bigrams (the first words marked: framings mostly open
   a message) and character n-grams (misspelt "fwd", "msg"): numpy only, a few hundred kilobytes, well under a
   millisecond a message. It learns openers.

@@ -1,6 +1,7 @@
 """Export the asks-now classifier (`training.asks_reader`) to an 8-bit ONNX folder the torch-free gate reads.
 
-    python -m mobile_actions.recipes.export_asks --adapter mobile_actions/assets/asks-now-lm --out DIR
+    python -m mobile_actions.recipes.export_asks --adapter mobile_actions/assets/asks-now-lm --out DIR \
+        [--max-asks-refused 0.01]
 
 `model prepare` runs this on the bundled adapter (into `~/.cache/mobile-actions/asks-now-lm`, ~40 s). It holds:
 - `model.onnx`: input_ids [1, S] (rows of the kept vocabulary, `rows.npy` maps token ids to them) -> the
@@ -156,8 +157,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--adapter", required=True, help=f"a folder with the LoRA, head.safetensors and {READER_FILE}")
     ap.add_argument("--out", required=True)
     ap.add_argument("--base", default=None, help="the base checkpoint (default: the prepared one)")
+    ap.add_argument("--max-asks-refused", type=float, default=None,
+                    help="set the threshold again (in the adapter and the export): the lowest at which at most this "
+                         "share of the held-out asks (`train_asks`'s split, seed 0) is refused")
     args = ap.parse_args(argv)
-    print(export(Path(args.adapter), Path(args.out), args.base))
+    out = export(Path(args.adapter), Path(args.out), args.base)
+    print(out)
+    if args.max_asks_refused is not None:
+        from mobile_actions.recipes.train_asks import rows_for
+        texts, labels = rows_for("heldout", 0, 300)
+        print(calibrate(Path(args.adapter), out, texts, labels, args.max_asks_refused))
     return 0
 
 
