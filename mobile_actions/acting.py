@@ -674,6 +674,7 @@ def gate(calls: Sequence[ToolCall], request: str, catalogue: Catalogue, user_tex
         tool = catalogue[call.name] if call.name in catalogue else None
         effect = tool.effect if tool is not None else "changes"
         why = _recipient_problem(call, tool, said) if effect == "sends" else None
+        why = why or _address_in_two(call, request)
         if why is None:
             mine = reading(call, request, catalogue, pieces, lexicon)
             why = _polarity_problem(call, tool, effect, mine.pieces, lexicon)
@@ -885,6 +886,31 @@ def _values_only_in(call: ToolCall, tool, request: str, spans: Sequence[tuple[in
             return None
         first = hit if first is None else first
     return first
+
+
+ADDRESS_IN_TWO = "it writes one stretch of the request, an address or a number, into two of its values"
+
+
+def _address_in_two(call: ToolCall, request: str) -> Refusal | None:
+    """A call in which a value is written in the request only where another of its values is, one of them an
+    email address or a phone number, misread the request: "add in contacts fatima benali ... and mail
+    fatima.benali@gmail.com merci" gave `send_email(to="fatima.benali@gmail.com", subject="fatima.benali@gmail.com
+    merci")`, "last name Carty email siobhan.carty@..." a last name "Carty email siobhan", a notice passed on its
+    own address as the subject. An address or a number names one thing, so it is never part of another value.
+    A value that holds the other whole where it is written is not counted ("marlene.fischer@..." holds the first
+    name "Marlene" written before it too); neither are values that are the same. No words: any catalogue."""
+    norm = lexicons.normalise(request)
+    values = sorted({lexicons.normalise(v.strip()) for v in _scalars(call.arguments)
+                     if isinstance(v, str) and len(v.strip()) >= 2})
+    places = {v: [(m.start(), m.end()) for m in re.finditer(rf"(?<!\w){re.escape(v)}(?!\w)", norm)] for v in values}
+    ids = {v for v in values if EMAIL_RE.fullmatch(v) or PHONE_RE.fullmatch(v)}
+    for a in values:
+        for b in values:
+            if a == b or not (a in ids or b in ids) or not places[a] or not places[b]:
+                continue
+            if all(any(x < y2 and y < x2 and not (x <= y and y2 <= x2) for y, y2 in places[b]) for x, x2 in places[a]):
+                return Refusal(call, ADDRESS_IN_TWO, a, b)
+    return None
 
 
 def _value_places(call: ToolCall, request: str) -> list[int]:

@@ -87,6 +87,24 @@ def test_only_the_refused_part_of_a_request_is_refused():
     assert kept == calls[:1] and [r.call for r in refused] == calls[1:]
 
 
+def test_an_address_written_into_two_values_of_a_call_is_a_misreading():
+    """"mail X" beside a contact is its address, not an email to send; a last name runs into the address."""
+    request = "add in contacts fatima benali her number is 0655123456 and mail fatima.benali@gmail.com merci"
+    contact = T("create_contact", first_name="fatima", last_name="benali", phone_number="0655123456")
+    email = T("send_email", to="fatima.benali@gmail.com", subject="fatima.benali@gmail.com merci")
+    kept, refused = acting.gate([contact, email], request, CAT)
+    assert kept == [contact] and refused[0].reason == acting.ADDRESS_IN_TWO and not refused[0].misrouted
+    request = "new contact pls: first name Siobhan last name Carty email siobhan.carty@bogfarm.ie"
+    run_on = T("create_contact", first_name="Siobhan", last_name="Carty email siobhan", email="siobhan.carty@bogfarm.ie")
+    right = T("create_contact", first_name="Siobhan", last_name="Carty", email="siobhan.carty@bogfarm.ie")
+    assert acting.gate([run_on], request, CAT)[0] == [] and acting.gate([right], request, CAT)[0] == [right]
+    # an address that holds a name written before it too, and a subject beside the address: no misreading
+    both = T("create_contact", first_name="Marlene", last_name="Fischer", email="marlene.fischer@coop.ca")
+    assert acting.gate([both], "save Marlene Fischer marlene.fischer@coop.ca", CAT)[0] == [both]
+    ok = T("send_email", to="ana@example.com", subject="the agenda")
+    assert acting.gate([ok], "email ana@example.com the agenda", CAT)[0] == [ok]
+
+
 def test_a_recipient_comes_from_the_persons_words_and_is_an_address():
     """A Maps card saying evil@attacker.test chooses no recipient; "Osaka" is no phone number."""
     messages = [{"role": "user", "content": "show me Cafe Nero on the map and email its address to my sister"},
