@@ -159,13 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base", default=None, help="the base checkpoint (default: the prepared one)")
     ap.add_argument("--max-asks-refused", type=float, default=None,
                     help="set the threshold again (in the adapter and the export): the lowest at which at most this "
-                         "share of the held-out asks (`train_asks`'s split, seed 0) is refused")
+                         "share of the held-out asks (`train_asks.heldout()`) is refused")
     args = ap.parse_args(argv)
     out = export(Path(args.adapter), Path(args.out), args.base)
     print(out)
     if args.max_asks_refused is not None:
-        from mobile_actions.recipes.train_asks import rows_for
-        texts, labels = rows_for("heldout", 0, 300)
+        from mobile_actions.recipes.train_asks import heldout
+        texts, labels = heldout()
         print(calibrate(Path(args.adapter), out, texts, labels, args.max_asks_refused))
     return 0
 

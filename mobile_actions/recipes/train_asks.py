@@ -79,6 +79,11 @@ def rows_for(part: str, seed: int, generated: int) -> tuple[list[str], list[bool
     return texts, labels
 
 
+def heldout(seed: int = 0, generated: int = 3000) -> tuple[list[str], list[bool]]:
+    """The held-out messages a threshold is set on: the held-out split's rows, a tenth as many generator rows."""
+    return rows_for("heldout", seed, generated // 10)
+
+
 def report(reader: AsksNow, texts: list[str], labels: list[bool]) -> str:
     p = np.array([reader.p_not_asking(t) for t in texts])
     y = np.array(labels)
@@ -96,7 +101,7 @@ def train_lm(args: argparse.Namespace, pairs: list[tuple[str, bool]]) -> int:
     folder = train(cfg, [t for t, _ in pairs], [lab for _, lab in pairs], say=lambda m: print(m, flush=True))
     from mobile_actions.recipes.export_asks import calibrate, export
     onnx_dir = export(folder, folder / "onnx")
-    held_texts, held_labels = rows_for("heldout", args.seed, args.generated // 10)
+    held_texts, held_labels = heldout(args.seed, args.generated)
     print(calibrate(folder, onnx_dir, held_texts, held_labels, args.max_asks_refused))
     return 0
 
@@ -131,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                    trained_on=f"recipes/train_asks.py --seed {args.seed} --generated {args.generated} "
                               f"--bits {args.bits} --epochs {args.epochs} --l2 {args.l2} "
                               f"--max-asks-refused {args.max_asks_refused}")
-    held_texts, held_labels = rows_for("heldout", args.seed, args.generated // 10)
+    held_texts, held_labels = heldout(args.seed, args.generated)
     reader = reader.with_threshold(threshold_for(
         [reader.p_not_asking(t) for t, lab in zip(held_texts, held_labels) if not lab], args.max_asks_refused))
     reader.save(args.out)
