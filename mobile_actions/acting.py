@@ -13,6 +13,7 @@ are the catalogue's, and every refusal names the cue and the piece that decided 
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -903,13 +904,15 @@ def _address_in_two(call: ToolCall, request: str) -> Refusal | None:
     values = sorted({lexicons.normalise(v.strip()) for v in _scalars(call.arguments)
                      if isinstance(v, str) and len(v.strip()) >= 2})
     places = {v: [(m.start(), m.end()) for m in re.finditer(rf"(?<!\w){re.escape(v)}(?!\w)", norm)] for v in values}
+
+    def inside(x: int, x2: int, y: int, y2: int) -> bool:
+        """[x, x2) overlaps [y, y2) without holding it whole."""
+        return x < y2 and y < x2 and not (x <= y and y2 <= x2)
+
     ids = {v for v in values if EMAIL_RE.fullmatch(v) or PHONE_RE.fullmatch(v)}
-    for a in values:
-        for b in values:
-            if a == b or not (a in ids or b in ids) or not places[a] or not places[b]:
-                continue
-            if all(any(x < y2 and y < x2 and not (x <= y and y2 <= x2) for y, y2 in places[b]) for x, x2 in places[a]):
-                return Refusal(call, ADDRESS_IN_TWO, a, b)
+    for a, b in itertools.permutations(values, 2):
+        if places[a] and (a in ids or b in ids) and all(any(inside(*pa, *pb) for pb in places[b]) for pa in places[a]):
+            return Refusal(call, ADDRESS_IN_TWO, a, b)
     return None
 
 

@@ -352,8 +352,8 @@ def _hour_after_day(m: re.Match, now: datetime, text: str) -> Mention | None:
     before_day = re.match(r"\s+(?:tonight|tomorrow|today" + (r"|" + WD if m["m"] else "") + r")\b", rest)
     # "at" after it: after a weekday's number or before a time, a date ("Friday 13 at 9pm"); otherwise the
     # time's place ("tonite 8 at la piazza": no day of the month follows "tonight")
-    at_after = re.match(r"\s*(?:at|@)(?!\w)", rest) and (
-        re.match(r"\s*(?:at|@)\s*\d", rest) or re.search(r"(?<![a-z])" + WD + r"s?,?\s*$", before))
+    at = re.match(r"\s*(?:at|@)(?!\w)\s*(\d)?", rest)
+    at_after = at and (at[1] or re.search(r"(?<![a-z])" + WD + r"s?,?\s*$", before))
     if not (after_day or before_day) or re.match(r"(?:st|nd|rd|th)\b", rest) or (at_after and not m["m"]):
         return None
     if after_day and not before_day and not (AFTER_BARE_HOUR.match(rest) or at_after):
