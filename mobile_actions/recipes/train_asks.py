@@ -18,11 +18,15 @@ Rows, all from the train split (the held-out split is scored at the end):
 - generator rows, whose every request asks (a request no tool serves asks too), a quarter of them with a clause
   the person declines beside the ask ("... and don't email Ana"): the message still asks;
 - asks followed by another request framed ("add yoga saturday 9am. might email the instructor later, we'll
-  see"): a message asks when any part of it does, and the gate's lexicon reads the parts.
+  see"): a message asks when any part of it does, and the gate's lexicon reads the parts;
+- the acting benchmark's older sets (`TRAINED_BENCH`), whole messages written as people write, each asking or
+  not. Templates teach a framing; these teach the framings people actually write. The newer sets stay apart to
+  measure on, and so does every set written later.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import random
 from pathlib import Path
 
@@ -35,6 +39,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # people rows of these kinds ask for something (a request no tool serves still asks)
 ASKING_KINDS = frozenset({"request", "mixed", "edit", "notool"})
 VARIANTS = ("alone", "wrapped", "framed")
+# `assets/bench/` sets a reader trains on: those written before act-ze (act-ze ... and act-gh, whose catalogue no
+# caller saw, are measured on). Named, not globbed, so a set written later is never trained on by accident.
+TRAINED_BENCH = tuple(f"act-{s}" for s in (
+    "a b c d e f g h i j k l m n o p q r s t u v w x y z aa bb cc dd ee ff hh ii jj kk ll mm nn oo pp qq rr ss tt "
+    "uu vv ww xx yy zz za zb zc zd ga gb gc gd ge gf gg api api2 clock mentions").split())
+# a bench row of these kinds with no call may ask for what no tool does, or for nothing: left out
+UNCLEAR_KINDS = frozenset({"content", "draft"})
 
 
 def _text(row: dict) -> str:
@@ -71,12 +82,35 @@ def rows_for(part: str, seed: int, generated: int) -> tuple[list[str], list[bool
         a, b = rng.choice(asks).strip(), rng.choice(framings).strip()
         texts.append(f"{a}{' ' if a[-1:] in '.!?' else '. '}{b}")
         labels.append(False)
+    for t, lab in bench_rows(part):
+        texts.append(t)
+        labels.append(lab)
     if generated:
         for r in generate_rows(load_catalogue("mobile_actions"), generated, seed, families=part,
                                declined_rate=0.25):
             texts.append(_text(r))
             labels.append(False)
     return texts, labels
+
+
+def bench_rows(part: str) -> list[tuple[str, bool]]:
+    """(message, whether it asks for nothing now) for the rows of `TRAINED_BENCH` in `part` (split by
+    `seeds.part_of`, the set's name as the domain)."""
+    from mobile_actions.datagen.seeds import part_of
+
+    out = []
+    for name in TRAINED_BENCH:
+        path = ROOT / "mobile_actions" / "assets" / "bench" / f"{name}.jsonl"
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if part_of(name, row) != part:
+                continue
+            kind = str(row.get("metadata", "")).partition(":")[2]
+            calls = _calls(row)
+            if not calls and kind in UNCLEAR_KINDS:
+                continue
+            out.append((_text(row), not calls and kind not in ASKING_KINDS | {"nofit"}))
+    return out
 
 
 def heldout(seed: int = 0, generated: int = 3000) -> tuple[list[str], list[bool]]:
