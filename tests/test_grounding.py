@@ -510,3 +510,17 @@ def test_a_call_cut_off_at_the_token_limit_still_reports_its_rules(table):
     con = Constraints(table, policies=POLICIES).for_tools(PRINT_TOOLS, messages)
     con.syms = list(wire.render_call(ToolCall("queue_print", {"file_name": "bracket.stl", "material": "PETG"}))[:40])
     assert [line.split(":")[0] for line in con.rules] == ["unnamed-choice"]
+
+
+def test_an_email_address_is_copied_whole_or_not_at_all():
+    """"last name Wierzbicki email tomek.wierzbicki@pszczelarz.pl": a copy never ends (or starts) inside an
+    address, so "Wierzbicki email tomek" is nobody's last name; a request with no address reads as before."""
+    from mobile_actions.decoding.grammar import span_spec
+    from mobile_actions.decoding.spans import READING
+
+    text = "new contact: first name Tomasz last name Wierzbicki email tomek.wierzbicki@pszczelarz.pl, the breeder"
+    spec = span_spec([text], bounds=READING)
+    assert spec.whole_span("Wierzbicki") and spec.whole_span("tomek.wierzbicki@pszczelarz.pl")
+    assert not spec.whole_span("Wierzbicki email tomek") and not spec.whole_span("tomek.wierzbicki")
+    assert not spec.whole_span("wierzbicki@pszczelarz.pl") and not spec.continuations("pszczelarz")
+    assert READING.source("add Ana Lima 555 0100").ends is None

@@ -97,14 +97,21 @@ class SpanReading:
         return _source(text, unbroken, ends_before)
 
 
+def _inside_address(text: str) -> frozenset[int]:
+    """The positions strictly inside an email address: an address is one value or none, so no copy starts or
+    ends within it ("Wierzbicki email tomek|.wierzbicki@pszczelarz.pl" as a last name)."""
+    return frozenset(i for m in coverage.EMAIL_RE.finditer(text) for i in range(m.start() + 1, m.end()))
+
+
 @lru_cache(maxsize=1024)
 def _source(text: str, unbroken: bool, ends_before: frozenset[str]) -> Source:
-    starts = frozenset(i for i in range(len(text)) if _boundary(text, i)
+    inside = _inside_address(text)
+    starts = frozenset(i for i in range(len(text)) if _boundary(text, i) and i not in inside
                        and not ((w := coverage.WORD_RE.match(text, i)) and w.group().lower() in _WORDS.no_start))
-    if not unbroken and not ends_before:
+    if not unbroken and not ends_before and not inside:
         return Source(text, starts)
     allowed = ends_before | ALWAYS_ENDS
-    ends = frozenset(j for j in range(len(text) + 1) if _boundary(text, j)
+    ends = frozenset(j for j in range(len(text) + 1) if _boundary(text, j) and j not in inside
                      and not (unbroken and GOES_ON_RE.match(text, j))
                      and (not ends_before or end_class(text, j) in allowed))
     return Source(text, starts, ends)
