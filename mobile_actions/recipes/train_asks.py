@@ -19,9 +19,10 @@ Rows, all from the train split (the held-out split is scored at the end):
   the person declines beside the ask ("... and don't email Ana"): the message still asks;
 - asks followed by another request framed ("add yoga saturday 9am. might email the instructor later, we'll
   see"): a message asks when any part of it does, and the gate's lexicon reads the parts;
-- the acting benchmark's older sets (`TRAINED_BENCH`), whole messages written as people write, each asking or
-  not. Templates teach a framing; these teach the framings people actually write. The newer sets stay apart to
-  measure on, and so does every set written later.
+- whole messages written as people write, each asking or not (`acting_rows`): the acting benchmark's older sets
+  (`TRAINED_BENCH`) and `datasets/people-acting/`, written for training. Templates teach a framing; these teach
+  the framings people actually write. The benchmark's newer sets stay apart to measure on, and so does every set
+  written later.
 """
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def rows_for(part: str, seed: int, generated: int) -> tuple[list[str], list[bool
         a, b = rng.choice(asks).strip(), rng.choice(framings).strip()
         texts.append(f"{a}{' ' if a[-1:] in '.!?' else '. '}{b}")
         labels.append(False)
-    for t, lab in bench_rows(part):
+    for t, lab in acting_rows(part):
         texts.append(t)
         labels.append(lab)
     if generated:
@@ -93,17 +94,23 @@ def rows_for(part: str, seed: int, generated: int) -> tuple[list[str], list[bool
     return texts, labels
 
 
-def bench_rows(part: str) -> list[tuple[str, bool]]:
-    """(message, whether it asks for nothing now) for the rows of `TRAINED_BENCH` in `part` (split by
-    `seeds.part_of`, the set's name as the domain)."""
+def acting_files() -> list[Path]:
+    """The acting benchmark's `TRAINED_BENCH` sets, then every file of `datasets/people-acting/`."""
+    bench = [ROOT / "mobile_actions" / "assets" / "bench" / f"{name}.jsonl" for name in TRAINED_BENCH]
+    return bench + sorted((ROOT / "datasets" / "people-acting").glob("*.jsonl"))
+
+
+def acting_rows(part: str) -> list[tuple[str, bool]]:
+    """(message, whether it asks for nothing now) for the rows of `acting_files` in `part` (split by
+    `seeds.part_of`, the file's name as the domain), labelled by their gold: no call, and not a request no tool
+    serves, asks for nothing."""
     from mobile_actions.datagen.seeds import part_of
 
     out = []
-    for name in TRAINED_BENCH:
-        path = ROOT / "mobile_actions" / "assets" / "bench" / f"{name}.jsonl"
+    for path in acting_files():
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
-            if part_of(name, row) != part:
+            if part_of(path.stem, row) != part:
                 continue
             kind = str(row.get("metadata", "")).partition(":")[2]
             calls = _calls(row)
