@@ -514,7 +514,8 @@ def test_a_call_cut_off_at_the_token_limit_still_reports_its_rules(table):
 
 def test_an_email_address_is_copied_whole_or_not_at_all():
     """"last name Wierzbicki email tomek.wierzbicki@pszczelarz.pl": a copy never ends (or starts) inside an
-    address, so "Wierzbicki email tomek" is nobody's last name; a request with no address reads as before."""
+    address, and an address's dot does not close what a cue ("last name") introduces, so "Wierzbicki email tomek"
+    is nobody's last name; a request with no address reads as before."""
     from mobile_actions.decoding.grammar import span_spec
     from mobile_actions.decoding.spans import READING
 
@@ -524,3 +525,9 @@ def test_an_email_address_is_copied_whole_or_not_at_all():
     assert not spec.whole_span("Wierzbicki email tomek") and not spec.whole_span("tomek.wierzbicki")
     assert not spec.whole_span("wierzbicki@pszczelarz.pl") and not spec.continuations("pszczelarz")
     assert READING.source("add Ana Lima 555 0100").ends is None
+    from mobile_actions.decoding.grounding import read_policies
+
+    for text in (text, "new contact: first name Priya last name Raghunathan email priya.r@stmaryspara.org"):
+        last = Grounding.from_messages([{"role": "user", "content": text}], read_policies(DEFAULT_GROUNDING)).tool_schema(
+            load_catalogue("mobile_actions")["create_contact"])["properties"]["last_name"]
+        assert "x-span-whole" not in last and not any("email" in s for s in last["x-span"])

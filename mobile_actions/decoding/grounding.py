@@ -48,7 +48,7 @@ from mobile_actions.decoding.coverage import (EMAIL_RE, PHONE_RE, QUOTED_RE, VER
                                               switched)
 from mobile_actions.decoding import days, numbers
 from mobile_actions.decoding.datetimes import expression_spans, resolve, resolve_clocks
-from mobile_actions.decoding.spans import ALWAYS_ENDS, END_CLASSES, GOES_ON_RE, end_class
+from mobile_actions.decoding.spans import ALWAYS_ENDS, END_CLASSES, GOES_ON_RE, end_class, inside_addresses
 
 POLICIES = ("span", "words", "email", "phone", "datetime", "date", "time", "free")
 RESOLVED = ("datetime", "date", "time")   # policies whose values the date resolver reads from the request
@@ -257,14 +257,17 @@ _SEGMENT_END = re.compile(r"[,;.!?\n()]|\s(?:" + lexicon.alternation(lexicon.loa
 def cue_segments(text: str, cues: Sequence[str], stops: Sequence[str] = ()) -> list[tuple[str, bool]]:
     """What follows each cue in `text`, up to punctuation, a joining word or another cue (`stops`), and
     whether it is one whole value: one of those closed it before the text ended, and it is a few words with no
-    number or address. "surname del Río, first name Fatima" with cue "surname" gives [("del Río", True)]."""
+    number or address. "surname del Río, first name Fatima" with cue "surname" gives [("del Río", True)]; "last
+    name Raghunathan email priya.r@x.org" gives [("Raghunathan email priya.r@x.org", False)], a span to take the
+    name from, not "Raghunathan email priya" whole."""
     out = []
     for cue in cues:
         for m in re.finditer(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])", text, re.IGNORECASE):
             rest = text[m.end():]
             lead = len(rest) - len(rest.lstrip(" \t:=-\"'“”‘’"))
             rest = rest[lead:]
-            end = _SEGMENT_END.search(rest)
+            inside = inside_addresses(rest)   # "priya.r@x.org": an address's dot ends nothing
+            end = next((e for e in _SEGMENT_END.finditer(rest) if e.start() not in inside), None)
             seg = rest[:end.start()] if end else rest
             closed = end is not None and bool(rest[end.end():].strip())   # not the request's last "?" or "."
             for stop in stops:

@@ -97,7 +97,7 @@ class SpanReading:
         return _source(text, unbroken, ends_before)
 
 
-def _inside_address(text: str) -> frozenset[int]:
+def inside_addresses(text: str) -> frozenset[int]:
     """The positions strictly inside an email address: an address is one value or none, so no copy starts or
     ends within it ("Wierzbicki email tomek|.wierzbicki@pszczelarz.pl" as a last name)."""
     return frozenset(i for m in coverage.EMAIL_RE.finditer(text) for i in range(m.start() + 1, m.end()))
@@ -105,7 +105,7 @@ def _inside_address(text: str) -> frozenset[int]:
 
 @lru_cache(maxsize=1024)
 def _source(text: str, unbroken: bool, ends_before: frozenset[str]) -> Source:
-    inside = _inside_address(text)
+    inside = inside_addresses(text)
     starts = frozenset(i for i in range(len(text)) if _boundary(text, i) and i not in inside
                        and not ((w := coverage.WORD_RE.match(text, i)) and w.group().lower() in _WORDS.no_start))
     if not unbroken and not ends_before and not inside:
