@@ -20,9 +20,9 @@ Rows, all from the train split (the held-out split is scored at the end):
 - asks followed by another request framed ("add yoga saturday 9am. might email the instructor later, we'll
   see"): a message asks when any part of it does, and the gate's lexicon reads the parts;
 - whole messages written as people write, each asking or not (`acting_rows`): the acting benchmark's older sets
-  (`TRAINED_BENCH`) and `datasets/people-acting/`, written for training. Templates teach a framing; these teach
-  the framings people actually write. The benchmark's newer sets stay apart to measure on, and so does every set
-  written later.
+  (`TRAINED_BENCH`). Templates teach a framing; these teach the framings people actually write. The benchmark's
+  newer sets stay apart to measure on, and so does every set written later. (`datasets/people-acting/` is not
+  read: with it the classifier caught fewer non-requests written apart; docs/experiments.md.)
 """
 from __future__ import annotations
 
@@ -95,9 +95,8 @@ def rows_for(part: str, seed: int, generated: int) -> tuple[list[str], list[bool
 
 
 def acting_files() -> list[Path]:
-    """The acting benchmark's `TRAINED_BENCH` sets, then every file of `datasets/people-acting/`."""
-    bench = [ROOT / "mobile_actions" / "assets" / "bench" / f"{name}.jsonl" for name in TRAINED_BENCH]
-    return bench + sorted((ROOT / "datasets" / "people-acting").glob("*.jsonl"))
+    """The acting benchmark's `TRAINED_BENCH` sets."""
+    return [ROOT / "mobile_actions" / "assets" / "bench" / f"{name}.jsonl" for name in TRAINED_BENCH]
 
 
 def acting_rows(part: str) -> list[tuple[str, bool]]:
