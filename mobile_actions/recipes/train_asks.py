@@ -37,8 +37,8 @@ from mobile_actions.asks import AsksNow, threshold_for, train
 from mobile_actions.datagen.seeds import load_seeds, seed_rows
 
 ROOT = Path(__file__).resolve().parents[2]
-# people rows of these kinds ask for something (a request no tool serves still asks)
-ASKING_KINDS = frozenset({"request", "mixed", "edit", "notool"})
+# rows of these kinds ask for something (a request no tool serves still asks)
+ASKING_KINDS = frozenset({"request", "mixed", "edit", "notool", "nofit"})
 VARIANTS = ("alone", "wrapped", "framed")
 # `assets/bench/` sets a reader trains on: those written before act-ze (act-ze ... and act-gh, whose catalogue no
 # caller saw, are measured on). Named, not globbed, so a set written later is never trained on by accident.
@@ -94,28 +94,24 @@ def rows_for(part: str, seed: int, generated: int) -> tuple[list[str], list[bool
     return texts, labels
 
 
-def acting_files() -> list[Path]:
-    """The acting benchmark's `TRAINED_BENCH` sets."""
-    return [ROOT / "mobile_actions" / "assets" / "bench" / f"{name}.jsonl" for name in TRAINED_BENCH]
-
-
 def acting_rows(part: str) -> list[tuple[str, bool]]:
-    """(message, whether it asks for nothing now) for the rows of `acting_files` in `part` (split by
-    `seeds.part_of`, the file's name as the domain), labelled by their gold: no call, and not a request no tool
+    """(message, whether it asks for nothing now) for the rows of the `TRAINED_BENCH` sets in `part` (split by
+    `seeds.part_of`, the set's name as the domain), labelled by their gold: no call, and not a request no tool
     serves, asks for nothing."""
     from mobile_actions.datagen.seeds import part_of
 
     out = []
-    for path in acting_files():
+    for name in TRAINED_BENCH:
+        path = ROOT / "mobile_actions" / "assets" / "bench" / f"{name}.jsonl"
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
-            if part_of(path.stem, row) != part:
+            if part_of(name, row) != part:
                 continue
             kind = str(row.get("metadata", "")).partition(":")[2]
             calls = _calls(row)
             if not calls and kind in UNCLEAR_KINDS:
                 continue
-            out.append((_text(row), not calls and kind not in ASKING_KINDS | {"nofit"}))
+            out.append((_text(row), not calls and kind not in ASKING_KINDS))
     return out
 
 
