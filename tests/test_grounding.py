@@ -517,6 +517,7 @@ def test_an_email_address_is_copied_whole_or_not_at_all():
     address, and an address's dot does not close what a cue ("last name") introduces, so "Wierzbicki email tomek"
     is nobody's last name; a request with no address reads as before."""
     from mobile_actions.decoding.grammar import span_spec
+    from mobile_actions.decoding.grounding import read_policies
     from mobile_actions.decoding.spans import READING
 
     text = "new contact: first name Tomasz last name Wierzbicki email tomek.wierzbicki@pszczelarz.pl, the breeder"
@@ -525,9 +526,8 @@ def test_an_email_address_is_copied_whole_or_not_at_all():
     assert not spec.whole_span("Wierzbicki email tomek") and not spec.whole_span("tomek.wierzbicki")
     assert not spec.whole_span("wierzbicki@pszczelarz.pl") and not spec.continuations("pszczelarz")
     assert READING.source("add Ana Lima 555 0100").ends is None
-    from mobile_actions.decoding.grounding import read_policies
-
-    for text in (text, "new contact: first name Priya last name Raghunathan email priya.r@stmaryspara.org"):
-        last = Grounding.from_messages([{"role": "user", "content": text}], read_policies(DEFAULT_GROUNDING)).tool_schema(
-            load_catalogue("mobile_actions")["create_contact"])["properties"]["last_name"]
+    contact = load_catalogue("mobile_actions")["create_contact"]
+    for request in (text, "new contact: first name Priya last name Raghunathan email priya.r@stmaryspara.org"):
+        grounding = Grounding.from_messages([{"role": "user", "content": request}], read_policies(DEFAULT_GROUNDING))
+        last = grounding.tool_schema(contact)["properties"]["last_name"]
         assert "x-span-whole" not in last and not any("email" in s for s in last["x-span"])

@@ -260,16 +260,15 @@ def cue_segments(text: str, cues: Sequence[str], stops: Sequence[str] = ()) -> l
     number or address. "surname del Río, first name Fatima" with cue "surname" gives [("del Río", True)]; "last
     name Raghunathan email priya.r@x.org" gives [("Raghunathan email priya.r@x.org", False)], a span to take the
     name from, not "Raghunathan email priya" whole."""
+    inside = inside_addresses(text)   # "priya.r@x.org": an address's dot ends nothing
     out = []
     for cue in cues:
         for m in re.finditer(rf"(?<![^\W_]){re.escape(cue)}(?![^\W_])", text, re.IGNORECASE):
-            rest = text[m.end():]
-            lead = len(rest) - len(rest.lstrip(" \t:=-\"'“”‘’"))
-            rest = rest[lead:]
-            inside = inside_addresses(rest)   # "priya.r@x.org": an address's dot ends nothing
-            end = next((e for e in _SEGMENT_END.finditer(rest) if e.start() not in inside), None)
-            seg = rest[:end.start()] if end else rest
-            closed = end is not None and bool(rest[end.end():].strip())   # not the request's last "?" or "."
+            after = text[m.end():]
+            start = m.end() + len(after) - len(after.lstrip(" \t:=-\"'“”‘’"))
+            end = next((e for e in _SEGMENT_END.finditer(text, start) if e.start() not in inside), None)
+            seg = text[start:end.start()] if end else text[start:]
+            closed = end is not None and bool(text[end.end():].strip())   # not the request's last "?" or "."
             for stop in stops:
                 hit = re.search(rf"(?<![^\W_]){re.escape(stop)}(?![^\W_])", seg, re.IGNORECASE)
                 if hit:
