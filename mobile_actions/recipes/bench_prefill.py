@@ -21,6 +21,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -134,6 +135,12 @@ def gemm_rate(hidden: int, threads: int, runs: int = 7) -> float:
     return GEMM_M * hidden * n / statistics.median(times)
 
 
+def progress(line: str) -> None:
+    """A finished row, on stderr as it comes: the section takes minutes (a 100-tool prefix is ~12,000 tokens
+    per fill) and would otherwise be silent until its table."""
+    print(f"[prefill] {line}", file=sys.stderr, flush=True)
+
+
 def _fill_rate(fill, ids: Sequence[int], new_cache, runs: int) -> float:
     fill(list(ids[:64]), new_cache(64))     # warm-up: sessions and weights loaded, not timed
     times = []
@@ -191,6 +198,7 @@ def rates_worker(spec: dict) -> list[dict]:
                         return engine.fill(ids, cache)
                 rows.append(asdict(PrefillRow(name, len(cat), len(ids), label,
                                               _fill_rate(fill, ids, engine.new_cache, spec["runs"]), floor)))
+                progress(f"{name}, {len(ids)} tokens, {label}: {rows[-1]['tok_s']:,.0f} tokens/s (floor {floor:,.0f})")
             except Exception as e:   # noqa: BLE001  one engine failing is a row saying why, not a lost table
                 rows.append(asdict(PrefillRow(name, len(cat), len(ids), label, None, floor,
                                               note=f"failed: {type(e).__name__}: {e}")))
@@ -243,15 +251,21 @@ def run(folder: str, *, threads: int, sizes: Sequence[int] = (7, 30, 100), runs:
         gguf: str | None = None, llama_repack: bool = True) -> tuple[list[dict], list[dict]]:
     spec = {"folder": folder, "threads": threads, "sizes": list(sizes), "runs": runs, "gguf": gguf,
             "llama_repack": llama_repack}
-    proc = subprocess.run([sys.executable, "-m", "mobile_actions.recipes.bench_prefill", "--worker"],
-                          input=json.dumps(spec), capture_output=True, text=True,
-                          env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
-    if proc.returncode != 0:
-        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        rates = [asdict(PrefillRow("-", 0, 0, "-", None, note=f"failed: {why}"))]
+    with tempfile.TemporaryFile("w+") as out:
+        # the worker's stderr passes through (its progress lines); its rows come on stdout at the end
+        proc = subprocess.run([sys.executable, "-m", "mobile_actions.recipes.bench_prefill", "--worker"],
+                              input=json.dumps(spec), stdout=out, text=True,
+                              env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+        out.seek(0)
+        lines = out.read().strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        rates = [asdict(PrefillRow("-", 0, 0, "-", None, note=f"failed: exit {proc.returncode} (its error is above)"))]
     else:
-        rates = json.loads(proc.stdout.strip().splitlines()[-1])
-    firsts = [asdict(first_request(folder, size, threads, runs)) for size in sizes]
+        rates = json.loads(lines[-1])
+    firsts = []
+    for size in sizes:
+        firsts.append(asdict(first_request(folder, size, threads, runs)))
+        progress(f"first request, {size} tools: {firsts[-1]['first_token_s'] or '-'} s to the first token")
     return rates, firsts
 
 

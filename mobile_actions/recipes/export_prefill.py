@@ -2,16 +2,17 @@
 
 Why a second graph: the decode graph's 8-bit `MatMulNBits` is the fastest kernel onnxruntime has for one
 token (GEMV), but for a run of many tokens (a catalogue's declarations, hundreds to thousands of tokens)
-onnxruntime's integer GEMM (`DynamicQuantizeMatMul`: activations quantised per run to uint8, weights int8 per
-output column, MLAS's packed int8 kernels with VNNI/AMX where the CPU has them) is 2-3x faster per token
-(`mobile-actions bench prefill` measures both, and the floor, on the machine it runs on).
+onnxruntime's integer GEMM (`MatMulInteger`: activations quantised per row to uint8, weights int8 per output
+column, MLAS's packed int8 kernels with VNNI/AMX where the CPU has them) is faster per token: 2-3x with AVX-512,
+2.2x on an AVX2-only CPU, whose 8-bit `MatMulNBits` kernel reaches 16 GMAC/s against the integer GEMM's 37
+(`mobile-actions bench caller`'s prefill section measures both, and the floor, on the machine it runs on).
 
 The graph is derived from the decode graph (`model.onnx`), not from PyTorch, so an existing export gains one
 without a re-export:
 - outputs: the `present.*` KV only; the head (logits) and everything only it needs are pruned, since a
   prefill run's logits are never read (the runtime runs the prompt's last token on the decode graph);
 - each 8-bit `MatMulNBits` (weights `[N, K/block, block]` uint8, zero point 128, one scale per block) becomes a
-  `DynamicQuantizeMatMul` over the same weights requantised per output column (`WEIGHT_BITS`);
+  `MatMulInteger` between elementwise ops (`row_quantized_matmul`) over the same weights requantised per output column (`WEIGHT_BITS`);
 - every other initializer (the embedding's tables, norms) is the decode graph's own bytes in `model.onnx.data`,
   referenced, not copied: the folder grows by the int8 weights only (~100 MB for the 270M caller).
 
@@ -148,7 +149,7 @@ def build_prefill_graph(folder: str | Path, bits: int = WEIGHT_BITS) -> dict:
     onnx.save_model(out, str(folder / PREFILL_ONNX), save_as_external_data=True, all_tensors_to_one_file=True,
                     location=data, size_threshold=1024)
     return {"onnx": PREFILL_ONNX, "format": FORMAT, "replaced_matmuls": replaced, "weight_bits": bits,
-            "kernel": "DynamicQuantizeMatMul (uint8 activations per run, int8 weights per output column)",
+            "kernel": "MatMulInteger (uint8 activations per row, int8 weights per output column)",
             "bytes": sum(f.stat().st_size for f in (folder / PREFILL_ONNX, folder / data) if f.is_file())}
 
 
