@@ -251,9 +251,13 @@ def render(messages: Sequence[dict], tools: Catalogue | Iterable[Any] | None = N
 
 
 def stable_prefix(developer_text: str, tools: Catalogue | Iterable[Any]) -> str:
-    """Text that every request with these tools starts with in the cache layout (the KV cache to reuse)."""
-    stable, _ = split_developer_text(developer_text)
-    return f"{BOS}{START_TURN}developer\n{stable}" + "".join(render_declaration(t) for t in canonical_order(_tools(tools)))
+    """Text that every request with these tools starts with in the cache layout (the KV cache to reuse): the
+    stable instruction, the declarations and, when the datetime line follows them, that line's fixed words
+    (`NOW_PREFIX`, 22 tokens every request would otherwise run: a third of a short request's prefill). The
+    words stop before the space ahead of the datetime, so the prefix ends on a token boundary of every prompt."""
+    stable, volatile = split_developer_text(developer_text)
+    text = f"{BOS}{START_TURN}developer\n{stable}" + "".join(render_declaration(t) for t in canonical_order(_tools(tools)))
+    return text + "\n" + NOW_PREFIX.rstrip() if volatile.startswith(NOW_PREFIX) else text
 
 
 # ---------------------------------------------------------------------------------------------- parse

@@ -64,8 +64,10 @@ def test_cache_layout_puts_the_datetime_after_the_declarations(examples_path):
     dev = row.messages[0]["content"]
     assert official.startswith("<bos><start_of_turn>developer\nCurrent date and time")
     prefix = wire.stable_prefix(dev, row.tools)
-    assert cache.startswith(prefix) and "Current date" not in prefix
-    assert cache[len(prefix):].startswith("\nCurrent date and time given in YYYY-MM-DDTHH:MM:SS format: 2025-03-14T09:05:12\n")
+    # the prefix ends with the datetime line's fixed words, before the datetime itself
+    assert cache.startswith(prefix) and prefix.endswith("<end_function_declaration>\n" + wire.NOW_PREFIX.rstrip())
+    assert cache[len(prefix):].startswith(" 2025-03-14T09:05:12\nDay of week is Friday\n")
+    assert wire.stable_prefix("You are a model", row.tools).endswith("<end_function_declaration>")   # no datetime line
     # Same request, another datetime: the stable prefix is shared.
     other = [{"role": "developer", "content": dev.replace("2025-03-14T09:05:12", "2026-01-01T00:00:00")
               .replace("Friday", "Thursday")}, *row.prompt_messages[1:]]
