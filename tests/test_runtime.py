@@ -66,8 +66,11 @@ def test_a_request_continues_in_its_stable_prefixs_cache_without_growing_it(call
         c = caller_factory(layout="cache", constrained=False, max_new_tokens=12, prefix_dir=tmp_path)
         c.warm()
         buffers = c._prefixes[0].cache.buffers
-        c.call("email bob@example.com that I am late", now=NOW)
+        r = c.call("email bob@example.com that I am late", now=NOW)
         assert c._prefixes[0].cache.buffers is buffers
+        # the whole prefix, the datetime line's fixed words included, is a token prefix of the prompt
+        assert r.timings["reused_tokens"] == len(c._prefixes[0].ids)
+        assert c.tokenizer.decode(list(c._prefixes[0].ids[-3:])).endswith("format:")
 
 
 def test_the_previous_prompt_is_reused_only_when_asked(caller_factory):
