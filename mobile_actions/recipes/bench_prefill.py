@@ -21,7 +21,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -251,13 +250,11 @@ def run(folder: str, *, threads: int, sizes: Sequence[int] = (7, 30, 100), runs:
         gguf: str | None = None, llama_repack: bool = True) -> tuple[list[dict], list[dict]]:
     spec = {"folder": folder, "threads": threads, "sizes": list(sizes), "runs": runs, "gguf": gguf,
             "llama_repack": llama_repack}
-    with tempfile.TemporaryFile("w+") as out:
-        # the worker's stderr passes through (its progress lines); its rows come on stdout at the end
-        proc = subprocess.run([sys.executable, "-m", "mobile_actions.recipes.bench_prefill", "--worker"],
-                              input=json.dumps(spec), stdout=out, text=True,
-                              env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
-        out.seek(0)
-        lines = out.read().strip().splitlines()
+    # the worker's stderr passes through (its progress lines); its rows come on stdout at the end
+    proc = subprocess.run([sys.executable, "-m", "mobile_actions.recipes.bench_prefill", "--worker"],
+                          input=json.dumps(spec), stdout=subprocess.PIPE, text=True,
+                          env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+    lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         rates = [asdict(PrefillRow("-", 0, 0, "-", None, note=f"failed: exit {proc.returncode} (its error is above)"))]
     else:
@@ -265,7 +262,8 @@ def run(folder: str, *, threads: int, sizes: Sequence[int] = (7, 30, 100), runs:
     firsts = []
     for size in sizes:
         firsts.append(asdict(first_request(folder, size, threads, runs)))
-        progress(f"first request, {size} tools: {firsts[-1]['first_token_s'] or '-'} s to the first token")
+        took = firsts[-1]["first_token_s"]
+        progress(f"first request, {size} tools: " + (f"{took:.2f} s to the first token" if took else firsts[-1]["note"]))
     return rates, firsts
 
 
