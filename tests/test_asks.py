@@ -142,12 +142,12 @@ def test_a_broken_classifier_folder_is_a_clear_error_not_a_traceback(tmp_path):
 
 
 def test_the_readers_train_on_the_older_acting_sets_only_and_read_their_labels_from_the_gold():
-    """The sets measured on (act-ze and later, act-gh) must never reach training; a set written later neither."""
+    """The sets measured on (act-zw and later, act-gh) must never reach training; a set written later neither."""
     from mobile_actions.recipes.train_asks import TRAINED_BENCH, acting_rows
 
     bench = Path(__file__).resolve().parents[1] / "mobile_actions" / "assets" / "bench"
     assert all((bench / f"{name}.jsonl").is_file() for name in TRAINED_BENCH)
-    measured = {f"act-z{s}" for s in "efghijklmnopqrstuvwxy"} | {"act-gh"}
+    measured = {"act-zw", "act-zx", "act-zy", "act-ya", "act-gh"}
     assert not measured & set(TRAINED_BENCH)
     texts = dict(acting_rows("train") + acting_rows("heldout"))
     assert texts["don't open the wi-fi settings, I only wanted to see the signal bars"] is True   # act:negated

@@ -119,6 +119,24 @@ def test_the_prefill_graph_fills_keys_close_to_the_decode_graphs(monkeypatch):
     assert graph.fill_graph(600) == "decode"
 
 
+def test_the_prefill_graphs_keys_do_not_depend_on_the_planners_buffer_reuse(monkeypatch):
+    """Its session is created without the planner's buffer reuse (fast to create); the keys a stored prefix
+    holds were filled with it, and must be bit for bit the same."""
+    import mobile_actions.runtime.onnx as rt
+
+    monkeypatch.setattr(rt, "PREFILL_GRAPH_MIN", 1)
+    folder = tiny_export("q8")
+    fast, planned = rt.Decoder(folder, 1), rt.Decoder(folder, 1)
+    made = []
+    session = planned._session
+    planned._session = lambda path, plan_reuse=True: made.append(plan_reuse) or session(path, plan_reuse=True)
+    ids = list(range(2, 302))
+    a, b = fast.fill(ids, fast.new_cache(len(ids))), planned.fill(ids, planned.new_cache(len(ids)))
+    assert made == [False]                       # the runtime's own fill asked for none
+    for x, y in zip(a.buffers, b.buffers):
+        assert np.array_equal(x[:, :, :len(ids)], y[:, :, :len(ids)])
+
+
 @pytest.mark.parametrize("bits", [7, 8])
 def test_requantised_columns_stay_close_to_the_blocks(bits):
     from mobile_actions.recipes.export_prefill import requantize_columns

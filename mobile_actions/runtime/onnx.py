@@ -195,7 +195,7 @@ class Decoder:
         self.keep_prefill = keep_prefill
         self._prefill_session = None
 
-    def _session(self, path: Path):
+    def _session(self, path: Path, plan_reuse: bool = True):
         import onnxruntime as ort
 
         opts = ort.SessionOptions()
@@ -206,6 +206,11 @@ class Decoder:
         opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spin else "0")
         opts.add_session_config_entry("session.force_spinning_stop", "1")
         opts.log_severity_level = 3  # errors only: load-time notices (e.g. unused initializers) are not the user's
+        # `plan_reuse=False`: onnxruntime's planner does not search for buffers to share, a search that grows
+        # faster than the graph (the prefill graph's 3,500 nodes: 1.5 of its 1.9 s to create on an AVX2 EPYC,
+        # 0.4 s without; its arena still hands a freed buffer to the next tensor, and the peak was no higher).
+        # The decode graph keeps it: 0.1 s to create, and its 16-token runs were 4 % faster with it.
+        opts.enable_mem_reuse = plan_reuse
         return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
     def fill_graph(self, n: int) -> str:
@@ -225,7 +230,7 @@ class Decoder:
                 # one head row: the logits are not read, and the full head would cost a ~6 ms step each run
                 self.forward(ids[i:i + FILL_CHUNK], cache, np.zeros(1, np.int64) if self.sparse_head else None)
             return cache
-        session = self._prefill_session or self._session(self.prefill_path)
+        session = self._prefill_session or self._session(self.prefill_path, plan_reuse=False)
         try:
             for i in range(0, len(ids), FILL_CHUNK):
                 self._run(session, ids[i:i + FILL_CHUNK], cache, {})
