@@ -1,7 +1,7 @@
 """Train the asks-now readers (`mobile_actions.asks`) from the repository's own data.
 
-    python -m mobile_actions.recipes.train_asks --out mobile_actions/assets/asks-now.npz      # word n-grams, ~1 min
-    python -m mobile_actions.recipes.train_asks --model lm --out runs/asks-lm [--resume]   # ~25 min
+    python -m mobile_actions.recipes.train_asks --out mobile_actions/assets/asks-now.npz      # word n-grams, ~2 min
+    python -m mobile_actions.recipes.train_asks --model lm --out runs/asks-lm [--resume]   # 35-100 min on 2 cores
     accelerate launch -m mobile_actions.recipes.train_asks --model lm --out runs/asks-lm
 
 `--model lm` trains the classifier on the base's first layers (`mobile_actions.training.asks_reader`), exports
