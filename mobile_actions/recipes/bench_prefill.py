@@ -195,9 +195,9 @@ def rates_worker(spec: dict) -> list[dict]:
                     def fill(ids, cache, engine=engine):
                         engine.llm.reset()      # not its prompt cache: the rate of filling
                         return engine.fill(ids, cache)
-                rows.append(asdict(PrefillRow(name, len(cat), len(ids), label,
-                                              _fill_rate(fill, ids, engine.new_cache, spec["runs"]), floor)))
-                progress(f"{name}, {len(ids)} tokens, {label}: {rows[-1]['tok_s']:,.0f} tokens/s (floor {floor:,.0f})")
+                tok_s = _fill_rate(fill, ids, engine.new_cache, spec["runs"])
+                rows.append(asdict(PrefillRow(name, len(cat), len(ids), label, tok_s, floor)))
+                progress(f"{name}, {len(ids)} tokens, {label}: {tok_s:,.0f} tokens/s (floor {floor:,.0f})")
             except Exception as e:   # noqa: BLE001  one engine failing is a row saying why, not a lost table
                 rows.append(asdict(PrefillRow(name, len(cat), len(ids), label, None, floor,
                                               note=f"failed: {type(e).__name__}: {e}")))
@@ -261,9 +261,10 @@ def run(folder: str, *, threads: int, sizes: Sequence[int] = (7, 30, 100), runs:
         rates = json.loads(lines[-1])
     firsts = []
     for size in sizes:
-        firsts.append(asdict(first_request(folder, size, threads, runs)))
-        took = firsts[-1]["first_token_s"]
-        progress(f"first request, {size} tools: " + (f"{took:.2f} s to the first token" if took else firsts[-1]["note"]))
+        first = first_request(folder, size, threads, runs)
+        took = first.first_token_s
+        progress(f"first request, {size} tools: " + (f"{took:.2f} s to the first token" if took else first.note))
+        firsts.append(asdict(first))
     return rates, firsts
 
 

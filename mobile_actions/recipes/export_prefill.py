@@ -12,7 +12,8 @@ without a re-export:
 - outputs: the `present.*` KV only; the head (logits) and everything only it needs are pruned, since a
   prefill run's logits are never read (the runtime runs the prompt's last token on the decode graph);
 - each 8-bit `MatMulNBits` (weights `[N, K/block, block]` uint8, zero point 128, one scale per block) becomes a
-  `MatMulInteger` between elementwise ops (`row_quantized_matmul`) over the same weights requantised per output column (`WEIGHT_BITS`);
+  `MatMulInteger` between elementwise ops (`row_quantized_matmul`) over the same weights requantised per output
+  column (`WEIGHT_BITS`);
 - every other initializer (the embedding's tables, norms) is the decode graph's own bytes in `model.onnx.data`,
   referenced, not copied: the folder grows by the int8 weights only (~100 MB for the 270M caller).
 
