@@ -60,3 +60,19 @@ def _asks_classifier():
         os.environ.pop(LM_ENV, None)
     else:
         os.environ[LM_ENV] = old
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_store(tmp_path_factory):
+    """Decoders keep their packed sessions on disk; tests keep theirs in a folder of their own."""
+    import os
+
+    from mobile_actions.runtime.session_store import ENV
+
+    old = os.environ.get(ENV)
+    os.environ[ENV] = str(tmp_path_factory.mktemp("sessions"))
+    yield
+    if old is None:
+        os.environ.pop(ENV, None)
+    else:
+        os.environ[ENV] = old

@@ -340,3 +340,16 @@ def test_an_array_ends_at_its_max_items_or_its_items_choices():
         "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2}}, "required": ["tags"]}}])
     assert accepts(CallGrammar(capped), wire.render_call(ToolCall("tag", {"tags": ["a", "b"]})))
     assert not accepts(CallGrammar(capped), wire.render_call(ToolCall("tag", {"tags": ["a", "b", "c"]})))
+
+
+def test_a_cached_token_table_loads_as_it_was_built(tmp_path):
+    """The cache joins each blob of strings with a character none holds: a token holding NUL (as byte
+    tokens do) moves the separator on, and empty and missing strings come back as they were."""
+    strings = ["a", None, "", "ab\x00c", "b", "\ue000", "ba"]
+    opaque = np.zeros(len(strings), dtype=bool)
+    table = TokenTable(strings, opaque, (1,), {"<start_function_call>": 5})
+    table.save(tmp_path / "t.npz", "d1")
+    back = TokenTable.load(tmp_path / "t.npz", "d1", (1,), {"<start_function_call>": 5})
+    assert back.strings == strings and back.keys == table.keys and back.key_ids.tolist() == table.key_ids.tolist()
+    assert back.prefix_range("b") == table.prefix_range("b")
+    assert TokenTable.load(tmp_path / "t.npz", "other tokenizer", (1,), {}) is None

@@ -83,6 +83,12 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
             if not args.json:
                 print(f"{label} (ONNX): {path} " + (f"(built in {info[key]['seconds']} s)" if built
                                                     else "(already prepared)"))
+        from mobile_actions.runtime.onnx import Decoder
+
+        # the callers' sessions, packed for this CPU once (runtime.session_store), so no `call` pays for it
+        stores = [Decoder(info[key]["path"]).sessions for key in ("onnx", "general_onnx") if key in info]
+        if stores and stores[0] is not None and not args.json:
+            print(f"caller sessions packed for this CPU: {stores[0].root}")
         from mobile_actions.asks import LM_ADAPTER, lm_folder
 
         lm = lm_folder()

@@ -15,6 +15,7 @@ torch is never imported.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -32,6 +33,7 @@ from mobile_actions.acting import Refusal, gate_messages, left_out
 from mobile_actions.calls import Problem, ToolCall, turn_calls, validate_call
 from mobile_actions.catalog import Catalogue, load_catalogue
 from mobile_actions.errors import ExportFormatError, PromptTooLongError
+from mobile_actions.runtime.session_store import GRAPH, SessionStore, StoredSession, default_session_dir
 
 DEFAULT_THREADS = 2
 FILL_CHUNK = 256          # positions per run when a prompt prefix is filled (`Decoder.fill`): bounds a run's buffers
@@ -39,6 +41,7 @@ FILL_CHUNK = 256          # positions per run when a prompt prefix is filled (`D
 # its ~2x faster runs repay from ~900 positions on (measured on 2 cores; `bench caller` prints the rates)
 PREFILL_GRAPH_MIN = 1024
 TABLE_BYTES = 8 << 20     # mapped weights this large are dropped after every step (`MappedWeights`)
+PROBE_TOKENS = 40         # a run that checks a session written to the session store (`Decoder._check_stored`)
 # The export's I/O names (onnxruntime-genai's); folders exported before (manifest format 1, `past_key_i`)
 # are refused with a message to re-export.
 PAST_NAME = "past_key_values.{i}.{kv}"
@@ -156,20 +159,22 @@ class Decoder:
     """An exported model folder's ONNX session, run over a `KVCache` it advances in place."""
 
     def __init__(self, folder: str | Path, threads: int = DEFAULT_THREADS, spin: bool | None = None,
-                 prefill_graph: bool = True, keep_prefill: bool = False):
+                 prefill_graph: bool = True, keep_prefill: bool = False, session_dir: str | Path | None = "default"):
         """`spin`: ORT's worker threads busy-wait between the ops of a run and stop when the run ends
         (`session.force_spinning_stop`), so they never spin while the grammar works or between requests.
         None: `spin_by_default` decides from the machine's load. `prefill_graph`: `fill` runs on the export's
         prefill graph when it has one (False: on the decode graph, as exports without one do). `keep_prefill`:
-        keep that graph's session loaded between fills (~100 MB; a benchmark of its rate wants it)."""
+        keep that graph's session loaded between fills (~100 MB; a benchmark of its rate wants it).
+        `session_dir`: where the graphs' optimised, prepacked sessions are kept across processes
+        (`runtime.session_store`; "default": `$MOBILE_ACTIONS_SESSION_CACHE` or the cache folder; None: not kept)."""
+        root = default_session_dir() if str(session_dir) == "default" else session_dir
+        self.sessions = SessionStore(Path(root)) if root is not None else None
         self.folder = Path(folder)
         self.manifest = read_manifest(self.folder)
         self.spin = spin_by_default(threads) if spin is None else spin
         self.threads = threads
         onnx_path = self.folder / self.manifest.get("onnx", "model.onnx")
-        self.session = self._session(onnx_path)
-        self.weights = MappedWeights(onnx_path.with_name(onnx_path.name + ".data"))
-        self.weights.evict()
+        stored = self._session(onnx_path)
         m = self.manifest
         self.n_layers, self.n_kv, self.head_dim = m["num_layers"], m["num_kv_heads"], m["head_dim"]
         self.vocab_size = int(m["vocab_size"])
@@ -178,7 +183,7 @@ class Decoder:
         self.past_names = [PAST_NAME.format(i=i, kv=kv) for i in range(self.n_layers) for kv in ("key", "value")]
         self.local_buffers = [w is not None for w in self.windows for _ in ("key", "value")]
         self.present_names = [n.replace("past_key_values.", "present.") for n in self.past_names]
-        names = {i.name for i in self.session.get_inputs()}
+        names = {i.name for i in stored.session.get_inputs()}
         if "past_key_0" in names or not set(self.past_names) <= names:
             raise ExportFormatError(f"{self.folder}: the ONNX graph has the old input names (past_key_i); {REEXPORT}")
         # The sparse head (recipes/export_onnx.add_sparse_head): logits for given vocabulary rows only (no
@@ -194,8 +199,55 @@ class Decoder:
         self.prefill_path = (self.folder / info["onnx"]) if prefill_graph and info.get("onnx") else None
         self.keep_prefill = keep_prefill
         self._prefill_session = None
+        stored = self._checked(stored, onnx_path, plan_reuse=True, logits=True)
+        self.session = stored.session
+        self.weights = MappedWeights(stored.data)
+        # after a load from the source graph its weights are read no more (they were packed into copies) but
+        # for the table's rows; from a stored session the packed weights are mapped from the file: the table only
+        self.weights.evict(0 if stored.data == onnx_path.with_name(onnx_path.name + ".data") else TABLE_BYTES)
 
-    def _session(self, path: Path, plan_reuse: bool = True):
+    def _session(self, path: Path, plan_reuse: bool = True) -> StoredSession:
+        """The session of graph `path`, from the session store when there is one."""
+        import onnxruntime as ort
+
+        make = functools.partial(self._options, plan_reuse)
+        if self.sessions is not None:
+            return self.sessions.session(path, make)
+        return StoredSession(ort.InferenceSession(str(path), make(), providers=["CPUExecutionProvider"]),
+                             path.with_name(path.name + ".data"))
+
+    def _checked(self, stored: StoredSession, path: Path, plan_reuse: bool, logits: bool) -> StoredSession:
+        """The session to run graph `path` with: a store entry `stored` wrote is kept, and its session used,
+        only if it computes what the source graph's does (`SessionStore.check`). The source session goes
+        first, so the two never add up in the process's peak."""
+        if stored.written is None or self.sessions is None:
+            return stored
+        expected = self._probe(stored.session, logits)
+        stored.session = None
+        release_free_memory()
+        make = functools.partial(self._options, plan_reuse)
+        session = self.sessions.check(stored.written, make,
+                                      lambda s: all(np.array_equal(a, b) for a, b in zip(self._probe(s, logits), expected)))
+        if session is not None:
+            return StoredSession(session, stored.written.with_suffix("") / (GRAPH + ".data"))
+        return self._session(path, plan_reuse)   # (refused now: from the source graph)
+
+    def _probe(self, session, logits: bool) -> list[np.ndarray]:
+        """The keys, values (and with `logits`, the full head's logits) of a run of `PROBE_TOKENS` and a step
+        after it: both the many-row and the one-row kernels."""
+        ids = [2 + (7 * i) % (self.vocab_size - 2) for i in range(PROBE_TOKENS + 1)]
+        cache = self.new_cache(len(ids))
+        if not logits:
+            self._run(session, ids, cache, {})
+            return [b[:, :, :len(ids)].copy() for b in cache.buffers]
+        rows = (lambda n: {SPARSE_INPUT: np.zeros(n, np.int64)}) if self.sparse_head else (lambda n: {})  # noqa: E731
+        first = np.empty((1, 1, 1 if self.sparse_head else self.vocab_size), np.float32)
+        self._run(session, ids[:-1], cache, rows(1), first)
+        last = np.empty((1, 1, self.vocab_size), np.float32)
+        self._run(session, ids[-1:], cache, rows(0), last)
+        return [b[:, :, :len(ids)].copy() for b in cache.buffers] + [first, last]
+
+    def _options(self, plan_reuse: bool):
         import onnxruntime as ort
 
         opts = ort.SessionOptions()
@@ -211,7 +263,7 @@ class Decoder:
         # 0.4 s without; its arena still hands a freed buffer to the next tensor, and the peak was no higher).
         # The decode graph keeps it: 0.1 s to create, and its 16-token runs were 4 % faster with it.
         opts.enable_mem_reuse = plan_reuse
-        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        return opts
 
     def fill_graph(self, n: int) -> str:
         """Which graph `fill` runs `n` positions on ("prefill" or "decode"): part of what a stored prefix's
@@ -230,7 +282,10 @@ class Decoder:
                 # one head row: the logits are not read, and the full head would cost a ~6 ms step each run
                 self.forward(ids[i:i + FILL_CHUNK], cache, np.zeros(1, np.int64) if self.sparse_head else None)
             return cache
-        session = self._prefill_session or self._session(self.prefill_path, plan_reuse=False)
+        session = self._prefill_session
+        if session is None:
+            session = self._checked(self._session(self.prefill_path, plan_reuse=False), self.prefill_path,
+                                    plan_reuse=False, logits=False).session
         try:
             for i in range(0, len(ids), FILL_CHUNK):
                 self._run(session, ids[i:i + FILL_CHUNK], cache, {})
@@ -348,6 +403,19 @@ class CpuTimes:
         return cls(sum(fields) - idle, sum(fields), time.process_time(), time.perf_counter())
 
 
+# When this module was imported: a process that loads a caller soon after (a one-shot `call`: ~0.3 s later)
+# has its window for `busy_cores` behind it already, instead of waiting a tenth of a second for one.
+IMPORTED = CpuTimes.now()
+RECENT_S = 2.0
+
+
+def recent_cpu_times() -> CpuTimes | None:
+    """`IMPORTED` while it is at most `RECENT_S` old (what other processes use now, not minutes ago), else now."""
+    if IMPORTED is not None and time.perf_counter() - IMPORTED.at <= RECENT_S:
+        return IMPORTED
+    return CpuTimes.now()
+
+
 def busy_cores(window_s: float = 0.1, since: CpuTimes | None = None) -> float | None:
     """Cores' worth of CPU time that other processes spend over the next `window_s`, or since `since` (taken
     before other work of this process, e.g. loading the tokenizer, so the answer costs little wait of its own)
@@ -413,13 +481,16 @@ class MappedWeights:
     their neighbours, so dropping them after every model step keeps the RSS at what one step reads (`evict`
     says why that needs the page cache dropped once too). A private mapping with no page copied on write
     holds exactly the file's bytes, which the kernel reloads on the next access, so dropping it is safe; a
-    mapping with any written page is left alone. Linux only (elsewhere nothing is dropped)."""
+    mapping with any written page is left alone. Linux only (elsewhere nothing is dropped).
+
+    A session loaded from the session store (`runtime.session_store`) maps its packed weights from that file
+    too, and reads them every step: there only the table's mappings are dropped."""
 
     def __init__(self, path: str | Path):
         import ctypes
         import os
 
-        self.ranges: list[tuple[int, int]] = []
+        self.ranges: list[tuple[int, int, int]] = []   # (address, bytes, offset in the file)
         try:
             self._libc = ctypes.CDLL("libc.so.6", use_errno=True)
             self._libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
@@ -434,22 +505,25 @@ class MappedWeights:
             if len(head) < 6 or head[5] != target or copied is None or int(copied.group(1)):
                 continue
             start, end = (int(x, 16) for x in head[0].split("-"))
-            self.ranges.append((start, end - start))
+            self.ranges.append((start, end - start, int(head[2], 16)))
         self.path = target
 
-    def evict(self) -> None:
-        """Drop the pages, then the file's page cache: loading read the file front to back, which the kernel
-        caches in large folios (up to 2 MB here, ext4 on Linux 6.18), and a fault maps a whole folio, so one
-        step reading 64 scattered rows mapped ~50 MB. Read again afterwards, the file is cached in pages
-        near what is read (measured: 1-5 MB mapped per step)."""
+    def evict(self, min_bytes: int = 0) -> None:
+        """Drop the pages of the mappings of at least `min_bytes`, then their part of the file's page cache:
+        loading read the file front to back, which the kernel caches in large folios (up to 2 MB here, ext4
+        on Linux 6.18), and a fault maps a whole folio, so one step reading 64 scattered rows mapped ~50 MB.
+        Read again afterwards, the file is cached in pages near what is read (measured: 1-5 MB mapped per
+        step)."""
         import os
 
         if not self.ranges or not hasattr(os, "posix_fadvise"):
             return
-        self.release()
+        self.release(min_bytes)
         fd = os.open(self.path, os.O_RDONLY)
         try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            for _, n, offset in self.ranges:
+                if n >= min_bytes:
+                    os.posix_fadvise(fd, offset, n, os.POSIX_FADV_DONTNEED)
         finally:
             os.close(fd)
 
@@ -457,7 +531,7 @@ class MappedWeights:
         """Drop the resident pages of the clean mappings of at least `min_bytes`; returns the bytes of the
         ranges dropped. (Per step only the table's: onnxruntime maps each of ~240 initializers on its own,
         and the small ones a step reads, such as norm weights, would only be faulted in again.)"""
-        return sum(n for start, n in self.ranges
+        return sum(n for start, n, _ in self.ranges
                    if n >= min_bytes and self._libc.madvise(start, n, MADV_DONTNEED) == 0)
 
 
@@ -574,23 +648,29 @@ class Caller:
         so it decodes the same whatever was decoded before; False also continues from the previous request's
         cache where the prompts agree (a follow-up turn prefills less, but a token computed while generating
         is not bit for bit the one a prefill computes, and a greedy choice can flip)."""
-        from mobile_actions.decoding.grounding import read_policies
-        from mobile_actions.runtime.pieces import load_tokenizer
-
-        loading = CpuTimes.now()   # what other processes use meanwhile decides `spin`
+        loading = recent_cpu_times()   # what other processes use since decides `spin`
         self.folder = Path(folder)
         m = read_manifest(self.folder)
         # the catalogue before the model: a bad or oversized one is refused at once, nothing loaded for it
         self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
         tokenizer_json = self.folder / m.get("tokenizer", "tokenizer.json")
         if decoder is None:
-            spin = spin_by_default(threads, loading) if spin is None else spin
-            decoder = Decoder(folder, threads, spin, prefill_graph=prefill_graph)
+            # The session loads on a thread of its own (onnxruntime lets go of the GIL while it reads and packs
+            # the weights, on one core) while this one reads the tokenizer and the token table: ~0.2 s of a
+            # one-shot `call`. Its wait for what other processes use (`spin`) is spent on them too.
+            from concurrent.futures import ThreadPoolExecutor
+
+            def load() -> Decoder:
+                return Decoder(folder, threads, spin_by_default(threads, loading) if spin is None else spin,
+                               prefill_graph=prefill_graph)
+
+            with ThreadPoolExecutor(1, thread_name_prefix="session") as pool:
+                session = pool.submit(load)
+                self._read_tokens(tokenizer_json, constrained, force_tokens, grounded, off)
+            decoder = session.result()
+        else:
+            self._read_tokens(tokenizer_json, constrained, force_tokens, grounded, off)
         self.decoder = decoder
-        # The tokenizer after the session: its SentencePiece copy (`pieces`) loads in 0.06 s with no transient
-        # peak, so it no longer needs the heap to itself; resident during the session's load (whose prepacking
-        # sets the process peak) it would add its ~50 MB to that peak.
-        self.tokenizer = load_tokenizer(tokenizer_json)
         release_free_memory()
         from mobile_actions.runtime.prefix_store import PrefixStore, default_prefix_dir
 
@@ -606,13 +686,24 @@ class Caller:
         # logits for the grammar's allowed ids only, when they are few and the export has the sparse head
         self.sparse_head = sparse_head and constrained and self.decoder.sparse_head
         self.max_new_tokens = max_new_tokens
-        self.policies = read_policies(self.folder) if grounded else None
-        self.off = frozenset(off)
-        self._constraints = None  # turn.Constraints, built on first use (the token table takes a while)
         self._prefixes: list[_Prefix] = []   # stable prefixes (cache layout), one per tool set
         self._last: _Prefix | None = None      # the previous request's prompt (when not `deterministic`)
         self.deterministic = deterministic
         self._rules: list[str] = []            # the rules that changed the last decoded turn
+
+    def _read_tokens(self, tokenizer_json: Path, constrained: bool, force_tokens: bool, grounded: bool,
+                     off: frozenset[str]) -> None:
+        """The tokenizer, the grounding policies and (for constrained decoding) the token table."""
+        from mobile_actions.decoding.grounding import read_policies
+        from mobile_actions.decoding.tokens import TokenTable
+        from mobile_actions.decoding.turn import Constraints
+        from mobile_actions.runtime.pieces import load_tokenizer
+
+        self.tokenizer = load_tokenizer(tokenizer_json)
+        self.policies = read_policies(self.folder) if grounded else None
+        self.off = frozenset(off)
+        self._constraints = Constraints(TokenTable.from_folder(self.folder), self.tokenizer if force_tokens else None,
+                                        policies=self.policies, off=self.off) if constrained else None
 
     @classmethod
     def from_pretrained(cls, folder: str | Path = "auto", **kwargs) -> "Caller":
@@ -730,7 +821,7 @@ class Caller:
         from mobile_actions.decoding.tokens import TokenTable
         from mobile_actions.decoding.turn import Constraints
 
-        if self._constraints is None:
+        if self._constraints is None:   # (a caller made with constrained=False, asked for a constraint)
             self._constraints = Constraints(TokenTable.from_folder(self.folder),
                                             self.tokenizer if self.force_tokens else None, policies=self.policies,
                                             off=self.off)
