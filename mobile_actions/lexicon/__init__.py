@@ -10,7 +10,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -56,23 +56,25 @@ class Phrases:
     words: tuple[str, ...]
     excluded: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
-        other = (rf"(?!(?:{'|'.join(map(re.escape, self.excluded))})(?![\w']))" if self.excluded else "") \
-            + _CLOCK_WORD + _WORD
-        alts = "|".join(re.escape(w).replace(r"\*", other) for w in sorted(self.words, key=len, reverse=True))
-        pattern = rf"(?<![\w'@./-])(?:{alts})(?![\w'@/-]|\.\w)" if alts else r"(?!)"
-        object.__setattr__(self, "_re", re.compile(pattern))
+    @property
+    def pattern(self) -> re.Pattern:
+        """Compiled on first use: a lexicon's ~35 lists cost a one-shot `call` 0.1 s to compile, which a caller
+        spends while its model loads instead (`Lexicon.compile`)."""
+        compiled = self.__dict__.get("_re")
+        if compiled is None:
+            other = (rf"(?!(?:{'|'.join(map(re.escape, self.excluded))})(?![\w']))" if self.excluded else "") \
+                + _CLOCK_WORD + _WORD
+            alts = "|".join(re.escape(w).replace(r"\*", other) for w in sorted(self.words, key=len, reverse=True))
+            compiled = re.compile(rf"(?<![\w'@./-])(?:{alts})(?![\w'@/-]|\.\w)" if alts else r"(?!)")
+            object.__setattr__(self, "_re", compiled)
+        return compiled
 
     def find(self, text: str, start: int = 0) -> re.Match | None:
         """The first phrase in `text` (already `normalise`d) at or after `start`."""
-        return self._re.search(text, start)  # type: ignore[attr-defined]
+        return self.pattern.search(text, start)
 
     def all(self, text: str) -> list[re.Match]:
-        return list(self._re.finditer(text))  # type: ignore[attr-defined]
-
-    @property
-    def pattern(self) -> re.Pattern:
-        return self._re  # type: ignore[attr-defined]
+        return list(self.pattern.finditer(text))
 
     def __contains__(self, word: object) -> bool:
         return word in self.words
@@ -302,6 +304,14 @@ class Lexicon:
     clauses: ClauseWords
     datetimes: DateWords
     numbers: NumberWords
+
+    def compile(self) -> None:
+        """Compile every phrase list's pattern now rather than on first use."""
+        for section in (getattr(self, f.name) for f in fields(self)):
+            if is_dataclass(section):
+                for value in (getattr(section, f.name) for f in fields(section)):
+                    if isinstance(value, Phrases):
+                        value.pattern
 
 
 def _section(path: Path, data: dict, section: str, cls: type) -> Any:

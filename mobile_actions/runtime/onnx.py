@@ -656,8 +656,8 @@ class Caller:
         tokenizer_json = self.folder / m.get("tokenizer", "tokenizer.json")
         if decoder is None:
             # The session loads on a thread of its own (onnxruntime lets go of the GIL while it reads and packs
-            # the weights, on one core) while this one reads the tokenizer and the token table: ~0.2 s of a
-            # one-shot `call`. Its wait for what other processes use (`spin`) is spent on them too.
+            # the weights, on one core) while this one reads the tokenizer and the token table and compiles the
+            # lexicon: ~0.3 s of a one-shot `call`.
             from concurrent.futures import ThreadPoolExecutor
 
             def load() -> Decoder:
@@ -693,7 +693,9 @@ class Caller:
 
     def _read_tokens(self, tokenizer_json: Path, constrained: bool, force_tokens: bool, grounded: bool,
                      off: frozenset[str]) -> None:
-        """The tokenizer, the grounding policies and (for constrained decoding) the token table."""
+        """The tokenizer, the grounding policies, (for constrained decoding) the token table, and the reading
+        lexicon's patterns, which every request reads with."""
+        from mobile_actions import lexicon
         from mobile_actions.decoding.grounding import read_policies
         from mobile_actions.decoding.tokens import TokenTable
         from mobile_actions.decoding.turn import Constraints
@@ -704,6 +706,7 @@ class Caller:
         self.off = frozenset(off)
         self._constraints = Constraints(TokenTable.from_folder(self.folder), self.tokenizer if force_tokens else None,
                                         policies=self.policies, off=self.off) if constrained else None
+        lexicon.load().compile()
 
     @classmethod
     def from_pretrained(cls, folder: str | Path = "auto", **kwargs) -> "Caller":
