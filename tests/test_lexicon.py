@@ -74,3 +74,18 @@ def test_the_reading_language_is_a_setting(monkeypatch):
         monkeypatch.delenv(lexicon.LANGUAGE_VARIABLE)
         lexicon.load.cache_clear()
     assert lexicon.reading_language() == "en" and lexicon.load().language == "en"
+
+
+def test_phrase_patterns_compile_on_first_use_or_all_at_once():
+    """A one-shot `call` compiles the ~35 lists while its model loads (`Lexicon.compile`), not at import."""
+    from dataclasses import fields
+
+    from mobile_actions.lexicon import Lexicon, Phrases, load
+
+    fresh = Lexicon(**{f.name: getattr(load(), f.name) for f in fields(Lexicon)})
+    lists = [v for f in fields(fresh.polarity) if isinstance(v := getattr(fresh.polarity, f.name), Phrases)]
+    one = Phrases(("do not", "do"))
+    assert "_re" not in one.__dict__
+    assert one.find("please do not").group(0) == "do not" and "_re" in one.__dict__
+    fresh.compile()
+    assert lists and all("_re" in p.__dict__ for p in lists)
