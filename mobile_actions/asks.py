@@ -156,14 +156,9 @@ def threshold_for(p_asks: Sequence[float], max_asks_refused: float) -> float:
 def lm_folder() -> Path | None:
     """Where `model prepare` puts the exported classifier and the gate reads it: `$MOBILE_ACTIONS_ASKS_LM` ("off":
     none, the word reader alone), else beside the callers' exports."""
-    import os
+    from mobile_actions.caller.model import cache_folder  # torch-free
 
-    env = os.environ.get(LM_ENV)
-    if env is not None:
-        return None if env.strip().lower() in ("", "off", "none", "0") else Path(env).expanduser()
-    from mobile_actions.caller.model import cache_dir  # torch-free
-
-    return cache_dir(None) / LM_FOLDER
+    return cache_folder(LM_ENV, LM_FOLDER)
 
 
 @lru_cache(maxsize=1)

@@ -245,7 +245,7 @@ def test_mapped_weight_pages_are_dropped_only_where_never_written(tmp_path):
     assert total == int(clean.sum()) + int(dirty.sum()) - 7 + (128 * page + 5) % 256
     assert MappedWeights(tmp_path / "not-mapped").release() == 0
     weights = MappedWeights(path)                  # and with the file's page cache dropped too
-    assert weights.ranges and sum(n for _, n, _ in weights.ranges) == 128 * page
+    assert weights.ranges and sum(n for _, n, _, _ in weights.ranges) == 128 * page
     weights.evict()
     assert int(clean[page + 3]) == (page + 3) % 256 and int(dirty[5]) == 7
 

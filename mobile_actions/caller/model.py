@@ -54,6 +54,15 @@ def cache_dir(cache: str | Path | None = None) -> Path:
     return root / "mobile-actions"
 
 
+def cache_folder(variable: str, name: str) -> Path | None:
+    """A folder a process keeps beside the prepared exports: `$variable` ("off", "none", "0" or empty: none),
+    else `<cache>/name`."""
+    env = os.environ.get(variable)
+    if env is not None:
+        return None if env.strip().lower() in ("", "off", "none", "0") else Path(env).expanduser()
+    return cache_dir(None) / name
+
+
 def base_dir(cache: str | Path | None = None) -> Path:
     return cache_dir(cache) / "base" / BASE_NAME
 

@@ -71,11 +71,13 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
         for key, label, adapter, folder in (("general_onnx", "general caller", M.GENERAL_ADAPTER, general_onnx_dir),
                                             ("navigator_onnx", "default navigator", TEXT_NAVIGATOR_DIR,
                                              navigator_onnx_dir)):
+            integer = key != "navigator_onnx"   # the integer decode graph is measured on the callers only
             if not (adapter / "adapter_config.json").is_file():
                 continue
             t2 = time.time()
             try:
-                path, built = prepare_default(folder(args.cache), force=args.force, progress=_err, adapter=adapter)
+                path, built = prepare_default(folder(args.cache), force=args.force, progress=_err, adapter=adapter,
+                                              integer_decode=integer)
             except RuntimeError as e:
                 _err(f"error: {e}")
                 return 1

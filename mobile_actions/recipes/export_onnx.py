@@ -1325,9 +1325,11 @@ def check_ok(check: dict) -> bool:
 
 
 def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
-                    progress: Callable[[str], None] | None = None, adapter: Path | None = None) -> tuple[Path, bool]:
+                    progress: Callable[[str], None] | None = None, adapter: Path | None = None,
+                    integer_decode: bool = True) -> tuple[Path, bool]:
     """The bundled caller's default (`DEFAULT_QUANT`, q8) export at `out`, built once: (folder, built now?);
-    with `adapter` (the bundled text navigator), that adapter's export.
+    with `adapter` (the bundled text navigator), that adapter's export. `integer_decode`: with the integer
+    decode graph (recipes/export_prefill.py; measured on the callers' benchmarks, not the navigator's).
 
     Skipped when `out` already holds a current one (`runtime.prepared.stale_reason`: this export format,
     the default quant, the bundled adapter's sha256); `force` rebuilds. Built beside `out` and swapped in at the end,
@@ -1344,6 +1346,7 @@ def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
 
             add_prefill_graph(out)
             say(f"ONNX export: added the prefill graph to {out} (integer GEMM for long prompt prefixes)")
+        _add_integer_decode(out, integer_decode, say)
         if grounding_outdated(out, adapter):
             copy_grounding(model, out)
             say(f"ONNX export: {out} is current; its grounding policies were refreshed from the bundled adapter")
@@ -1363,7 +1366,23 @@ def prepare_default(out: str | Path, *, force: bool = False, check: bool = True,
         out.rename(old)
     tmp.rename(out)
     shutil.rmtree(old, ignore_errors=True)
+    _add_integer_decode(out, integer_decode, say)
     return out, True
+
+
+def _add_integer_decode(out: Path, wanted: bool, say: Callable[[str], None]) -> None:
+    """The integer decode graph, once, for an export that should have it and has not, where the runtime will
+    run it (`runtime.onnx.use_integer_decode`): elsewhere its ~2 min of calibration and 100 MB would buy nothing."""
+    from mobile_actions.runtime.onnx import use_integer_decode
+
+    if not wanted or not use_integer_decode() or \
+            json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("integer_decode_graph"):
+        return
+    from mobile_actions.recipes.export_prefill import CALIBRATION_ROWS, add_integer_decode_graph
+
+    say(f"ONNX export: calibrating {out} on {CALIBRATION_ROWS} requests for the integer decode graph (~2 min)")
+    add_integer_decode_graph(out)
+    say(f"ONNX export: added the integer decode graph to {out} (a request's tokens ~2x faster without VNNI)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

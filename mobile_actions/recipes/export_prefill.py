@@ -1,4 +1,5 @@
-"""The prefill graph: a second ONNX graph of an export that only fills the KV cache, on int8 GEMM kernels.
+"""The prefill graph (a second ONNX graph of an export that only fills the KV cache, on int8 GEMM kernels) and the
+integer decode graph (the decode graph with its projections on the same kernels, for CPUs without VNNI; below).
 
 Why a second graph: the decode graph's 8-bit `MatMulNBits` is the fastest kernel onnxruntime has for one
 token (GEMV), but for a run of many tokens (a catalogue's declarations, hundreds to thousands of tokens)
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -134,24 +135,13 @@ def build_prefill_graph(folder: str | Path, bits: int = WEIGHT_BITS) -> dict:
         new_inits += [numpy_helper.from_array(qi, names[0]), numpy_helper.from_array(col, names[1])]
         new_nodes += row_quantized_matmul(node.input[0], names[0], names[1], node.output[0], base)
         replaced += 1
-    used = {i for n in new_nodes for i in n.input} | {i for n in new_nodes for a in n.attribute
-                                                       for sg in ([a.g] if a.g.node else []) + list(a.graphs)
-                                                       for sn in sg.node for i in sn.input}
-    kept_inits = [t for t in g.initializer if t.name in used]
-    new_inits += _shared_constants()
-    graph = helper.make_graph(new_nodes, "prefill", [i for i in g.input if i.name in used], presents,
-                              kept_inits + new_inits)
-    out = helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version,
-                            producer_name="mobile-actions prefill graph")
-    data = PREFILL_ONNX + ".data"
-    for f in (folder / PREFILL_ONNX, folder / data):
-        f.unlink(missing_ok=True)
+    used = set(_inputs(new_nodes))
     # tensors with raw data (the new int8 weights) go to prefill.onnx.data; the referenced ones keep their location
-    onnx.save_model(out, str(folder / PREFILL_ONNX), save_as_external_data=True, all_tensors_to_one_file=True,
-                    location=data, size_threshold=1024)
+    size = _write_graph(folder, PREFILL_ONNX, model, helper.make_graph(
+        new_nodes, "prefill", [i for i in g.input if i.name in used], presents,
+        [t for t in g.initializer if t.name in used] + new_inits + _shared_constants()), "mobile-actions prefill graph")
     return {"onnx": PREFILL_ONNX, "format": FORMAT, "replaced_matmuls": replaced, "weight_bits": bits,
-            "kernel": "MatMulInteger (uint8 activations per row, int8 weights per output column)",
-            "bytes": sum(f.stat().st_size for f in (folder / PREFILL_ONNX, folder / data) if f.is_file())}
+            "kernel": "MatMulInteger (uint8 activations per row, int8 weights per output column)", "bytes": size}
 
 
 def add_prefill_graph(folder: str | Path) -> dict:
@@ -161,5 +151,173 @@ def add_prefill_graph(folder: str | Path) -> dict:
     path = folder / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8"))
     manifest["prefill_graph"] = info
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return info
+
+
+# ============================================================================== the integer decode graph
+# On a CPU without VNNI onnxruntime's 8-bit `MatMulNBits` runs a request's tokens at ~16 GMAC/s, its integer GEMM
+# at ~37 (the table in docs/runtime.md). The integer decode graph is the decode graph with every layer projection
+# on the integer GEMM, its head and everything else unchanged. One 8-bit scale per row crushes the activations'
+# outlier channels (a channel's maximum 15-43x the median channel's), so each projection's input channel j is
+# divided by s_j = amax_j^0.5 / wmax_j^0.5 (`SMOOTHING`, as SmoothQuant does) and its weight row multiplied by s_j;
+# the weights are 8-bit per column, unsigned around 128 (both operands unsigned: no 16-bit saturation without
+# VNNI). 2x faster for runs of tokens; on the acting benchmark's newest pairs 30 of 480 requests decode differently
+# (1 point less exact in all), so the runtime runs it only when asked (`runtime.onnx.use_integer_decode`).
+INT_DECODE_ONNX = "decode-int.onnx"
+INT_DECODE_FORMAT = 1
+CALIBRATION_ROWS = 24
+SMOOTHING = 0.5
+
+
+def _projections(graph, vocab_size: int) -> list:
+    """The layer projections the integer graphs move: 8-bit `MatMulNBits` without zero points, not the head."""
+    from onnx import helper
+
+    out = []
+    for node in graph.node:
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        if (node.op_type == "MatMulNBits" and attrs.get("bits") == 8 and not any(node.input[3:])
+                and attrs.get("N", 0) < vocab_size):
+            out.append(node)
+    return out
+
+
+def calibrate(folder: str | Path, rows: int = CALIBRATION_ROWS) -> dict[str, np.ndarray]:
+    """Each projection's input channels' largest magnitude (by node name) over `rows` synthetic requests of the
+    training phrasings with their answers, rendered as the runtime renders them; the first position (the
+    attention sink, ~100x the rest) left out. Computed by onnxruntime on a copy of the decode graph that also
+    outputs them, so any export can be calibrated without PyTorch."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import helper, numpy_helper
+
+    from mobile_actions import wire
+    from mobile_actions.catalog import load_catalogue
+    from mobile_actions.datagen.generate import generate_rows
+    from mobile_actions.dataset import parse_row
+    from mobile_actions.runtime.onnx import Decoder
+    from mobile_actions.runtime.pieces import load_tokenizer
+
+    folder = Path(folder)
+    decoder = Decoder(folder, session_dir=None, prefill_graph=False)
+    model = onnx.load(str(folder / "model.onnx"), load_external_data=False)
+    g = model.graph
+    sizes = {}
+    for node in _projections(g, decoder.vocab_size):
+        k = next(a.i for a in node.attribute if a.name == "K")
+        t = f"calibration/{node.name}"
+        g.node.extend([helper.make_node("Slice", [node.input[0], "calibration_one", "calibration_end", "calibration_one"],
+                                        [t + "/rows"]),
+                       helper.make_node("Abs", [t + "/rows"], [t + "/abs"]),
+                       helper.make_node("ReduceMax", [t + "/abs", "calibration_axes"], [t], keepdims=0)])
+        g.output.append(helper.make_tensor_value_info(t, onnx.TensorProto.FLOAT, [k]))
+        sizes[node.name] = k
+    g.initializer.extend([numpy_helper.from_array(np.array([1], np.int64), "calibration_one"),
+                          numpy_helper.from_array(np.array([1 << 40], np.int64), "calibration_end"),
+                          numpy_helper.from_array(np.array([0, 1], np.int64), "calibration_axes")])
+    path = folder / ".calibration.onnx"     # beside model.onnx.data, which its initializers point at
+    onnx.save_model(model, str(path))
+    try:
+        session = ort.InferenceSession(str(path), decoder._options(True), providers=["CPUExecutionProvider"])
+    finally:
+        path.unlink(missing_ok=True)
+    tokenizer = load_tokenizer(folder / "tokenizer.json")
+    amax = {name: np.zeros(k, np.float32) for name, k in sizes.items()}
+    outs = {name: np.zeros(k, np.float32) for name, k in sizes.items()}
+    for data in generate_rows(load_catalogue("mobile_actions"), rows, 7, families="train"):
+        row = parse_row(data)
+        ids = tokenizer.encode(wire.render(row.messages, row.tools, layout="cache")).ids
+        cache = decoder.new_cache(len(ids))
+        io = cache.bind(session, decoder.past_names, decoder.present_names, decoder.local_buffers, 0)
+        for name, k in sizes.items():
+            io.bind_output(f"calibration/{name}", "cpu", 0, np.float32, [k], outs[name].ctypes.data)
+        head = {"head_ids": np.zeros(1, np.int64)} if decoder.sparse_head else {}
+        logits = np.empty((1, 1, 1 if decoder.sparse_head else decoder.vocab_size), np.float32)
+        decoder._run(session, ids, cache, head, logits)
+        for name in amax:
+            np.maximum(amax[name], outs[name], out=amax[name])
+    return amax
+
+
+def build_integer_decode_graph(folder: str | Path, amax: dict[str, np.ndarray], alpha: float = SMOOTHING) -> dict:
+    """Write `decode-int.onnx` (+ `.data`) beside an export's decode graph from its projections' calibration
+    maxima (`calibrate`); returns the manifest entry."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    folder = Path(folder)
+    model = onnx.load(str(folder / "model.onnx"), load_external_data=False)
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    vocab = int(json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["vocab_size"])
+    moved = {node.name for node in _projections(g, vocab)}
+    new_nodes, new_inits = [], []
+    for node in g.node:
+        if node.name not in moved or node.name not in amax:
+            new_nodes.append(node)
+            continue
+        q, scales = _read_external(inits[node.input[1]], folder), _read_external(inits[node.input[2]], folder)
+        n, blocks, block = q.shape
+        w = ((q.astype(np.float32) - 128.0) * scales.reshape(n, blocks, 1).astype(np.float32)).reshape(n, -1).T
+        a = np.maximum(amax[node.name].astype(np.float32), 1e-5)
+        s = np.clip(a ** alpha / np.maximum(np.abs(w).max(axis=1), 1e-8) ** (1 - alpha), 1e-4, 1e4).astype(np.float32)
+        w = w * s[:, None]                                                   # [K, N]
+        col = np.abs(w).max(axis=0) / 127.0
+        col = np.where(col > 0, col, 1.0).astype(np.float32)
+        qu = (np.clip(np.rint(w / col[None, :]), -127, 127) + 128).astype(np.uint8)
+        base = node.name.replace("/", "_").strip("_")
+        names = (f"{base}_int_w", f"{base}_int_scale", f"{base}_int_smooth")
+        new_inits += [numpy_helper.from_array(np.ascontiguousarray(qu), names[0]), numpy_helper.from_array(col, names[1]),
+                      numpy_helper.from_array((1.0 / s).astype(np.float32), names[2])]
+        new_nodes.append(helper.make_node("Mul", [node.input[0], names[2]], [f"{base}_smoothed"]))
+        matmul = row_quantized_matmul(f"{base}_smoothed", names[0], names[1], node.output[0], base)
+        for m in matmul:
+            if m.op_type == "MatMulInteger":
+                m.input.append("prefill_zp128")                                # the weights' zero point
+        new_nodes += matmul
+    used = set(_inputs(new_nodes))
+    size = _write_graph(folder, INT_DECODE_ONNX, model, helper.make_graph(
+        new_nodes, "integer decode", list(g.input), list(g.output),
+        [t for t in g.initializer if t.name in used] + new_inits + _shared_constants()),
+        "mobile-actions integer decode graph")
+    return {"onnx": INT_DECODE_ONNX, "format": INT_DECODE_FORMAT, "replaced_matmuls": len(moved & set(amax)),
+            "smoothing": alpha, "calibration_rows": None,
+            "kernel": "MatMulInteger (uint8 activations per row after smoothing, uint8 weights per output column)",
+            "bytes": size}
+
+
+def _write_graph(folder: Path, name: str, source, graph, producer: str) -> int:
+    """`graph` as `folder/name`, its new tensors in `name.data` (the ones it shares with the decode graph keep
+    pointing at `model.onnx.data`), with `source`'s opsets; returns the two files' bytes."""
+    import onnx
+    from onnx import helper
+
+    model = helper.make_model(graph, opset_imports=list(source.opset_import), ir_version=source.ir_version,
+                              producer_name=producer)
+    files = (folder / name, folder / (name + ".data"))
+    for f in files:
+        f.unlink(missing_ok=True)
+    onnx.save_model(model, str(files[0]), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=files[1].name, size_threshold=1024)
+    return sum(f.stat().st_size for f in files if f.is_file())
+
+
+def _inputs(nodes) -> Iterator[str]:
+    """Every tensor the nodes read, their subgraphs' reads from the outer scope included."""
+    for node in nodes:
+        yield from node.input
+        for attr in node.attribute:
+            yield from _inputs(n for g in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs) for n in g.node)
+
+
+def add_integer_decode_graph(folder: str | Path, rows: int = CALIBRATION_ROWS) -> dict:
+    """`calibrate`, `build_integer_decode_graph` and its entry in the folder's manifest (`integer_decode_graph`)."""
+    folder = Path(folder)
+    info = build_integer_decode_graph(folder, calibrate(folder, rows))
+    info["calibration_rows"] = rows
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["integer_decode_graph"] = info
     path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return info

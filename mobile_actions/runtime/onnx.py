@@ -159,23 +159,31 @@ class Decoder:
     """An exported model folder's ONNX session, run over a `KVCache` it advances in place."""
 
     def __init__(self, folder: str | Path, threads: int = DEFAULT_THREADS, spin: bool | None = None,
-                 prefill_graph: bool = True, keep_prefill: bool = False, session_dir: str | Path | None = "default"):
+                 prefill_graph: bool = True, keep_prefill: bool = False, session_dir: str | Path | None = "default",
+                 integer_decode: bool | None = None):
         """`spin`: ORT's worker threads busy-wait between the ops of a run and stop when the run ends
         (`session.force_spinning_stop`), so they never spin while the grammar works or between requests.
         None: `spin_by_default` decides from the machine's load. `prefill_graph`: `fill` runs on the export's
         prefill graph when it has one (False: on the decode graph, as exports without one do). `keep_prefill`:
         keep that graph's session loaded between fills (~100 MB; a benchmark of its rate wants it).
         `session_dir`: where the graphs' optimised, prepacked sessions are kept across processes
-        (`runtime.session_store`; "default": `$MOBILE_ACTIONS_SESSION_CACHE` or the cache folder; None: not kept)."""
+        (`runtime.session_store`; "default": `$MOBILE_ACTIONS_SESSION_CACHE` or the cache folder; None: not kept).
+        `integer_decode`: run on the export's integer decode graph (recipes/export_prefill.py) when it has one,
+        which runs a request's tokens ~2x faster on CPUs without an 8-bit dot product; None: as
+        `$MOBILE_ACTIONS_INTEGER_DECODE` says (`use_integer_decode`)."""
         root = default_session_dir() if str(session_dir) == "default" else session_dir
         self.sessions = SessionStore(Path(root)) if root is not None else None
         self.folder = Path(folder)
         self.manifest = read_manifest(self.folder)
         self.spin = spin_by_default(threads) if spin is None else spin
         self.threads = threads
-        onnx_path = self.folder / self.manifest.get("onnx", "model.onnx")
-        stored = self._session(onnx_path)
         m = self.manifest
+        integer = (m.get("integer_decode_graph") or {}).get("onnx")
+        self.integer_decode = bool(integer) and (use_integer_decode() if integer_decode is None else integer_decode)
+        onnx_path = self.folder / (integer if self.integer_decode else m.get("onnx", "model.onnx"))
+        # (the planner's search for buffers to share took 3 s of the integer graph's 3,065 nodes: see `_options`)
+        plan_reuse = not self.integer_decode
+        stored = self._session(onnx_path, plan_reuse)
         self.n_layers, self.n_kv, self.head_dim = m["num_layers"], m["num_kv_heads"], m["head_dim"]
         self.vocab_size = int(m["vocab_size"])
         # the graph's GroupQueryAttention masks keys with query - key >= window on these layers (Gemma 3's mask)
@@ -199,12 +207,14 @@ class Decoder:
         self.prefill_path = (self.folder / info["onnx"]) if prefill_graph and info.get("onnx") else None
         self.keep_prefill = keep_prefill
         self._prefill_session = None
-        stored = self._checked(stored, onnx_path, plan_reuse=True, logits=True)
+        stored = self._checked(stored, onnx_path, plan_reuse=plan_reuse, logits=True)
         self.session = stored.session
-        self.weights = MappedWeights(stored.data)
         # after a load from the source graph its weights are read no more (they were packed into copies) but
-        # for the table's rows; from a stored session the packed weights are mapped from the file: the table only
-        self.weights.evict(0 if stored.data == onnx_path.with_name(onnx_path.name + ".data") else TABLE_BYTES)
+        # for the table's rows (in the decode graph's file, which the integer graph points at); from a stored
+        # session the packed weights are mapped from the file: the table only
+        source = stored.data == onnx_path.with_name(onnx_path.name + ".data")
+        self.weights = MappedWeights(stored.data, *([self.folder / "model.onnx.data"] if source else []))
+        self.weights.evict(0 if source else TABLE_BYTES)
 
     def _session(self, path: Path, plan_reuse: bool = True) -> StoredSession:
         """The session of graph `path`, from the session store when there is one."""
@@ -268,7 +278,9 @@ class Decoder:
     def fill_graph(self, n: int) -> str:
         """Which graph `fill` runs `n` positions on ("prefill" or "decode"): part of what a stored prefix's
         keys depend on. A function of the prefix alone, so one prompt always gets the same keys."""
-        return "prefill" if self.prefill_path is not None and n >= PREFILL_GRAPH_MIN else "decode"
+        if self.prefill_path is not None and n >= PREFILL_GRAPH_MIN:
+            return "prefill"
+        return "decode-int" if self.integer_decode else "decode"
 
     def fill(self, ids: Sequence[int], cache: KVCache) -> KVCache:
         """Write the keys and values of `ids` into `cache` (advanced in place), computing no logits: a prompt
@@ -277,7 +289,7 @@ class Decoder:
         call and released after it, so a process that reuses a stored prefix never holds its ~100 MB of packed
         weights; in runs of `FILL_CHUNK` positions. A prefix is always filled this way (stored or not), so its keys never depend on
         whether it came from memory, disk or this call."""
-        if self.fill_graph(len(ids)) == "decode":
+        if self.fill_graph(len(ids)) != "prefill":
             for i in range(0, len(ids), FILL_CHUNK):
                 # one head row: the logits are not read, and the full head would cost a ~6 ms step each run
                 self.forward(ids[i:i + FILL_CHUNK], cache, np.zeros(1, np.int64) if self.sparse_head else None)
@@ -366,6 +378,21 @@ class Decoder:
                 break
             logits, cache = self.forward([nxt], cache)
         return out
+
+
+INTEGER_ENV = "MOBILE_ACTIONS_INTEGER_DECODE"   # on | auto (on CPUs without an 8-bit dot product) | off (default)
+
+
+def use_integer_decode() -> bool:
+    """Whether `$MOBILE_ACTIONS_INTEGER_DECODE` asks for the integer decode graph: "on", or "auto" on a CPU
+    without an 8-bit dot product. Off by default: on the acting benchmark's two newest pairs it decoded 30 of
+    480 requests differently, 1 point less exact in all (docs/runtime.md), for ~0.2 s a request."""
+    env = os.environ.get(INTEGER_ENV, "").strip().lower()
+    if env == "auto":
+        from mobile_actions.runtime.cpu import slow_int8_matmul
+
+        return slow_int8_matmul()
+    return env in ("on", "1", "yes")
 
 
 def spin_by_default(threads: int, since: "CpuTimes | None" = None) -> bool:
@@ -486,15 +513,15 @@ class MappedWeights:
     A session loaded from the session store (`runtime.session_store`) maps its packed weights from that file
     too, and reads them every step: there only the table's mappings are dropped."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, *paths: str | Path):
         import ctypes
         import os
 
-        self.ranges: list[tuple[int, int, int]] = []   # (address, bytes, offset in the file)
+        self.ranges: list[tuple[int, int, int, str]] = []   # (address, bytes, offset in the file, the file)
         try:
             self._libc = ctypes.CDLL("libc.so.6", use_errno=True)
             self._libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-            target = os.path.realpath(path)
+            targets = {os.path.realpath(p) for p in paths}
             with open("/proc/self/smaps", encoding="utf-8") as f:
                 text = f.read()
         except (OSError, AttributeError):
@@ -502,11 +529,10 @@ class MappedWeights:
         for block in re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", text):   # one block per mapping
             head = block.split("\n", 1)[0].split(None, 5)
             copied = re.search(r"^Anonymous:\s+(\d+)", block, re.MULTILINE)   # pages copied on write
-            if len(head) < 6 or head[5] != target or copied is None or int(copied.group(1)):
+            if len(head) < 6 or head[5] not in targets or copied is None or int(copied.group(1)):
                 continue
             start, end = (int(x, 16) for x in head[0].split("-"))
-            self.ranges.append((start, end - start, int(head[2], 16)))
-        self.path = target
+            self.ranges.append((start, end - start, int(head[2], 16), head[5]))
 
     def evict(self, min_bytes: int = 0) -> None:
         """Drop the pages of the mappings of at least `min_bytes`, then their part of the file's page cache:
@@ -519,19 +545,20 @@ class MappedWeights:
         if not self.ranges or not hasattr(os, "posix_fadvise"):
             return
         self.release(min_bytes)
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            for _, n, offset in self.ranges:
-                if n >= min_bytes:
-                    os.posix_fadvise(fd, offset, n, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+        for path in {p for _, n, _, p in self.ranges if n >= min_bytes}:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                for _, n, offset, p in self.ranges:
+                    if n >= min_bytes and p == path:
+                        os.posix_fadvise(fd, offset, n, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
 
     def release(self, min_bytes: int = 0) -> int:
         """Drop the resident pages of the clean mappings of at least `min_bytes`; returns the bytes of the
         ranges dropped. (Per step only the table's: onnxruntime maps each of ~240 initializers on its own,
         and the small ones a step reads, such as norm weights, would only be faulted in again.)"""
-        return sum(n for start, n, _ in self.ranges
+        return sum(n for start, n, _, _ in self.ranges
                    if n >= min_bytes and self._libc.madvise(start, n, MADV_DONTNEED) == 0)
 
 
@@ -852,7 +879,8 @@ class Caller:
         reused, past = (self._reuse(prompt_ids) if self.prefix_reuse
                         else (0, self.decoder.new_cache(len(prompt_ids) + self.max_new_tokens + CACHE_ROOM)))
         self._last = None   # its cache may be the one continued now; set again below once this prompt is in it
-        stats.update(prompt_tokens=len(prompt_ids), reused_tokens=reused, prefill_tokens=len(prompt_ids) - reused)
+        stats.update(prompt_tokens=len(prompt_ids), reused_tokens=reused, prefill_tokens=len(prompt_ids) - reused,
+                     decode_graph="integer" if getattr(self.decoder, "integer_decode", False) else "8-bit")
         con = self._constraint(tools, messages) if self.constrained else None
         pending = prompt_ids[reused:]
         first = True

@@ -42,12 +42,9 @@ def _array_header(f) -> tuple[tuple[int, ...], np.dtype]:
 
 def default_prefix_dir() -> Path | None:
     """`$MOBILE_ACTIONS_PREFIX_CACHE` ("off": none), else `<cache>/prefix-kv` beside the prepared exports."""
-    env = os.environ.get(ENV)
-    if env is not None:
-        return None if env.strip().lower() in ("", "off", "none", "0") else Path(env).expanduser()
-    from mobile_actions.caller.model import cache_dir  # torch-free
+    from mobile_actions.caller.model import cache_folder  # torch-free
 
-    return cache_dir(None) / "prefix-kv"
+    return cache_folder(ENV, "prefix-kv")
 
 
 @dataclass

@@ -8,7 +8,7 @@ off: the packed weights are then mapped from the file. Measured on that CPU: a s
 0.48 s, the logits bit for bit the same (a stored prompt prefix stays valid), and a lower peak.
 
 The packed layout depends on the CPU's instruction set and on onnxruntime's version, and the graph on the
-export; an entry's key hashes all three (the source graph by path, size and modification time, so a
+export; an entry's key hashes all three (the source graph and its data by path, size and modification time, so a
 re-export gets a new entry), and writing one removes the older entries of the same graph. Writes are atomic (a
 temporary folder renamed), so a concurrent process never loads half an entry; one that fails to load is
 removed and the session made from the source graph, as when no entry exists.
@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import platform
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
+
+from mobile_actions.runtime.cpu import cpu_signature
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -35,29 +36,9 @@ MAX_ENTRIES = 4      # graphs kept at once (~450 MB each for the 270M caller: th
 
 def default_session_dir() -> Path | None:
     """`$MOBILE_ACTIONS_SESSION_CACHE` ("off": none), else `<cache>/sessions` beside the prepared exports."""
-    env = os.environ.get(ENV)
-    if env is not None:
-        return None if env.strip().lower() in ("", "off", "none", "0") else Path(env).expanduser()
-    from mobile_actions.caller.model import cache_dir  # torch-free
+    from mobile_actions.caller.model import cache_folder  # torch-free
 
-    return cache_dir(None) / "sessions"
-
-
-def cpu_signature() -> str:
-    """What the packed layout may depend on: the machine, and the CPU's vendor, model and instruction-set flags
-    (`/proc/cpuinfo`'s first processor; elsewhere what `platform` knows)."""
-    parts = [platform.machine()]
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if not line.strip():
-                    break                      # the first processor's block only
-                key = line.split(":", 1)[0].strip()
-                if key in ("vendor_id", "cpu family", "model", "flags", "Features", "CPU implementer", "CPU part"):
-                    parts.append(line.strip())
-    except OSError:
-        parts.append(platform.processor())
-    return "\n".join(parts)
+    return cache_folder(ENV, "sessions")
 
 
 @dataclass
@@ -75,17 +56,22 @@ class SessionStore:
     root: Path
 
     @staticmethod
-    def key(graph: Path) -> str:
+    def source(graph: Path) -> str:
+        """Which files an entry is made from: the graph's and its external data's real paths."""
+        return "\n".join(str(p.resolve()) for p in (graph, graph.with_name(graph.name + ".data")))
+
+    @classmethod
+    def key(cls, graph: Path) -> str:
         import onnxruntime as ort
 
-        h = hashlib.sha256()
+        h = hashlib.sha256(cls.source(graph).encode())
         for path in (graph, graph.with_name(graph.name + ".data")):
             try:
                 st = path.stat()
             except OSError:
                 continue
-            h.update(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}\n".encode())
-        h.update(f"onnxruntime {ort.__version__}\n{cpu_signature()}".encode())
+            h.update(f"|{st.st_size}|{st.st_mtime_ns}".encode())
+        h.update(f"\nonnxruntime {ort.__version__}\n{cpu_signature()}".encode())
         return h.hexdigest()[:32]
 
     def session(self, graph: Path, make_options: Callable[[], "ort.SessionOptions"]) -> StoredSession:
@@ -93,10 +79,10 @@ class SessionStore:
         from this store's entry when there is one, else made from `graph` while an entry is written (unless an
         earlier check refused this graph's entry on this CPU)."""
         graph = Path(graph)
-        source = graph.with_name(graph.name + ".data")
+        data = graph.with_name(graph.name + ".data")
         entry = self.root / self.key(graph)
         if entry.with_suffix(REFUSED).exists():
-            return StoredSession(_create(graph, make_options()), source)
+            return StoredSession(_create(graph, make_options()), data)
         if (entry / GRAPH).is_file():
             try:
                 return StoredSession(self.load(entry, make_options), entry / (GRAPH + ".data"))
@@ -106,7 +92,7 @@ class SessionStore:
             self.root.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
         except OSError:
-            return StoredSession(_create(graph, make_options()), source)
+            return StoredSession(_create(graph, make_options()), data)
         options = make_options()
         options.optimized_model_filepath = str(tmp / GRAPH)
         for key, value in (("session.save_external_prepacked_constant_initializers", "1"),
@@ -117,15 +103,15 @@ class SessionStore:
             session = _create(graph, options)
         except Exception:          # the entry could not be written (a full disk ...): a session without it
             shutil.rmtree(tmp, ignore_errors=True)
-            return StoredSession(_create(graph, make_options()), source)
+            return StoredSession(_create(graph, make_options()), data)
         try:
-            (tmp / SOURCE).write_text(str(graph.resolve()), encoding="utf-8")
+            (tmp / SOURCE).write_text(self.source(graph), encoding="utf-8")
             self._make_room(graph)
             os.rename(tmp, entry.with_suffix(UNCHECKED))
         except OSError:            # another process wrote the entry first, or the disk is full: not kept
             shutil.rmtree(tmp, ignore_errors=True)
-            return StoredSession(session, source)
-        return StoredSession(session, source, entry.with_suffix(UNCHECKED))
+            return StoredSession(session, data)
+        return StoredSession(session, data, entry.with_suffix(UNCHECKED))
 
     @staticmethod
     def load(entry: Path, make_options: Callable[[], "ort.SessionOptions"]) -> "ort.InferenceSession":
@@ -159,7 +145,7 @@ class SessionStore:
 
     def _make_room(self, graph: Path) -> None:
         """Remove the entries of an older export (or CPU) of `graph`, and the oldest beyond `MAX_ENTRIES`."""
-        source = str(graph.resolve())
+        source = self.source(graph)
         entries = [p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".tmp-")]
         keep = []
         for p in entries:
