@@ -41,7 +41,7 @@ FILL_CHUNK = 256          # positions per run when a prompt prefix is filled (`D
 # its ~2x faster runs repay from ~900 positions on (measured on 2 cores; `bench caller` prints the rates)
 PREFILL_GRAPH_MIN = 1024
 TABLE_BYTES = 8 << 20     # mapped weights this large are dropped after every step (`MappedWeights`)
-PROBE_TOKENS = 40         # a run that checks a session written to the session store (`Decoder._check_stored`)
+PROBE_TOKENS = 40         # a run that checks a session written to the session store (`Decoder._checked`)
 # The export's I/O names (onnxruntime-genai's); folders exported before (manifest format 1, `past_key_i`)
 # are refused with a message to re-export.
 PAST_NAME = "past_key_values.{i}.{kv}"
