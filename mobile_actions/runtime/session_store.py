@@ -11,7 +11,8 @@ The packed layout depends on the CPU's instruction set and on onnxruntime's vers
 export; an entry's key hashes all three (the source graph and its data by path, size and modification time, so a
 re-export gets a new entry), and writing one removes the older entries of the same graph. Writes are atomic (a
 temporary folder renamed), so a concurrent process never loads half an entry; one that fails to load is
-removed and the session made from the source graph, as when no entry exists.
+removed and the session made from the source graph, as when no entry exists. A new entry is used only once a
+session loaded from it has given the source session's outputs bit for bit (`check`; the caller runs the probe).
 """
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ if TYPE_CHECKING:
 ENV = "MOBILE_ACTIONS_SESSION_CACHE"    # a folder, or "off"
 GRAPH, SOURCE = "graph.onnx", "source"
 UNCHECKED, REFUSED = ".unchecked", ".refused"   # an entry written, not yet checked; a graph whose entry failed
-MAX_ENTRIES = 4      # graphs kept at once (~450 MB each for the 270M caller: the default and general callers' decode graphs ...)
+# graphs kept at once, ~450 MB each for the 270M caller: the two callers' and the navigator's decode graphs, the
+# prefill graph a long catalogue's first fill loads, and room for an export of the user's own
+MAX_ENTRIES = 6
 
 
 def default_session_dir() -> Path | None:
