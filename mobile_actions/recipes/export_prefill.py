@@ -282,7 +282,7 @@ def build_integer_decode_graph(folder: str | Path, amax: dict[str, np.ndarray], 
         [t for t in g.initializer if t.name in used] + new_inits + _shared_constants()),
         "mobile-actions integer decode graph")
     return {"onnx": INT_DECODE_ONNX, "format": INT_DECODE_FORMAT, "replaced_matmuls": len(moved & set(amax)),
-            "smoothing": alpha, "calibration_rows": None,
+            "smoothing": alpha,
             "kernel": "MatMulInteger (uint8 activations per row after smoothing, uint8 weights per output column)",
             "bytes": size}
 
