@@ -372,8 +372,11 @@ def main(argv: list[str] | None = None) -> int:
         import logging
         import os
 
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:   # (the reader went away: nothing left to say)
+            pass
         logging.shutdown()
         os._exit(code)
     return code
