@@ -71,9 +71,9 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
         for key, label, adapter, folder in (("general_onnx", "general caller", M.GENERAL_ADAPTER, general_onnx_dir),
                                             ("navigator_onnx", "default navigator", TEXT_NAVIGATOR_DIR,
                                              navigator_onnx_dir)):
-            integer = key != "navigator_onnx"   # the integer decode graph is measured on the callers only
             if not (adapter / "adapter_config.json").is_file():
                 continue
+            integer = key != "navigator_onnx"   # the integer decode graph is measured on the callers only
             t2 = time.time()
             try:
                 path, built = prepare_default(folder(args.cache), force=args.force, progress=_err, adapter=adapter,
@@ -86,11 +86,14 @@ def cmd_model_prepare(args: argparse.Namespace) -> int:
                 print(f"{label} (ONNX): {path} " + (f"(built in {info[key]['seconds']} s)" if built
                                                     else "(already prepared)"))
         from mobile_actions.runtime.onnx import Decoder
+        from mobile_actions.runtime.session_store import default_session_dir
 
         # the callers' sessions, packed for this CPU once (runtime.session_store), so no `call` pays for it
-        stores = [Decoder(info[key]["path"]).sessions for key in ("onnx", "general_onnx") if key in info]
-        if stores and stores[0] is not None and not args.json:
-            print(f"caller sessions packed for this CPU: {stores[0].root}")
+        for key in ("onnx", "general_onnx"):
+            if key in info:
+                Decoder(info[key]["path"])
+        if default_session_dir() is not None and not args.json:
+            print(f"caller sessions packed for this CPU: {default_session_dir()}")
         from mobile_actions.asks import LM_ADAPTER, lm_folder
 
         lm = lm_folder()

@@ -124,8 +124,7 @@ def build_prefill_graph(folder: str | Path, bits: int = WEIGHT_BITS) -> dict:
     inits = {t.name: t for t in g.initializer}
     new_nodes, new_inits, replaced = [], [], 0
     for node in nodes:
-        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        if node.op_type != "MatMulNBits" or attrs.get("bits") != 8 or len(node.input) > 3 and any(node.input[3:]):
+        if not _is_8bit_matmul(node):
             new_nodes.append(node)
             continue
         b, s = _read_external(inits[node.input[1]], folder), _read_external(inits[node.input[2]], folder)
@@ -170,17 +169,18 @@ CALIBRATION_ROWS = 24
 SMOOTHING = 0.5
 
 
-def _projections(graph, vocab_size: int) -> list:
-    """The layer projections the integer graphs move: 8-bit `MatMulNBits` without zero points, not the head."""
+def _is_8bit_matmul(node) -> bool:
+    """An 8-bit `MatMulNBits` without zero points: what the integer graphs run on the integer GEMM instead."""
     from onnx import helper
 
-    out = []
-    for node in graph.node:
-        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        if (node.op_type == "MatMulNBits" and attrs.get("bits") == 8 and not any(node.input[3:])
-                and attrs.get("N", 0) < vocab_size):
-            out.append(node)
-    return out
+    return node.op_type == "MatMulNBits" and not any(node.input[3:]) and \
+        any(a.name == "bits" and helper.get_attribute_value(a) == 8 for a in node.attribute)
+
+
+def _projections(graph, vocab_size: int) -> list:
+    """The layer projections the integer decode graph moves: the 8-bit matmuls but the head."""
+    return [node for node in graph.node if _is_8bit_matmul(node)
+            and next((a.i for a in node.attribute if a.name == "N"), 0) < vocab_size]
 
 
 def calibrate(folder: str | Path, rows: int = CALIBRATION_ROWS) -> dict[str, np.ndarray]:

@@ -213,7 +213,8 @@ class Decoder:
         # for the table's rows (in the decode graph's file, which the integer graph points at); from a stored
         # session the packed weights are mapped from the file: the table only
         source = stored.data == onnx_path.with_name(onnx_path.name + ".data")
-        self.weights = MappedWeights(stored.data, *([self.folder / "model.onnx.data"] if source else []))
+        decode_data = self.folder / (m.get("onnx", "model.onnx") + ".data")
+        self.weights = MappedWeights(stored.data, *([decode_data] if source else []))
         self.weights.evict(0 if source else TABLE_BYTES)
 
     def _session(self, path: Path, plan_reuse: bool = True) -> StoredSession:
@@ -681,22 +682,19 @@ class Caller:
         # the catalogue before the model: a bad or oversized one is refused at once, nothing loaded for it
         self.tools = tools if isinstance(tools, Catalogue) else load_catalogue(tools or "mobile_actions")
         tokenizer_json = self.folder / m.get("tokenizer", "tokenizer.json")
-        if decoder is None:
-            # The session loads on a thread of its own (onnxruntime lets go of the GIL while it reads and packs
-            # the weights, on one core) while this one reads the tokenizer and the token table and compiles the
-            # lexicon: ~0.3 s of a one-shot `call`.
-            from concurrent.futures import ThreadPoolExecutor
+        # The session loads on a thread of its own (onnxruntime lets go of the GIL while it reads and packs the
+        # weights, on one core) while this one reads the tokenizer and the token table and compiles the lexicon:
+        # ~0.3 s of a one-shot `call`.
+        from concurrent.futures import ThreadPoolExecutor
 
-            def load() -> Decoder:
-                return Decoder(folder, threads, spin_by_default(threads, loading) if spin is None else spin,
-                               prefill_graph=prefill_graph)
+        def load() -> Decoder:
+            return Decoder(folder, threads, spin_by_default(threads, loading) if spin is None else spin,
+                           prefill_graph=prefill_graph)
 
-            with ThreadPoolExecutor(1, thread_name_prefix="session") as pool:
-                session = pool.submit(load)
-                self._read_tokens(tokenizer_json, constrained, force_tokens, grounded, off)
-            decoder = session.result()
-        else:
+        with ThreadPoolExecutor(1, thread_name_prefix="session") as pool:
+            loaded = pool.submit(load) if decoder is None else None
             self._read_tokens(tokenizer_json, constrained, force_tokens, grounded, off)
+        decoder = decoder if loaded is None else loaded.result()
         self.decoder = decoder
         release_free_memory()
         from mobile_actions.runtime.prefix_store import PrefixStore, default_prefix_dir
@@ -848,13 +846,7 @@ class Caller:
 
     # ------------------------------------------------------------------ grammar
     def _constraint(self, tools: Catalogue, messages: list[dict] | None = None):
-        from mobile_actions.decoding.tokens import TokenTable
-        from mobile_actions.decoding.turn import Constraints
-
-        if self._constraints is None:   # (a caller made with constrained=False, asked for a constraint)
-            self._constraints = Constraints(TokenTable.from_folder(self.folder),
-                                            self.tokenizer if self.force_tokens else None, policies=self.policies,
-                                            off=self.off)
+        """(A constrained caller's: its token table was read while its session loaded.)"""
         return self._constraints.for_tools(tools, messages)
 
     # ------------------------------------------------------------------ decoding
@@ -866,8 +858,6 @@ class Caller:
         from mobile_actions.errors import GrammarDeadEnd
 
         self._check_fits(len(prompt_ids), tools)
-        if self.constrained and self._constraints is None:
-            self._constraint(tools)  # load the token table once, outside the timed region
         if self.prefix_reuse and self.layout in wire.PREFIX_LAYOUTS:
             t_warm = time.perf_counter()
             # the conversation's own developer text ("" without one, as `wire.render` renders it); without a
