@@ -147,7 +147,7 @@ def test_the_readers_train_on_the_older_acting_sets_only_and_read_their_labels_f
 
     bench = Path(__file__).resolve().parents[1] / "mobile_actions" / "assets" / "bench"
     assert all((bench / f"{name}.jsonl").is_file() for name in TRAINED_BENCH)
-    measured = {"act-zw", "act-zx", "act-zy", "act-ya", "act-gh"}
+    measured = {"act-zw", "act-zx", "act-zy", "act-ya", "act-yb", "act-gh"}
     assert not measured & set(TRAINED_BENCH)
     texts = dict(acting_rows("train") + acting_rows("heldout"))
     assert texts["don't open the wi-fi settings, I only wanted to see the signal bars"] is True   # act:negated
